@@ -1,0 +1,170 @@
+/**
+ * Builds the application from the contract: glue binds every operation of `openapi/openapi.yaml` to its
+ * handler, with Ajv 2020 validation and the spec's response schemas for serialisation. Never listens.
+ */
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify'
+import openapiGlue from 'fastify-openapi-glue'
+import swagger from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
+import type { Kysely } from 'kysely'
+import type { Config } from './config.js'
+import type { Database } from './db/schema.js'
+import { categoryHandlers } from './handlers/categories.js'
+import type { AppContext } from './handlers/context.js'
+import { pendingHandlers } from './handlers/pending.js'
+import { rootHandlers } from './handlers/root.js'
+import { tagHandlers } from './handlers/tags.js'
+import { createCompilers, useCompilers, type Compilers } from './http/compilers.js'
+import { ApiError, registerErrorHandlers } from './http/errors.js'
+import { CONTENT_LANGUAGE, requestedLanguage } from './http/language.js'
+import type { Handlers } from './http/operations.js'
+import { parseFormBody, registerQueryNormalisation } from './http/query.js'
+import { registerAuthentication, securityHandlers } from './http/security.js'
+import { PREFIX, asSwaggerDocument, loadSpec, servedDocument, type OpenApiDocument } from './http/spec.js'
+
+export interface AppOptions {
+  db: Kysely<Database>
+  config: Config
+  /** The clock; tests pin it. */
+  now?: () => Date
+  /** The parsed contract, when the caller already has it (tests build many apps). */
+  spec?: { text: string; document: OpenApiDocument }
+  /** Schema compilers to share between apps built from the same spec (tests). */
+  compilers?: Compilers
+}
+
+const BODY_LIMIT = 1024 * 1024
+const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH'])
+const EXPOSED_HEADERS = 'X-Total, X-Total-Pages, Link, ETag, Location, Content-Language'
+const ALLOWED_HEADERS = 'Authorization, Content-Type, If-Match, If-None-Match'
+
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const { db, config } = options
+  const spec = options.spec ?? loadSpec()
+  const ctx: AppContext = { db, config, apiUrl: `${config.publicUrl}${PREFIX}`, now: options.now ?? (() => new Date()), spec }
+
+  const app = Fastify({
+    logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
+    bodyLimit: BODY_LIMIT,
+    routerOptions: { ignoreTrailingSlash: true },
+  })
+
+  useCompilers(app, options.compilers ?? createCompilers())
+  registerErrorHandlers(app, config.defaultLanguage)
+  registerBodyParsers(app)
+  registerAuthentication(app, db)
+  registerQueryNormalisation(app)
+  registerHeaders(app, config)
+  digitsOnlyIds(app)
+  registerPreflight(app, spec.document)
+
+  await app.register(swagger, { mode: 'static', specification: { document: asSwaggerDocument(spec.document) } })
+  await app.register(swaggerUi, {
+    routePrefix: `${PREFIX}/ui`,
+    uiConfig: { deepLinking: true, displayRequestDuration: true },
+    // The UI shows the document exactly as /doc serves it: absolute server, requested language.
+    transformSpecification: (_document, req) => servedDocument(spec.document, config.publicUrl, requestedLanguage(req) ?? config.defaultLanguage),
+  })
+
+  const handlers = {
+    ...rootHandlers(ctx),
+    ...categoryHandlers(ctx),
+    ...tagHandlers(ctx),
+    ...pendingHandlers(),
+  } satisfies Handlers
+  await app.register(openapiGlue, {
+    specification: structuredClone(spec.document),
+    serviceHandlers: handlers,
+    securityHandlers,
+    prefix: PREFIX,
+  })
+  return app
+}
+
+/**
+ * JSON and form bodies only (CONTRACT §1): an empty body is `{}`, malformed JSON or invalid UTF-8 is
+ * 400 `rest_invalid_json`, any other non-empty media type 415. DELETE ignores its body.
+ */
+function registerBodyParsers(app: FastifyInstance): void {
+  app.removeAllContentTypeParsers()
+  const json = app.getDefaultJsonParser('error', 'error')
+  const decode = (body: Buffer): string | undefined => {
+    try {
+      return new TextDecoder('utf-8', { fatal: true }).decode(body)
+    } catch {
+      return undefined
+    }
+  }
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, body: Buffer, done) => {
+    if (req.method === 'DELETE') return done(null, undefined)
+    const text = decode(body)
+    if (text === undefined) return done(new ApiError(400, 'rest_invalid_json', 'invalidJson'), undefined)
+    if (text.trim() === '') return done(null, {})
+    json(req, text, (error, value) => {
+      if (error !== null) done(new ApiError(400, 'rest_invalid_json', 'invalidJson'), undefined)
+      else done(null, value)
+    })
+  })
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer' }, (req, body: Buffer, done) => {
+    if (req.method === 'DELETE') return done(null, undefined)
+    const text = decode(body)
+    if (text === undefined) return done(new ApiError(400, 'rest_invalid_json', 'invalidJson'), undefined)
+    done(null, parseFormBody(text))
+  })
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (req, body: Buffer, done) => {
+    if (req.method === 'DELETE' || body.length === 0) return done(null, undefined)
+    done(new ApiError(415, 'rest_unsupported_media_type', 'unsupportedMediaType', { type: String(req.headers['content-type'] ?? '') }), undefined)
+  })
+  // A write without a body is `{}`: give it a media type so it is parsed and validated like any other.
+  app.addHook('onRequest', async (req) => {
+    if (!WRITE_METHODS.has(req.method)) return
+    const length = req.headers['content-length']
+    if (req.headers['transfer-encoding'] === undefined && (length === undefined || length === '0')) {
+      req.raw.headers['content-type'] = 'application/json'
+    }
+  })
+}
+
+/** CORS on every response (CONTRACT §1) and `Content-Language` naming the language served. */
+function registerHeaders(app: FastifyInstance, config: Config): void {
+  app.addHook('onSend', async (req: FastifyRequest, reply, payload) => {
+    reply.header('Access-Control-Allow-Origin', '*')
+    reply.header('Access-Control-Expose-Headers', EXPOSED_HEADERS)
+    reply.header('Content-Language', CONTENT_LANGUAGE[requestedLanguage(req) ?? config.defaultLanguage])
+    return payload
+  })
+}
+
+/**
+ * `{id}` is digits only: `/events/abc` matches no route (404 `rest_no_route`) instead of failing
+ * validation, as the source document's `<id>` pattern says.
+ */
+function digitsOnlyIds(app: FastifyInstance): void {
+  app.addHook('onRoute', (route) => {
+    const params: unknown = route.schema?.params
+    if (typeof params !== 'object' || params === null || !('properties' in params)) return
+    const properties = params.properties
+    if (typeof properties !== 'object' || properties === null) return
+    for (const [name, schema] of Object.entries(properties)) {
+      if (typeof schema === 'object' && schema !== null && 'type' in schema && schema.type === 'integer') {
+        route.url = route.url.replace(`:${name}`, `:${name}(^\\d+$)`)
+      }
+    }
+  })
+}
+
+/** OPTIONS on every route of the spec answers a CORS preflight with the methods of that route. */
+function registerPreflight(app: FastifyInstance, document: OpenApiDocument): void {
+  for (const [path, item] of Object.entries(document.paths)) {
+    const methods = ['get', 'post', 'put', 'patch', 'delete'].filter((m) => m in item).map((m) => m.toUpperCase())
+    const url = `${PREFIX}${path === '/' ? '' : path}`.replace(/\{id\}/g, ':id(^\\d+$)').replace(/\{slug\}/g, ':slug')
+    app.options(url, { schema: { hide: true } }, async (_req, reply) => {
+      reply.code(204)
+        .header('Access-Control-Allow-Methods', [...methods, 'OPTIONS'].join(', '))
+        .header('Access-Control-Allow-Headers', ALLOWED_HEADERS)
+        .header('Access-Control-Max-Age', '86400')
+        .header('Allow', [...methods, 'OPTIONS'].join(', '))
+      return reply.send()
+    })
+  }
+}

@@ -1,0 +1,15 @@
+/**
+ * Migrations are listed here rather than found on disk, so they load the same under tsx, tap and a build.
+ */
+import { Migrator, type Kysely, type Migration } from 'kysely'
+import * as initial from './migrations/0001-initial.js'
+
+const migrations: Record<string, Migration> = {
+  '0001-initial': initial,
+}
+
+export async function migrateToLatest(db: Kysely<any>): Promise<void> {
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } })
+  const { error } = await migrator.migrateToLatest()
+  if (error !== undefined) throw error instanceof Error ? error : new Error(String(error))
+}

@@ -1,0 +1,142 @@
+/**
+ * Row types of the tables created by the migrations, as Kysely sees them. Instants are UTC or wall-time
+ * text `YYYY-MM-DD HH:MM:SS`; booleans are 0/1 integers, mapped to booleans once, in the mappers.
+ */
+import type { Generated, Insertable, Selectable, Updateable } from 'kysely'
+
+export type Flag = 0 | 1
+
+export interface UsersTable {
+  id: Generated<number>
+  name: string
+  role: string
+  created_at: string
+}
+
+export interface ApiKeysTable {
+  id: Generated<number>
+  user_id: number
+  key_hash: string
+  created_at: string
+  revoked_at: string | null
+}
+
+export interface ImagesTable {
+  id: Generated<number>
+  url: string
+  created_at: string
+}
+
+/** Columns that events, venues and organizers share: language, translation group, author, status, dates. */
+interface PostColumns {
+  id: Generated<number>
+  language: string
+  translation_group: number | null
+  author: number | null
+  status: string
+  slug: string
+  description: string | null
+  image_id: number | null
+  date: string
+  date_utc: string
+  modified: string
+  modified_utc: string
+  version: Generated<number>
+}
+
+export interface EventsTable extends PostColumns {
+  password: string | null
+  title: string
+  excerpt: string | null
+  all_day: Flag
+  start_date: string
+  end_date: string
+  start_utc: string
+  end_utc: string
+  timezone: string
+  cost: string | null
+  website: string | null
+  show_map: Flag
+  show_map_link: Flag
+  hide_from_listings: Flag
+  sticky: Flag
+  featured: Flag
+  post_parent: number | null
+}
+
+export interface VenuesTable extends PostColumns {
+  name: string
+  address: string | null
+  city: string | null
+  country: string | null
+  province: string | null
+  state: string | null
+  zip: string | null
+  phone: string | null
+  website: string | null
+  stateprovince: string | null
+  show_map: Flag
+  show_map_link: Flag
+  geo_lat: number | null
+  geo_lng: number | null
+}
+
+export interface OrganizersTable extends PostColumns {
+  name: string
+  phone: string | null
+  website: string | null
+  email: string | null
+}
+
+export type Taxonomy = 'category' | 'tag'
+
+export interface TermsTable {
+  id: Generated<number>
+  taxonomy: Taxonomy
+  language: string
+  translation_group: number | null
+  name: string
+  name_key: string
+  slug: string
+  description: string | null
+  parent: Generated<number>
+  version: Generated<number>
+}
+
+export interface EventTermsTable {
+  event_id: number
+  term_id: number
+}
+
+export interface EventVenuesTable {
+  event_id: number
+  venue_id: number
+  position: number
+}
+
+export interface EventOrganizersTable {
+  event_id: number
+  organizer_id: number
+  position: number
+}
+
+export interface Database {
+  users: UsersTable
+  api_keys: ApiKeysTable
+  images: ImagesTable
+  events: EventsTable
+  venues: VenuesTable
+  organizers: OrganizersTable
+  terms: TermsTable
+  event_terms: EventTermsTable
+  event_venues: EventVenuesTable
+  event_organizers: EventOrganizersTable
+}
+
+export type UserRow = Selectable<UsersTable>
+export type EventRow = Selectable<EventsTable>
+export type NewEvent = Insertable<EventsTable>
+export type EventUpdateRow = Updateable<EventsTable>
+export type VenueRow = Selectable<VenuesTable>
+export type OrganizerRow = Selectable<OrganizersTable>
+export type TermRow = Selectable<TermsTable>

@@ -1,0 +1,26 @@
+/**
+ * /categories operations, one handler per operationId.
+ */
+import type { Handlers } from '../http/operations.js'
+import type { AppContext } from './context.js'
+import { CATEGORY } from '../repositories/terms.js'
+import { termOperations } from './terms.js'
+
+type CategoryHandlers = Pick<Handlers,
+  'listCategories' | 'createCategory' | 'getCategory' | 'updateCategory' | 'updateCategoryPut' | 'updateCategoryPost' | 'deleteCategory'>
+
+export function categoryHandlers(ctx: AppContext): CategoryHandlers {
+  const terms = termOperations(ctx, CATEGORY)
+  return {
+    async listCategories(req, reply) {
+      const { records, links, total, totalPages } = await terms.list(req, req.query ?? {}, reply)
+      return { categories: records, ...links, total, total_pages: totalPages }
+    },
+    createCategory: (req, reply) => terms.create(req, req.body, reply),
+    getCategory: (req, reply) => terms.get(req, req.params.id, req.query?.ml_language, reply),
+    updateCategory: (req, reply) => terms.update(req, req.params.id, req.body, reply),
+    updateCategoryPut: (req, reply) => terms.update(req, req.params.id, req.body, reply),
+    updateCategoryPost: (req, reply) => terms.update(req, req.params.id, req.body, reply),
+    deleteCategory: (req) => terms.remove(req, req.params.id),
+  }
+}

@@ -1,0 +1,17 @@
+/**
+ * What every handler needs, passed in by `buildApp`: no module state, so each test has its own.
+ */
+import type { Kysely } from 'kysely'
+import type { Config } from '../config.js'
+import type { Database } from '../db/schema.js'
+import type { OpenApiDocument } from '../http/spec.js'
+
+export interface AppContext {
+  db: Kysely<Database>
+  config: Config
+  /** `{base_url}/calendar/events/v1`, the prefix of every `rest_url`. */
+  apiUrl: string
+  /** The clock, injectable so that tests never depend on today's date. */
+  now: () => Date
+  spec: { text: string; document: OpenApiDocument }
+}

@@ -1,0 +1,26 @@
+/**
+ * /tags operations, one handler per operationId.
+ */
+import type { Handlers } from '../http/operations.js'
+import type { AppContext } from './context.js'
+import { TAG } from '../repositories/terms.js'
+import { termOperations } from './terms.js'
+
+type TagHandlers = Pick<Handlers,
+  'listTags' | 'createTag' | 'getTag' | 'updateTag' | 'updateTagPut' | 'updateTagPost' | 'deleteTag'>
+
+export function tagHandlers(ctx: AppContext): TagHandlers {
+  const terms = termOperations(ctx, TAG)
+  return {
+    async listTags(req, reply) {
+      const { records, links, total, totalPages } = await terms.list(req, req.query ?? {}, reply)
+      return { tags: records, ...links, total, total_pages: totalPages }
+    },
+    createTag: (req, reply) => terms.create(req, req.body, reply),
+    getTag: (req, reply) => terms.get(req, req.params.id, req.query?.ml_language, reply),
+    updateTag: (req, reply) => terms.update(req, req.params.id, req.body, reply),
+    updateTagPut: (req, reply) => terms.update(req, req.params.id, req.body, reply),
+    updateTagPost: (req, reply) => terms.update(req, req.params.id, req.body, reply),
+    deleteTag: (req) => terms.remove(req, req.params.id),
+  }
+}

@@ -1,0 +1,164 @@
+/**
+ * Named errors and the one place that turns any error into the contract's error body (CONTRACT §10):
+ * `{ code, message, data: { status, params?, details? } }`. Handlers throw; nothing else writes errors.
+ */
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { NotModified } from './etag.js'
+import { requestedLanguage, type Language } from './language.js'
+import { translate, type MessageKey, type MessageVars } from './messages.js'
+
+export type Resource = 'event' | 'venue' | 'organizer' | 'category' | 'tag'
+
+type Params = Record<string, string> | string[]
+
+export interface ErrorData {
+  params?: Params
+  details?: Array<Record<string, unknown>>
+  /** Contract rules a field broke, as message keys: translated into `params` and `details` when sent. */
+  reasons?: Record<string, { key: MessageKey; vars: MessageVars }>
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    readonly messageKey: MessageKey,
+    readonly vars: MessageVars = {},
+    readonly data: ErrorData = {},
+  ) {
+    super(code)
+  }
+}
+
+export const notFound = (resource: Resource, id: number | string, by: 'id' | 'slug' = 'id'): ApiError =>
+  new ApiError(404, `rest-${resource}-not-found`, by === 'id' ? 'notFoundById' : 'notFoundBySlug', { resource, id: String(id) })
+
+export const archivePageNotFound = (resource: Resource): ApiError =>
+  new ApiError(404, `${resource}-archive-page-not-found`, 'archivePageNotFound', { resource })
+
+export const notAccessible = (resource: Resource): ApiError =>
+  new ApiError(403, `${resource}-not-accessible`, 'notAccessible', { resource })
+
+export const inTrash = (resource: Resource): ApiError =>
+  new ApiError(410, `${resource}-is-in-trash`, 'inTrash', { resource })
+
+export const forbidden = (status: 401 | 403): ApiError =>
+  new ApiError(status, 'rest_forbidden', 'forbidden')
+
+export const preconditionFailed = (): ApiError =>
+  new ApiError(412, 'rest-precondition-failed', 'preconditionFailed')
+
+/** A parameter or field that passed the schema but breaks a rule of the contract. */
+export const invalidParam = (name: string, key: MessageKey, vars: MessageVars = {}): ApiError =>
+  new ApiError(400, 'rest_invalid_param', 'invalidParams', { names: name }, { reasons: { [name]: { key, vars: { name, ...vars } } } })
+
+export const notImplemented = (): ApiError =>
+  new ApiError(501, 'rest-not-implemented', 'notImplemented')
+
+const noRoute = (): ApiError => new ApiError(404, 'rest_no_route', 'noRoute')
+
+interface AjvIssue {
+  instancePath?: string
+  keyword?: string
+  message?: string
+  params?: Record<string, unknown>
+}
+
+/** Registers the error and not-found handlers on the root instance (glue's routes included). */
+export function registerErrorHandlers(app: FastifyInstance, defaultLanguage: Language): void {
+  app.setNotFoundHandler((req, reply) => send(req, reply, noRoute(), defaultLanguage))
+  app.setErrorHandler((error: FastifyError, req, reply) => {
+    if (error instanceof NotModified) return reply.code(304).header('ETag', error.etag).send()
+    const apiError = toApiError(error, req)
+    if (apiError.status >= 500) req.log.error({ err: error }, 'request failed')
+    return send(req, reply, apiError, defaultLanguage)
+  })
+}
+
+function send(req: FastifyRequest, reply: FastifyReply, error: ApiError, defaultLanguage: Language): FastifyReply {
+  const language = requestedLanguage(req) ?? defaultLanguage
+  const data: Record<string, unknown> = { status: error.status }
+  const { params, details, reasons } = error.data
+  if (reasons !== undefined) {
+    const translated = Object.entries(reasons).map(([field, r]) => [field, translate(language, r.key, r.vars)] as const)
+    data.params = Object.fromEntries(translated)
+    data.details = translated.map(([field, message]) => ({ field, message }))
+  }
+  if (params !== undefined) data.params = params
+  if (details !== undefined) data.details = details
+  return reply
+    .code(error.status)
+    .type('application/json; charset=utf-8')
+    .send({ code: error.code, message: translate(language, error.messageKey, error.vars), data })
+}
+
+function toApiError(error: FastifyError & { validation?: AjvIssue[]; validationContext?: string; errors?: unknown[] }, req: FastifyRequest): ApiError {
+  if (error instanceof ApiError) return error
+  if (error.validation !== undefined) return fromValidation(error.validation, error.validationContext ?? 'body', req)
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ApiError(415, 'rest_unsupported_media_type', 'unsupportedMediaType', { type: String(req.headers['content-type'] ?? '') })
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError(413, 'rest_payload_too_large', 'payloadTooLarge')
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new ApiError(400, 'rest_invalid_json', 'invalidJson')
+    case 'FST_ERR_BAD_URL':
+    case 'FST_ERR_ASYNC_CONSTRAINT':
+      return new ApiError(400, 'rest_invalid_param', 'badUrl')
+  }
+  if (error.name === 'Unauthorized' && Array.isArray(error.errors)) {
+    // glue's SecurityError: our security handler threw the ApiError it carries.
+    const inner = error.errors.find((e): e is ApiError => e instanceof ApiError)
+    return inner ?? forbidden(401)
+  }
+  const status = typeof error.statusCode === 'number' ? error.statusCode : 500
+  if (status >= 400 && status < 500) return new ApiError(status, 'rest_invalid_request', 'invalidRequest')
+  return new ApiError(500, 'rest_internal_error', 'internalError')
+}
+
+/**
+ * Ajv's findings become `rest_invalid_param` with `data.params` naming each field, or
+ * `rest_missing_callback_param` listing every missing required body field.
+ */
+function fromValidation(issues: AjvIssue[], context: string, req: FastifyRequest): ApiError {
+  const details = issues.map((issue) => ({
+    field: fieldOf(issue, context),
+    in: context,
+    keyword: issue.keyword ?? 'invalid',
+    message: issue.message ?? 'is invalid',
+    ...(issue.params !== undefined ? { params: issue.params } : {}),
+  }))
+  if (context === 'body' && issues.some((i) => i.keyword === 'required' && (i.instancePath ?? '') === '')) {
+    const missing = missingRequired(req)
+    if (missing.length > 0) {
+      return new ApiError(400, 'rest_missing_callback_param', 'missingParams', { names: missing.join(', ') }, { params: missing, details })
+    }
+  }
+  const params: Record<string, string> = {}
+  for (const detail of details) params[detail.field] ??= `${detail.field} ${detail.message}`
+  return new ApiError(400, 'rest_invalid_param', 'invalidParams', { names: Object.keys(params).join(', ') }, { params, details })
+}
+
+function fieldOf(issue: AjvIssue, context: string): string {
+  const extra = issue.keyword === 'required' ? issue.params?.missingProperty
+    : issue.keyword === 'additionalProperties' ? issue.params?.additionalProperty : undefined
+  const path = (issue.instancePath ?? '').split('/').filter((s) => s !== '')
+  const first = path[0] ?? (typeof extra === 'string' ? extra : undefined)
+  if (first !== undefined) return decodeURIComponent(first.replace(/~1/g, '/').replace(/~0/g, '~'))
+  return context === 'body' ? 'body' : context
+}
+
+/** Every required body field the request lacks (Ajv stops at the first one). */
+function missingRequired(req: FastifyRequest): string[] {
+  const schema: unknown = req.routeOptions.schema?.body
+  const body = req.body
+  const content = isRecord(schema) && isRecord(schema.content) ? Object.values(schema.content)[0] : undefined
+  const required = isRecord(content) && isRecord(content.schema) && Array.isArray(content.schema.required) ? content.schema.required : []
+  return required.filter((name): name is string => typeof name === 'string' && !(isRecord(body) && name in body))
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}

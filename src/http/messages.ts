@@ -1,0 +1,68 @@
+/**
+ * Texts of error messages, by key, with `{name}` placeholders. `{resource}` and `{Resource}` are filled
+ * with the resource's name in the language served, so one template serves all five resources.
+ */
+import type { Language } from './language.js'
+
+const EN = {
+  noRoute: 'No route was found matching the URL and request method.',
+  invalidNamespace: 'The specified namespace could not be found.',
+  forbidden: 'Sorry, you are not allowed to do that.',
+  invalidParams: 'Invalid parameter(s): {names}.',
+  missingParams: 'Missing parameter(s): {names}.',
+  invalidJson: 'Invalid JSON body passed.',
+  badUrl: 'The request URL is malformed.',
+  invalidRequest: 'The request could not be understood.',
+  unsupportedMediaType: 'Unsupported media type "{type}": send application/json or application/x-www-form-urlencoded.',
+  payloadTooLarge: 'The request body is larger than the limit of 1 MiB.',
+  internalError: 'An internal error occurred; the request was not completed.',
+  notImplemented: 'This operation is not implemented yet.',
+  notFoundById: '{Resource} with ID {id} does not exist.',
+  notFoundBySlug: '{Resource} with slug "{id}" does not exist.',
+  archivePageNotFound: 'The requested {resource} archive page does not exist.',
+  notAccessible: 'The requested {resource} is not accessible.',
+  inTrash: 'The {resource} is already trashed.',
+  preconditionFailed: 'The record has changed since it was read (If-Match does not match its current ETag).',
+  termExists: 'A term with the name provided already exists with this parent.',
+  parentNotFound: 'Parent term does not exist.',
+  parentCycle: 'The parent would make the term its own ancestor.',
+  parentLanguage: 'The parent term must be in the same language as the term.',
+  unknownEvent: 'The {name} parameter must be the ID of an existing event.',
+  translationOfMissing: 'translation_of must be the ID of an existing {resource}.',
+  translationExists: 'The translation group already has a version in this language.',
+  unknownUser: 'author must be the ID of an existing user.',
+  statusNotAllowed: 'You may only list published records.',
+} as const
+
+export type MessageKey = keyof typeof EN
+export type MessageVars = Record<string, string>
+
+type Catalog = Record<MessageKey, string>
+
+const RESOURCE_NAMES: Record<Language, Record<string, string>> = {
+  en: { event: 'event', venue: 'venue', organizer: 'organizer', category: 'category', tag: 'tag' },
+  de: { event: 'event', venue: 'venue', organizer: 'organizer', category: 'category', tag: 'tag' },
+  at: { event: 'event', venue: 'venue', organizer: 'organizer', category: 'category', tag: 'tag' },
+  'ch-de': { event: 'event', venue: 'venue', organizer: 'organizer', category: 'category', tag: 'tag' },
+  'ch-fr': { event: 'event', venue: 'venue', organizer: 'organizer', category: 'category', tag: 'tag' },
+  es: { event: 'event', venue: 'venue', organizer: 'organizer', category: 'category', tag: 'tag' },
+}
+
+const CATALOGS: Record<Language, Catalog> = { en: EN, de: EN, at: EN, 'ch-de': EN, 'ch-fr': EN, es: EN }
+
+function isMessageKey(key: string): key is MessageKey {
+  return Object.hasOwn(EN, key)
+}
+
+/** The message for `key` in `language`; a string that is not a key is returned as it is. */
+export function translate(language: Language, key: string, vars: MessageVars = {}): string {
+  const template = isMessageKey(key) ? CATALOGS[language][key] : key
+  const names = RESOURCE_NAMES[language]
+  return template.replace(/\{(\w+)\}/g, (whole, name: string) => {
+    if (name === 'resource' || name === 'Resource') {
+      const word = names[vars.resource ?? ''] ?? vars.resource ?? ''
+      return name === 'Resource' ? word.charAt(0).toUpperCase() + word.slice(1) : word
+    }
+    return vars[name] ?? whole
+  })
+}

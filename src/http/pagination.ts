@@ -1,0 +1,63 @@
+/**
+ * List envelopes (CONTRACT §3): page/per_page with the clamp, the out-of-range page error, `rest_url`
+ * with the effective query, next/previous links, and the X-Total, X-Total-Pages and Link headers.
+ */
+import type { FastifyReply } from 'fastify'
+import { archivePageNotFound, type Resource } from './errors.js'
+import { queryValueText } from './query.js'
+
+export const MAX_PER_PAGE = 50
+
+export interface Page {
+  page: number
+  perPage: number
+  offset: number
+}
+
+export function pageOf(query: { page?: number; per_page?: number }): Page {
+  const page = query.page ?? 1
+  const perPage = Math.min(query.per_page ?? 10, MAX_PER_PAGE)
+  return { page, perPage, offset: (page - 1) * perPage }
+}
+
+/**
+ * Rejects a page past the last one before any rows are read (page 1 of an empty list is fine), so
+ * the offset used in SQL is always small.
+ */
+export function checkPage(resource: Resource, page: Page, total: number): number {
+  const totalPages = Math.ceil(total / page.perPage)
+  if (page.page > Math.max(1, totalPages)) throw archivePageNotFound(resource)
+  return totalPages
+}
+
+export interface ListLinks {
+  rest_url: string
+  next_rest_url?: string
+  previous_rest_url?: string
+}
+
+/**
+ * `rest_url` carries page, per_page (after clamping), then every other parameter in `params` in order,
+ * URL-encoded. Next and previous are present only when those pages exist.
+ */
+export function listLinks(collectionUrl: string, page: Page, totalPages: number, params: Array<[string, unknown]>): ListLinks {
+  const rest = params.filter(([name, value]) => name !== 'page' && name !== 'per_page' && value !== undefined)
+  const url = (p: number): string => {
+    const parts = [['page', p], ['per_page', page.perPage], ...rest].map(([name, value]) =>
+      `${encodeURIComponent(String(name))}=${encodeURIComponent(queryValueText(value))}`)
+    return `${collectionUrl}?${parts.join('&')}`
+  }
+  const links: ListLinks = { rest_url: url(page.page) }
+  if (page.page < totalPages) links.next_rest_url = url(page.page + 1)
+  if (page.page > 1 && page.page - 1 <= totalPages) links.previous_rest_url = url(page.page - 1)
+  return links
+}
+
+export function setListHeaders(reply: FastifyReply, total: number, totalPages: number, links: ListLinks): void {
+  reply.header('X-Total', String(total))
+  reply.header('X-Total-Pages', String(totalPages))
+  const link: string[] = []
+  if (links.next_rest_url !== undefined) link.push(`<${links.next_rest_url}>; rel="next"`)
+  if (links.previous_rest_url !== undefined) link.push(`<${links.previous_rest_url}>; rel="prev"`)
+  if (link.length > 0) reply.header('Link', link.join(', '))
+}

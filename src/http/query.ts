@@ -1,0 +1,131 @@
+/**
+ * Query strings and form bodies carry only strings. This turns them into the types their schema asks
+ * for, before validation, the same way for both: the three array forms (`a=1&a=2`, `a[]=1&a[]=2`,
+ * `a=1,2`), booleans as `true`/`false`/`1`/`0`, integers and numbers. A value that does not fit is left
+ * as it is, so that validation rejects it with a 400 naming the field: nothing is silently dropped.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+
+type JsonSchema = Record<string, unknown>
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Query parameter names the client actually sent (after `a[]` → `a`), in the order sent. */
+    sentQuery: string[]
+  }
+}
+
+export function registerQueryNormalisation(app: FastifyInstance): void {
+  app.decorateRequest('sentQuery', null as unknown as string[])
+  app.addHook('preValidation', async (req) => {
+    const schema = req.routeOptions.schema
+    req.sentQuery = []
+    const query = req.query
+    if (isRecord(query)) {
+      const properties = propertiesOf(schema?.querystring)
+      req.sentQuery = normaliseRecord(query, properties, false)
+    }
+    if (isRecord(req.params)) normaliseRecord(req.params, propertiesOf(schema?.params), false)
+    if (req.headers['content-type']?.startsWith('application/x-www-form-urlencoded') === true && isRecord(req.body)) {
+      normaliseRecord(req.body, propertiesOf(bodySchema(schema?.body, 'application/x-www-form-urlencoded')), true)
+    }
+  })
+}
+
+/** Parses a form body into strings and string arrays (repeated keys and `a[]` keys become arrays). */
+export function parseFormBody(text: string): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = Object.create(null)
+  for (const [rawKey, value] of new URLSearchParams(text)) {
+    const key = rawKey.endsWith('[]') ? rawKey.slice(0, -2) : rawKey
+    const previous = out[key]
+    if (previous === undefined) out[key] = rawKey.endsWith('[]') ? [value] : value
+    else out[key] = Array.isArray(previous) ? [...previous, value] : [previous, value]
+  }
+  return { ...out }
+}
+
+function normaliseRecord(values: Record<string, unknown>, properties: Record<string, JsonSchema>, form: boolean): string[] {
+  const sent: string[] = []
+  for (const key of Object.keys(values)) {
+    if (key.endsWith('[]')) {
+      const name = key.slice(0, -2)
+      if (name in properties) {
+        values[name] = [...asList(values[name]), ...asList(values[key])]
+        delete values[key]
+      }
+    }
+  }
+  for (const [name, value] of Object.entries(values)) {
+    const schema = properties[name]
+    if (schema === undefined) continue
+    sent.push(name)
+    values[name] = coerce(value, schema, form)
+  }
+  return sent
+}
+
+function coerce(value: unknown, schema: JsonSchema, form: boolean): unknown {
+  const types = typesOf(schema)
+  if (types.has('array')) {
+    if (typeof value !== 'string' && !Array.isArray(value)) return value
+    const items = isRecord(schema.items) ? schema.items : {}
+    const list = asList(value).flatMap((v) => (typeof v === 'string' ? v.split(',') : [v]))
+    return list.map((v) => (typeof v === 'string' ? v.trim() : v)).filter((v) => v !== '').map((v) => coerce(v, items, form))
+  }
+  if (typeof value !== 'string') return value
+  if (form && value === '' && types.has('null')) return null
+  if (types.has('integer') && /^-?\d+$/.test(value)) return Number(value)
+  if (types.has('number') && /^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(value)) return Number(value)
+  if (types.has('boolean')) {
+    if (value === 'true' || value === '1') return true
+    if (value === 'false' || value === '0') return false
+  }
+  return value
+}
+
+/** The JSON types a schema admits, looking through `oneOf`/`anyOf` and `enum`. */
+function typesOf(schema: JsonSchema): Set<string> {
+  const types = new Set<string>()
+  const type = schema.type
+  if (typeof type === 'string') types.add(type)
+  if (Array.isArray(type)) for (const t of type) if (typeof t === 'string') types.add(t)
+  for (const key of ['oneOf', 'anyOf'] as const) {
+    const alternatives = schema[key]
+    if (Array.isArray(alternatives)) for (const alt of alternatives) if (isRecord(alt)) for (const t of typesOf(alt)) types.add(t)
+  }
+  if (Array.isArray(schema.enum)) {
+    for (const v of schema.enum) types.add(v === null ? 'null' : typeof v === 'number' ? 'number' : typeof v)
+  }
+  return types
+}
+
+function propertiesOf(schema: unknown): Record<string, JsonSchema> {
+  if (!isRecord(schema) || !isRecord(schema.properties)) return {}
+  const out: Record<string, JsonSchema> = {}
+  for (const [name, s] of Object.entries(schema.properties)) if (isRecord(s)) out[name] = s
+  return out
+}
+
+function bodySchema(body: unknown, mediaType: string): unknown {
+  if (!isRecord(body) || !isRecord(body.content)) return undefined
+  const entry = body.content[mediaType]
+  return isRecord(entry) ? entry.schema : undefined
+}
+
+function asList(value: unknown): unknown[] {
+  return value === undefined ? [] : Array.isArray(value) ? value : [value]
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+/** Query values as they should appear again in a `rest_url`: arrays as comma lists. */
+export function queryValueText(value: unknown): string {
+  if (Array.isArray(value)) return value.map(queryValueText).join(',')
+  return String(value)
+}
+
+export function sentQueryOf(req: FastifyRequest): string[] {
+  return req.sentQuery ?? []
+}

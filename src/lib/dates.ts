@@ -1,0 +1,597 @@
+/**
+ * Dates and time zones for the events API, built on the `Intl` API only.
+ *
+ * Every date string here is `'YYYY-MM-DD HH:MM:SS'` (zero-padded, 24 h) and every day string is
+ * `'YYYY-MM-DD'`, the formats the records use (CONTRACT §2). Years are limited to 0001–9999 so that
+ * the strings stay four-digit and compare correctly as text. Internally a date-time is handled as a
+ * millisecond count: an *instant* is milliseconds since the epoch; a *wall time* is the same count
+ * computed as if the wall clock fields were UTC, so that plain arithmetic works on both.
+ *
+ * Time zones are IANA names (exact for every zone, DST included, because the offsets come from ICU)
+ * or WordPress-style manual offsets such as `UTC+2`, `UTC-5`, `UTC+5:30` or `UTC+5.5`.
+ *
+ * @module
+ */
+
+/** The six integer fields of a date-time, named as in the records' `*_details` objects. */
+export interface DateDetails {
+  year: number;
+  month: number;
+  day: number;
+  hour: number;
+  minutes: number;
+  seconds: number;
+}
+
+/** A query filter date resolved to an instant, with the site-local day it falls on (for widening). */
+export interface FilterDate {
+  /** The instant, `'YYYY-MM-DD HH:MM:SS'` in UTC. */
+  utc: string;
+  /** The site-time-zone calendar day of that instant, `'YYYY-MM-DD'`. */
+  localDay: string;
+}
+
+const SECOND = 1000;
+const MINUTE = 60 * SECOND;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+
+/** 0001-01-01 00:00:00 and 9999-12-31 23:59:59 as epoch milliseconds: the representable range. */
+const MIN_MS = new Date(0).setUTCFullYear(1, 0, 1);
+const MAX_MS = Date.UTC(9999, 11, 31, 23, 59, 59);
+
+/** Canonical record format; anything else is rejected by the strict parsers. */
+const DATE_TIME_RE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/;
+const DAY_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+/**
+ * Input date forms shared by bodies and filters: a day, optionally a time after `T` or a space,
+ * optional seconds with an optional fraction, and an optional `Z` or numeric offset.
+ * Groups: 1-3 date, 4-6 time, 7 fraction, 8 offset.
+ */
+const INPUT_RE =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?([Zz]|[+-]\d{2}(?::?\d{2})?)?)?$/;
+
+/** WordPress manual offsets: `UTC+2`, `UTC-5`, `UTC+5:30`, `UTC+5.5`, `UTC+0`. */
+const MANUAL_OFFSET_RE = /^UTC([+-])(\d{1,2})(?::(\d{2})|\.(\d{1,2}))?$/;
+
+/** WordPress offers −12 … +14 hours; nothing on Earth is further from UTC. */
+const MAX_MANUAL_OFFSET = 14 * HOUR;
+
+/** What an IANA name may look like before asking ICU (keeps out raw offsets such as `+05:30`). */
+const IANA_NAME_RE = /^[A-Za-z][A-Za-z0-9_+\-/]{0,63}$/;
+
+/**
+ * English locales tried in order for a lettered abbreviation. ICU only gives letters (`CET`, `IST`)
+ * where a locale commonly uses them, so the union of these covers the tz-database abbreviations of
+ * the Americas, Europe, Africa, India, Australia and parts of Asia; the order was chosen against the
+ * tz database (2025) so that the first lettered answer is the tz-database one.
+ */
+const ABBREVIATION_LOCALES = [
+  'en-US',
+  'en-GB',
+  'en-IN',
+  'en-AU',
+  'en-ZA',
+  'en-IE',
+  'en-HK',
+  'en-CA',
+  'en-ID',
+  'en-GU',
+] as const;
+
+/**
+ * Canonical zones for which CLDR invents letters (`LHST`, `GST`, `ACWST`…) but the tz database
+ * writes the numeric form; for these the numeric form wins.
+ */
+const NUMERIC_ABBREVIATION_ZONES: ReadonlySet<string> = new Set([
+  'America/Miquelon',
+  'Antarctica/Casey',
+  'Antarctica/Troll',
+  'Asia/Colombo',
+  'Asia/Dubai',
+  'Asia/Muscat',
+  'Australia/Eucla',
+  'Australia/Lord_Howe',
+  'Pacific/Chatham',
+]);
+
+/**
+ * Lettered tz-database abbreviations that none of the locales above yields, for widely used zones:
+ * [standard name, standard offset in minutes, daylight name (one hour ahead) if the zone uses one].
+ * Applied only when the offset matches, so historical offsets still get the numeric form.
+ */
+const LETTER_ABBREVIATIONS: Readonly<Record<string, readonly [string, number, string?]>> = {
+  'America/Dawson': ['MST', -420],
+  'America/Havana': ['CST', -300, 'CDT'],
+  'America/Hermosillo': ['MST', -420],
+  'America/Mazatlan': ['MST', -420],
+  'America/Whitehorse': ['MST', -420],
+  'Asia/Jerusalem': ['IST', 120, 'IDT'],
+  'Asia/Karachi': ['PKT', 300],
+  'Asia/Macau': ['CST', 480],
+  'Asia/Manila': ['PST', 480],
+  'Asia/Pyongyang': ['KST', 540],
+  'Asia/Seoul': ['KST', 540],
+  'Asia/Shanghai': ['CST', 480],
+  'Asia/Taipei': ['CST', 480],
+  'Asia/Tokyo': ['JST', 540],
+  'Europe/Guernsey': ['GMT', 0, 'BST'],
+  'Europe/Isle_of_Man': ['GMT', 0, 'BST'],
+  'Europe/Jersey': ['GMT', 0, 'BST'],
+  'Europe/Kirov': ['MSK', 180],
+  'Europe/Moscow': ['MSK', 180],
+  'Europe/Simferopol': ['MSK', 180],
+  'Europe/Volgograd': ['MSK', 180],
+  'Pacific/Midway': ['SST', -660],
+  'Pacific/Pago_Pago': ['SST', -660],
+  'Pacific/Saipan': ['ChST', 600],
+};
+
+/** CLDR letters that the tz database spells differently (America/Adak). */
+const ABBREVIATION_RENAMES: Readonly<Record<string, string>> = { HAST: 'HST', HADT: 'HDT' };
+
+/** Formatter options that yield every wall-clock field of an instant, era included for year ≤ 0. */
+const WALL_FIELDS: Intl.DateTimeFormatOptions = {
+  era: 'short',
+  year: 'numeric',
+  month: 'numeric',
+  day: 'numeric',
+  hour: 'numeric',
+  minute: 'numeric',
+  second: 'numeric',
+  hourCycle: 'h23',
+};
+
+/** Maps an instant (epoch ms) to the zone's UTC offset at that instant, in ms (wall − UTC). */
+type OffsetAt = (utcMs: number) => number;
+
+/**
+ * Memoised `Intl.DateTimeFormat` instances. The one piece of module state, and a pure cache:
+ * constructing a formatter costs ~130 µs against ~8 µs for a format, and a list response converts
+ * hundreds of dates. Bounded so odd inputs cannot grow it without limit.
+ */
+const formatterCache = new Map<string, Intl.DateTimeFormat>();
+const FORMATTER_CACHE_LIMIT = 512;
+
+/** A cached formatter; throws RangeError for a time zone ICU does not know. */
+function formatter(locale: string, timeZone: string, options: Intl.DateTimeFormatOptions): Intl.DateTimeFormat {
+  const key = `${locale}|${timeZone}|${options.timeZoneName ?? 'wall'}`;
+  let f = formatterCache.get(key);
+  if (f === undefined) {
+    f = new Intl.DateTimeFormat(locale, { ...options, timeZone });
+    if (formatterCache.size >= FORMATTER_CACHE_LIMIT) formatterCache.clear();
+    formatterCache.set(key, f);
+  }
+  return f;
+}
+
+/** Left-pads a non-negative integer with zeros. */
+function pad(n: number, width = 2): string {
+  return String(n).padStart(width, '0');
+}
+
+/** Gregorian leap-year rule. */
+function isLeapYear(year: number): boolean {
+  return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+}
+
+/** Days in a month of a given year (month 1–12). */
+function daysInMonth(year: number, month: number): number {
+  if (month === 2) return isLeapYear(year) ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+
+/**
+ * Date-time fields → milliseconds as if they were UTC, or null when a field is out of range
+ * (month 13, 2025-02-30, 24:00, second 60, year 0 or 10000). `setUTCFullYear` is used because
+ * `Date.UTC` maps years 0–99 to 1900–1999.
+ */
+function fieldsToMs(year: number, month: number, day: number, hour = 0, minute = 0, second = 0): number | null {
+  if (![year, month, day, hour, minute, second].every(Number.isInteger)) return null;
+  if (year < 1 || year > 9999 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const d = new Date(0);
+  d.setUTCFullYear(year, month - 1, day);
+  d.setUTCHours(hour, minute, second, 0);
+  return d.getTime();
+}
+
+/** Milliseconds → `'YYYY-MM-DD HH:MM:SS'` of the UTC fields (sub-second part dropped). */
+function msToString(ms: number): string {
+  const d = new Date(ms);
+  return (
+    `${pad(d.getUTCFullYear(), 4)}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ` +
+    `${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`
+  );
+}
+
+/** Whether a millisecond value lies within 0001-01-01 00:00:00 … 9999-12-31 23:59:59. */
+function inRange(ms: number): boolean {
+  return Number.isFinite(ms) && ms >= MIN_MS && ms < MAX_MS + SECOND;
+}
+
+/** Floors to a whole second, so that every value the module hands out has no fraction. */
+function floorSecond(ms: number): number {
+  return Math.floor(ms / SECOND) * SECOND;
+}
+
+/** Strict `'YYYY-MM-DD HH:MM:SS'` → milliseconds, or null. */
+function parseDateTimeMs(s: string): number | null {
+  const m = DATE_TIME_RE.exec(s);
+  if (m === null) return null;
+  return fieldsToMs(Number(m[1]), Number(m[2]), Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6]));
+}
+
+/** Strict `'YYYY-MM-DD'` → milliseconds of its midnight, or null. */
+function parseDayMs(s: string): number | null {
+  const m = DAY_RE.exec(s);
+  if (m === null) return null;
+  return fieldsToMs(Number(m[1]), Number(m[2]), Number(m[3]));
+}
+
+/** Like parseDateTimeMs but throws: for values the caller promises are well-formed. */
+function requireDateTimeMs(s: string, what: string): number {
+  const ms = parseDateTimeMs(s);
+  if (ms === null) throw new RangeError(`${what}: expected 'YYYY-MM-DD HH:MM:SS' (years 0001-9999), got ${JSON.stringify(s)}`);
+  return ms;
+}
+
+/** Like parseDayMs but throws. */
+function requireDayMs(s: string, what: string): number {
+  const ms = parseDayMs(s);
+  if (ms === null) throw new RangeError(`${what}: expected 'YYYY-MM-DD' (years 0001-9999), got ${JSON.stringify(s)}`);
+  return ms;
+}
+
+/** The fixed offset of a manual `UTC±H[:MM|.F]` zone in ms, or null when tz is not one. */
+function manualOffsetMs(tz: string): number | null {
+  const m = MANUAL_OFFSET_RE.exec(tz);
+  if (m === null) return null;
+  const hours = Number(m[2]);
+  let minutes = 0;
+  if (m[3] !== undefined) {
+    minutes = Number(m[3]);
+    if (minutes > 59) return null;
+  } else if (m[4] !== undefined) {
+    // A decimal fraction of an hour (5.5, 5.75): only fractions that make whole minutes.
+    const scaled = Number(m[4]) * 60;
+    const unit = 10 ** m[4].length;
+    if (scaled % unit !== 0) return null;
+    minutes = scaled / unit;
+  }
+  const total = hours * HOUR + minutes * MINUTE;
+  if (total > MAX_MANUAL_OFFSET) return null;
+  return m[1] === '-' ? -total : total;
+}
+
+/** Whether ICU knows tz as a named zone. */
+function isIanaZone(tz: string): boolean {
+  if (!IANA_NAME_RE.test(tz)) return false;
+  try {
+    formatter('en-US', tz, WALL_FIELDS);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The offset function of a zone. Reading the wall fields back from ICU (rather than its offset
+ * strings) keeps sub-minute historical offsets such as New York's LMT −4:56:02 exact.
+ */
+function offsetFunction(tz: string): OffsetAt {
+  const manual = manualOffsetMs(tz);
+  if (manual !== null) return () => manual;
+  if (!isIanaZone(tz)) throw new RangeError(`Unknown time zone ${JSON.stringify(tz)}`);
+  const f = formatter('en-US-u-ca-gregory-nu-latn', tz, WALL_FIELDS);
+  return (utcMs: number): number => {
+    const instant = floorSecond(utcMs);
+    const fields: Record<string, string> = {};
+    for (const part of f.formatToParts(instant)) fields[part.type] = part.value;
+    const year = fields.era === 'BC' || fields.era === 'B' ? 1 - Number(fields.year) : Number(fields.year);
+    const d = new Date(0);
+    d.setUTCFullYear(year, Number(fields.month) - 1, Number(fields.day));
+    d.setUTCHours(Number(fields.hour), Number(fields.minute), Number(fields.second), 0);
+    return d.getTime() - instant;
+  };
+}
+
+/**
+ * Wall time (ms) → instant (ms) in a zone. Candidate offsets are the ones in force a day before
+ * and a day after, each refined by iterating offset(wall − offset) to a fixed point; a candidate is
+ * kept only if the zone really has that offset at the resulting instant, so the answer is exact
+ * whatever ICU's rules are. Several survivors (fall-back overlap): the earliest instant, i.e. the
+ * first occurrence. None (spring-forward gap): the wall time is read with the offset from before
+ * the transition, which moves it forward by the length of the gap (02:30 → 03:30 in New York).
+ */
+function wallMsToUtcMs(wallMs: number, offsetAt: OffsetAt): number {
+  const before = offsetAt(wallMs - DAY);
+  const after = offsetAt(wallMs + DAY);
+  const candidates = new Set<number>();
+  for (const start of [before, after]) {
+    let offset = start;
+    for (let i = 0; i < 4 && !candidates.has(offset); i++) {
+      candidates.add(offset);
+      offset = offsetAt(wallMs - offset);
+    }
+  }
+  let best: number | null = null;
+  for (const offset of candidates) {
+    const utcMs = wallMs - offset;
+    if (offsetAt(utcMs) === offset && (best === null || utcMs < best)) best = utcMs;
+  }
+  return best ?? wallMs - before;
+}
+
+/** Instant (ms) → the zone's wall time (ms). */
+function utcMsToWallMs(utcMs: number, offsetAt: OffsetAt): number {
+  return utcMs + offsetAt(utcMs);
+}
+
+/** The instant at which a site-local day starts, in ms (past any gap at midnight). */
+function startOfDayMs(dayMs: number, offsetAt: OffsetAt): number {
+  return wallMsToUtcMs(dayMs, offsetAt);
+}
+
+/** Clamps to the representable range, for day boundaries at its very edges. */
+function clampToRange(ms: number): number {
+  return Math.min(Math.max(ms, MIN_MS), MAX_MS);
+}
+
+/** Formats an offset the tz-database way: `+03`, `-0330`, `+0545`. */
+function numericAbbreviation(offsetMs: number): string {
+  const sign = offsetMs < 0 ? '-' : '+';
+  const totalMinutes = Math.abs(offsetMs) / MINUTE;
+  const hours = Math.floor(totalMinutes / 60);
+  const minutes = totalMinutes % 60;
+  return `${sign}${pad(hours)}${minutes === 0 ? '' : pad(minutes)}`;
+}
+
+/** Formats an offset as ISO 8601 `±HH:MM`. */
+function isoOffset(offsetMs: number): string {
+  const sign = offsetMs < 0 ? '-' : '+';
+  const totalMinutes = Math.abs(offsetMs) / MINUTE;
+  return `${sign}${pad(Math.floor(totalMinutes / 60))}:${pad(totalMinutes % 60)}`;
+}
+
+/** `Z`, `±HH`, `±HHMM`, `±HH:MM` → offset ms, or null when out of range (hours ≤ 23, minutes ≤ 59). */
+function parseOffsetMs(s: string): number | null {
+  if (s === 'Z' || s === 'z') return 0;
+  const digits = s.slice(1).replace(':', '');
+  const hours = Number(digits.slice(0, 2));
+  const minutes = digits.length > 2 ? Number(digits.slice(2)) : 0;
+  if (hours > 23 || minutes > 59) return null;
+  const total = hours * HOUR + minutes * MINUTE;
+  return s.startsWith('-') ? -total : total;
+}
+
+/**
+ * Parses the shared input forms (see INPUT_RE) to an instant in ms, reading values without an
+ * offset as wall time in tz. Null when malformed, impossible or outside years 0001–9999.
+ */
+function parseInputMs(value: string, offsetAt: OffsetAt): number | null {
+  const m = INPUT_RE.exec(value);
+  if (m === null) return null;
+  const [, y, mo, d, h, mi, s, , offset] = m;
+  const wallMs = fieldsToMs(Number(y), Number(mo), Number(d), Number(h ?? 0), Number(mi ?? 0), Number(s ?? 0));
+  if (wallMs === null) return null;
+  let utcMs: number;
+  if (offset !== undefined) {
+    const offsetMs = parseOffsetMs(offset);
+    if (offsetMs === null) return null;
+    utcMs = wallMs - offsetMs;
+  } else {
+    utcMs = wallMsToUtcMs(wallMs, offsetAt);
+  }
+  return inRange(utcMs) ? utcMs : null;
+}
+
+/**
+ * Whether tz is a time zone events may use: an IANA name ICU knows (`America/New_York`, `UTC`;
+ * matched case-insensitively, as ICU does) or a WordPress manual offset `UTC±H`, `UTC±H:MM`,
+ * `UTC±H.F` within −14…+14 hours (`UTC+2`, `UTC-5`, `UTC+5:30`, `UTC+5.5`, `UTC+0`).
+ */
+export function isValidTimezone(tz: string): boolean {
+  return manualOffsetMs(tz) !== null || isIanaZone(tz);
+}
+
+/**
+ * Converts a wall time in tz to UTC. A time skipped by a spring-forward change is moved forward
+ * by the gap; a time repeated by a fall-back change means its first occurrence.
+ * @throws RangeError for a malformed date-time, an unknown zone, or a result outside 0001–9999.
+ */
+export function wallToUtc(wall: string, tz: string): string {
+  const wallMs = requireDateTimeMs(wall, 'wallToUtc');
+  const utcMs = wallMsToUtcMs(wallMs, offsetFunction(tz));
+  if (!inRange(utcMs)) throw new RangeError(`wallToUtc: ${wall} in ${tz} is outside years 0001-9999 in UTC`);
+  return msToString(utcMs);
+}
+
+/**
+ * Converts a UTC date-time to the wall time in tz.
+ * @throws RangeError for a malformed date-time, an unknown zone, or a result outside 0001–9999.
+ */
+export function utcToWall(utc: string, tz: string): string {
+  const utcMs = requireDateTimeMs(utc, 'utcToWall');
+  const wallMs = utcMsToWallMs(utcMs, offsetFunction(tz));
+  if (!inRange(wallMs)) throw new RangeError(`utcToWall: ${utc} is outside years 0001-9999 in ${tz}`);
+  return msToString(wallMs);
+}
+
+/**
+ * The tz-database style abbreviation of tz at the UTC instant: letters where ICU gives them in one
+ * of a few English locales (`EST`/`EDT`, `CET`/`CEST`, `GMT`/`BST`, `IST`, `AEST`, `UTC`), otherwise
+ * the numeric form the tz database uses (`+03`, `-0330`, `+1030`); `LMT` for local mean time
+ * (offsets with seconds). A manual offset zone is its own abbreviation (`UTC+2`), as in WordPress.
+ * @throws RangeError for a malformed date-time or an unknown zone.
+ */
+export function tzAbbreviation(tz: string, utc: string): string {
+  const utcMs = requireDateTimeMs(utc, 'tzAbbreviation');
+  if (manualOffsetMs(tz) !== null) return tz;
+  const offsetMs = offsetFunction(tz)(utcMs);
+  if (offsetMs % MINUTE !== 0) return 'LMT';
+  const canonical = formatter('en-US', tz, WALL_FIELDS).resolvedOptions().timeZone;
+  if (NUMERIC_ABBREVIATION_ZONES.has(tz) || NUMERIC_ABBREVIATION_ZONES.has(canonical)) return numericAbbreviation(offsetMs);
+  for (const locale of ABBREVIATION_LOCALES) {
+    const parts = formatter(locale, tz, { timeZoneName: 'short' }).formatToParts(utcMs);
+    const name = parts.find((p) => p.type === 'timeZoneName')?.value ?? '';
+    if (/^[A-Za-z]{2,6}$/.test(name)) return ABBREVIATION_RENAMES[name] ?? name;
+  }
+  const letters = LETTER_ABBREVIATIONS[tz] ?? LETTER_ABBREVIATIONS[canonical];
+  if (letters !== undefined) {
+    const [standard, standardMinutes, daylight] = letters;
+    if (offsetMs === standardMinutes * MINUTE) return standard;
+    if (daylight !== undefined && offsetMs === (standardMinutes + 60) * MINUTE) return daylight;
+  }
+  return numericAbbreviation(offsetMs);
+}
+
+/**
+ * The integer fields of a `'YYYY-MM-DD HH:MM:SS'` string, for the records' `*_details` objects.
+ * @throws RangeError for a malformed or impossible date-time.
+ */
+export function dateDetails(s: string): DateDetails {
+  requireDateTimeMs(s, 'dateDetails');
+  const [year, month, day, hour, minutes, seconds] = s.split(/[- :]/).map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  return { year, month, day, hour, minutes, seconds };
+}
+
+/**
+ * Parses a date sent in a write body (CONTRACT §5) to UTC. Accepted: `YYYY-MM-DD HH:MM[:SS]` and
+ * `YYYY-MM-DDTHH:MM[:SS]` (wall time in tz), `YYYY-MM-DD` (midnight wall time in tz), and either of
+ * those with `Z` or a `±HH:MM`/`±HHMM`/`±HH` offset (an instant; tz then plays no part). Fractional
+ * seconds are truncated. Null when malformed, impossible (2025-02-30, 25:00) or outside 0001–9999.
+ * @throws RangeError for an unknown zone (validate tz first: a bad zone is not a bad date).
+ */
+export function parseBodyDate(value: string, tz: string): string | null {
+  const utcMs = parseInputMs(value, offsetFunction(tz));
+  return utcMs === null ? null : msToString(utcMs);
+}
+
+/**
+ * Parses a query filter date (CONTRACT §4) to its UTC instant and the site-local day of that
+ * instant. Accepted: everything {@link parseBodyDate} accepts (without an offset: site wall time),
+ * a UNIX timestamp in seconds (`1735689600`, `-86400`), and the words `now`, `today`, `tomorrow`
+ * and `yesterday` (case-insensitive; the last three mean 00:00:00 of that site-local day). The
+ * clock is passed in as nowUtc so that callers and tests control it. Null when invalid.
+ * @throws RangeError for an unknown zone or an invalid nowUtc.
+ */
+export function parseFilterDate(value: string, siteTz: string, nowUtc: Date): FilterDate | null {
+  const offsetAt = offsetFunction(siteTz);
+  const nowMs = nowUtc.getTime();
+  if (!inRange(nowMs)) throw new RangeError('parseFilterDate: nowUtc is not a date within years 0001-9999');
+  let utcMs: number | null;
+  const word = value.toLowerCase();
+  if (word === 'now') {
+    utcMs = floorSecond(nowMs);
+  } else if (word === 'today' || word === 'tomorrow' || word === 'yesterday') {
+    const todayMs = floorToDay(utcMsToWallMs(nowMs, offsetAt));
+    const shift = word === 'today' ? 0 : word === 'tomorrow' ? DAY : -DAY;
+    utcMs = startOfDayMs(todayMs + shift, offsetAt);
+  } else if (/^-?\d{1,15}$/.test(value)) {
+    utcMs = Number(value) * SECOND;
+  } else {
+    utcMs = parseInputMs(value, offsetAt);
+  }
+  if (utcMs === null || !inRange(utcMs)) return null;
+  const localMs = utcMsToWallMs(utcMs, offsetAt);
+  if (!inRange(localMs)) return null;
+  return { utc: msToString(utcMs), localDay: msToString(localMs).slice(0, 10) };
+}
+
+/** Floors milliseconds to the start of their (UTC-field) day. */
+function floorToDay(ms: number): number {
+  return Math.floor(ms / DAY) * DAY;
+}
+
+/**
+ * The UTC instant at which a site-local day begins: 00:00:00 wall time, or the first moment after
+ * a DST gap at midnight. Used to widen `start_date` to whole days. Clamped to 0001–9999.
+ * @throws RangeError for a malformed day or an unknown zone.
+ */
+export function startOfDayUtc(localDay: string, siteTz: string): string {
+  const dayMs = requireDayMs(localDay, 'startOfDayUtc');
+  return msToString(clampToRange(startOfDayMs(dayMs, offsetFunction(siteTz))));
+}
+
+/**
+ * The last whole second of a site-local day in UTC: 23:59:59 wall time, computed as one second
+ * before the next day begins so that a repeated hour at the end of the day is inside it. Used to
+ * widen the other date filters to whole days. Clamped to 0001–9999.
+ * @throws RangeError for a malformed day or an unknown zone.
+ */
+export function endOfDayUtc(localDay: string, siteTz: string): string {
+  const dayMs = requireDayMs(localDay, 'endOfDayUtc');
+  return msToString(clampToRange(startOfDayMs(dayMs + DAY, offsetFunction(siteTz)) - SECOND));
+}
+
+/**
+ * The same month and day n years later (n may be negative); 29 February becomes 28 February in
+ * a common year. For the default `end_date`, "the same day two years ahead".
+ * @throws RangeError for a malformed day, a non-integer n, or a result outside 0001–9999.
+ */
+export function addYears(localDay: string, n: number): string {
+  requireDayMs(localDay, 'addYears');
+  if (!Number.isInteger(n)) throw new RangeError(`addYears: n must be an integer, got ${n}`);
+  const [year, month, day] = localDay.split('-').map(Number) as [number, number, number];
+  const target = year + n;
+  const ms = fieldsToMs(target, month, Math.min(day, daysInMonth(target, month)));
+  if (ms === null) throw new RangeError(`addYears: ${localDay} + ${n} years is outside years 0001-9999`);
+  return msToString(ms).slice(0, 10);
+}
+
+/**
+ * The calendar day n days later (n may be negative).
+ * @throws RangeError for a malformed day, a non-integer n, or a result outside 0001–9999.
+ */
+export function addDays(localDay: string, n: number): string {
+  const dayMs = requireDayMs(localDay, 'addDays');
+  if (!Number.isInteger(n)) throw new RangeError(`addDays: n must be an integer, got ${n}`);
+  const ms = dayMs + n * DAY;
+  if (!inRange(ms)) throw new RangeError(`addDays: ${localDay} + ${n} days is outside years 0001-9999`);
+  return msToString(ms).slice(0, 10);
+}
+
+/**
+ * A `Date` as a UTC `'YYYY-MM-DD HH:MM:SS'` string, milliseconds truncated.
+ * @throws RangeError for an invalid Date or one outside 0001–9999.
+ */
+export function formatUtc(d: Date): string {
+  const ms = d.getTime();
+  if (!inRange(ms)) throw new RangeError('formatUtc: date is invalid or outside years 0001-9999');
+  return msToString(floorSecond(ms));
+}
+
+/** The current instant as a UTC string; the clock is a parameter so that tests can fix it. */
+export function nowUtcString(now: Date): string {
+  return formatUtc(now);
+}
+
+/**
+ * A UTC `'YYYY-MM-DD HH:MM:SS'` string as a `Date`.
+ * @throws RangeError for a malformed date-time.
+ */
+export function parseUtc(utc: string): Date {
+  return new Date(requireDateTimeMs(utc, 'parseUtc'));
+}
+
+/**
+ * A UTC instant as ISO 8601 wall time in tz with its offset, `2025-01-05T14:23:36-05:00`, as
+ * schema.org's `startDate` wants. Sub-minute historical offsets are cut to whole minutes and the
+ * wall time adjusted to match, so the instant stays exact.
+ * @throws RangeError for a malformed date-time or an unknown zone.
+ */
+export function isoWithOffset(utc: string, tz: string): string {
+  const utcMs = requireDateTimeMs(utc, 'isoWithOffset');
+  const raw = offsetFunction(tz)(utcMs);
+  const offsetMs = Math.trunc(raw / MINUTE) * MINUTE;
+  return `${msToString(utcMs + offsetMs).replace(' ', 'T')}${isoOffset(offsetMs)}`;
+}

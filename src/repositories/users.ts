@@ -1,0 +1,75 @@
+/**
+ * Users and their API keys. A user is created together with its first key by the api-key command.
+ */
+import type { Kysely } from 'kysely'
+import { hashKey, isRole, type Role } from '../lib/api-keys.js'
+import type { Database } from '../db/schema.js'
+
+export interface User {
+  id: number
+  name: string
+  role: Role
+}
+
+export interface KeyListing {
+  user_id: number
+  name: string
+  role: Role
+  created_at: string
+  revoked_at: string | null
+}
+
+/** The active user holding `key`, or undefined for an unknown or revoked key. */
+export async function findUserByKey(db: Kysely<Database>, key: string): Promise<User | undefined> {
+  const row = await db.selectFrom('api_keys')
+    .innerJoin('users', 'users.id', 'api_keys.user_id')
+    .select(['users.id', 'users.name', 'users.role'])
+    .where('api_keys.key_hash', '=', hashKey(key))
+    .where('api_keys.revoked_at', 'is', null)
+    .executeTakeFirst()
+  if (row === undefined || !isRole(row.role)) return undefined
+  return { id: row.id, name: row.name, role: row.role }
+}
+
+export async function userExists(db: Kysely<Database>, id: number): Promise<boolean> {
+  const row = await db.selectFrom('users').select('id').where('id', '=', id).executeTakeFirst()
+  return row !== undefined
+}
+
+export class DuplicateNameError extends Error {}
+
+/** Creates a user with `role` and its key (stored hashed). The name defaults to `<role>-<id>`. */
+export async function createUserWithKey(db: Kysely<Database>, role: Role, key: string, now: string, name?: string): Promise<User> {
+  return db.transaction().execute(async (trx) => {
+    if (name !== undefined) {
+      const taken = await trx.selectFrom('users').select('id').where('name', '=', name).executeTakeFirst()
+      if (taken !== undefined) throw new DuplicateNameError(`a key named "${name}" already exists`)
+    }
+    const placeholder = name ?? `pending-${hashKey(key).slice(0, 16)}`
+    const { id } = await trx.insertInto('users').values({ name: placeholder, role, created_at: now })
+      .returning('id').executeTakeFirstOrThrow()
+    const finalName = name ?? `${role}-${id}`
+    if (name === undefined) await trx.updateTable('users').set({ name: finalName }).where('id', '=', id).execute()
+    await trx.insertInto('api_keys').values({ user_id: id, key_hash: hashKey(key), created_at: now, revoked_at: null }).execute()
+    return { id, name: finalName, role }
+  })
+}
+
+export async function listKeys(db: Kysely<Database>): Promise<KeyListing[]> {
+  const rows = await db.selectFrom('api_keys')
+    .innerJoin('users', 'users.id', 'api_keys.user_id')
+    .select(['users.id as user_id', 'users.name', 'users.role', 'api_keys.created_at', 'api_keys.revoked_at'])
+    .orderBy('api_keys.id')
+    .execute()
+  return rows.flatMap((r) => (isRole(r.role) ? [{ ...r, role: r.role }] : []))
+}
+
+/** Revokes every active key of the user named `name`; returns how many were revoked. */
+export async function revokeKeys(db: Kysely<Database>, name: string, now: string): Promise<number> {
+  const result = await db.updateTable('api_keys')
+    .set({ revoked_at: now })
+    .where('revoked_at', 'is', null)
+    .where('user_id', 'in', db.selectFrom('users').select('id').where('name', '=', name))
+    .executeTakeFirst()
+  return Number(result.numUpdatedRows)
+}

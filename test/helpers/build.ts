@@ -1,0 +1,57 @@
+/**
+ * `build(t)`: a fresh app over a migrated `:memory:` database with a pinned clock, closed on teardown.
+ * Its `inject` checks every response against the contract (see contract.ts) before returning it.
+ */
+import type { Test } from 'tap'
+import type { InjectOptions, LightMyRequestResponse } from 'fastify'
+import { buildApp } from '../../src/app.js'
+import { defaultConfig, type Config } from '../../src/config.js'
+import { openDatabase } from '../../src/db/database.js'
+import { createCompilers } from '../../src/http/compilers.js'
+import { generateKey, type Role } from '../../src/lib/api-keys.js'
+import { createUserWithKey } from '../../src/repositories/users.js'
+import { contractProblems, SPEC } from './contract.js'
+
+export const API = '/calendar/events/v1'
+export const BASE_URL = 'http://calendar.test'
+export const API_URL = `${BASE_URL}${API}`
+/** The pinned "now" of every test: Monday 15 June 2026, 12:00 UTC. */
+export const NOW = new Date('2026-06-15T12:00:00Z')
+
+const compilers = createCompilers()
+
+export interface BuildOptions {
+  config?: Partial<Config>
+  now?: Date
+}
+
+export type Injected = LightMyRequestResponse & { json<T = Record<string, unknown>>(): T }
+
+export async function build(t: Test, options: BuildOptions = {}) {
+  const config = defaultConfig({ publicUrl: BASE_URL, ...options.config })
+  const handle = await openDatabase(':memory:')
+  const now = options.now ?? NOW
+  const app = await buildApp({ db: handle.db, config, now: () => now, spec: SPEC, compilers })
+  t.teardown(async () => {
+    await app.close()
+    await handle.close()
+  })
+
+  async function inject(request: InjectOptions & { url: string }): Promise<Injected> {
+    const res = await app.inject(request)
+    const problems = contractProblems(request.method ?? 'GET', request.url, res)
+    if (problems.length > 0) t.fail(`response breaks the contract: ${request.method ?? 'GET'} ${request.url}`, { problems, body: res.body.slice(0, 500) })
+    return res as Injected
+  }
+
+  /** Creates a user with `role` and returns the Authorization header of its new key. */
+  async function auth(role: Role, name?: string): Promise<{ authorization: string }> {
+    const key = generateKey()
+    await createUserWithKey(handle.db, role, key, '2026-01-01 00:00:00', name)
+    return { authorization: `Bearer ${key}` }
+  }
+
+  return { app, db: handle.db, sqlite: handle.sqlite, config, inject, auth }
+}
+
+export type Built = Awaited<ReturnType<typeof build>>

@@ -1,0 +1,47 @@
+/**
+ * Small builders for records the tests need but whose routes are not the subject of the test.
+ */
+import type { Kysely } from 'kysely'
+import type { Database, NewEvent } from '../../src/db/schema.js'
+
+let sequence = 0
+
+/** Inserts an event straight into storage (published, English, in June 2026 unless overridden). */
+export async function insertEvent(db: Kysely<Database>, overrides: Partial<NewEvent> = {}, links: { terms?: number[] } = {}): Promise<number> {
+  sequence += 1
+  const { id } = await db.insertInto('events').values({
+    language: 'en',
+    translation_group: null,
+    author: null,
+    status: 'publish',
+    password: null,
+    title: `Event ${sequence}`,
+    description: null,
+    excerpt: null,
+    slug: `event-fixture-${sequence}`,
+    image_id: null,
+    date: '2026-06-01 10:00:00',
+    date_utc: '2026-06-01 10:00:00',
+    modified: '2026-06-01 10:00:00',
+    modified_utc: '2026-06-01 10:00:00',
+    all_day: 0,
+    start_date: '2026-07-01 18:00:00',
+    end_date: '2026-07-01 21:00:00',
+    start_utc: '2026-07-01 18:00:00',
+    end_utc: '2026-07-01 21:00:00',
+    timezone: 'UTC',
+    cost: null,
+    website: null,
+    show_map: 0,
+    show_map_link: 0,
+    hide_from_listings: 0,
+    sticky: 0,
+    featured: 0,
+    post_parent: null,
+    ...overrides,
+  }).returning('id').executeTakeFirstOrThrow()
+  for (const term of links.terms ?? []) {
+    await db.insertInto('event_terms').values({ event_id: id, term_id: term }).execute()
+  }
+  return id
+}
