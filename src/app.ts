@@ -14,9 +14,11 @@ import type { AppContext } from './handlers/context.js'
 import { pendingHandlers } from './handlers/pending.js'
 import { rootHandlers } from './handlers/root.js'
 import { tagHandlers } from './handlers/tags.js'
+import { venueHandlers } from './handlers/venues.js'
+import { organizerHandlers } from './handlers/organizers.js'
 import { createCompilers, useCompilers, type Compilers } from './http/compilers.js'
-import { ApiError, registerErrorHandlers } from './http/errors.js'
-import { CONTENT_LANGUAGE, requestedLanguage } from './http/language.js'
+import { ApiError, frameworkErrorHandler, registerErrorHandlers } from './http/errors.js'
+import { requestedLanguage } from './http/language.js'
 import type { Handlers } from './http/operations.js'
 import { parseFormBody, registerQueryNormalisation } from './http/query.js'
 import { registerAuthentication, securityHandlers } from './http/security.js'
@@ -34,6 +36,7 @@ export interface AppOptions {
 }
 
 const BODY_LIMIT = 1024 * 1024
+const MAX_PARAM_LENGTH = 2048
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH'])
 const EXPOSED_HEADERS = 'X-Total, X-Total-Pages, Link, ETag, Location, Content-Language'
 const ALLOWED_HEADERS = 'Authorization, Content-Type, If-Match, If-None-Match'
@@ -46,7 +49,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
     bodyLimit: BODY_LIMIT,
-    routerOptions: { ignoreTrailingSlash: true },
+    // Slugs may be 200 characters (more when percent-encoded): the default limit of 100 would answer 414.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
+    frameworkErrors: frameworkErrorHandler(config.defaultLanguage),
   })
 
   useCompilers(app, options.compilers ?? createCompilers())
@@ -70,6 +75,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ...rootHandlers(ctx),
     ...categoryHandlers(ctx),
     ...tagHandlers(ctx),
+    ...venueHandlers(ctx),
+    ...organizerHandlers(ctx),
     ...pendingHandlers(),
   } satisfies Handlers
   await app.register(openapiGlue, {
@@ -130,7 +137,8 @@ function registerHeaders(app: FastifyInstance, config: Config): void {
   app.addHook('onSend', async (req: FastifyRequest, reply, payload) => {
     reply.header('Access-Control-Allow-Origin', '*')
     reply.header('Access-Control-Expose-Headers', EXPOSED_HEADERS)
-    reply.header('Content-Language', CONTENT_LANGUAGE[requestedLanguage(req) ?? config.defaultLanguage])
+    // The spec declares the header as the `ml_language` code itself (`at`, `ch-fr`, …), not a BCP 47 tag.
+    reply.header('Content-Language', requestedLanguage(req) ?? config.defaultLanguage)
     return payload
   })
 }

@@ -75,8 +75,8 @@ export interface VenuesTable extends PostColumns {
   phone: string | null
   website: string | null
   stateprovince: string | null
-  show_map: Flag
-  show_map_link: Flag
+  show_map: Generated<Flag>
+  show_map_link: Generated<Flag>
   geo_lat: number | null
   geo_lng: number | null
 }

@@ -8,11 +8,6 @@ import type { Handlers } from '../http/operations.js'
 const PENDING = [
   'listEvents', 'createEvent', 'getEvent', 'updateEvent', 'updateEventPut', 'updateEventPost', 'deleteEvent',
   'getEventBySlug', 'updateEventBySlug', 'updateEventBySlugPut', 'updateEventBySlugPost', 'deleteEventBySlug',
-  'listVenues', 'createVenue', 'getVenue', 'updateVenue', 'updateVenuePut', 'updateVenuePost', 'deleteVenue',
-  'getVenueBySlug', 'updateVenueBySlug', 'updateVenueBySlugPut', 'updateVenueBySlugPost', 'deleteVenueBySlug',
-  'listOrganizers', 'createOrganizer', 'getOrganizer', 'updateOrganizer', 'updateOrganizerPut', 'updateOrganizerPost',
-  'deleteOrganizer', 'getOrganizerBySlug', 'updateOrganizerBySlug', 'updateOrganizerBySlugPut',
-  'updateOrganizerBySlugPost', 'deleteOrganizerBySlug',
 ] as const
 
 type Pending = (typeof PENDING)[number]

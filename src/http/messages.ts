@@ -31,7 +31,15 @@ const EN = {
   translationOfMissing: 'translation_of must be the ID of an existing {resource}.',
   translationExists: 'The translation group already has a version in this language.',
   unknownUser: 'author must be the ID of an existing user.',
-  statusNotAllowed: 'You may only list published records.',
+  statusNotAllowed: 'Only published records can be listed without the right to edit others.',
+  required: '{name} is required.',
+  invalidDate: '{name} is not a valid date: use YYYY-MM-DD HH:MM:SS or ISO 8601 with an offset.',
+  unknownImage: 'image must be the ID of an existing image or an absolute http(s) URL.',
+  invalidImage: 'image must be the ID of an existing image or an absolute http(s) URL.',
+  invalidUrl: '{name} must be an absolute http(s) URL.',
+  invalidEmail: '{name} must be an e-mail address.',
+  geolocInactive: '{name} needs the geolocation extension: start the server with CALENDAR_EXTENSIONS=geoloc to enable it.',
+  geoPair: 'geo_lat and geo_lng must be given together.',
 } as const
 
 export type MessageKey = keyof typeof EN

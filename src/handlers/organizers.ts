@@ -1,0 +1,33 @@
+/**
+ * /organizers operations, by id and by slug, one handler per operationId.
+ */
+import type { Handlers } from '../http/operations.js'
+import { ORGANIZER } from '../repositories/organizers.js'
+import type { AppContext } from './context.js'
+import { byId, bySlug, linkedOperations } from './linked.js'
+
+type OrganizerHandlers = Pick<Handlers,
+  | 'listOrganizers' | 'createOrganizer'
+  | 'getOrganizer' | 'updateOrganizer' | 'updateOrganizerPut' | 'updateOrganizerPost' | 'deleteOrganizer'
+  | 'getOrganizerBySlug' | 'updateOrganizerBySlug' | 'updateOrganizerBySlugPut' | 'updateOrganizerBySlugPost' | 'deleteOrganizerBySlug'>
+
+export function organizerHandlers(ctx: AppContext): OrganizerHandlers {
+  const organizers = linkedOperations(ctx, ORGANIZER)
+  return {
+    async listOrganizers(req, reply) {
+      const { records, links, total, totalPages } = await organizers.list(req, req.query ?? {}, reply)
+      return { organizers: records, ...links, total, total_pages: totalPages }
+    },
+    createOrganizer: (req, reply) => organizers.create(req, req.body, reply),
+    getOrganizer: (req, reply) => organizers.get(req, byId(req.params), req.query?.ml_language, reply),
+    updateOrganizer: (req, reply) => organizers.update(req, byId(req.params), req.body, reply),
+    updateOrganizerPut: (req, reply) => organizers.update(req, byId(req.params), req.body, reply),
+    updateOrganizerPost: (req, reply) => organizers.update(req, byId(req.params), req.body, reply),
+    deleteOrganizer: (req) => organizers.remove(req, byId(req.params), req.query?.force ?? false),
+    getOrganizerBySlug: (req, reply) => organizers.get(req, bySlug(req.params), req.query?.ml_language, reply),
+    updateOrganizerBySlug: (req, reply) => organizers.update(req, bySlug(req.params), req.body, reply),
+    updateOrganizerBySlugPut: (req, reply) => organizers.update(req, bySlug(req.params), req.body, reply),
+    updateOrganizerBySlugPost: (req, reply) => organizers.update(req, bySlug(req.params), req.body, reply),
+    deleteOrganizerBySlug: (req) => organizers.remove(req, bySlug(req.params), req.query?.force ?? false),
+  }
+}

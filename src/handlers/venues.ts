@@ -1,0 +1,33 @@
+/**
+ * /venues operations, by id and by slug, one handler per operationId.
+ */
+import type { Handlers } from '../http/operations.js'
+import { VENUE } from '../repositories/venues.js'
+import type { AppContext } from './context.js'
+import { byId, bySlug, linkedOperations } from './linked.js'
+
+type VenueHandlers = Pick<Handlers,
+  | 'listVenues' | 'createVenue'
+  | 'getVenue' | 'updateVenue' | 'updateVenuePut' | 'updateVenuePost' | 'deleteVenue'
+  | 'getVenueBySlug' | 'updateVenueBySlug' | 'updateVenueBySlugPut' | 'updateVenueBySlugPost' | 'deleteVenueBySlug'>
+
+export function venueHandlers(ctx: AppContext): VenueHandlers {
+  const venues = linkedOperations(ctx, VENUE)
+  return {
+    async listVenues(req, reply) {
+      const { records, links, total, totalPages } = await venues.list(req, req.query ?? {}, reply)
+      return { venues: records, ...links, total, total_pages: totalPages }
+    },
+    createVenue: (req, reply) => venues.create(req, req.body, reply),
+    getVenue: (req, reply) => venues.get(req, byId(req.params), req.query?.ml_language, reply),
+    updateVenue: (req, reply) => venues.update(req, byId(req.params), req.body, reply),
+    updateVenuePut: (req, reply) => venues.update(req, byId(req.params), req.body, reply),
+    updateVenuePost: (req, reply) => venues.update(req, byId(req.params), req.body, reply),
+    deleteVenue: (req) => venues.remove(req, byId(req.params), req.query?.force ?? false),
+    getVenueBySlug: (req, reply) => venues.get(req, bySlug(req.params), req.query?.ml_language, reply),
+    updateVenueBySlug: (req, reply) => venues.update(req, bySlug(req.params), req.body, reply),
+    updateVenueBySlugPut: (req, reply) => venues.update(req, bySlug(req.params), req.body, reply),
+    updateVenueBySlugPost: (req, reply) => venues.update(req, bySlug(req.params), req.body, reply),
+    deleteVenueBySlug: (req) => venues.remove(req, bySlug(req.params), req.query?.force ?? false),
+  }
+}

@@ -1,0 +1,89 @@
+/**
+ * The capability model of CONTRACT §6, as plain functions of the caller and a record: who may edit,
+ * publish, set authors and see what. Venues and organizers follow the event rules.
+ */
+import type { Role } from './api-keys.js'
+
+export interface Caller {
+  id: number
+  role: Role
+}
+
+export const WRITABLE_STATUSES = ['publish', 'draft', 'pending', 'private'] as const
+export type WritableStatus = (typeof WRITABLE_STATUSES)[number]
+export type PostStatus = WritableStatus | 'trash'
+
+const STATUSES: readonly string[] = [...WRITABLE_STATUSES, 'trash']
+
+/** A stored status; anything else means the database was written by something other than this app. */
+export function asStatus(value: string): PostStatus {
+  if (!STATUSES.includes(value)) throw new Error(`stored status is not known: ${value}`)
+  return value as PostStatus
+}
+
+export interface Owned {
+  author: number | null
+  status: string
+}
+
+/** Administrators and editors edit everything, set authors and manage terms. */
+export function editsAll(caller: Caller | null): boolean {
+  return caller !== null && (caller.role === 'administrator' || caller.role === 'editor')
+}
+
+/** Authors and above publish; contributors only submit for review. */
+export function canPublish(caller: Caller | null): boolean {
+  return editsAll(caller) || caller?.role === 'author'
+}
+
+/** Whether the caller may create records at all (the spec's role scopes say the same for the routes). */
+export function canCreate(caller: Caller | null): boolean {
+  return canPublish(caller) || caller?.role === 'contributor'
+}
+
+/**
+ * Whether the caller may change or delete this record: everything for editors; their own for authors;
+ * their own while draft or pending for contributors.
+ */
+export function canEdit(caller: Caller | null, record: Owned): boolean {
+  if (caller === null) return false
+  if (editsAll(caller)) return true
+  if (record.author !== caller.id) return false
+  if (caller.role === 'author') return true
+  return caller.role === 'contributor' && (record.status === 'draft' || record.status === 'pending')
+}
+
+/** Whether the caller may read this record by id or slug (trash has its own rules, per resource). */
+export function canRead(caller: Caller | null, record: Owned): boolean {
+  return record.status === 'publish' || canEdit(caller, record)
+}
+
+/**
+ * The status a write stores: the requested one, or `publish` for publishers and `draft` for others when
+ * none is asked; a contributor asking to publish (or to make private) submits for review: `pending`.
+ */
+export function statusToStore(caller: Caller | null, requested: WritableStatus | undefined, fallback?: string): string {
+  if (requested === undefined) return fallback ?? (canPublish(caller) ? 'publish' : 'draft')
+  if (!canPublish(caller) && (requested === 'publish' || requested === 'private')) return 'pending'
+  return requested
+}
+
+/**
+ * Which records a list shows (CONTRACT §6): anonymous callers and subscribers published ones only
+ * (asking another status is refused); editors every non-trash status; authors and contributors
+ * published records plus their own.
+ */
+export type ListScope =
+  | { kind: 'all'; statuses: readonly string[] }
+  | { kind: 'published-or-own'; statuses: readonly string[]; owner: number }
+  | { kind: 'refused' }
+
+export function listScope(caller: Caller | null, requested: WritableStatus | undefined): ListScope {
+  const statuses = requested === undefined ? WRITABLE_STATUSES : [requested]
+  if (editsAll(caller)) return { kind: 'all', statuses }
+  if (caller !== null && (caller.role === 'author' || caller.role === 'contributor')) {
+    return { kind: 'published-or-own', statuses, owner: caller.id }
+  }
+  if (requested !== undefined && requested !== 'publish') return { kind: 'refused' }
+  return { kind: 'all', statuses: ['publish'] }
+}
