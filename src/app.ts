@@ -2,7 +2,7 @@
  * Builds the application from the contract: glue binds every operation of `openapi/openapi.yaml` to its
  * handler, with Ajv 2020 validation and the spec's response schemas for serialisation. Never listens.
  */
-import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
 import openapiGlue from 'fastify-openapi-glue'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
@@ -11,7 +11,7 @@ import type { Config } from './config.js'
 import type { Database } from './db/schema.js'
 import { categoryHandlers } from './handlers/categories.js'
 import type { AppContext } from './handlers/context.js'
-import { pendingHandlers } from './handlers/pending.js'
+import { eventHandlers } from './handlers/events.js'
 import { rootHandlers } from './handlers/root.js'
 import { tagHandlers } from './handlers/tags.js'
 import { venueHandlers } from './handlers/venues.js'
@@ -51,7 +51,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     bodyLimit: BODY_LIMIT,
     // Slugs may be 200 characters (more when percent-encoded): the default limit of 100 would answer 414.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
-    frameworkErrors: frameworkErrorHandler(config.defaultLanguage),
+    // Answered before routing and without hooks: give them the headers every response carries.
+    frameworkErrors: (error, req, reply) => {
+      setCommonHeaders(req, reply, config)
+      return frameworkErrorHandler(config.defaultLanguage)(error, req, reply)
+    },
   })
 
   useCompilers(app, options.compilers ?? createCompilers())
@@ -77,7 +81,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ...tagHandlers(ctx),
     ...venueHandlers(ctx),
     ...organizerHandlers(ctx),
-    ...pendingHandlers(),
+    ...eventHandlers(ctx),
   } satisfies Handlers
   await app.register(openapiGlue, {
     specification: structuredClone(spec.document),
@@ -135,12 +139,16 @@ function registerBodyParsers(app: FastifyInstance): void {
 /** CORS on every response (CONTRACT §1) and `Content-Language` naming the language served. */
 function registerHeaders(app: FastifyInstance, config: Config): void {
   app.addHook('onSend', async (req: FastifyRequest, reply, payload) => {
-    reply.header('Access-Control-Allow-Origin', '*')
-    reply.header('Access-Control-Expose-Headers', EXPOSED_HEADERS)
-    // The spec declares the header as the `ml_language` code itself (`at`, `ch-fr`, …), not a BCP 47 tag.
-    reply.header('Content-Language', requestedLanguage(req) ?? config.defaultLanguage)
+    setCommonHeaders(req, reply, config)
     return payload
   })
+}
+
+function setCommonHeaders(req: FastifyRequest, reply: FastifyReply, config: Config): void {
+  reply.header('Access-Control-Allow-Origin', '*')
+  reply.header('Access-Control-Expose-Headers', EXPOSED_HEADERS)
+  // The spec declares the header as the `ml_language` code itself (`at`, `ch-fr`, …), not a BCP 47 tag.
+  reply.header('Content-Language', requestedLanguage(req) ?? config.defaultLanguage)
 }
 
 /**

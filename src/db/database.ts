@@ -6,7 +6,7 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { Kysely, SqliteDialect, type SqliteDatabase, type SqliteStatement } from 'kysely'
-import { foldCase } from './dialect.js'
+import { foldCase, haversineKm } from './dialect.js'
 import { migrateToLatest } from './migrate.js'
 import type { Database } from './schema.js'
 
@@ -27,6 +27,9 @@ export async function openDatabase(url: string): Promise<DatabaseHandle> {
   sqlite.pragma('busy_timeout = 5000')
   sqlite.function('casefold', { deterministic: true }, (value: unknown) =>
     typeof value === 'string' ? foldCase(value) : value)
+  sqlite.function('distance_km', { deterministic: true }, (latA: unknown, lngA: unknown, latB: unknown, lngB: unknown) =>
+    typeof latA === 'number' && typeof lngA === 'number' && typeof latB === 'number' && typeof lngB === 'number'
+      ? haversineKm(latA, lngA, latB, lngB) : null)
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) })
   try {
     await migrateToLatest(db)

@@ -32,3 +32,26 @@ export function containsText(db: Kysely<any>, columns: ReadonlyArray<Expression<
   const tests = columns.map((column) => sql<SqlBool>`coalesce(${position}(${fold}(${column}), ${folded}), 0) > 0`)
   return sql<SqlBool>`(${sql.join(tests, sql` or `)})`
 }
+
+/** Mean Earth radius (IUGG), the sphere of every great-circle distance here. */
+export const EARTH_RADIUS_KM = 6371.0088
+
+/** Great-circle distance in km (haversine), the same in JavaScript and in SQL. */
+export function haversineKm(latA: number, lngA: number, latB: number, lngB: number): number {
+  const rad = Math.PI / 180
+  const dLat = (latB - latA) * rad
+  const dLng = (lngB - lngA) * rad
+  const h = Math.sin(dLat / 2) ** 2 + Math.cos(latA * rad) * Math.cos(latB * rad) * Math.sin(dLng / 2) ** 2
+  return 2 * EARTH_RADIUS_KM * Math.asin(Math.min(1, Math.sqrt(h)))
+}
+
+/**
+ * The distance in km between a row's coordinates and a point. SQLite uses the `distance_km` function
+ * registered in `openDatabase` (it may lack trigonometry); PostgreSQL computes the haversine itself.
+ */
+export function distanceKm(db: Kysely<any>, lat: Expression<unknown>, lng: Expression<unknown>, pointLat: number, pointLng: number): Expression<number> {
+  if (!isPostgres(db)) return sql<number>`distance_km(${lat}, ${lng}, ${pointLat}, ${pointLng})`
+  return sql<number>`(2 * ${EARTH_RADIUS_KM} * asin(least(1, sqrt(
+    power(sin(radians(${lat} - ${pointLat}) / 2), 2)
+    + cos(radians(${pointLat})) * cos(radians(${lat})) * power(sin(radians(${lng} - ${pointLng}) / 2), 2)))))`
+}

@@ -52,7 +52,9 @@ export function termOperations<R extends { rest_url: string }>(ctx: AppContext, 
       if (post !== undefined && !(await eventExists(ctx.db, post))) {
         throw invalidParam(query.post !== undefined ? 'post' : 'event', 'unknownEvent')
       }
-      if (query.parent !== undefined && query.parent !== 0 && !(await termExists(ctx.db, taxonomy, query.parent, language))) {
+      // Tags have no `parent` parameter: like any unknown parameter it is ignored (it is not even coerced).
+      const parent = taxonomy === 'category' ? query.parent : undefined
+      if (parent !== undefined && parent !== 0 && !(await termExists(ctx.db, taxonomy, parent, language))) {
         throw invalidParam('parent', 'parentNotFound')
       }
       const page = pageOf(query)
@@ -66,7 +68,7 @@ export function termOperations<R extends { rest_url: string }>(ctx: AppContext, 
         ...(query.search !== undefined ? { search: query.search } : {}),
         ...(query.include !== undefined ? { include: query.include } : {}),
         ...(query.exclude !== undefined ? { exclude: query.exclude } : {}),
-        ...(query.parent !== undefined ? { parent: query.parent } : {}),
+        ...(parent !== undefined ? { parent } : {}),
         ...(post !== undefined ? { post } : {}),
         ...(query.slug !== undefined ? { slug: query.slug } : {}),
       }

@@ -52,9 +52,6 @@ export const preconditionFailed = (): ApiError =>
 export const invalidParam = (name: string, key: MessageKey, vars: MessageVars = {}): ApiError =>
   new ApiError(400, 'rest_invalid_param', 'invalidParams', { names: name }, { reasons: { [name]: { key, vars: { name, ...vars } } } })
 
-export const notImplemented = (): ApiError =>
-  new ApiError(501, 'rest-not-implemented', 'notImplemented')
-
 const noRoute = (): ApiError => new ApiError(404, 'rest_no_route', 'noRoute')
 
 interface AjvIssue {
@@ -62,6 +59,17 @@ interface AjvIssue {
   keyword?: string
   message?: string
   params?: Record<string, unknown>
+}
+
+/**
+ * Fastify's `frameworkErrors` option: a URL that cannot be decoded (`/events/by-slug/%ff`) is answered
+ * before routing, so it would otherwise get Fastify's own body instead of the contract's error body.
+ */
+export function frameworkErrorHandler(defaultLanguage: Language) {
+  return (error: FastifyError, req: FastifyRequest, reply: FastifyReply): FastifyReply => {
+    const apiError = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? noRoute() : toApiError(error, req)
+    return send(req, reply, apiError, defaultLanguage)
+  }
 }
 
 /** Registers the error and not-found handlers on the root instance (glue's routes included). */
@@ -130,6 +138,14 @@ function fromValidation(issues: AjvIssue[], context: string, req: FastifyRequest
     message: issue.message ?? 'is invalid',
     ...(issue.params !== undefined ? { params: issue.params } : {}),
   }))
+  if (context === 'body') {
+    // Ajv stops at the first error: name every unknown field, not only the first one it met.
+    const known = new Set(details.map((d) => d.field))
+    for (const field of unknownFields(req)) {
+      if (known.has(field)) continue
+      details.push({ field, in: 'body', keyword: 'additionalProperties', message: 'must NOT have additional properties', params: { additionalProperty: field } })
+    }
+  }
   if (context === 'body' && issues.some((i) => i.keyword === 'required' && (i.instancePath ?? '') === '')) {
     const missing = missingRequired(req)
     if (missing.length > 0) {
@@ -150,13 +166,28 @@ function fieldOf(issue: AjvIssue, context: string): string {
   return context === 'body' ? 'body' : context
 }
 
+/** The JSON schema of the request's body (the same for every media type the route accepts). */
+function bodySchemaOf(req: FastifyRequest): Record<string, unknown> | undefined {
+  const schema: unknown = req.routeOptions.schema?.body
+  const content = isRecord(schema) && isRecord(schema.content) ? Object.values(schema.content)[0] : undefined
+  return isRecord(content) && isRecord(content.schema) ? content.schema : undefined
+}
+
 /** Every required body field the request lacks (Ajv stops at the first one). */
 function missingRequired(req: FastifyRequest): string[] {
-  const schema: unknown = req.routeOptions.schema?.body
+  const schema = bodySchemaOf(req)
   const body = req.body
-  const content = isRecord(schema) && isRecord(schema.content) ? Object.values(schema.content)[0] : undefined
-  const required = isRecord(content) && isRecord(content.schema) && Array.isArray(content.schema.required) ? content.schema.required : []
+  const required = schema !== undefined && Array.isArray(schema.required) ? schema.required : []
   return required.filter((name): name is string => typeof name === 'string' && !(isRecord(body) && name in body))
+}
+
+/** Top-level body fields the schema does not know, when it allows no others. */
+function unknownFields(req: FastifyRequest): string[] {
+  const schema = bodySchemaOf(req)
+  const body = req.body
+  if (schema === undefined || schema.additionalProperties !== false || !isRecord(body)) return []
+  const properties = isRecord(schema.properties) ? schema.properties : {}
+  return Object.keys(body).filter((name) => !Object.hasOwn(properties, name))
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -10,16 +10,6 @@ export function isLanguage(value: unknown): value is Language {
   return typeof value === 'string' && (LANGUAGES as readonly string[]).includes(value)
 }
 
-/** BCP 47 tags for `Content-Language`: `at` is Austrian German, `ch-*` Swiss German and French. */
-export const CONTENT_LANGUAGE: Record<Language, string> = {
-  at: 'de-AT',
-  en: 'en',
-  de: 'de',
-  es: 'es',
-  'ch-fr': 'fr-CH',
-  'ch-de': 'de-CH',
-}
-
 /**
  * The language a request asks for, body first (writes may carry `ml_language` there), then the query.
  * An invalid value is left for validation to reject; here it simply does not count.

@@ -16,7 +16,6 @@ const EN = {
   unsupportedMediaType: 'Unsupported media type "{type}": send application/json or application/x-www-form-urlencoded.',
   payloadTooLarge: 'The request body is larger than the limit of 1 MiB.',
   internalError: 'An internal error occurred; the request was not completed.',
-  notImplemented: 'This operation is not implemented yet.',
   notFoundById: '{Resource} with ID {id} does not exist.',
   notFoundBySlug: '{Resource} with slug "{id}" does not exist.',
   archivePageNotFound: 'The requested {resource} archive page does not exist.',
@@ -40,6 +39,15 @@ const EN = {
   invalidEmail: '{name} must be an e-mail address.',
   geolocInactive: '{name} needs the geolocation extension: start the server with CALENDAR_EXTENSIONS=geoloc to enable it.',
   geoPair: 'geo_lat and geo_lng must be given together.',
+  geolocPair: 'geoloc_lat and geoloc_lng must be given together.',
+  unknownTerm: '{name}: no term "{value}" exists in this language.',
+  unknownLinked: '{name}: there is no record with ID {value} in this language.',
+  noLongerAvailable: 'This event is no longer available.',
+  passwordProtected: 'The requested event is not accessible without a password.',
+  ticketsInactive: 'Event Tickets is not active: this service has no ticketing module.',
+  endBeforeStart: 'end_date must not be before start_date.',
+  invalidTimezone: '{name} must be an IANA time zone name (such as Europe/Zurich) or an offset such as UTC+2.',
+  invalidFilterDate: '{name} is not a date: use YYYY-MM-DD, YYYY-MM-DD HH:MM:SS, ISO 8601, a UNIX timestamp, now, today, tomorrow or yesterday.',
 } as const
 
 export type MessageKey = keyof typeof EN

@@ -76,13 +76,17 @@ export interface TermListQuery {
 
 type Db = Kysely<Database> | Transaction<Database>
 
-/** Published events linked to the term: the term's `count`. */
-function publishedCount(eb: ExpressionBuilder<Database, 'terms'>) {
+/** Links from published events to the term. */
+function publishedLinks(eb: ExpressionBuilder<Database, 'terms'>) {
   return eb.selectFrom('event_terms')
     .innerJoin('events', 'events.id', 'event_terms.event_id')
-    .select((inner) => inner.fn.countAll<number>().as('n'))
     .whereRef('event_terms.term_id', '=', 'terms.id')
     .where('events.status', '=', 'publish')
+}
+
+/** Published events linked to the term: the term's `count`. */
+function publishedCount(eb: ExpressionBuilder<Database, 'terms'>) {
+  return publishedLinks(eb).select((inner) => inner.fn.countAll<number>().as('n'))
 }
 
 function listFilter(db: Db, taxonomy: Taxonomy, q: TermListQuery): (eb: ExpressionBuilder<Database, 'terms'>) => Expression<SqlBool> {
@@ -99,7 +103,8 @@ function listFilter(db: Db, taxonomy: Taxonomy, q: TermListQuery): (eb: Expressi
     if (q.post !== undefined) {
       conditions.push(eb('terms.id', 'in', db.selectFrom('event_terms').select('event_terms.term_id').where('event_terms.event_id', '=', q.post)))
     }
-    if (q.hideEmpty) conditions.push(eb.exists(publishedCount(eb)))
+    // Not EXISTS over the count: an aggregate always yields one row, so that would hide nothing.
+    if (q.hideEmpty) conditions.push(eb.exists(publishedLinks(eb).select('event_terms.event_id')))
     return eb.and(conditions)
   }
 }
@@ -277,7 +282,11 @@ export async function updateTerm<R>(ctx: TermContext, kind: TermKind<R>, current
   return findTerm(ctx, kind, current.id)
 }
 
-/** Deletes a term for good: its events lose the link, its children move up to its parent. */
+/**
+ * Deletes a term for good: its events lose the link, its children move up to its parent. When a child
+ * has the name of a term already under that parent, the move would break name uniqueness: the delete
+ * is refused with `term_exists` and nothing changes.
+ */
 export async function deleteTerm(ctx: TermContext, current: TermRow, expectedVersion: number | undefined): Promise<void> {
   await ctx.db.transaction().execute(async (trx) => {
     const result = await trx.deleteFrom('terms')
@@ -285,6 +294,16 @@ export async function deleteTerm(ctx: TermContext, current: TermRow, expectedVer
       .where('version', '=', expectedVersion ?? current.version)
       .executeTakeFirst()
     if (Number(result.numDeletedRows) !== 1) throw preconditionFailed()
+    const clash = await trx.selectFrom('terms as child')
+      .innerJoin('terms as sibling', (join) => join
+        .onRef('sibling.taxonomy', '=', 'child.taxonomy')
+        .onRef('sibling.language', '=', 'child.language')
+        .onRef('sibling.name_key', '=', 'child.name_key'))
+      .select('child.id')
+      .where('child.parent', '=', current.id)
+      .where('sibling.parent', '=', current.parent)
+      .executeTakeFirst()
+    if (clash !== undefined) throw termExistsError()
     await trx.updateTable('terms')
       .set((eb) => ({ parent: current.parent, version: eb('version', '+', 1) }))
       .where('parent', '=', current.id)
@@ -333,9 +352,11 @@ async function checkNameFree(trx: Transaction<Database>, taxonomy: Taxonomy, lan
     .where('taxonomy', '=', taxonomy).where('language', '=', language)
     .where('parent', '=', parent).where('name_key', '=', nameKey(name))
   if (self !== undefined) query = query.where('id', '!=', self)
-  if ((await query.executeTakeFirst()) !== undefined) {
-    throw new ApiError(400, 'term_exists', 'termExists', {}, { reasons: { name: { key: 'termExists', vars: {} } } })
-  }
+  if ((await query.executeTakeFirst()) !== undefined) throw termExistsError()
+}
+
+function termExistsError(): ApiError {
+  return new ApiError(400, 'term_exists', 'termExists', {}, { reasons: { name: { key: 'termExists', vars: {} } } })
 }
 
 async function translationGroupFor(trx: Transaction<Database>, taxonomy: Taxonomy, source: number, language: Language): Promise<number> {
@@ -359,4 +380,11 @@ async function freeSlug(trx: Transaction<Database>, taxonomy: Taxonomy, language
   if (self !== undefined) query = query.where('id', '!=', self)
   const taken = new Set((await query.execute()).map((r) => r.slug))
   return uniqueSlug(wanted, taken)
+}
+
+/** Records of the terms with these ids (for the terms linked to a page of events), counts batched. */
+export async function termRecordsByIds<R>(ctx: TermContext, kind: TermKind<R>, ids: readonly number[]): Promise<R[]> {
+  if (ids.length === 0) return []
+  const rows = await ctx.db.selectFrom('terms').selectAll().where('id', 'in', [...ids]).where('taxonomy', '=', kind.taxonomy).execute()
+  return withCounts(ctx, kind, rows)
 }

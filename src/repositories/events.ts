@@ -1,0 +1,459 @@
+/**
+ * Events: every query of the list filters, the record mapper (with its linked terms, venues and
+ * organizers batched per page) and the all-or-nothing writes, inline venues and organizers included.
+ */
+import { sql, type Expression, type Kysely, type SqlBool, type Transaction } from 'kysely'
+import { EARTH_RADIUS_KM, containsText, distanceKm } from '../db/dialect.js'
+import type { Database, EventRow, Flag } from '../db/schema.js'
+import { invalidParam, preconditionFailed } from '../http/errors.js'
+import { asLanguage, type Language } from '../http/language.js'
+import type { Schema } from '../http/operations.js'
+import { costDetails } from '../lib/cost.js'
+import { dateDetails, tzAbbreviation } from '../lib/dates.js'
+import { asStatus, canRead, type Caller, type ListScope } from '../lib/rights.js'
+import { eventJsonLd } from '../lib/json-ld.js'
+import { insertLinked, recordsOf, type Repo, type WriteContext } from './linked.js'
+import { ORGANIZER } from './organizers.js'
+import {
+  checkAuthor, freeSlug, imagesOf, modifiedNow, nowDates, provisionalSlug, publicationDates, resolveImage,
+  scopeCondition, settleNewPost, translationGroupFor, wantedSlug, type ImageRecord,
+} from './posts.js'
+import { CATEGORY, TAG, termRecordsByIds } from './terms.js'
+import { translationsOf } from './translations.js'
+import { VENUE } from './venues.js'
+
+type Event = Schema<'Event'>
+type Db = Kysely<Database> | Transaction<Database>
+
+/** The list filters after the handler resolved dates, slugs and defaults (all instants in UTC). */
+export interface EventFilter {
+  language: Language
+  scope: ListScope
+  include?: number[]
+  startGte?: string
+  endLte?: string
+  startGt?: string
+  startLt?: string
+  endGt?: string
+  endLt?: string
+  search?: string
+  categories?: number[]
+  tags?: number[]
+  venues?: number[]
+  organizers?: number[]
+  featured?: boolean
+  postParent?: number
+  /** `geoloc`: events with (true) or without (false) a published venue that has coordinates. */
+  hasGeo?: boolean
+  /** Events with a published venue within `km` of the point. */
+  near?: { lat: number; lng: number; km: number }
+}
+
+function linkedTo(table: 'event_terms' | 'event_venues' | 'event_organizers', column: 'term_id' | 'venue_id' | 'organizer_id', ids: number[]): Expression<SqlBool> {
+  if (ids.length === 0) return sql<SqlBool>`1 = 0`
+  return sql<SqlBool>`events.id in (select event_id from ${sql.table(table)} where ${sql.ref(column)} in (${sql.join(ids)}))`
+}
+
+function filterCondition(db: Db, f: EventFilter): Expression<SqlBool> {
+  const c: Expression<SqlBool>[] = [
+    sql<SqlBool>`events.language = ${f.language}`,
+    sql<SqlBool>`events.hide_from_listings = 0`,
+    scopeCondition('events', f.scope),
+  ]
+  if (f.include !== undefined) c.push(f.include.length === 0 ? sql<SqlBool>`1 = 0` : sql<SqlBool>`events.id in (${sql.join(f.include)})`)
+  if (f.startGte !== undefined) c.push(sql<SqlBool>`events.start_utc >= ${f.startGte}`)
+  if (f.startGt !== undefined) c.push(sql<SqlBool>`events.start_utc > ${f.startGt}`)
+  if (f.startLt !== undefined) c.push(sql<SqlBool>`events.start_utc < ${f.startLt}`)
+  if (f.endLte !== undefined) c.push(sql<SqlBool>`events.end_utc <= ${f.endLte}`)
+  if (f.endGt !== undefined) c.push(sql<SqlBool>`events.end_utc > ${f.endGt}`)
+  if (f.endLt !== undefined) c.push(sql<SqlBool>`events.end_utc < ${f.endLt}`)
+  if (f.search !== undefined && f.search !== '') {
+    // A password-protected event is found by its title only: its description is protected text.
+    const title = containsText(db, [sql.ref('events.title')], f.search)
+    const description = containsText(db, [sql.ref('events.description')], f.search)
+    c.push(sql<SqlBool>`(${title} or (events.password is null and ${description}))`)
+  }
+  if (f.categories !== undefined) c.push(linkedTo('event_terms', 'term_id', f.categories))
+  if (f.tags !== undefined) c.push(linkedTo('event_terms', 'term_id', f.tags))
+  if (f.venues !== undefined) c.push(linkedTo('event_venues', 'venue_id', f.venues))
+  if (f.organizers !== undefined) c.push(linkedTo('event_organizers', 'organizer_id', f.organizers))
+  if (f.featured !== undefined) c.push(sql<SqlBool>`events.featured = ${f.featured ? 1 : 0}`)
+  if (f.postParent !== undefined) c.push(sql<SqlBool>`events.post_parent = ${f.postParent}`)
+  if (f.hasGeo !== undefined) {
+    const located = sql<SqlBool>`exists (select 1 from event_venues l inner join venues v on v.id = l.venue_id
+      where l.event_id = events.id and v.status = 'publish' and v.geo_lat is not null and v.geo_lng is not null)`
+    c.push(f.hasGeo ? located : sql<SqlBool>`not ${located}`)
+  }
+  if (f.near !== undefined) c.push(nearCondition(db, f.near))
+  return sql<SqlBool>`${sql.join(c, sql` and `)}`
+}
+
+/**
+ * Events with a published venue within `km` of the point: a bounding box on the coordinates index
+ * first, then the exact great-circle distance. The box widens to every longitude near the poles and
+ * wraps across the antimeridian.
+ */
+function nearCondition(db: Db, near: { lat: number; lng: number; km: number }): Expression<SqlBool> {
+  const dLat = (near.km / EARTH_RADIUS_KM) * (180 / Math.PI)
+  const minLat = near.lat - dLat
+  const maxLat = near.lat + dLat
+  const cosLat = Math.cos((near.lat * Math.PI) / 180)
+  const dLng = maxLat >= 90 || minLat <= -90 || cosLat < 1e-9 ? 180 : Math.min(180, dLat / cosLat)
+  let lngRange: Expression<SqlBool>
+  if (dLng >= 180) lngRange = sql<SqlBool>`1 = 1`
+  else {
+    const west = near.lng - dLng
+    const east = near.lng + dLng
+    if (west < -180) lngRange = sql<SqlBool>`(v.geo_lng >= ${west + 360} or v.geo_lng <= ${east})`
+    else if (east > 180) lngRange = sql<SqlBool>`(v.geo_lng >= ${west} or v.geo_lng <= ${east - 360})`
+    else lngRange = sql<SqlBool>`v.geo_lng between ${west} and ${east}`
+  }
+  return sql<SqlBool>`exists (select 1 from event_venues l inner join venues v on v.id = l.venue_id
+    where l.event_id = events.id and v.status = 'publish'
+      and v.geo_lat between ${Math.max(-90, minLat)} and ${Math.min(90, maxLat)} and ${lngRange}
+      and ${distanceKm(db, sql.ref('v.geo_lat'), sql.ref('v.geo_lng'), near.lat, near.lng)} <= ${near.km})`
+}
+
+export async function countEvents(db: Kysely<Database>, f: EventFilter): Promise<number> {
+  const row = await db.selectFrom('events').select((eb) => eb.fn.countAll<number>().as('n')).where(filterCondition(db, f)).executeTakeFirstOrThrow()
+  return Number(row.n)
+}
+
+export async function eventIds(db: Kysely<Database>, f: EventFilter, offset: number, limit: number): Promise<number[]> {
+  const rows = await db.selectFrom('events').select('id').where(filterCondition(db, f))
+    .orderBy('start_utc', 'asc').orderBy('id', 'asc').limit(limit).offset(offset).execute()
+  return rows.map((r) => r.id)
+}
+
+export interface EventView {
+  caller: Caller | null
+  /** Single reads carry `json_ld`; lists blank the protected fields of password-protected events. */
+  single: boolean
+  /** Events whose protected fields the caller may see in a list (unlocked by edit rights). */
+  unlocked?: (row: EventRow) => boolean
+}
+
+/** Records for event ids, in that order; links, images and translations in a fixed number of queries. */
+export async function eventRecords(repo: Repo, ids: readonly number[], view: EventView): Promise<Array<{ row: EventRow; record: Event }>> {
+  if (ids.length === 0) return []
+  const { db } = repo
+  const rows = await db.selectFrom('events').selectAll().where('id', 'in', [...ids]).execute()
+  const byId = new Map(rows.map((r) => [r.id, r]))
+  const ordered = ids.flatMap((id) => byId.get(id) ?? [])
+  const eventIdList = ordered.map((r) => r.id)
+  const [termLinks, venueLinks, organizerLinks, images, translations] = await Promise.all([
+    db.selectFrom('event_terms').innerJoin('terms', 'terms.id', 'event_terms.term_id')
+      .select(['event_terms.event_id', 'event_terms.term_id', 'terms.taxonomy'])
+      .where('event_terms.event_id', 'in', eventIdList).orderBy('terms.name_key').orderBy('terms.id').execute(),
+    db.selectFrom('event_venues').select(['event_id', 'venue_id as id', 'position'])
+      .where('event_id', 'in', eventIdList).orderBy('position').execute(),
+    db.selectFrom('event_organizers').select(['event_id', 'organizer_id as id', 'position'])
+      .where('event_id', 'in', eventIdList).orderBy('position').execute(),
+    imagesOf(db, ordered.map((r) => r.image_id)),
+    translationsOf(db, 'events', ordered),
+  ])
+  const unique = (values: number[]) => [...new Set(values)]
+  const [categories, tags, venues, organizers] = await Promise.all([
+    termRecordsByIds(repo, CATEGORY, unique(termLinks.filter((l) => l.taxonomy === 'category').map((l) => l.term_id))),
+    termRecordsByIds(repo, TAG, unique(termLinks.filter((l) => l.taxonomy === 'tag').map((l) => l.term_id))),
+    recordsOf(repo, VENUE, unique(venueLinks.map((l) => l.id))),
+    recordsOf(repo, ORGANIZER, unique(organizerLinks.map((l) => l.id))),
+  ])
+  const categoryById = new Map(categories.map((r) => [r.id, r]))
+  const tagById = new Map(tags.map((r) => [r.id, r]))
+  // Linked venues and organizers the caller could not read directly are left out.
+  const venueById = new Map(venues.filter((r) => canRead(view.caller, r)).map((r) => [r.id, r]))
+  const organizerById = new Map(organizers.filter((r) => canRead(view.caller, r)).map((r) => [r.id, r]))
+  const pick = <T>(links: ReadonlyArray<{ event_id: number; id: number }>, map: Map<number, T>, event: number): T[] =>
+    links.filter((l) => l.event_id === event).flatMap((l) => map.get(l.id) ?? [])
+
+  return ordered.map((row) => {
+    const eventTerms = termLinks.filter((l) => l.event_id === row.id)
+    const record = toEventRecord(repo, row, {
+      image: row.image_id === null ? null : images.get(row.image_id) ?? null,
+      translations: translations.get(row.id) ?? {},
+      categories: eventTerms.flatMap((l) => categoryById.get(l.term_id) ?? []),
+      tags: eventTerms.flatMap((l) => tagById.get(l.term_id) ?? []),
+      venue: pick(venueLinks, venueById, row.id),
+      organizer: pick(organizerLinks, organizerById, row.id),
+    })
+    if (view.single) record.json_ld = eventJsonLd(record)
+    else if (row.password !== null && !(view.unlocked?.(row) ?? false)) {
+      record.description = null
+      record.excerpt = null
+    }
+    return { row, record }
+  })
+}
+
+interface EventLinks {
+  image: ImageRecord | null
+  translations: Record<string, number>
+  categories: Event['categories']
+  tags: Event['tags']
+  venue: Event['venue']
+  organizer: Event['organizer']
+}
+
+function toEventRecord(repo: Repo, row: EventRow, links: EventLinks): Event {
+  const flag = (value: Flag): boolean => value === 1
+  return {
+    id: row.id,
+    global_id: `${new URL(repo.apiUrl).host}?id=${row.id}`,
+    author: row.author,
+    status: asStatus(row.status),
+    date: row.date,
+    date_utc: row.date_utc,
+    modified: row.modified,
+    modified_utc: row.modified_utc,
+    rest_url: `${repo.apiUrl}/events/${row.id}`,
+    title: row.title,
+    description: row.description,
+    excerpt: row.excerpt,
+    slug: row.slug,
+    image: links.image,
+    all_day: flag(row.all_day),
+    start_date: row.start_date,
+    start_date_details: dateDetails(row.start_date),
+    end_date: row.end_date,
+    end_date_details: dateDetails(row.end_date),
+    utc_start_date: row.start_utc,
+    utc_start_date_details: dateDetails(row.start_utc),
+    utc_end_date: row.end_utc,
+    utc_end_date_details: dateDetails(row.end_utc),
+    timezone: row.timezone,
+    timezone_abbr: tzAbbreviation(row.timezone, row.start_utc),
+    cost: row.cost,
+    cost_details: costDetails(row.cost),
+    website: row.website,
+    show_map: flag(row.show_map),
+    show_map_link: flag(row.show_map_link),
+    hide_from_listings: flag(row.hide_from_listings),
+    sticky: flag(row.sticky),
+    featured: flag(row.featured),
+    categories: links.categories,
+    tags: links.tags,
+    venue: links.venue,
+    organizer: links.organizer,
+    ml_language: asLanguage(row.language),
+    translations: links.translations,
+  }
+}
+
+/** The stored columns of an event write, settled by the handler (dates resolved, flags as 0/1). */
+export interface EventValues {
+  title?: string
+  description?: string | null
+  excerpt?: string | null
+  slug?: string
+  author?: number
+  status?: string
+  password?: string | null
+  timezone?: string
+  all_day?: Flag
+  start_date?: string
+  end_date?: string
+  start_utc?: string
+  end_utc?: string
+  cost?: string | null
+  website?: string | null
+  show_map?: Flag
+  show_map_link?: Flag
+  hide_from_listings?: Flag
+  sticky?: Flag
+  featured?: Flag
+  date?: string
+  date_utc?: string
+  image?: number | string | null
+}
+
+export type VenueEntry = number | Schema<'VenueCreate'>
+export type OrganizerEntry = number | Schema<'OrganizerCreate'>
+
+export interface EventLinksInput {
+  categories?: Array<number | string>
+  tags?: Array<number | string>
+  venue?: VenueEntry[]
+  organizer?: OrganizerEntry[]
+}
+
+/**
+ * The term ids for `categories`/`tags` entries of a write: ids, slugs or names (case-insensitive), in
+ * the event's language; anything unknown is a 400 naming the field.
+ */
+async function termIds(db: Db, taxonomy: 'category' | 'tag', field: string, entries: Array<number | string>, language: string): Promise<number[]> {
+  const ids: number[] = []
+  for (const entry of entries) {
+    const text = String(entry).trim()
+    let row: { id: number } | undefined
+    if (typeof entry === 'number' || /^\d+$/.test(text)) {
+      const id = Number(text)
+      row = Number.isSafeInteger(id)
+        ? await db.selectFrom('terms').select('id').where('id', '=', id).where('taxonomy', '=', taxonomy).where('language', '=', language).executeTakeFirst()
+        : undefined
+    } else {
+      row = await db.selectFrom('terms').select('id').where('taxonomy', '=', taxonomy).where('language', '=', language)
+        .where((eb) => eb.or([eb('slug', '=', text.toLowerCase()), eb('name_key', '=', text.toLowerCase().replace(/\s+/g, ' '))]))
+        .orderBy('id').executeTakeFirst()
+    }
+    if (row === undefined) throw invalidParam(field, 'unknownTerm', { value: text })
+    if (!ids.includes(row.id)) ids.push(row.id)
+  }
+  return ids
+}
+
+/** The id of an existing linked record: not trashed and in the event's language; else a 400 naming the field. */
+async function existingLinked(trx: Transaction<Database>, table: 'venues' | 'organizers', field: string, id: number, language: Language): Promise<number> {
+  const row = Number.isSafeInteger(id)
+    ? await trx.selectFrom(table).select('id').where('id', '=', id).where('language', '=', language).where('status', '!=', 'trash').executeTakeFirst()
+    : undefined
+  if (row === undefined) throw invalidParam(field, 'unknownLinked', { value: String(id) })
+  return row.id
+}
+
+async function venueIds(trx: Transaction<Database>, repo: Repo, entries: VenueEntry[], language: Language, write: WriteContext): Promise<number[]> {
+  const ids: number[] = []
+  for (const entry of entries) {
+    const id = typeof entry === 'number'
+      ? await existingLinked(trx, 'venues', 'venue', entry, language)
+      : await insertLinked(trx, repo, VENUE, entry, language, undefined, write)
+    if (!ids.includes(id)) ids.push(id)
+  }
+  return ids
+}
+
+async function organizerIds(trx: Transaction<Database>, repo: Repo, entries: OrganizerEntry[], language: Language, write: WriteContext): Promise<number[]> {
+  const ids: number[] = []
+  for (const entry of entries) {
+    const id = typeof entry === 'number'
+      ? await existingLinked(trx, 'organizers', 'organizer', entry, language)
+      : await insertLinked(trx, repo, ORGANIZER, entry, language, undefined, write)
+    if (!ids.includes(id)) ids.push(id)
+  }
+  return ids
+}
+
+async function writeLinks(trx: Transaction<Database>, repo: Repo, eventId: number, language: Language, links: EventLinksInput, write: WriteContext): Promise<void> {
+  for (const [taxonomy, field] of [['category', 'categories'], ['tag', 'tags']] as const) {
+    const entries = links[field]
+    if (entries === undefined) continue
+    const ids = await termIds(trx, taxonomy, field, entries, language)
+    await trx.deleteFrom('event_terms').where('event_id', '=', eventId)
+      .where('term_id', 'in', trx.selectFrom('terms').select('id').where('taxonomy', '=', taxonomy)).execute()
+    if (ids.length > 0) await trx.insertInto('event_terms').values(ids.map((term_id) => ({ event_id: eventId, term_id }))).execute()
+  }
+  if (links.venue !== undefined) {
+    const ids = await venueIds(trx, repo, links.venue, language, write)
+    await trx.deleteFrom('event_venues').where('event_id', '=', eventId).execute()
+    if (ids.length > 0) await trx.insertInto('event_venues').values(ids.map((venue_id, position) => ({ event_id: eventId, venue_id, position }))).execute()
+  }
+  if (links.organizer !== undefined) {
+    const ids = await organizerIds(trx, repo, links.organizer, language, write)
+    await trx.deleteFrom('event_organizers').where('event_id', '=', eventId).execute()
+    if (ids.length > 0) await trx.insertInto('event_organizers').values(ids.map((organizer_id, position) => ({ event_id: eventId, organizer_id, position }))).execute()
+  }
+}
+
+export interface NewEventValues extends EventValues {
+  title: string
+  timezone: string
+  start_date: string
+  end_date: string
+  start_utc: string
+  end_utc: string
+}
+
+/** Creates an event with its links in one transaction; inline venues and organizers are created with it. */
+export async function insertEvent(repo: Repo, values: NewEventValues, links: EventLinksInput, language: Language, translationOf: number | undefined, write: WriteContext): Promise<number> {
+  return repo.db.transaction().execute(async (trx) => {
+    await checkAuthor(trx, values.author, write.callerId, write.mayAssignAuthor)
+    const group = translationOf === undefined ? null : await translationGroupFor(trx, 'events', 'event', translationOf, language)
+    const wanted = wantedSlug(values.slug, values.title)
+    const slug = wanted === '' ? '' : await freeSlug(trx, 'events', language, wanted, undefined)
+    const image = await resolveImage(trx, values.image, write.now)
+    const { id } = await trx.insertInto('events').values({
+      language,
+      translation_group: group,
+      author: values.author ?? write.callerId,
+      status: write.status ?? 'draft',
+      password: null,
+      title: values.title,
+      description: values.description ?? null,
+      excerpt: values.excerpt ?? null,
+      slug: provisionalSlug('event', slug),
+      image_id: image ?? null,
+      ...publicationDates(values, repo.siteTz, nowDates(write.now, repo.siteTz)),
+      ...modifiedNow(write.now, repo.siteTz),
+      all_day: values.all_day ?? 0,
+      start_date: values.start_date,
+      end_date: values.end_date,
+      start_utc: values.start_utc,
+      end_utc: values.end_utc,
+      timezone: values.timezone,
+      cost: values.cost ?? null,
+      website: values.website ?? null,
+      show_map: values.show_map ?? 0,
+      show_map_link: values.show_map_link ?? 0,
+      hide_from_listings: values.hide_from_listings ?? 0,
+      sticky: values.sticky ?? 0,
+      featured: values.featured ?? 0,
+      post_parent: null,
+    }).returning('id').executeTakeFirstOrThrow()
+    await settleNewPost(trx, 'events', id, 'event', language, slug, group)
+    await writeLinks(trx, repo, id, language, links, write)
+    return id
+  })
+}
+
+/** Applies a partial update and its links in one transaction, compare-and-swap on the version. */
+export async function updateEvent(repo: Repo, current: EventRow, values: EventValues, links: EventLinksInput, expectedVersion: number, write: WriteContext): Promise<void> {
+  await repo.db.transaction().execute(async (trx) => {
+    if (values.author !== undefined) await checkAuthor(trx, values.author, write.callerId, write.mayAssignAuthor)
+    const { image, date, date_utc, slug: wanted, ...columns } = values
+    const set: Partial<EventRow> = { ...columns, ...modifiedNow(write.now, repo.siteTz), version: current.version + 1 }
+    if (write.status !== undefined) set.status = write.status
+    if (date !== undefined || date_utc !== undefined) {
+      Object.assign(set, publicationDates({ ...(date !== undefined ? { date } : {}), ...(date_utc !== undefined ? { date_utc } : {}) }, repo.siteTz, current))
+    }
+    if (wanted !== undefined) {
+      const slug = wantedSlug(wanted, values.title ?? current.title) || `event-${current.id}`
+      set.slug = slug === current.slug ? slug : await freeSlug(trx, 'events', current.language, slug, current.id)
+    }
+    const imageId = await resolveImage(trx, image, write.now)
+    if (imageId !== undefined) set.image_id = imageId
+    const result = await trx.updateTable('events').set(set)
+      .where('id', '=', current.id).where('version', '=', expectedVersion).executeTakeFirst()
+    if (Number(result.numUpdatedRows) !== 1) throw preconditionFailed()
+    await writeLinks(trx, repo, current.id, asLanguage(current.language), links, write)
+  })
+}
+
+export async function eventRow(db: Kysely<Database>, id: number): Promise<EventRow | undefined> {
+  return db.selectFrom('events').selectAll().where('id', '=', id).executeTakeFirst()
+}
+
+/** Ids of terms named by `categories`/`tags` filter entries (ids or slugs) in a language; unknown → 400. */
+export async function filterTermIds(db: Kysely<Database>, taxonomy: 'category' | 'tag', field: string, entries: Array<number | string>, language: Language): Promise<number[]> {
+  const ids: number[] = []
+  for (const entry of entries) {
+    const text = String(entry)
+    const isId = typeof entry === 'number' || /^\d+$/.test(text)
+    const id = Number(text)
+    if (isId && !Number.isSafeInteger(id)) throw invalidParam(field, 'unknownTerm', { value: text })
+    const row = await db.selectFrom('terms').select('id').where('taxonomy', '=', taxonomy)
+      .where(isId ? sql<SqlBool>`id = ${id}` : sql<SqlBool>`language = ${language} and slug = ${text}`)
+      .executeTakeFirst()
+    if (row === undefined) throw invalidParam(field, 'unknownTerm', { value: text })
+    ids.push(row.id)
+  }
+  return ids
+}
+
+/** Checks that every id names an existing record of `table` (the venue/organizer filters); unknown → 400. */
+export async function checkIdsExist(db: Kysely<Database>, table: 'venues' | 'organizers' | 'events', field: string, ids: number[]): Promise<void> {
+  const safe = ids.filter((id) => Number.isSafeInteger(id))
+  const found = safe.length === 0 ? [] : await db.selectFrom(table).select('id').where('id', 'in', safe).execute()
+  const known = new Set(found.map((r) => r.id))
+  const missing = ids.find((id) => !known.has(id))
+  if (missing !== undefined) throw invalidParam(field, 'unknownLinked', { value: String(missing) })
+}
