@@ -17,12 +17,14 @@ import { tagHandlers } from './handlers/tags.js'
 import { venueHandlers } from './handlers/venues.js'
 import { organizerHandlers } from './handlers/organizers.js'
 import { createCompilers, useCompilers, type Compilers } from './http/compilers.js'
-import { ApiError, frameworkErrorHandler, registerErrorHandlers } from './http/errors.js'
+import { ApiError, frameworkErrorHandler, registerErrorHandlers, type ErrorTexts } from './http/errors.js'
+import { messageTable } from './http/i18n.js'
+import { createCatalog } from './http/messages.js'
 import { requestedLanguage } from './http/language.js'
 import type { Handlers } from './http/operations.js'
 import { parseFormBody, registerQueryNormalisation } from './http/query.js'
 import { registerAuthentication, securityHandlers } from './http/security.js'
-import { PREFIX, asSwaggerDocument, loadSpec, servedDocument, type OpenApiDocument } from './http/spec.js'
+import { PREFIX, asSwaggerDocument, loadSpec, servedDocument, type LoadedSpec } from './http/spec.js'
 
 export interface AppOptions {
   db: Kysely<Database>
@@ -30,7 +32,7 @@ export interface AppOptions {
   /** The clock; tests pin it. */
   now?: () => Date
   /** The parsed contract, when the caller already has it (tests build many apps). */
-  spec?: { text: string; document: OpenApiDocument }
+  spec?: LoadedSpec
   /** Schema compilers to share between apps built from the same spec (tests). */
   compilers?: Compilers
 }
@@ -46,6 +48,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const spec = options.spec ?? loadSpec()
   const ctx: AppContext = { db, config, apiUrl: `${config.publicUrl}${PREFIX}`, now: options.now ?? (() => new Date()), spec }
 
+  const texts: ErrorTexts = { defaultLanguage: config.defaultLanguage, catalog: createCatalog(messageTable(spec.document['x-messages']), spec.packs) }
+
   const app = Fastify({
     logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
     bodyLimit: BODY_LIMIT,
@@ -54,12 +58,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // Answered before routing and without hooks: give them the headers every response carries.
     frameworkErrors: (error, req, reply) => {
       setCommonHeaders(req, reply, config)
-      return frameworkErrorHandler(config.defaultLanguage)(error, req, reply)
+      return frameworkErrorHandler(texts)(error, req, reply)
     },
   })
 
   useCompilers(app, options.compilers ?? createCompilers())
-  registerErrorHandlers(app, config.defaultLanguage)
+  registerErrorHandlers(app, texts)
   registerBodyParsers(app)
   registerAuthentication(app, db)
   registerQueryNormalisation(app)
@@ -72,7 +76,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     routePrefix: `${PREFIX}/ui`,
     uiConfig: { deepLinking: true, displayRequestDuration: true },
     // The UI shows the document exactly as /doc serves it: absolute server, requested language.
-    transformSpecification: (_document, req) => servedDocument(spec.document, config.publicUrl, requestedLanguage(req) ?? config.defaultLanguage),
+    transformSpecification: (_document, req) => servedDocument(spec, config.publicUrl, requestedLanguage(req) ?? config.defaultLanguage),
   })
 
   const handlers = {
@@ -170,7 +174,7 @@ function digitsOnlyIds(app: FastifyInstance): void {
 }
 
 /** OPTIONS on every route of the spec answers a CORS preflight with the methods of that route. */
-function registerPreflight(app: FastifyInstance, document: OpenApiDocument): void {
+function registerPreflight(app: FastifyInstance, document: LoadedSpec['document']): void {
   for (const [path, item] of Object.entries(document.paths)) {
     const methods = ['get', 'post', 'put', 'patch', 'delete'].filter((m) => m in item).map((m) => m.toUpperCase())
     const url = `${PREFIX}${path === '/' ? '' : path}`.replace(/\{id\}/g, ':id(^\\d+$)').replace(/\{slug\}/g, ':slug')

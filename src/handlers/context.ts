@@ -4,7 +4,7 @@
 import type { Kysely } from 'kysely'
 import type { Config } from '../config.js'
 import type { Database } from '../db/schema.js'
-import type { OpenApiDocument } from '../http/spec.js'
+import type { LoadedSpec } from '../http/spec.js'
 
 export interface AppContext {
   db: Kysely<Database>
@@ -13,5 +13,5 @@ export interface AppContext {
   apiUrl: string
   /** The clock, injectable so that tests never depend on today's date. */
   now: () => Date
-  spec: { text: string; document: OpenApiDocument }
+  spec: LoadedSpec
 }

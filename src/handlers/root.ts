@@ -17,7 +17,7 @@ export function rootHandlers(ctx: AppContext): RootHandlers {
   const served = (language: Language) => {
     let entry = documents.get(language)
     if (entry === undefined) {
-      const document = servedDocument(ctx.spec.document, ctx.config.publicUrl, language)
+      const document = servedDocument(ctx.spec, ctx.config.publicUrl, language)
       const resolved = dereference(document)
       entry = {
         document,

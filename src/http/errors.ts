@@ -5,7 +5,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { NotModified } from './etag.js'
 import { requestedLanguage, type Language } from './language.js'
-import { translate, type MessageKey, type MessageVars } from './messages.js'
+import type { Catalog, MessageKey, MessageVars } from './messages.js'
 
 export type Resource = 'event' | 'venue' | 'organizer' | 'category' | 'tag'
 
@@ -65,26 +65,33 @@ interface AjvIssue {
  * Fastify's `frameworkErrors` option: a URL that cannot be decoded (`/events/by-slug/%ff`) is answered
  * before routing, so it would otherwise get Fastify's own body instead of the contract's error body.
  */
-export function frameworkErrorHandler(defaultLanguage: Language) {
+export function frameworkErrorHandler(texts: ErrorTexts) {
   return (error: FastifyError, req: FastifyRequest, reply: FastifyReply): FastifyReply => {
-    const apiError = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? noRoute() : toApiError(error, req)
-    return send(req, reply, apiError, defaultLanguage)
+    const apiError = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? noRoute() : toApiError(error, req, texts)
+    return send(req, reply, apiError, texts)
   }
 }
 
+/** What error bodies are written with: the message catalog and the language when a request names none. */
+export interface ErrorTexts {
+  defaultLanguage: Language
+  catalog: Catalog
+}
+
 /** Registers the error and not-found handlers on the root instance (glue's routes included). */
-export function registerErrorHandlers(app: FastifyInstance, defaultLanguage: Language): void {
-  app.setNotFoundHandler((req, reply) => send(req, reply, noRoute(), defaultLanguage))
+export function registerErrorHandlers(app: FastifyInstance, texts: ErrorTexts): void {
+  app.setNotFoundHandler((req, reply) => send(req, reply, noRoute(), texts))
   app.setErrorHandler((error: FastifyError, req, reply) => {
     if (error instanceof NotModified) return reply.code(304).header('ETag', error.etag).send()
-    const apiError = toApiError(error, req)
+    const apiError = toApiError(error, req, texts)
     if (apiError.status >= 500) req.log.error({ err: error }, 'request failed')
-    return send(req, reply, apiError, defaultLanguage)
+    return send(req, reply, apiError, texts)
   })
 }
 
-function send(req: FastifyRequest, reply: FastifyReply, error: ApiError, defaultLanguage: Language): FastifyReply {
-  const language = requestedLanguage(req) ?? defaultLanguage
+function send(req: FastifyRequest, reply: FastifyReply, error: ApiError, texts: ErrorTexts): FastifyReply {
+  const language = requestedLanguage(req) ?? texts.defaultLanguage
+  const translate = texts.catalog.translate
   const data: Record<string, unknown> = { status: error.status }
   const { params, details, reasons } = error.data
   if (reasons !== undefined) {
@@ -100,9 +107,13 @@ function send(req: FastifyRequest, reply: FastifyReply, error: ApiError, default
     .send({ code: error.code, message: translate(language, error.messageKey, error.vars), data })
 }
 
-function toApiError(error: FastifyError & { validation?: AjvIssue[]; validationContext?: string; errors?: unknown[] }, req: FastifyRequest): ApiError {
+function toApiError(error: FastifyError & { validation?: AjvIssue[]; validationContext?: string; errors?: unknown[] }, req: FastifyRequest, texts: ErrorTexts): ApiError {
   if (error instanceof ApiError) return error
-  if (error.validation !== undefined) return fromValidation(error.validation, error.validationContext ?? 'body', req)
+  if (error.validation !== undefined) {
+    // Ajv's own texts, in the language served (data.params and data.details).
+    texts.catalog.localizeValidation(requestedLanguage(req) ?? texts.defaultLanguage, error.validation)
+    return fromValidation(error.validation, error.validationContext ?? 'body', req)
+  }
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new ApiError(415, 'rest_unsupported_media_type', 'unsupportedMediaType', { type: String(req.headers['content-type'] ?? '') })

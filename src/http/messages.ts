@@ -1,84 +1,67 @@
 /**
- * Texts of error messages, by key, with `{name}` placeholders. `{resource}` and `{Resource}` are filled
- * with the resource's name in the language served, so one template serves all five resources.
+ * Error messages in six languages. The English templates are the spec's `x-messages`; translations come
+ * from `openapi/i18n/<lang>.yaml`. Templates take `{name}` placeholders; a message that names a resource
+ * has one template per resource (`notFoundById.venue`), since articles and genders differ by language.
+ * Validator findings (Ajv's own texts) are translated with ajv-i18n.
  */
+import { createRequire } from 'node:module'
+import type { ErrorObject } from 'ajv'
+import type { LanguagePack, MessageTable } from './i18n.js'
 import type { Language } from './language.js'
 
-const EN = {
-  noRoute: 'No route was found matching the URL and request method.',
-  invalidNamespace: 'The specified namespace could not be found.',
-  forbidden: 'Sorry, you are not allowed to do that.',
-  invalidParams: 'Invalid parameter(s): {names}.',
-  missingParams: 'Missing parameter(s): {names}.',
-  invalidJson: 'Invalid JSON body passed.',
-  badUrl: 'The request URL is malformed.',
-  invalidRequest: 'The request could not be understood.',
-  unsupportedMediaType: 'Unsupported media type "{type}": send application/json or application/x-www-form-urlencoded.',
-  payloadTooLarge: 'The request body is larger than the limit of 1 MiB.',
-  internalError: 'An internal error occurred; the request was not completed.',
-  notFoundById: '{Resource} with ID {id} does not exist.',
-  notFoundBySlug: '{Resource} with slug "{id}" does not exist.',
-  archivePageNotFound: 'The requested {resource} archive page does not exist.',
-  notAccessible: 'The requested {resource} is not accessible.',
-  inTrash: 'The {resource} is already trashed.',
-  preconditionFailed: 'The record has changed since it was read (If-Match does not match its current ETag).',
-  termExists: 'A term with the name provided already exists with this parent.',
-  parentNotFound: 'Parent term does not exist.',
-  parentCycle: 'The parent would make the term its own ancestor.',
-  parentLanguage: 'The parent term must be in the same language as the term.',
-  unknownEvent: 'The {name} parameter must be the ID of an existing event.',
-  translationOfMissing: 'translation_of must be the ID of an existing {resource}.',
-  translationExists: 'The translation group already has a version in this language.',
-  unknownUser: 'author must be the ID of an existing user.',
-  statusNotAllowed: 'Only published records can be listed without the right to edit others.',
-  required: '{name} is required.',
-  invalidDate: '{name} is not a valid date: use YYYY-MM-DD HH:MM:SS or ISO 8601 with an offset.',
-  unknownImage: 'image must be the ID of an existing image or an absolute http(s) URL.',
-  invalidImage: 'image must be the ID of an existing image or an absolute http(s) URL.',
-  invalidUrl: '{name} must be an absolute http(s) URL.',
-  invalidEmail: '{name} must be an e-mail address.',
-  geolocInactive: '{name} needs the geolocation extension: start the server with CALENDAR_EXTENSIONS=geoloc to enable it.',
-  geoPair: 'geo_lat and geo_lng must be given together.',
-  geolocPair: 'geoloc_lat and geoloc_lng must be given together.',
-  unknownTerm: '{name}: no term "{value}" exists in this language.',
-  unknownLinked: '{name}: there is no record with ID {value} in this language.',
-  noLongerAvailable: 'This event is no longer available.',
-  passwordProtected: 'The requested event is not accessible without a password.',
-  ticketsInactive: 'Event Tickets is not active: this service has no ticketing module.',
-  endBeforeStart: 'end_date must not be before start_date.',
-  invalidTimezone: '{name} must be an IANA time zone name (such as Europe/Zurich) or an offset such as UTC+2.',
-  invalidFilterDate: '{name} is not a date: use YYYY-MM-DD, YYYY-MM-DD HH:MM:SS, ISO 8601, a UNIX timestamp, now, today, tomorrow or yesterday.',
-} as const
+type Localize = (errors: ErrorObject[]) => void
 
-export type MessageKey = keyof typeof EN
+/** ajv-i18n is CommonJS whose typings do not match its exports under NodeNext: load it plainly. */
+const localize: Record<'de' | 'es' | 'fr', Localize> = createRequire(import.meta.url)('ajv-i18n')
+
+export const MESSAGE_KEYS = [
+  'noRoute', 'invalidNamespace', 'forbidden', 'invalidParams', 'missingParams', 'invalidJson', 'badUrl',
+  'invalidRequest', 'unsupportedMediaType', 'payloadTooLarge', 'internalError', 'notFoundById', 'notFoundBySlug',
+  'archivePageNotFound', 'notAccessible', 'inTrash', 'preconditionFailed', 'termExists', 'parentNotFound',
+  'parentCycle', 'parentLanguage', 'unknownEvent', 'translationOfMissing', 'translationExists', 'unknownUser',
+  'statusNotAllowed', 'required', 'invalidDate', 'unknownImage', 'invalidImage', 'invalidUrl', 'invalidEmail',
+  'geolocInactive', 'geoPair', 'geolocPair', 'unknownTerm', 'unknownLinked', 'noLongerAvailable',
+  'passwordProtected', 'ticketsInactive', 'endBeforeStart', 'invalidTimezone', 'invalidFilterDate',
+] as const
+
+export type MessageKey = (typeof MESSAGE_KEYS)[number]
 export type MessageVars = Record<string, string>
 
-type Catalog = Record<MessageKey, string>
-
-const RESOURCE_NAMES: Record<Language, Record<string, string>> = {
-  en: { event: 'event', venue: 'venue', organizer: 'organizer', category: 'category', tag: 'tag' },
-  de: { event: 'event', venue: 'venue', organizer: 'organizer', category: 'category', tag: 'tag' },
-  at: { event: 'event', venue: 'venue', organizer: 'organizer', category: 'category', tag: 'tag' },
-  'ch-de': { event: 'event', venue: 'venue', organizer: 'organizer', category: 'category', tag: 'tag' },
-  'ch-fr': { event: 'event', venue: 'venue', organizer: 'organizer', category: 'category', tag: 'tag' },
-  es: { event: 'event', venue: 'venue', organizer: 'organizer', category: 'category', tag: 'tag' },
+export interface Catalog {
+  /** The message for `key` in `language`; a string that is not a key is returned as it is. */
+  translate(language: Language, key: string, vars?: MessageVars): string
+  /** Ajv's messages in `language` (in place), for `data.details` and `data.params`. */
+  localizeValidation(language: Language, errors: Array<{ keyword?: string; message?: string }>): void
 }
 
-const CATALOGS: Record<Language, Catalog> = { en: EN, de: EN, at: EN, 'ch-de': EN, 'ch-fr': EN, es: EN }
+export class MessageCatalogError extends Error {}
 
-function isMessageKey(key: string): key is MessageKey {
-  return Object.hasOwn(EN, key)
-}
-
-/** The message for `key` in `language`; a string that is not a key is returned as it is. */
-export function translate(language: Language, key: string, vars: MessageVars = {}): string {
-  const template = isMessageKey(key) ? CATALOGS[language][key] : key
-  const names = RESOURCE_NAMES[language]
-  return template.replace(/\{(\w+)\}/g, (whole, name: string) => {
-    if (name === 'resource' || name === 'Resource') {
-      const word = names[vars.resource ?? ''] ?? vars.resource ?? ''
-      return name === 'Resource' ? word.charAt(0).toUpperCase() + word.slice(1) : word
+/**
+ * Builds the catalog, refusing to start when an English template is missing: every key thrown by the
+ * code must have a text. A missing translation falls back to English (the completeness test fails).
+ */
+export function createCatalog(english: MessageTable, packs: Partial<Record<Language, LanguagePack>>): Catalog {
+  for (const key of MESSAGE_KEYS) {
+    if (english[key] === undefined) throw new MessageCatalogError(`x-messages lacks "${key}"`)
+  }
+  const template = (language: Language, key: string, resource: string | undefined): string | undefined => {
+    const pick = (table: MessageTable | undefined) => {
+      const entry = table?.[key]
+      return typeof entry === 'string' ? entry : entry?.[resource ?? '']
     }
-    return vars[name] ?? whole
-  })
+    return (language === 'en' ? undefined : pick(packs[language]?.messages)) ?? pick(english)
+  }
+  return {
+    translate(language, key, vars = {}) {
+      const text = template(language, key, vars.resource) ?? key
+      return text.replace(/\{(\w+)\}/g, (whole, name: string) => vars[name] ?? whole)
+    },
+    localizeValidation(language, errors) {
+      if (language === 'en') return
+      const base = language === 'es' ? localize.es : language === 'ch-fr' ? localize.fr : localize.de
+      // ajv-i18n reads keyword and params and rewrites message: the fields Fastify passes on from Ajv.
+      base(errors as ErrorObject[])
+      if (language === 'ch-de') for (const e of errors) if (e.message !== undefined) e.message = e.message.replace(/ß/g, 'ss')
+    },
+  }
 }

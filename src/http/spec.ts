@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs'
 import type { OpenAPIV3 } from 'openapi-types'
 import { parse } from 'yaml'
+import { loadLanguagePacks, localizeDocument, type LanguagePack } from './i18n.js'
 import type { Language } from './language.js'
 
 export const NAMESPACE = 'calendar/events/v1'
@@ -17,12 +18,19 @@ const SPEC_URL = new URL('../../openapi/openapi.yaml', import.meta.url)
 /** Absolute path of the contract file. */
 export const SPEC_PATH = SPEC_URL.pathname
 
-/** The contract's YAML text and parsed document. */
-export function loadSpec(): { text: string; document: OpenApiDocument } {
+export interface LoadedSpec {
+  text: string
+  document: OpenApiDocument
+  /** Translations of its texts and messages (openapi/i18n/<lang>.yaml). */
+  packs: Record<Exclude<Language, 'en'>, LanguagePack>
+}
+
+/** The contract's YAML text and parsed document, with its translations. */
+export function loadSpec(): LoadedSpec {
   const text = readFileSync(SPEC_URL, 'utf8')
   const document: unknown = parse(text)
   if (!isDocument(document)) throw new Error(`${SPEC_URL.pathname} is not an OpenAPI document`)
-  return { text, document }
+  return { text, document, packs: loadLanguagePacks() }
 }
 
 function isDocument(value: unknown): value is OpenApiDocument {
@@ -34,8 +42,9 @@ function isDocument(value: unknown): value is OpenApiDocument {
  * The document as served: the one absolute server `{base_url}/calendar/events/v1`, descriptions in
  * `language`. Built once per language and base URL.
  */
-export function servedDocument(source: OpenApiDocument, baseUrl: string, _language: Language): OpenApiDocument {
-  const document = structuredClone(source)
+export function servedDocument(spec: Pick<LoadedSpec, 'document' | 'packs'>, baseUrl: string, language: Language): OpenApiDocument {
+  const source = spec.document
+  const document = localizeDocument(source, language === 'en' ? undefined : spec.packs[language])
   const server = (Array.isArray(source.servers) ? source.servers[0] : undefined) as unknown
   const description = typeof server === 'object' && server !== null && 'description' in server ? server.description : undefined
   document.servers = [{ url: `${baseUrl}${PREFIX}`, ...(typeof description === 'string' ? { description } : {}) }]
