@@ -43,9 +43,8 @@ function isDocument(value: unknown): value is OpenApiDocument {
  * `language`. Built once per language and base URL.
  */
 export function servedDocument(spec: Pick<LoadedSpec, 'document' | 'packs'>, baseUrl: string, language: Language): OpenApiDocument {
-  const source = spec.document
-  const document = localizeDocument(source, language === 'en' ? undefined : spec.packs[language])
-  const server = (Array.isArray(source.servers) ? source.servers[0] : undefined) as unknown
+  const document = localizeDocument(spec.document, language === 'en' ? undefined : spec.packs[language])
+  const server: unknown = Array.isArray(document.servers) ? document.servers[0] : undefined
   const description = typeof server === 'object' && server !== null && 'description' in server ? server.description : undefined
   document.servers = [{ url: `${baseUrl}${PREFIX}`, ...(typeof description === 'string' ? { description } : {}) }]
   return document
