@@ -145,8 +145,10 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     const ids = total === 0 ? [] : await eventIds(ctx.db, filter, page.offset, page.perPage)
     const caller = req.user
     const found = await load(ids, { caller, single: false, unlocked: (row) => canEdit(caller, row) })
+    // The effective window replaces the start_date/end_date sent; one ignored (under include) still shows as sent.
+    const windowNames = new Set(shown.map(([name]) => name))
     const sent = sentQueryOf(req)
-      .filter((name) => name !== 'start_date' && name !== 'end_date')
+      .filter((name) => !windowNames.has(name))
       .map((name): [string, unknown] => [name, (query as Record<string, unknown>)[name]])
     const links = listLinks(`${ctx.apiUrl}/events`, page, totalPages, [...shown, ...sent])
     setListHeaders(reply, total, totalPages, links)

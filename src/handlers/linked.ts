@@ -10,7 +10,7 @@ import { checkPage, listLinks, pageOf, setListHeaders } from '../http/pagination
 import { sentQueryOf } from '../http/query.js'
 import { canEdit, canRead, editsAll, listScope, statusToStore, type WritableStatus } from '../lib/rights.js'
 import {
-  deleteLinked, findLinked, insertLinked, isEvent, listLinked, nowUtc, trashLinked, updateLinked,
+  checkUpdateInput, deleteLinked, findLinked, insertLinked, isEvent, listLinked, nowUtc, trashLinked, updateLinked,
   type Found, type LinkedKind, type LinkedRow, type Repo, type WriteInput,
 } from '../repositories/linked.js'
 import { scopeCondition, type PostRef } from '../repositories/posts.js'
@@ -119,16 +119,21 @@ export function linkedOperations<R extends LinkedRow & Dated, Rec, C extends Wri
     async update(req: FastifyRequest, ref: PostRef, input: U, reply: FastifyReply): Promise<Rec> {
       const user = req.user
       if (user === null) throw forbidden(401)
+      // Fields first (400), then the record (404/410), rights (403) and If-Match (412): CONTRACT §1.
+      await checkUpdateInput(repo, kind, input)
       const current = await findForWrite(req, ref, input.status !== undefined)
       const expected = expectedVersion(req, etag(current.row), current.row.version) ?? current.row.version
       const status = input.status === undefined ? undefined : statusToStore(user, input.status, current.row.status)
-      const written = await ctx.db.transaction().execute((trx) => updateLinked(trx, repo, kind, current.row, input, expected, {
-        callerId: user.id,
-        mayAssignAuthor: editsAll(user),
-        status,
-        now: ctx.now(),
-      }))
-      if (!written) throw preconditionFailed()
+      await ctx.db.transaction().execute(async (trx) => {
+        const written = await updateLinked(trx, repo, kind, current.row, input, expected, {
+          callerId: user.id,
+          mayAssignAuthor: editsAll(user),
+          status,
+          now: ctx.now(),
+        })
+        // Thrown inside the transaction so that nothing it wrote (a new image record) stays behind.
+        if (!written) throw preconditionFailed()
+      })
       const found = await reread(current.row.id)
       reply.header('ETag', etag(found.row))
       return found.record

@@ -90,15 +90,23 @@ function filterCondition(db: Db, f: EventFilter): Expression<SqlBool> {
 
 /**
  * Events with a published venue within `km` of the point: a bounding box on the coordinates index
- * first, then the exact great-circle distance. The box widens to every longitude near the poles and
- * wraps across the antimeridian.
+ * first, then the exact great-circle distance. The box widens to every longitude when the circle
+ * reaches a pole and wraps across the antimeridian. Its half-width in longitude is the circle's widest
+ * point, asin(sin r / cos lat) (r the angular radius), which is wider than r / cos lat: the narrower box
+ * lost venues due east or west of a point at high latitudes. A margin of 1e-9° keeps rounding from
+ * cutting off a venue that the exact distance admits.
  */
 function nearCondition(db: Db, near: { lat: number; lng: number; km: number }): Expression<SqlBool> {
-  const dLat = (near.km / EARTH_RADIUS_KM) * (180 / Math.PI)
+  const deg = 180 / Math.PI
+  const margin = 1e-9
+  const radius = near.km / EARTH_RADIUS_KM
+  const dLat = radius * deg + margin
   const minLat = near.lat - dLat
   const maxLat = near.lat + dLat
-  const cosLat = Math.cos((near.lat * Math.PI) / 180)
-  const dLng = maxLat >= 90 || minLat <= -90 || cosLat < 1e-9 ? 180 : Math.min(180, dLat / cosLat)
+  const cosLat = Math.cos(near.lat / deg)
+  const dLng = maxLat >= 90 || minLat <= -90 || cosLat < 1e-9
+    ? 180
+    : Math.min(180, Math.asin(Math.min(1, Math.sin(Math.min(radius, Math.PI / 2)) / cosLat)) * deg + margin)
   let lngRange: Expression<SqlBool>
   if (dLng >= 180) lngRange = sql<SqlBool>`1 = 1`
   else {

@@ -11,7 +11,7 @@ import type { Language } from '../http/language.js'
 import { formatUtc } from '../lib/dates.js'
 import type { ListScope, WritableStatus } from '../lib/rights.js'
 import {
-  checkAuthor, deletePost, freeSlug, imagesOf, modifiedNow, nowDates, provisionalSlug, publicationDates,
+  checkAuthor, deletePost, freeSlug, imagesOf, isHttpUrl, modifiedNow, nowDates, provisionalSlug, publicationDates,
   resolveImage, resolvePostId, settleNewPost, translationGroupFor, trashPost, wantedSlug,
   type ImageRecord, type PostRef,
 } from './posts.js'
@@ -200,6 +200,31 @@ export async function insertLinked<R extends LinkedRow, Create extends WriteInpu
   }, fields.own)
   await settleNewPost(trx, kind.table, id, kind.resource, language, slug, group)
   return id
+}
+
+/**
+ * The checks of an update body that need no record, run before the record is looked up (CONTRACT §1:
+ * fields are 400 before 404/410, 403 and 412): the kind's own fields, dates, the image and the author
+ * named. Writes nothing; `updateLinked` applies the same rules again when it writes.
+ */
+export async function checkUpdateInput<R extends LinkedRow, Update extends WriteInput, O>(
+  repo: Repo, kind: LinkedKind<R, unknown, unknown, Update, O>, input: Update,
+): Promise<void> {
+  kind.fields(input, repo.geoloc)
+  publicationDates(input, repo.siteTz, { date: '', date_utc: '' })
+  const image = input.image
+  if (typeof image === 'number' || (typeof image === 'string' && /^\d+$/.test(image))) {
+    const id = Number(image)
+    const row = Number.isSafeInteger(id) ? await repo.db.selectFrom('images').select('id').where('id', '=', id).executeTakeFirst() : undefined
+    if (row === undefined) throw invalidParam('image', 'unknownImage')
+  } else if (typeof image === 'string' && !isHttpUrl(image)) {
+    throw invalidParam('image', 'invalidImage')
+  }
+  if (input.author !== undefined) {
+    const author = input.author
+    const row = Number.isSafeInteger(author) ? await repo.db.selectFrom('users').select('id').where('id', '=', author).executeTakeFirst() : undefined
+    if (row === undefined) throw invalidParam('author', 'unknownUser')
+  }
 }
 
 /** Applies a partial update (compare-and-swap on `expectedVersion`); false when the version moved on. */
