@@ -611,6 +611,8 @@ t.test('list: a password-protected event keeps its place without description and
     eventRecord(1, { title: 'Secret', slug: 'secret', ...on('2026-07-01', '10:00', '11:00'), description: null, excerpt: null }),
     eventRecord(2, { title: 'Open', slug: 'open', ...on('2026-07-02', '10:00', '11:00'), description: 'open jazz', excerpt: 'open excerpt' }),
   ] as Event[])
+  const editorList = await s.inject({ url: `${EVENTS}`, headers: s.editor })
+  t.strictSame(eventsOf(editorList)[0], eventsOf(res)[0], 'blanked for an editor too: lists never show protected text')
   t.same(await ids(s, '?search=jazz'), [2], 'its description is not searched')
   t.same(await ids(s, '?search=jazz', s.editor), [2], 'not even for an editor')
   t.same(await ids(s, '?search=secret'), [1], 'its title is')

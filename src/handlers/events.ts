@@ -144,7 +144,8 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     const totalPages = checkPage('event', page, total)
     const ids = total === 0 ? [] : await eventIds(ctx.db, filter, page.offset, page.perPage)
     const caller = req.user
-    const found = await load(ids, { caller, single: false, unlocked: (row) => canEdit(caller, row) })
+    // In lists a protected event keeps its place with description and excerpt null, for every caller (§6).
+    const found = await load(ids, { caller, single: false })
     // The effective window replaces the start_date/end_date sent; one ignored (under include) still shows as sent.
     const windowNames = new Set(shown.map(([name]) => name))
     const sent = sentQueryOf(req)

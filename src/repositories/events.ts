@@ -137,7 +137,7 @@ export interface EventView {
   caller: Caller | null
   /** Single reads carry `json_ld`; lists blank the protected fields of password-protected events. */
   single: boolean
-  /** Events whose protected fields the caller may see in a list (unlocked by edit rights). */
+  /** Protected events whose description and excerpt stay (write answers, whose caller may edit them). */
   unlocked?: (row: EventRow) => boolean
 }
 
