@@ -1,0 +1,155 @@
+/**
+ * `loadConfig` (CONTRACT §11): the defaults, each variable's accepted forms, and the error naming the
+ * variable for each bad value.
+ */
+import t, { type Test } from 'tap'
+import { ConfigError, defaultConfig, loadConfig, type Config } from '../src/config.js'
+
+function failure(env: Record<string, string>): unknown {
+  try {
+    loadConfig(env)
+  } catch (error) {
+    return error
+  }
+  return undefined
+}
+
+function expectError(t: Test, env: Record<string, string>, message: string): void {
+  const error = failure(env)
+  t.ok(error instanceof ConfigError, `${JSON.stringify(env)} is refused with a ConfigError`)
+  t.equal(error instanceof Error ? error.message : undefined, message)
+}
+
+t.test('defaults', async (t) => {
+  const config = loadConfig({})
+  t.strictSame(config, {
+    host: '127.0.0.1',
+    port: 3000,
+    databaseUrl: './data/calendar.db',
+    logLevel: 'info',
+    publicUrl: 'http://127.0.0.1:3000',
+    timezone: 'UTC',
+    defaultLanguage: 'en',
+    extensions: new Set(),
+    geofenceKm: 40.2,
+  } satisfies Config)
+  t.equal(config.extensions.size, 0, 'no extension is on by default')
+})
+
+t.test('empty and blank variables count as unset', async (t) => {
+  const blank = loadConfig({
+    HOST: '', PORT: ' ', DATABASE_URL: '', LOG_LEVEL: '', PUBLIC_URL: '  ', CALENDAR_TIMEZONE: '',
+    CALENDAR_DEFAULT_LANGUAGE: '', CALENDAR_EXTENSIONS: '', CALENDAR_GEOFENCE_KM: '',
+  })
+  t.strictSame(blank, loadConfig({}))
+})
+
+t.test('every variable is read', async (t) => {
+  const config = loadConfig({
+    HOST: '0.0.0.0',
+    PORT: '8080',
+    DATABASE_URL: '/var/lib/calendar/db.sqlite',
+    LOG_LEVEL: 'warn',
+    PUBLIC_URL: 'https://calendar.example.org',
+    CALENDAR_TIMEZONE: 'Europe/Vienna',
+    CALENDAR_DEFAULT_LANGUAGE: 'ch-fr',
+    CALENDAR_EXTENSIONS: 'geoloc',
+    CALENDAR_GEOFENCE_KM: '12.5',
+  })
+  t.strictSame(config, {
+    host: '0.0.0.0',
+    port: 8080,
+    databaseUrl: '/var/lib/calendar/db.sqlite',
+    logLevel: 'warn',
+    publicUrl: 'https://calendar.example.org',
+    timezone: 'Europe/Vienna',
+    defaultLanguage: 'ch-fr',
+    extensions: new Set(['geoloc']),
+    geofenceKm: 12.5,
+  } satisfies Config)
+})
+
+t.test('PUBLIC_URL defaults to http://HOST:PORT', async (t) => {
+  t.equal(loadConfig({ HOST: 'calendar.local', PORT: '8080' }).publicUrl, 'http://calendar.local:8080')
+  t.equal(loadConfig({ HOST: '::1', PORT: '4000' }).publicUrl, 'http://[::1]:4000', 'IPv6 hosts are bracketed')
+  t.equal(loadConfig({ PORT: '80', PUBLIC_URL: 'http://example.org' }).publicUrl, 'http://example.org', 'an explicit PUBLIC_URL wins')
+})
+
+t.test('PUBLIC_URL is kept without a trailing slash', async (t) => {
+  t.equal(loadConfig({ PUBLIC_URL: 'https://example.org/' }).publicUrl, 'https://example.org')
+  t.equal(loadConfig({ PUBLIC_URL: 'https://example.org:8443/api/' }).publicUrl, 'https://example.org:8443/api')
+  t.equal(loadConfig({ PUBLIC_URL: 'http://EXAMPLE.org//' }).publicUrl, 'http://example.org')
+})
+
+t.test('a bad PUBLIC_URL is refused', async (t) => {
+  for (const value of ['example.org', '/calendar', 'ftp://example.org', 'mailto:x@example.org', 'http://']) {
+    expectError(t, { PUBLIC_URL: value }, `PUBLIC_URL must be an absolute http(s) URL, got ${value}`)
+  }
+})
+
+t.test('PORT accepts 0 to 65535 only', async (t) => {
+  t.equal(loadConfig({ PORT: '0' }).port, 0)
+  t.equal(loadConfig({ PORT: '65535' }).port, 65535)
+  t.equal(loadConfig({ PORT: ' 8080 ' }).port, 8080)
+  for (const value of ['65536', '-1', '80.5', 'http', '1e3', '0x50', '3000abc']) {
+    expectError(t, { PORT: value }, `PORT must be an integer from 0 to 65535, got ${value}`)
+  }
+})
+
+t.test('LOG_LEVEL is a pino level', async (t) => {
+  for (const level of ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']) t.equal(loadConfig({ LOG_LEVEL: level }).logLevel, level)
+  for (const value of ['verbose', 'INFO', 'warning']) {
+    expectError(t, { LOG_LEVEL: value }, 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent')
+  }
+})
+
+t.test('CALENDAR_TIMEZONE is a tz database name', async (t) => {
+  t.equal(loadConfig({ CALENDAR_TIMEZONE: 'America/New_York' }).timezone, 'America/New_York')
+  for (const value of ['Mars/Olympus_Mons', 'Europe/Vienn', 'GMT+25']) {
+    expectError(t, { CALENDAR_TIMEZONE: value }, `CALENDAR_TIMEZONE is not a known time zone: ${value}`)
+  }
+})
+
+t.test('CALENDAR_DEFAULT_LANGUAGE is one of the six codes, case-sensitive', async (t) => {
+  for (const language of ['at', 'en', 'de', 'es', 'ch-fr', 'ch-de'] as const) {
+    t.equal(loadConfig({ CALENDAR_DEFAULT_LANGUAGE: language }).defaultLanguage, language)
+  }
+  for (const value of ['fr', 'EN', 'de-AT', 'ch']) {
+    expectError(t, { CALENDAR_DEFAULT_LANGUAGE: value }, 'CALENDAR_DEFAULT_LANGUAGE must be one of at, en, de, es, ch-fr, ch-de')
+  }
+})
+
+t.test('CALENDAR_EXTENSIONS is a comma list of known extensions', async (t) => {
+  t.strictSame(loadConfig({ CALENDAR_EXTENSIONS: 'geoloc' }).extensions, new Set(['geoloc']))
+  t.strictSame(loadConfig({ CALENDAR_EXTENSIONS: ' geoloc , ,geoloc' }).extensions, new Set(['geoloc']))
+  expectError(t, { CALENDAR_EXTENSIONS: 'geoloc,tickets' }, 'CALENDAR_EXTENSIONS: unknown extension "tickets" (known: geoloc)')
+  expectError(t, { CALENDAR_EXTENSIONS: 'GEOLOC' }, 'CALENDAR_EXTENSIONS: unknown extension "GEOLOC" (known: geoloc)')
+})
+
+t.test('CALENDAR_GEOFENCE_KM is a positive number', async (t) => {
+  t.equal(loadConfig({ CALENDAR_GEOFENCE_KM: '100' }).geofenceKm, 100)
+  t.equal(loadConfig({ CALENDAR_GEOFENCE_KM: '0.5' }).geofenceKm, 0.5)
+  for (const value of ['0', '-5', 'far', 'Infinity', 'NaN', '10km']) {
+    expectError(t, { CALENDAR_GEOFENCE_KM: value }, `CALENDAR_GEOFENCE_KM must be a positive number, got ${value}`)
+  }
+})
+
+t.test('DATABASE_URL is a file path or :memory:', async (t) => {
+  t.equal(loadConfig({ DATABASE_URL: ':memory:' }).databaseUrl, ':memory:')
+  t.equal(loadConfig({ DATABASE_URL: 'data/other.db' }).databaseUrl, 'data/other.db')
+})
+
+t.test('loadConfig reads process.env when given nothing', async (t) => {
+  const saved = process.env.CALENDAR_GEOFENCE_KM
+  t.teardown(() => {
+    if (saved === undefined) delete process.env.CALENDAR_GEOFENCE_KM
+    else process.env.CALENDAR_GEOFENCE_KM = saved
+  })
+  process.env.CALENDAR_GEOFENCE_KM = '7'
+  t.equal(loadConfig().geofenceKm, 7)
+})
+
+t.test('defaultConfig has the same defaults, an in-memory database and no logs', async (t) => {
+  t.strictSame(defaultConfig(), { ...loadConfig({}), databaseUrl: ':memory:', logLevel: 'silent' })
+  t.equal(defaultConfig({ timezone: 'Europe/Vienna' }).timezone, 'Europe/Vienna')
+})
