@@ -187,6 +187,12 @@ t.test('the route index accepts context view and help, nothing else', async (t) 
     t.equal(res.statusCode, 200, `context=${context}`)
     t.strictSame(Object.keys(res.json<{ routes: Json }>().routes), Object.keys(plain.json<{ routes: Json }>().routes))
   }
+  type Endpoint = { methods: string[]; description?: string }
+  const endpoints = (res: Injected) => res.json<{ routes: Record<string, { endpoints: Endpoint[] }> }>().routes[`${API}/events`]?.endpoints ?? []
+  t.same(endpoints(plain).map((e) => e.description), [undefined, undefined], 'view: no descriptions')
+  const help = await inject({ url: `${API}?context=help` })
+  t.same(endpoints(help).map((e) => e.methods), [['GET'], ['POST']])
+  t.match(endpoints(help)[0]?.description, /^Returns one page of events/, 'help: each endpoint says what it does')
   const bad = await inject({ url: `${API}?context=edit` })
   t.equal(bad.statusCode, 400)
   t.strictSame(bad.json(), {

@@ -1414,6 +1414,8 @@ export interface components {
                 args: {
                     [key: string]: components["schemas"]["RouteArg"];
                 };
+                /** @description What the operation does; present only with `context=help`. */
+                description?: string;
             }[];
         };
         /** @description One argument of an endpoint. */
