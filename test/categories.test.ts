@@ -1032,3 +1032,10 @@ t.test('auth: editors and administrators manage terms; reads are public', async 
   }
   t.equal(id, 2)
 })
+
+t.test('rest_url keeps the parameters in the order sent, whatever the array form', async (t) => {
+  const { inject } = await build(t)
+  const res = await inject({ url: `${API}/categories?include[]=3&search=x&include[]=4&hide_empty=false` })
+  t.equal(res.statusCode, 200)
+  t.equal(res.json().rest_url, `${API_URL}/categories?page=1&per_page=10&include=3%2C4&search=x&hide_empty=false`)
+})

@@ -45,21 +45,19 @@ export function parseFormBody(text: string): Record<string, string | string[]> {
 }
 
 function normaliseRecord(values: Record<string, unknown>, properties: Record<string, JsonSchema>, form: boolean): string[] {
+  // The names in the order the client sent them, `a[]` counting as `a` where it first appears.
   const sent: string[] = []
   for (const key of Object.keys(values)) {
-    if (key.endsWith('[]')) {
-      const name = key.slice(0, -2)
-      if (name in properties) {
-        values[name] = [...asList(values[name]), ...asList(values[key])]
-        delete values[key]
-      }
+    const name = key.endsWith('[]') && key.slice(0, -2) in properties ? key.slice(0, -2) : key
+    if (name in properties && !sent.includes(name)) sent.push(name)
+    if (name !== key) {
+      values[name] = [...asList(values[name]), ...asList(values[key])]
+      delete values[key]
     }
   }
-  for (const [name, value] of Object.entries(values)) {
+  for (const name of sent) {
     const schema = properties[name]
-    if (schema === undefined) continue
-    sent.push(name)
-    values[name] = coerce(value, schema, form)
+    if (schema !== undefined) values[name] = coerce(values[name], schema, form)
   }
   return sent
 }
