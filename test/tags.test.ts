@@ -987,3 +987,12 @@ t.test('auth: editors and administrators manage terms; reads are public', async 
   }
   t.equal(id, 2)
 })
+
+t.test('an empty include list filters nothing', async (t) => {
+  const { inject, auth } = await build(t)
+  const editor = await auth('editor')
+  await inject({ method: 'POST', url: `${API}/tags`, headers: editor, payload: { name: 'One' } })
+  const res = await inject({ url: `${API}/tags?include=&hide_empty=false` })
+  t.equal(res.statusCode, 200)
+  t.equal(res.json().total, 1)
+})
