@@ -1,0 +1,394 @@
+/**
+ * The benchmark (`npm run bench`): builds a file database of N events through the bulk loader, starts
+ * the API server and a bare-fastify ceiling each in its own process, drives both over loopback with
+ * autocannon, prints a markdown table (req/s, p50, p99, ratio to the ceiling) and writes it as JSON.
+ *
+ *   node --import tsx scripts/bench.ts [--events N] [--duration S] [--warmup S] [--connections C]
+ *                                      [--timeout S] [--scale [--sizes 1000,100000,1000000]] [--out FILE]
+ *                                      [--db-dir DIR] [--keep-db] [--no-pin]
+ *
+ * `--scale` runs the list and filter routes at 1,000, 100,000 and 1,000,000 events instead (one
+ * database and one server process per size) and reports how p50 grows and the server's peak RSS.
+ *
+ * On a machine with two or more cores, the servers run pinned to core 0 and this process (the
+ * autocannon client) to core 1, so that client and server do not take CPU from each other.
+ * Traffic goes to 127.0.0.1 only. Every wait has a deadline, every run a duration, and a watchdog
+ * ends the whole run (children included) if it takes far longer than planned.
+ */
+import { execFileSync } from 'node:child_process'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { openDatabase } from '../src/db/database.js'
+import { generateKey } from '../src/lib/api-keys.js'
+import { formatUtc } from '../src/lib/dates.js'
+import { createUserWithKey } from '../src/repositories/users.js'
+import { runScenario, type Scenario, type ScenarioResult } from './bench/driver.js'
+import { buildDatabase, removeDatabaseFiles, type LoadResult } from './bench/loader.js'
+import {
+  allowedCpus, freePort, hasTaskset, killAllChildren, memoryOf, pinSelf, startProcess, stopProcess, type Managed, type MemoryStatus,
+} from './bench/processes.js'
+import {
+  FAILED_ANSWERS, runTargets, scaleTable, scaleTargets, scenarioTable, targetLines, type ScalePoint, type TargetCheck,
+} from './bench/report.js'
+import { PREFIX, allScenarios, ceilingScenario, listScenarios, sampleData } from './bench/scenarios.js'
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
+const SERVER_CORE = 0
+const CLIENT_CORE = 1
+
+interface Options {
+  events: number
+  duration: number
+  warmup: number
+  connections: number
+  timeout: number
+  scale: boolean
+  sizes: number[]
+  out: string
+  dbDir: string
+  keepDb: boolean
+  pin: boolean
+}
+
+const USAGE = `usage: node --import tsx scripts/bench.ts [options]
+  --events N        events in the database (default 100000)
+  --duration S      measured seconds per scenario (default 10)
+  --warmup S        warm-up seconds per scenario, not measured (default 3)
+  --connections C   autocannon connections (default 10)
+  --timeout S       seconds before a request counts as timed out (default 10)
+  --scale           run the list and filter routes at several sizes instead (see --sizes)
+  --sizes A,B,C     sizes for --scale (default 1000,100000,1000000)
+  --out FILE        JSON results (default bench-results/bench-<timestamp>.json)
+  --db-dir DIR      where the database files go (default <tmpdir>/calendar-bench)
+  --keep-db         keep the database files afterwards
+  --no-pin          do not pin server and client to separate cores`
+
+class UsageError extends Error {}
+
+function parseArgs(argv: string[]): Options {
+  const options: Options = {
+    events: 100_000,
+    duration: 10,
+    warmup: 3,
+    connections: 10,
+    timeout: 10,
+    scale: false,
+    sizes: [1000, 100_000, 1_000_000],
+    out: join(ROOT, 'bench-results', `bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`),
+    dbDir: join(os.tmpdir(), 'calendar-bench'),
+    keepDb: false,
+    pin: true,
+  }
+  const integer = (name: string, raw: string | undefined, min: number, max: number): number => {
+    const value = Number(raw)
+    if (raw === undefined || !/^\d+$/.test(raw) || value < min || value > max) throw new UsageError(`--${name} must be an integer from ${min} to ${max}`)
+    return value
+  }
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i]
+    const value = (): string | undefined => argv[++i]
+    switch (flag) {
+      case '--events': options.events = integer('events', value(), 100, 10_000_000); break
+      case '--duration': options.duration = integer('duration', value(), 1, 600); break
+      case '--warmup': options.warmup = integer('warmup', value(), 0, 120); break
+      case '--connections': options.connections = integer('connections', value(), 1, 1000); break
+      case '--timeout': options.timeout = integer('timeout', value(), 1, 120); break
+      case '--scale': options.scale = true; break
+      case '--sizes': {
+        const raw = value() ?? ''
+        options.sizes = raw.split(',').map((s) => integer('sizes', s.trim(), 100, 10_000_000))
+        if (options.sizes.length === 0) throw new UsageError('--sizes needs at least one size')
+        break
+      }
+      case '--out': {
+        const raw = value()
+        if (raw === undefined || raw.startsWith('--')) throw new UsageError('--out needs a file')
+        options.out = resolve(raw)
+        break
+      }
+      case '--db-dir': {
+        const raw = value()
+        if (raw === undefined || raw.startsWith('--')) throw new UsageError('--db-dir needs a directory')
+        options.dbDir = resolve(raw)
+        break
+      }
+      case '--keep-db': options.keepDb = true; break
+      case '--no-pin': options.pin = false; break
+      case '--help': case '-h': process.stdout.write(`${USAGE}\n`); process.exit(0); break
+      default: throw new UsageError(`unknown option ${flag}`)
+    }
+  }
+  options.sizes.sort((a, b) => a - b)
+  return options
+}
+
+const log = (message: string): void => {
+  process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${message}\n`)
+}
+
+function machine(pinned: boolean) {
+  const cpus = os.cpus()
+  let commit: string | undefined
+  let dirty: boolean | undefined
+  try {
+    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()
+    dirty = execFileSync('git', ['status', '--porcelain'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim() !== ''
+  } catch {
+    // not a git checkout
+  }
+  return {
+    node: process.version,
+    platform: os.platform(),
+    release: os.release(),
+    arch: os.arch(),
+    cpus: cpus.map((c) => ({ model: c.model, speed: c.speed })),
+    totalMemoryMb: Math.round(os.totalmem() / 1048576),
+    loadavgAtStart: os.loadavg(),
+    pinned: pinned ? { server: SERVER_CORE, client: CLIENT_CORE } : null,
+    commit,
+    dirty,
+  }
+}
+
+/** The editor key POST and PATCH use, created through the app's own code before the server starts. */
+async function createKey(file: string): Promise<string> {
+  const database = await openDatabase(file)
+  try {
+    const key = generateKey()
+    await createUserWithKey(database.db, 'editor', key, formatUtc(new Date()), 'bench')
+    return key
+  } finally {
+    await database.close()
+  }
+}
+
+async function load(options: Options, events: number, now: Date): Promise<LoadResult> {
+  const file = join(options.dbDir, `bench-${events}.db`)
+  log(`loading ${events.toLocaleString('en')} events into ${file}`)
+  const result = await buildDatabase({ file, events, now, log })
+  log(`loaded in ${result.seconds.toFixed(1)} s, ${(result.bytes / 1048576).toFixed(0)} MB, ${result.eventsInWindow} events in the default window`)
+  return result
+}
+
+async function startCeiling(core: number | undefined): Promise<Managed> {
+  const port = await freePort()
+  const managed = await startProcess({
+    name: 'ceiling', cwd: ROOT, args: ['--import', 'tsx', 'scripts/bench/ceiling.ts'],
+    env: { PORT: String(port), HOST: '127.0.0.1' }, port, readyPath: '/event', ...(core === undefined ? {} : { core }),
+  })
+  log(`ceiling pid ${managed.pid} on port ${port} (cpus ${managed.cpus}), answered after ${managed.startupMs.toFixed(0)} ms`)
+  return managed
+}
+
+async function startServer(file: string, core: number | undefined): Promise<Managed> {
+  const port = await freePort()
+  const managed = await startProcess({
+    name: 'API server', cwd: ROOT, args: ['--import', 'tsx', 'src/server.ts'],
+    env: { DATABASE_URL: file, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'silent' },
+    port, readyPath: PREFIX, ...(core === undefined ? {} : { core }),
+  })
+  log(`API server pid ${managed.pid} on port ${port} (cpus ${managed.cpus}), first answer after ${managed.startupMs.toFixed(0)} ms`)
+  return managed
+}
+
+async function measure(scenario: Scenario, target: Managed, options: Options): Promise<ScenarioResult> {
+  log(`  ${scenario.label}: ${options.warmup} s warm-up, ${options.duration} s measured`)
+  const result = await runScenario(scenario, {
+    origin: target.origin, connections: options.connections, duration: options.duration, warmup: options.warmup,
+    timeout: options.timeout, pid: target.pid,
+  })
+  const bad = result.non2xx + result.errors + result.timeouts
+  log(`    ${result.rps.toFixed(0)} req/s, p50 ${result.p50.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms, non-2xx ${result.non2xx}`
+    + `${bad > 0 ? `, errors ${result.errors}, timeouts ${result.timeouts}` : ''}`
+    + `${result.drainMs > 1000 ? `; server busy ${(result.drainMs / 1000).toFixed(1)} s after the run` : ''}`
+    + `${result.idleBeforeMs > 1000 ? `; waited ${(result.idleBeforeMs / 1000).toFixed(1)} s for it to be idle first` : ''}`)
+  for (const failure of result.failures) log(`    ! ${failure.method} ${failure.path} → ${failure.status} ${failure.body.slice(0, 200)}`)
+  return result
+}
+
+interface Ceiling {
+  rps: number
+  /** Requests per CPU-second of the ceiling process. */
+  rpsPerCpuSecond: number
+  runs: ScenarioResult[]
+}
+
+const perCpuSecond = (r: ScenarioResult): number => r.rps / (r.serverCpuPct / 100)
+
+function ceilingOf(runs: ScenarioResult[]): Ceiling {
+  const mean = (f: (r: ScenarioResult) => number) => runs.reduce((sum, r) => sum + f(r), 0) / Math.max(1, runs.length)
+  return { rps: mean((r) => r.rps), rpsPerCpuSecond: mean(perCpuSecond), runs }
+}
+
+function withRatios(results: ScenarioResult[], ceiling: Ceiling): ScenarioResult[] {
+  return results.map((r) => ({ ...r, ratio: r.rps / ceiling.rps, cpuRatio: perCpuSecond(r) / ceiling.rpsPerCpuSecond }))
+}
+
+function ceilingNote(ceiling: Ceiling): string {
+  const [a, b] = ceiling.runs
+  return `Ceiling (bare fastify, constant ~2.4 KB event-shaped object): ${ceiling.rps.toFixed(0)} req/s`
+    + ` (mean of ${ceiling.runs.length} runs${a !== undefined && b !== undefined ? `: ${a.rps.toFixed(0)} before, ${b.rps.toFixed(0)} after` : ''}),`
+    + ` ${ceiling.rpsPerCpuSecond.toFixed(0)} requests per CPU-second;`
+    + ceiling.runs.map((r, i) => ` run ${i + 1}: p50/p99 ${r.p50.toFixed(2)}/${r.p99.toFixed(2)} ms, its CPU ${r.serverCpuPct.toFixed(0)} %, client CPU ${r.clientCpuPct.toFixed(0)} %, host CPU pressure ${r.hostCpuPressurePct.toFixed(0)} %`).join(';')
+    + '.'
+}
+
+const COLUMNS = 'p50/p99: from every response time (autocannon\'s own histogram, in whole ms, alongside). × ceiling: req/s ÷ the'
+  + ' ceiling\'s req/s; × ceiling per CPU-s: the same with requests per CPU-second of each server process (contention from other'
+  + ' work taken out). errors: socket errors and timeouts. server CPU: % of one core used by the process under test during'
+  + ' the measured run; client CPU: the same for autocannon; host CPU pressure: share of that time during which some task on the'
+  + ' machine waited for a CPU (Linux PSI), i.e. how much other work competed.'
+
+function writeJson(file: string, data: unknown): void {
+  mkdirSync(dirname(file), { recursive: true })
+  writeFileSync(file, `${JSON.stringify(data, null, 2)}\n`)
+}
+
+async function defaultRun(options: Options, core: number | undefined, now: Date) {
+  const database = await load(options, options.events, now)
+  try {
+    const key = await createKey(database.file)
+    const samples = sampleData(database.file, options.events, now)
+    const ceilingProcess = await startCeiling(core)
+    let server: Managed | undefined
+    try {
+      const ceilingRuns = [await measure(ceilingScenario(), ceilingProcess, options)]
+      server = await startServer(database.file, core)
+      const startupMs = server.startupMs
+      const results: ScenarioResult[] = []
+      for (const scenario of allScenarios(samples, key, now)) results.push(await measure(scenario, server, options))
+      const memory: MemoryStatus | undefined = memoryOf(server.pid)
+      await stopProcess(server)
+      ceilingRuns.push(await measure(ceilingScenario(), ceilingProcess, options))
+      const ceiling = ceilingOf(ceilingRuns)
+      const rated = withRatios(results, ceiling)
+      const targets = runTargets(rated, { events: options.events, connections: options.connections, startupMs })
+      return { database, ceiling, server: { startupMs, memory, cpus: server.cpus }, results: rated, targets }
+    } finally {
+      if (server !== undefined) await stopProcess(server)
+      await stopProcess(ceilingProcess)
+    }
+  } finally {
+    if (!options.keepDb) removeDatabaseFiles(database.file)
+  }
+}
+
+async function scaleRun(options: Options, core: number | undefined, now: Date) {
+  const ceilingProcess = await startCeiling(core)
+  try {
+    const ceilingRuns = [await measure(ceilingScenario(), ceilingProcess, options)]
+    const points: Array<ScalePoint & { database: LoadResult; memory: MemoryStatus | undefined }> = []
+    for (const size of options.sizes) {
+      const database = await load(options, size, now)
+      try {
+        const samples = sampleData(database.file, size, now)
+        const server = await startServer(database.file, core)
+        try {
+          const results: ScenarioResult[] = []
+          for (const scenario of listScenarios(samples)) results.push(await measure(scenario, server, options))
+          const memory = memoryOf(server.pid)
+          log(`  peak RSS ${((memory?.peakRssKb ?? NaN) / 1024).toFixed(0)} MB at ${size.toLocaleString('en')} events`)
+          points.push({
+            events: size, startupMs: server.startupMs, peakRssKb: memory?.peakRssKb ?? NaN, loadSeconds: database.seconds,
+            dbBytes: database.bytes, results, database, memory,
+          })
+        } finally {
+          await stopProcess(server)
+        }
+      } finally {
+        if (!options.keepDb) removeDatabaseFiles(database.file)
+      }
+    }
+    ceilingRuns.push(await measure(ceilingScenario(), ceilingProcess, options))
+    const ceiling = ceilingOf(ceilingRuns)
+    for (const point of points) point.results = withRatios(point.results, ceiling)
+    return { ceiling, points, targets: scaleTargets(points) }
+  } finally {
+    await stopProcess(ceilingProcess)
+  }
+}
+
+async function main(): Promise<void> {
+  const options = parseArgs(process.argv.slice(2))
+  const now = new Date()
+  const started = performance.now()
+  const pinned = options.pin && os.cpus().length >= 2 && hasTaskset() && pinSelf(CLIENT_CORE)
+  const core = pinned ? SERVER_CORE : undefined
+  const info = { ...machine(pinned), clientCpus: allowedCpus(process.pid) }
+  log(`node ${info.node}, ${info.cpus.length} × ${info.cpus[0]?.model ?? 'cpu'}, load ${info.loadavgAtStart.map((l) => l.toFixed(2)).join(' ')}`
+    + `${pinned ? `, server on core ${SERVER_CORE}, client on core ${CLIENT_CORE}` : ', not pinned'}`)
+
+  // Watchdog: generous, but bounded (loading 1M events takes a minute or two on this machine).
+  const scenarioCount = options.scale ? options.sizes.length * 6 + 2 : 12
+  const loadBudgetS = (options.scale ? options.sizes : [options.events]).reduce((sum, n) => sum + 60 + (n / 1e6) * 600, 0)
+  // Per scenario: warm-up, run, up to 3 × 180 s waiting for the server to work off abandoned requests, probes.
+  const budgetS = scenarioCount * (options.duration + options.warmup + 600) + loadBudgetS + 120
+  const watchdog = setTimeout(() => {
+    log(`watchdog: still running after ${budgetS.toFixed(0)} s, stopping`)
+    killAllChildren()
+    process.exit(3)
+  }, budgetS * 1000)
+  watchdog.unref()
+
+  const settings = {
+    events: options.events, duration: options.duration, warmup: options.warmup, connections: options.connections,
+    timeout: options.timeout, scale: options.scale, sizes: options.scale ? options.sizes : undefined,
+  }
+  let output: Record<string, unknown>
+  let text: string
+  if (options.scale) {
+    const run = await scaleRun(options, core, now)
+    text = [
+      `## Scale: list and filter routes (${options.connections} connections, ${options.duration} s after ${options.warmup} s warm-up)`,
+      '',
+      scaleTable(run.points),
+      '',
+      ceilingNote(run.ceiling),
+      COLUMNS,
+      '',
+      ...run.points.flatMap((p) => [`### ${p.events.toLocaleString('en')} events`, '', scenarioTable(p.results), '']),
+      '### Targets',
+      '',
+      targetLines(run.targets),
+    ].join('\n')
+    output = { kind: 'scale', settings, machine: info, ceiling: run.ceiling, points: run.points, targets: run.targets }
+  } else {
+    const run = await defaultRun(options, core, now)
+    const memory = run.server.memory
+    text = [
+      `## ${options.events.toLocaleString('en')} events (${options.connections} connections, ${options.duration} s after ${options.warmup} s warm-up)`,
+      '',
+      scenarioTable(run.results),
+      '',
+      ceilingNote(run.ceiling),
+      `API server: first answer ${run.server.startupMs.toFixed(0)} ms after spawn; peak RSS (VmHWM) ${((memory?.peakRssKb ?? NaN) / 1024).toFixed(0)} MB, RSS at the end ${((memory?.rssKb ?? NaN) / 1024).toFixed(0)} MB.`,
+      COLUMNS,
+      '',
+      '### Targets',
+      '',
+      targetLines(run.targets),
+    ].join('\n')
+    output = { kind: 'routes', settings, machine: info, database: run.database, ceiling: run.ceiling, server: run.server, results: run.results, targets: run.targets }
+  }
+  output = { startedAt: now.toISOString(), finishedAt: new Date().toISOString(), ...output }
+  output.wallSeconds = (performance.now() - started) / 1000
+  output.loadavgAtEnd = os.loadavg()
+  writeJson(options.out, output)
+  process.stdout.write(`${text}\n\nJSON: ${options.out}\n`)
+  const failed = (output.targets as TargetCheck[]).some((t) => t.target === FAILED_ANSWERS && t.pass === false)
+  clearTimeout(watchdog)
+  process.exitCode = failed ? 1 : 0
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof UsageError) {
+    process.stderr.write(`${error.message}\n${USAGE}\n`)
+    process.exitCode = 2
+  } else {
+    process.stderr.write(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
+    process.exitCode = 1
+  }
+  killAllChildren()
+})

@@ -1,0 +1,239 @@
+/**
+ * Drives one scenario with autocannon over loopback: a smoke request, a warm-up run (discarded), then
+ * the measured run. Besides autocannon's own figures (req/s average, integer-millisecond p50/p99,
+ * non-2xx), it keeps every response time at full resolution (autocannon's histogram has 1 ms buckets,
+ * too coarse for sub-millisecond routes) and the CPU the server used meanwhile.
+ */
+import autocannon from 'autocannon'
+import { cpuPressureMicros, cpuSecondsOf, waitIdle } from './processes.js'
+
+export interface BenchRequest {
+  method: 'GET' | 'POST' | 'PATCH'
+  /** Path and query, e.g. `/calendar/events/v1/events/12`. */
+  path: string
+  body?: string
+}
+
+export type Kind = 'ceiling' | 'single' | 'page10' | 'page50' | 'write'
+
+export interface Scenario {
+  key: string
+  label: string
+  kind: Kind
+  /** The next request; called once per request, round-robin over its own data. */
+  next: () => BenchRequest
+  headers?: Record<string, string>
+  /** The status every answer must have. */
+  expect: number
+}
+
+export interface RunOptions {
+  origin: string
+  connections: number
+  duration: number
+  warmup: number
+  /** Seconds before a request counts as timed out. */
+  timeout: number
+  /** pid of the process under test, for its CPU use. */
+  pid: number
+}
+
+export interface Failure {
+  method: string
+  path: string
+  status: number
+  body: string
+}
+
+export interface ScenarioResult {
+  key: string
+  label: string
+  kind: Kind
+  method: string
+  connections: number
+  durationS: number
+  /** autocannon `requests.average` (requests per second, averaged over 1 s samples). */
+  rps: number
+  requests: number
+  /** autocannon `latency.p50` / `latency.p99`: integer milliseconds. */
+  acP50: number
+  acP99: number
+  /** From every response time, unrounded (ms). */
+  p50: number
+  p90: number
+  p99: number
+  max: number
+  non2xx: number
+  /** Socket errors and timeouts (autocannon counts a timeout as an error too). */
+  errors: number
+  timeouts: number
+  statusCodes: Record<string, number>
+  bytesPerResponse: number
+  /** CPU of the process under test during the measured run, % of one core. */
+  serverCpuPct: number
+  /** CPU of this (client) process during the measured run, % of one core. */
+  clientCpuPct: number
+  /**
+   * Share of the measured run during which some task on the machine waited for a CPU (Linux PSI):
+   * near 0 on a quiet machine; high values mean other work competed for the cores.
+   */
+  hostCpuPressurePct: number
+  /** One request before the warm-up; `timedOut` when it got no answer within the timeout. */
+  smoke: { status: number; bytes: number; ms: number; timedOut: boolean }
+  /** How long the server was still busy before this scenario started (left over from the previous one), ms. */
+  idleBeforeMs: number
+  /** How long the server stayed busy after the run ended (requests still queued when the client stopped), ms. */
+  drainMs: number
+  /** A few failing answers, replayed one at a time, when anything was not as expected. */
+  failures: Failure[]
+  /** req/s ÷ the ceiling's req/s. */
+  ratio?: number
+  /**
+   * Requests per CPU-second of the server ÷ the same for the ceiling: the ratio with contention from
+   * other work on the machine taken out (what `ratio` would be if both had a whole core to themselves).
+   */
+  cpuRatio?: number
+}
+
+/** Enough for ~100k req/s for 20 s; beyond that, later samples are not kept (counted in `dropped`). */
+const MAX_SAMPLES = 2_000_000
+const samples = new Float64Array(MAX_SAMPLES)
+
+function percentile(sorted: Float64Array, p: number): number {
+  if (sorted.length === 0) return NaN
+  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))
+  return sorted[index] ?? NaN
+}
+
+async function send(origin: string, request: BenchRequest, headers: Record<string, string> | undefined, timeoutS: number): Promise<{ status: number; body: string; ms: number }> {
+  const started = performance.now()
+  const response = await fetch(`${origin}${request.path}`, {
+    method: request.method,
+    headers: headers ?? {},
+    ...(request.body !== undefined ? { body: request.body } : {}),
+    signal: AbortSignal.timeout(timeoutS * 1000),
+  })
+  const body = await response.text()
+  return { status: response.status, body, ms: performance.now() - started }
+}
+
+/** Replays up to `count` requests of the scenario one at a time and keeps the unexpected answers. */
+async function probe(scenario: Scenario, origin: string, count: number, timeoutS: number): Promise<Failure[]> {
+  const failures: Failure[] = []
+  for (let i = 0; i < count && failures.length < 3; i++) {
+    const request = scenario.next()
+    try {
+      const answer = await send(origin, request, scenario.headers, timeoutS)
+      if (answer.status !== scenario.expect) {
+        failures.push({ method: request.method, path: request.path, status: answer.status, body: answer.body.slice(0, 400) })
+      }
+    } catch (error) {
+      failures.push({ method: request.method, path: request.path, status: 0, body: String(error) })
+    }
+  }
+  return failures
+}
+
+function cannon(scenario: Scenario, options: RunOptions, duration: number): autocannon.Instance {
+  return autocannon({
+    url: options.origin,
+    connections: options.connections,
+    duration,
+    timeout: options.timeout,
+    requests: [{
+      setupRequest: (request) => {
+        const next = scenario.next()
+        return {
+          ...request,
+          method: next.method,
+          path: next.path,
+          headers: { ...(request.headers ?? {}), ...(scenario.headers ?? {}) },
+          ...(next.body !== undefined ? { body: next.body } : {}),
+        }
+      },
+    }],
+  })
+}
+
+/**
+ * The longest wait for a server to work off abandoned requests. A synchronous server cannot drop a
+ * request whose client gave up, so a slow route leaves up to `connections` × (requests sent per
+ * connection) behind; the next scenario must not pay for them.
+ */
+const MAX_DRAIN_MS = 180_000
+
+export async function runScenario(scenario: Scenario, options: RunOptions): Promise<ScenarioResult> {
+  const idleBeforeMs = await waitIdle(options.pid, MAX_DRAIN_MS)
+  const first = scenario.next()
+  let smoke: ScenarioResult['smoke']
+  try {
+    const answer = await send(options.origin, first, scenario.headers, options.timeout)
+    smoke = { status: answer.status, bytes: Buffer.byteLength(answer.body), ms: answer.ms, timedOut: false }
+  } catch (error) {
+    const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')
+    smoke = { status: 0, bytes: 0, ms: NaN, timedOut }
+  }
+
+  if (options.warmup > 0) {
+    await cannon(scenario, options, options.warmup)
+    await waitIdle(options.pid, MAX_DRAIN_MS)
+  }
+
+  let count = 0
+  let dropped = 0
+  const instance = cannon(scenario, options, options.duration)
+  instance.on('response', (_client: unknown, _status: number, _bytes: number, ms: number) => {
+    if (count < MAX_SAMPLES) samples[count++] = ms
+    else dropped++
+  })
+  const serverCpu0 = cpuSecondsOf(options.pid)
+  const clientCpu0 = process.cpuUsage()
+  const pressure0 = cpuPressureMicros()
+  const wall0 = performance.now()
+  const result = await instance
+  const wallS = (performance.now() - wall0) / 1000
+  const serverCpuS = cpuSecondsOf(options.pid) - serverCpu0
+  const clientCpu = process.cpuUsage(clientCpu0)
+  const pressureS = (cpuPressureMicros() - pressure0) / 1e6
+  const drainMs = await waitIdle(options.pid, MAX_DRAIN_MS)
+
+  const sorted = samples.slice(0, count).sort()
+  const statusCodes: Record<string, number> = {}
+  for (const [code, stat] of Object.entries(result.statusCodeStats ?? {})) statusCodes[code] = stat.count
+  const unexpected = Object.entries(statusCodes).filter(([code]) => Number(code) !== scenario.expect).reduce((sum, [, n]) => sum + n, 0)
+  // Timeouts alone are slowness, not failure: replay only for wrong statuses and socket errors.
+  const smokeFailed = smoke.status !== scenario.expect && !smoke.timedOut
+  const failures = smokeFailed || unexpected > 0 || result.errors > result.timeouts
+    ? await probe(scenario, options.origin, 10, options.timeout)
+    : []
+  if (dropped > 0) process.stderr.write(`bench: ${scenario.key}: ${dropped} response times beyond ${MAX_SAMPLES} not kept\n`)
+
+  return {
+    key: scenario.key,
+    label: scenario.label,
+    kind: scenario.kind,
+    method: first.method,
+    connections: options.connections,
+    durationS: result.duration,
+    rps: result.requests.average,
+    requests: result.requests.total,
+    acP50: result.latency.p50,
+    acP99: result.latency.p99,
+    p50: percentile(sorted, 0.5),
+    p90: percentile(sorted, 0.9),
+    p99: percentile(sorted, 0.99),
+    max: sorted.length > 0 ? (sorted[sorted.length - 1] ?? NaN) : NaN,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    statusCodes,
+    bytesPerResponse: result.requests.total > 0 ? result.throughput.total / result.requests.total : 0,
+    serverCpuPct: (serverCpuS / wallS) * 100,
+    clientCpuPct: ((clientCpu.user + clientCpu.system) / 1e6 / wallS) * 100,
+    hostCpuPressurePct: (pressureS / wallS) * 100,
+    smoke,
+    idleBeforeMs,
+    drainMs,
+    failures,
+  }
+}

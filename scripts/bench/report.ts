@@ -1,0 +1,171 @@
+/**
+ * Markdown tables and the targets of the issue, checked against the figures of one run.
+ */
+import type { ScenarioResult } from './driver.js'
+
+export interface TargetCheck {
+  target: string
+  subject: string
+  value: number
+  limit: number
+  unit: string
+  /** null: not applicable to this run (e.g. the p99 target is stated for 100,000 events at 10 connections). */
+  pass: boolean | null
+  note?: string
+}
+
+const fixed = (value: number, digits: number): string => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a')
+
+export function formatMs(value: number): string {
+  if (!Number.isFinite(value)) return 'n/a'
+  return value < 10 ? value.toFixed(2) : value < 100 ? value.toFixed(1) : value.toFixed(0)
+}
+
+export function scenarioTable(results: readonly ScenarioResult[]): string {
+  const lines = [
+    '| route | req/s | p50 ms | p99 ms | autocannon p50/p99 ms | × ceiling | × ceiling per CPU-s | non-2xx | errors (timeouts) | server CPU | server CPU ms/req | client CPU | host CPU pressure | bytes/resp |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ]
+  for (const r of results) {
+    lines.push(`| ${r.label} | ${fixed(r.rps, 0)} | ${formatMs(r.p50)} | ${formatMs(r.p99)} | ${r.acP50} / ${r.acP99} | `
+      + `${r.ratio === undefined ? '' : fixed(r.ratio, 2)} | ${r.cpuRatio === undefined ? '' : fixed(r.cpuRatio, 2)} | ${r.non2xx} | ${r.errors} (${r.timeouts}) | ${fixed(r.serverCpuPct, 0)} % | ${formatMs(cpuMsPerRequest(r))} | `
+      + `${fixed(r.clientCpuPct, 0)} % | ${fixed(r.hostCpuPressurePct, 0)} % | ${fixed(r.bytesPerResponse, 0)} |`)
+  }
+  return lines.join('\n')
+}
+
+export function targetLines(checks: readonly TargetCheck[]): string {
+  return checks.map((c) => {
+    const verdict = c.pass === null ? 'n/a ' : c.pass ? 'PASS' : 'FAIL'
+    const value = c.unit === '×' ? fixed(c.value, 2) : c.unit === 'ms' ? formatMs(c.value) : fixed(c.value, 0)
+    return `- ${verdict} ${c.target}: ${c.subject} = ${value} ${c.unit} (limit ${c.limit} ${c.unit})${c.note === undefined ? '' : `; ${c.note}`}`
+  }).join('\n')
+}
+
+const isRead = (r: ScenarioResult): boolean => r.kind === 'single' || r.kind === 'page10' || r.kind === 'page50'
+
+export const FAILED_ANSWERS = 'every answer 2xx, no socket errors'
+const TIMEOUTS = 'no request timed out'
+
+/** Failed answers (non-2xx or socket errors) and timeouts of each result, as checks. */
+function answerChecks(results: readonly ScenarioResult[], suffix: string): TargetCheck[] {
+  const checks: TargetCheck[] = []
+  for (const r of results) {
+    const failed = r.non2xx + (r.errors - r.timeouts)
+    const smokeFailed = !r.smoke.timedOut && (r.smoke.status < 200 || r.smoke.status > 299)
+    if (failed > 0 || smokeFailed) {
+      const first = r.failures[0]
+      checks.push({
+        target: FAILED_ANSWERS, subject: `${r.label}${suffix}`, value: failed, limit: 0, unit: 'failed', pass: false,
+        ...(first === undefined ? {} : { note: `e.g. ${first.method} ${first.path} → ${first.status} ${first.body.slice(0, 160)}` }),
+      })
+    }
+    const timedOut = r.timeouts + (r.smoke.timedOut ? 1 : 0)
+    if (timedOut > 0) checks.push({ target: TIMEOUTS, subject: `${r.label}${suffix}`, value: timedOut, limit: 0, unit: 'timed out', pass: false })
+  }
+  return checks
+}
+
+const cpuNote = (r: ScenarioResult): string => `per CPU-s ${fixed(r.cpuRatio ?? NaN, 2)} ×`
+
+/** Server CPU milliseconds per request: the cost of a request, much less sensitive to other work on the machine than latency. */
+export const cpuMsPerRequest = (r: ScenarioResult): number => (r.serverCpuPct / 100 / r.rps) * 1000
+
+/** The per-run targets: ratios to the ceiling, p99 of reads, no failed answers, start-up time. */
+export function runTargets(results: readonly ScenarioResult[], context: { events: number; connections: number; startupMs: number }): TargetCheck[] {
+  const checks: TargetCheck[] = []
+  for (const r of results) {
+    if (r.ratio === undefined) continue
+    if (r.kind === 'single') checks.push({ target: 'single-record read ≥ 0.5 × ceiling', subject: r.label, value: r.ratio, limit: 0.5, unit: '×', pass: r.ratio >= 0.5, note: cpuNote(r) })
+    if (r.kind === 'page10') checks.push({ target: 'page of 10 ≥ 0.25 × ceiling', subject: r.label, value: r.ratio, limit: 0.25, unit: '×', pass: r.ratio >= 0.25, note: cpuNote(r) })
+  }
+  const stated = context.events === 100_000 && context.connections === 10
+  for (const r of results.filter(isRead)) {
+    checks.push({
+      target: 'read p99 < 10 ms (100,000 events, 10 connections)',
+      subject: r.label,
+      value: r.p99,
+      limit: 10,
+      unit: 'ms',
+      pass: stated ? r.p99 < 10 : null,
+      ...(stated ? {} : { note: `this run: ${context.events} events, ${context.connections} connections` }),
+    })
+  }
+  checks.push(...answerChecks(results, ''))
+  checks.push({ target: 'process start to first answer < 1 s', subject: 'API server', value: context.startupMs, limit: 1000, unit: 'ms', pass: context.startupMs < 1000 })
+  return checks
+}
+
+export interface ScalePoint {
+  events: number
+  startupMs: number
+  peakRssKb: number
+  loadSeconds: number
+  dbBytes: number
+  results: ScenarioResult[]
+}
+
+export function scaleTable(points: readonly ScalePoint[]): string {
+  const at = (name: string) => points.map((p) => `${name} @ ${p.events.toLocaleString('en')}`)
+  const header = ['route', ...at('p50 ms'), ...at('p99 ms'), ...at('req/s'), ...at('server CPU ms/req')]
+  if (points.length >= 2) header.push('p50 largest ÷ smallest', 'CPU ms/req largest ÷ smallest')
+  const lines = [`| ${header.join(' | ')} |`, `|---|${header.slice(1).map(() => '---:').join('|')}|`]
+  const keys = points[0]?.results.map((r) => r.key) ?? []
+  for (const key of keys) {
+    const rows = points.map((p) => p.results.find((r) => r.key === key))
+    const label = rows[0]?.label ?? key
+    const cells = [
+      label,
+      ...rows.map((r) => formatMs(r?.p50 ?? NaN)),
+      ...rows.map((r) => formatMs(r?.p99 ?? NaN)),
+      ...rows.map((r) => fixed(r?.rps ?? NaN, 0)),
+      ...rows.map((r) => (r === undefined ? 'n/a' : formatMs(cpuMsPerRequest(r)))),
+    ]
+    const first = rows[0]
+    const last = rows[rows.length - 1]
+    if (points.length >= 2) {
+      cells.push(fixed((last?.p50 ?? NaN) / (first?.p50 ?? NaN), 2))
+      cells.push(first === undefined || last === undefined ? 'n/a' : fixed(cpuMsPerRequest(last) / cpuMsPerRequest(first), 2))
+    }
+    lines.push(`| ${cells.join(' | ')} |`)
+  }
+  lines.push('', '| events | peak RSS (VmHWM) MB | start to first answer ms | load s | database MB |', '|---:|---:|---:|---:|---:|')
+  for (const p of points) {
+    lines.push(`| ${p.events.toLocaleString('en')} | ${fixed(p.peakRssKb / 1024, 0)} | ${fixed(p.startupMs, 0)} | ${fixed(p.loadSeconds, 1)} | ${fixed(p.dbBytes / 1048576, 0)} |`)
+  }
+  return lines.join('\n')
+}
+
+/** The scale targets: p50 at the largest size within 1.5× of the smallest; RSS under 250 MB at 1,000,000. */
+export function scaleTargets(points: readonly ScalePoint[]): TargetCheck[] {
+  const checks: TargetCheck[] = []
+  const smallest = points[0]
+  const largest = points[points.length - 1]
+  if (smallest !== undefined && largest !== undefined && points.length >= 2) {
+    const stated = smallest.events === 1000 && largest.events === 1_000_000
+    for (const r of largest.results) {
+      const base = smallest.results.find((b) => b.key === r.key)
+      if (base === undefined) continue
+      const ratio = r.p50 / base.p50
+      checks.push({
+        target: `p50 @ ${largest.events.toLocaleString('en')} within 1.5 × p50 @ ${smallest.events.toLocaleString('en')}`,
+        subject: r.label,
+        value: ratio,
+        limit: 1.5,
+        unit: '×',
+        pass: stated ? ratio <= 1.5 : null,
+        note: Number.isFinite(r.p50)
+          ? `${formatMs(base.p50)} → ${formatMs(r.p50)} ms; server CPU per request ${formatMs(cpuMsPerRequest(base))} → ${formatMs(cpuMsPerRequest(r))} ms`
+          : `${formatMs(base.p50)} ms → no answer within the timeout`,
+      })
+    }
+  }
+  for (const p of points) {
+    if (p.events === 1_000_000) {
+      checks.push({ target: 'peak RSS < 250 MB at 1,000,000 events', subject: 'API server VmHWM', value: p.peakRssKb / 1024, limit: 250, unit: 'MB', pass: p.peakRssKb / 1024 < 250 })
+    }
+    checks.push({ target: 'process start to first answer < 1 s', subject: `API server, ${p.events.toLocaleString('en')} events`, value: p.startupMs, limit: 1000, unit: 'ms', pass: p.startupMs < 1000 })
+  }
+  for (const p of points) checks.push(...answerChecks(p.results, ` @ ${p.events.toLocaleString('en')}`))
+  return checks
+}

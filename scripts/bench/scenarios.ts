@@ -1,0 +1,163 @@
+/**
+ * What the benchmark asks: the data each scenario cycles through (sampled from the loaded database)
+ * and the scenarios themselves, in run order (reads first, writes last, so writes cannot change what
+ * the reads see).
+ */
+import SQLite from 'better-sqlite3'
+import { SEARCH_WORDS, dayStartMs, sqlDate } from './loader.js'
+import type { BenchRequest, Scenario } from './driver.js'
+
+export const PREFIX = '/calendar/events/v1'
+const DAY_MS = 86_400_000
+
+export interface Samples {
+  /** Published, unprotected en events spread over the id range: single reads. */
+  reads: Array<{ id: number; slug: string }>
+  /** Other published en events: the fixed set PATCH goes round. */
+  patchIds: number[]
+  /** Date range + category + venue combinations that each match at least one listed event. */
+  filters: Array<{ category: number; venue: number }>
+  filterStart: string
+  filterEnd: string
+  /** Ids for the links of POST bodies (en, published). */
+  categories: number[]
+  tags: number[]
+  venues: number[]
+  organizers: number[]
+}
+
+const ids = (rows: unknown[]): number[] => rows.map((r) => (r as { id: number }).id)
+
+/** Reads the samples from the database file (read-only; bounded queries). */
+export function sampleData(file: string, events: number, now: Date): Samples {
+  const db = new SQLite(file, { readonly: true, fileMustExist: true })
+  try {
+    const stride = Math.max(1, Math.floor(events / 1000))
+    const eligible = `language = 'en' and status = 'publish' and password is null and hide_from_listings = 0`
+    const reads = db.prepare(`select id, slug from events where ${eligible} and id % ? = 0 order by id limit 1000`)
+      .all(stride) as Array<{ id: number; slug: string }>
+    const patchIds = ids(db.prepare(`select id from events where ${eligible} and id % ? = ? order by id limit 1000`)
+      .all(stride, stride > 1 ? 1 : 0))
+    const start = dayStartMs(now)
+    const filterStart = sqlDate(start).slice(0, 10)
+    const filterEnd = sqlDate(start + 365 * DAY_MS).slice(0, 10)
+    const filterStride = Math.max(1, Math.floor(events / 200))
+    const filters = db.prepare(`select t.term_id as category, v.venue_id as venue from events e
+        join event_venues v on v.event_id = e.id
+        join event_terms t on t.event_id = e.id
+        join terms c on c.id = t.term_id and c.taxonomy = 'category'
+      where e.language = 'en' and e.status = 'publish' and e.hide_from_listings = 0
+        and e.start_utc >= ? and e.end_utc <= ? and e.id % ? = 0
+      order by e.id limit 50`)
+      .all(`${filterStart} 00:00:00`, `${filterEnd} 23:59:59`, filterStride) as Array<{ category: number; venue: number }>
+    const categories = ids(db.prepare(`select id from terms where taxonomy = 'category' and language = 'en' order by id limit 50`).all())
+    const tags = ids(db.prepare(`select id from terms where taxonomy = 'tag' and language = 'en' order by id limit 200`).all())
+    const venues = ids(db.prepare(`select id from venues where language = 'en' and status = 'publish' order by id limit 100`).all())
+    const organizers = ids(db.prepare(`select id from organizers where language = 'en' and status = 'publish' order by id limit 100`).all())
+    for (const [name, list] of Object.entries({ reads, patchIds, filters, categories, tags, venues, organizers })) {
+      if (list.length === 0) throw new Error(`bench: no sample for ${name} in ${file}`)
+    }
+    return { reads, patchIds, filters, filterStart, filterEnd, categories, tags, venues, organizers }
+  } finally {
+    db.close()
+  }
+}
+
+/** Round-robin over a non-empty list. */
+function cycle<T>(list: readonly T[]): () => T {
+  let i = 0
+  return () => {
+    const value = list[i % list.length] as T
+    i++
+    return value
+  }
+}
+
+const get = (path: string): BenchRequest => ({ method: 'GET', path: `${PREFIX}${path}` })
+
+export function ceilingScenario(): Scenario {
+  return { key: 'ceiling', label: 'ceiling: bare fastify GET /event', kind: 'ceiling', expect: 200, next: () => ({ method: 'GET', path: '/event' }) }
+}
+
+/** The list and filter routes (also what `--scale` runs). */
+export function listScenarios(s: Samples): Scenario[] {
+  const filter = cycle(s.filters)
+  const word = cycle(SEARCH_WORDS)
+  return [
+    { key: 'events-list-10', label: 'GET /events (default window, per_page 10)', kind: 'page10', expect: 200, next: () => get('/events') },
+    { key: 'events-list-50', label: 'GET /events?per_page=50', kind: 'page50', expect: 200, next: () => get('/events?per_page=50') },
+    {
+      key: 'events-filter',
+      label: 'GET /events?start_date&end_date&categories&venue',
+      kind: 'page10',
+      expect: 200,
+      next: () => {
+        const f = filter()
+        return get(`/events?start_date=${s.filterStart}&end_date=${s.filterEnd}&categories=${f.category}&venue=${f.venue}`)
+      },
+    },
+    { key: 'events-search', label: 'GET /events?search=', kind: 'page10', expect: 200, next: () => get(`/events?search=${word()}`) },
+    { key: 'venues-list', label: 'GET /venues', kind: 'page10', expect: 200, next: () => get('/venues') },
+    { key: 'categories-list', label: 'GET /categories', kind: 'page10', expect: 200, next: () => get('/categories') },
+  ]
+}
+
+export function allScenarios(s: Samples, key: string, now: Date): Scenario[] {
+  const byId = cycle(s.reads)
+  const bySlug = cycle(s.reads)
+  const patchTarget = cycle(s.patchIds)
+  const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
+  const runTag = Date.now().toString(36)
+  const today = dayStartMs(now)
+  let posted = 0
+  let patched = 0
+  return [
+    { key: 'event-by-id', label: 'GET /events/{id}', kind: 'single', expect: 200, next: () => get(`/events/${byId().id}`) },
+    { key: 'event-by-slug', label: 'GET /events/by-slug/{slug}', kind: 'single', expect: 200, next: () => get(`/events/by-slug/${bySlug().slug}`) },
+    ...listScenarios(s),
+    {
+      key: 'event-create',
+      label: 'POST /events',
+      kind: 'write',
+      expect: 201,
+      headers: auth,
+      next: () => {
+        const n = ++posted
+        const start = today + (1 + (n % 700)) * DAY_MS + 19 * 3_600_000
+        const pick = (list: number[], offset = 0) => list[(n + offset) % list.length] as number
+        return {
+          method: 'POST',
+          path: `${PREFIX}/events`,
+          body: JSON.stringify({
+            title: `Bench Event ${runTag} ${n}`,
+            description: 'Created by the benchmark: an evening of music and conversation with local artists.',
+            start_date: sqlDate(start),
+            end_date: sqlDate(start + 2 * 3_600_000),
+            timezone: 'UTC',
+            status: 'publish',
+            cost: '€ 12',
+            categories: [pick(s.categories)],
+            tags: [pick(s.tags), pick(s.tags, 7)],
+            venue: [pick(s.venues)],
+            organizer: [pick(s.organizers)],
+          }),
+        }
+      },
+    },
+    {
+      key: 'event-update',
+      label: 'PATCH /events/{id}',
+      kind: 'write',
+      expect: 200,
+      headers: auth,
+      next: () => {
+        const n = ++patched
+        return {
+          method: 'PATCH',
+          path: `${PREFIX}/events/${patchTarget()}`,
+          body: JSON.stringify({ cost: `€ ${10 + (n % 90)}`, featured: n % 2 === 0 }),
+        }
+      },
+    },
+  ]
+}
