@@ -623,3 +623,29 @@ t.test('writes at the pinned clock stamp modified in the site zone', async (t) =
   t.match((await s.patch(1, { date: '2026-02-01 09:00' })).json(), { date: '2026-02-01 09:00:00', date_utc: '2026-02-01 08:00:00' })
   expectError(t, await s.patch(1, { date: 'someday' }), 400, 'rest_invalid_param', ['date'])
 })
+
+t.test('term count follows every event write: links, status, trash, restore and delete', async (t) => {
+  const s = await setup(t)
+  await s.category('Rock') // 1
+  await s.tag('Live') // 2
+  const count = async (): Promise<[number, number]> => {
+    const category = await s.inject({ url: `${API}/categories/1` })
+    const tag = await s.inject({ url: `${API}/tags/2` })
+    return [category.json<{ count: number }>().count, tag.json<{ count: number }>().count]
+  }
+  await s.event('A', { categories: [1], tags: ['live'] }) // 1
+  await s.event('B', { categories: ['rock'] }) // 2
+  t.same(await count(), [2, 1], 'created')
+  t.equal((await s.patch(1, { status: 'draft' })).statusCode, 200)
+  t.same(await count(), [1, 0], 'a draft does not count')
+  t.equal((await s.patch(1, { status: 'publish', tags: [] })).statusCode, 200)
+  t.same(await count(), [2, 0], 'published again, tag unlinked')
+  t.equal((await s.remove(2)).statusCode, 200)
+  t.same(await count(), [1, 0], 'trashed')
+  t.equal((await s.patch(2, { status: 'publish' })).statusCode, 200)
+  t.same(await count(), [2, 0], 'restored')
+  t.equal((await s.remove(2, '?force=true')).statusCode, 200)
+  t.same(await count(), [1, 0], 'deleted for good')
+  const hidden = await s.inject({ url: `${API}/tags` })
+  t.equal(hidden.json<{ total: number }>().total, 0, 'hide_empty hides the tag without published events')
+})

@@ -100,6 +100,7 @@ export interface TermsTable {
   slug: string
   description: string | null
   parent: Generated<number>
+  event_count: Generated<number>
   version: Generated<number>
 }
 

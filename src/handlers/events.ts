@@ -14,13 +14,15 @@ import { sentQueryOf } from '../http/query.js'
 import {
   addYears, endOfDayUtc, isValidTimezone, parseBodyDate, parseFilterDate, startOfDayUtc, utcToWall, wallToUtc,
 } from '../lib/dates.js'
-import { canEdit, canRead, editsAll, listScope, statusToStore, type Caller } from '../lib/rights.js'
+import { canEdit, canRead, editsAll, listScope, statusToStore, type Caller, type WritableStatus } from '../lib/rights.js'
 import {
-  checkIdsExist, countEvents, eventIds, eventRecords, filterTermIds, insertEvent, updateEvent,
+  checkEventInput, checkIdsExist, countEvents, deleteEvent, eventIds, eventRecords, filterTermIds, insertEvent, trashEvent, updateEvent,
   type EventFilter, type EventLinksInput, type EventValues, type EventView,
 } from '../repositories/events.js'
 import { geolocInactive } from '../repositories/venues.js'
-import { deletePost, emptyToNull, isHttpUrl, modifiedNow, resolvePostId, trashPost, type PostRef } from '../repositories/posts.js'
+import {
+  emptyToNull, isHttpUrl, publicationDates, resolvePostId, type PostRef,
+} from '../repositories/posts.js'
 import type { AppContext } from './context.js'
 import { byId, bySlug, repoOf } from './linked.js'
 
@@ -237,6 +239,23 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     return values
   }
 
+  /**
+   * The checks of an update body that need no record, run before it is looked up: the time zone, the
+   * syntax of dates, the website, the image and author named, inline venues and organizers. What depends
+   * on the record (end before start, terms and links in its language) is checked when it is written.
+   */
+  async function checkInput(body: EventBody): Promise<void> {
+    if (body.timezone !== undefined) timezoneOf(body.timezone)
+    for (const field of ['start_date', 'end_date'] as const) {
+      const value = body[field]
+      if (value !== undefined && parseBodyDate(value, siteTz) === null) throw invalidParam(field, 'invalidDate')
+    }
+    const website = emptyToNull(body.website)
+    if (website !== null && website !== undefined && !isHttpUrl(website)) throw invalidParam('website', 'invalidUrl')
+    publicationDates(body, siteTz, { date: '', date_utc: '' })
+    await checkEventInput(repo, body.image, body.author, linksOf(body))
+  }
+
   function linksOf(body: EventBody): EventLinksInput {
     return {
       ...(body.categories !== undefined ? { categories: body.categories } : {}),
@@ -247,7 +266,10 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
   }
 
   function writer(caller: Caller, status: string | undefined) {
-    return { callerId: caller.id, mayAssignAuthor: editsAll(caller), status, now: ctx.now() }
+    return {
+      callerId: caller.id, mayAssignAuthor: editsAll(caller), status, now: ctx.now(),
+      inlineStatus: (requested: WritableStatus | undefined) => statusToStore(caller, requested),
+    }
   }
 
   const editorView = (caller: Caller): EventView => ({ caller, single: false, unlocked: () => true })
@@ -271,6 +293,8 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
   async function update(req: FastifyRequest, ref: PostRef, body: EventBody, reply: FastifyReply): Promise<Event> {
     const caller = req.user
     if (caller === null) throw forbidden(401)
+    // Fields first (400), then the record (404/410), rights (403) and If-Match (412): CONTRACT §1.
+    await checkInput(body)
     const current = await find(ref, requestedLanguage(req), editorView(caller))
     const { row } = current
     if (row.status === 'trash' && body.status === undefined) throw inTrash('event')
@@ -292,10 +316,10 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     if (!canEdit(caller, row) && !editsAll(caller)) throw forbidden(403)
     const expected = expectedVersion(req, etag(row), row.version) ?? row.version
     if (force) {
-      await deletePost(ctx.db, 'events', row.id, expected)
+      await deleteEvent(repo, row, expected)
       return { deleted: true, previous: current.record }
     }
-    await trashPost(ctx.db, 'events', row.id, expected, modifiedNow(ctx.now(), siteTz))
+    await trashEvent(repo, row, expected, ctx.now())
     return (await find({ id: row.id }, undefined, editorView(caller))).record
   }
 

@@ -10,15 +10,15 @@ import { asLanguage, type Language } from '../http/language.js'
 import type { Schema } from '../http/operations.js'
 import { costDetails } from '../lib/cost.js'
 import { dateDetails, tzAbbreviation } from '../lib/dates.js'
-import { asStatus, canRead, type Caller, type ListScope } from '../lib/rights.js'
+import { asStatus, canRead, type Caller, type ListScope, type WritableStatus } from '../lib/rights.js'
 import { eventJsonLd } from '../lib/json-ld.js'
 import { insertLinked, recordsOf, type Repo, type WriteContext } from './linked.js'
 import { ORGANIZER } from './organizers.js'
 import {
-  checkAuthor, freeSlug, imagesOf, modifiedNow, nowDates, provisionalSlug, publicationDates, resolveImage,
+  checkAuthor, deletePost, freeSlug, imagesOf, isHttpUrl, modifiedNow, trashPost, nowDates, provisionalSlug, publicationDates, resolveImage,
   scopeCondition, settleNewPost, translationGroupFor, wantedSlug, type ImageRecord,
 } from './posts.js'
-import { CATEGORY, TAG, termRecordsByIds } from './terms.js'
+import { CATEGORY, TAG, refreshTermCounts, termIdsOfEvent, termRecordsByIds } from './terms.js'
 import { translationsOf } from './translations.js'
 import { VENUE } from './venues.js'
 
@@ -310,6 +310,27 @@ async function termIds(db: Db, taxonomy: 'category' | 'tag', field: string, entr
   return ids
 }
 
+/**
+ * The checks of an event update that need no record (CONTRACT §1: fields are 400 before 404/410, 403 and
+ * 412): the image and the author named, and the fields of inline venues and organizers. Writes nothing;
+ * the write applies the same rules again.
+ */
+export async function checkEventInput(repo: Repo, image: number | string | null | undefined, author: number | undefined, links: EventLinksInput): Promise<void> {
+  if (typeof image === 'number' || (typeof image === 'string' && /^\d+$/.test(image))) {
+    const id = Number(image)
+    const row = Number.isSafeInteger(id) ? await repo.db.selectFrom('images').select('id').where('id', '=', id).executeTakeFirst() : undefined
+    if (row === undefined) throw invalidParam('image', 'unknownImage')
+  } else if (typeof image === 'string' && !isHttpUrl(image)) {
+    throw invalidParam('image', 'invalidImage')
+  }
+  if (author !== undefined) {
+    const row = Number.isSafeInteger(author) ? await repo.db.selectFrom('users').select('id').where('id', '=', author).executeTakeFirst() : undefined
+    if (row === undefined) throw invalidParam('author', 'unknownUser')
+  }
+  for (const entry of links.venue ?? []) if (typeof entry !== 'number') VENUE.fields(entry, repo.geoloc)
+  for (const entry of links.organizer ?? []) if (typeof entry !== 'number') ORGANIZER.fields(entry, repo.geoloc)
+}
+
 /** The id of an existing linked record: not trashed and in the event's language; else a 400 naming the field. */
 async function existingLinked(trx: Transaction<Database>, table: 'venues' | 'organizers', field: string, id: number, language: Language): Promise<number> {
   const row = Number.isSafeInteger(id)
@@ -319,12 +340,20 @@ async function existingLinked(trx: Transaction<Database>, table: 'venues' | 'org
   return row.id
 }
 
+/**
+ * A venue or organizer created inline takes its own `status`, else the caller's default, like any create
+ * (CONTRACT §5): not the event's status, and not `draft` when an update leaves the event's status alone.
+ */
+function inlineWrite(write: WriteContext, entry: { status?: WritableStatus }): WriteContext {
+  return write.inlineStatus === undefined ? write : { ...write, status: write.inlineStatus(entry.status) }
+}
+
 async function venueIds(trx: Transaction<Database>, repo: Repo, entries: VenueEntry[], language: Language, write: WriteContext): Promise<number[]> {
   const ids: number[] = []
   for (const entry of entries) {
     const id = typeof entry === 'number'
       ? await existingLinked(trx, 'venues', 'venue', entry, language)
-      : await insertLinked(trx, repo, VENUE, entry, language, undefined, write)
+      : await insertLinked(trx, repo, VENUE, entry, language, undefined, inlineWrite(write, entry))
     if (!ids.includes(id)) ids.push(id)
   }
   return ids
@@ -335,7 +364,7 @@ async function organizerIds(trx: Transaction<Database>, repo: Repo, entries: Org
   for (const entry of entries) {
     const id = typeof entry === 'number'
       ? await existingLinked(trx, 'organizers', 'organizer', entry, language)
-      : await insertLinked(trx, repo, ORGANIZER, entry, language, undefined, write)
+      : await insertLinked(trx, repo, ORGANIZER, entry, language, undefined, inlineWrite(write, entry))
     if (!ids.includes(id)) ids.push(id)
   }
   return ids
@@ -409,6 +438,7 @@ export async function insertEvent(repo: Repo, values: NewEventValues, links: Eve
     }).returning('id').executeTakeFirstOrThrow()
     await settleNewPost(trx, 'events', id, 'event', language, slug, group)
     await writeLinks(trx, repo, id, language, links, write)
+    await refreshTermCounts(trx, await termIdsOfEvent(trx, id))
     return id
   })
 }
@@ -417,6 +447,7 @@ export async function insertEvent(repo: Repo, values: NewEventValues, links: Eve
 export async function updateEvent(repo: Repo, current: EventRow, values: EventValues, links: EventLinksInput, expectedVersion: number, write: WriteContext): Promise<void> {
   await repo.db.transaction().execute(async (trx) => {
     if (values.author !== undefined) await checkAuthor(trx, values.author, write.callerId, write.mayAssignAuthor)
+    const termsBefore = await termIdsOfEvent(trx, current.id)
     const { image, date, date_utc, slug: wanted, ...columns } = values
     const set: Partial<EventRow> = { ...columns, ...modifiedNow(write.now, repo.siteTz), version: current.version + 1 }
     if (write.status !== undefined) set.status = write.status
@@ -433,6 +464,24 @@ export async function updateEvent(repo: Repo, current: EventRow, values: EventVa
       .where('id', '=', current.id).where('version', '=', expectedVersion).executeTakeFirst()
     if (Number(result.numUpdatedRows) !== 1) throw preconditionFailed()
     await writeLinks(trx, repo, current.id, asLanguage(current.language), links, write)
+    await refreshTermCounts(trx, [...termsBefore, ...await termIdsOfEvent(trx, current.id)])
+  })
+}
+
+/** Moves an event to the trash (compare-and-swap); its terms no longer count it. */
+export async function trashEvent(repo: Repo, row: EventRow, expectedVersion: number, now: Date): Promise<void> {
+  await repo.db.transaction().execute(async (trx) => {
+    await trashPost(trx, 'events', row.id, expectedVersion, modifiedNow(now, repo.siteTz))
+    await refreshTermCounts(trx, await termIdsOfEvent(trx, row.id))
+  })
+}
+
+/** Deletes an event for good (compare-and-swap); its links go with it and its terms are recounted. */
+export async function deleteEvent(repo: Repo, row: EventRow, expectedVersion: number): Promise<void> {
+  await repo.db.transaction().execute(async (trx) => {
+    const terms = await termIdsOfEvent(trx, row.id)
+    await deletePost(trx, 'events', row.id, expectedVersion)
+    await refreshTermCounts(trx, terms)
   })
 }
 

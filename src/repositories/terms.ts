@@ -76,19 +76,6 @@ export interface TermListQuery {
 
 type Db = Kysely<Database> | Transaction<Database>
 
-/** Links from published events to the term. */
-function publishedLinks(eb: ExpressionBuilder<Database, 'terms'>) {
-  return eb.selectFrom('event_terms')
-    .innerJoin('events', 'events.id', 'event_terms.event_id')
-    .whereRef('event_terms.term_id', '=', 'terms.id')
-    .where('events.status', '=', 'publish')
-}
-
-/** Published events linked to the term: the term's `count`. */
-function publishedCount(eb: ExpressionBuilder<Database, 'terms'>) {
-  return publishedLinks(eb).select((inner) => inner.fn.countAll<number>().as('n'))
-}
-
 function listFilter(db: Db, taxonomy: Taxonomy, q: TermListQuery): (eb: ExpressionBuilder<Database, 'terms'>) => Expression<SqlBool> {
   return (eb) => {
     const conditions: Expression<SqlBool>[] = [
@@ -104,7 +91,7 @@ function listFilter(db: Db, taxonomy: Taxonomy, q: TermListQuery): (eb: Expressi
       conditions.push(eb('terms.id', 'in', db.selectFrom('event_terms').select('event_terms.term_id').where('event_terms.event_id', '=', q.post)))
     }
     // Not EXISTS over the count: an aggregate always yields one row, so that would hide nothing.
-    if (q.hideEmpty) conditions.push(eb.exists(publishedLinks(eb).select('event_terms.event_id')))
+    if (q.hideEmpty) conditions.push(eb('terms.event_count', '>', 0))
     return eb.and(conditions)
   }
 }
@@ -123,7 +110,6 @@ export async function listTerms<R>(ctx: TermContext, kind: TermKind<R>, q: TermL
   const taxonomy = kind.taxonomy
   let query = db.selectFrom('terms')
     .selectAll('terms')
-    .select((eb) => publishedCount(eb).as('count'))
     .where(listFilter(db, taxonomy, q))
   const direction = q.order
   switch (q.orderby) {
@@ -140,7 +126,7 @@ export async function listTerms<R>(ctx: TermContext, kind: TermKind<R>, q: TermL
       query = query.orderBy(sql`coalesce(terms.description, '')`, direction)
       break
     case 'count':
-      query = query.orderBy(sql.ref('count'), direction)
+      query = query.orderBy('terms.event_count', direction)
       break
     case 'include': {
       const ids = q.include ?? []
@@ -152,13 +138,13 @@ export async function listTerms<R>(ctx: TermContext, kind: TermKind<R>, q: TermL
     }
   }
   const rows = await query.orderBy('terms.id', 'asc').limit(q.limit).offset(q.offset).execute()
-  return toRecords(ctx, kind, rows.map((row) => ({ ...row, count: Number(row.count ?? 0) })))
+  return toRecords(ctx, kind, rows)
 }
 
 /** Maps rows to records with their translations in one extra query for the whole page. */
-async function toRecords<R>(ctx: TermContext, kind: TermKind<R>, rows: Array<TermRow & { count: number }>): Promise<R[]> {
+async function toRecords<R>(ctx: TermContext, kind: TermKind<R>, rows: TermRow[]): Promise<R[]> {
   const translations = await translationsOf(ctx.db, 'terms', rows)
-  return rows.map((row) => kind.toRecord(row, row.count, translations.get(row.id) ?? {}, ctx.apiUrl))
+  return rows.map((row) => kind.toRecord(row, row.event_count, translations.get(row.id) ?? {}, ctx.apiUrl))
 }
 
 /** The stored row and record of a term, or a 404. With `language`, that language's version of it. */
@@ -188,16 +174,7 @@ async function termRow(db: Db, taxonomy: Taxonomy, id: number, language?: Langua
 }
 
 async function withCounts<R>(ctx: TermContext, kind: TermKind<R>, rows: TermRow[]): Promise<R[]> {
-  if (rows.length === 0) return []
-  const counts = await ctx.db.selectFrom('event_terms')
-    .innerJoin('events', 'events.id', 'event_terms.event_id')
-    .select(['event_terms.term_id', (eb) => eb.fn.countAll<number>().as('n')])
-    .where('event_terms.term_id', 'in', rows.map((r) => r.id))
-    .where('events.status', '=', 'publish')
-    .groupBy('event_terms.term_id')
-    .execute()
-  const byId = new Map(counts.map((c) => [c.term_id, Number(c.n)]))
-  return toRecords(ctx, kind, rows.map((r) => ({ ...r, count: byId.get(r.id) ?? 0 })))
+  return toRecords(ctx, kind, rows)
 }
 
 export interface TermInput {
@@ -387,4 +364,29 @@ export async function termRecordsByIds<R>(ctx: TermContext, kind: TermKind<R>, i
   if (ids.length === 0) return []
   const rows = await ctx.db.selectFrom('terms').selectAll().where('id', 'in', [...ids]).where('taxonomy', '=', kind.taxonomy).execute()
   return withCounts(ctx, kind, rows)
+}
+
+/**
+ * Recounts the published events of these terms (their `count`). Every event write that can change a
+ * count (links, status, trash, delete) calls it in its transaction, with the terms linked before and after.
+ */
+export async function refreshTermCounts(db: Db, termIds: readonly number[]): Promise<void> {
+  const ids = [...new Set(termIds)]
+  if (ids.length === 0) return
+  await db.updateTable('terms')
+    .set((eb) => ({
+      event_count: eb.selectFrom('event_terms')
+        .innerJoin('events', 'events.id', 'event_terms.event_id')
+        .select((inner) => inner.fn.countAll<number>().as('n'))
+        .whereRef('event_terms.term_id', '=', 'terms.id')
+        .where('events.status', '=', 'publish'),
+    }))
+    .where('id', 'in', ids)
+    .execute()
+}
+
+/** The terms linked to an event (whose counts its next write may change). */
+export async function termIdsOfEvent(db: Db, eventId: number): Promise<number[]> {
+  const rows = await db.selectFrom('event_terms').select('term_id').where('event_id', '=', eventId).execute()
+  return rows.map((r) => r.term_id)
 }

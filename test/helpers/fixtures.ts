@@ -3,6 +3,7 @@
  */
 import type { Kysely } from 'kysely'
 import type { Database, NewEvent } from '../../src/db/schema.js'
+import { refreshTermCounts } from '../../src/repositories/terms.js'
 
 let sequence = 0
 
@@ -43,5 +44,7 @@ export async function insertEvent(db: Kysely<Database>, overrides: Partial<NewEv
   for (const term of links.terms ?? []) {
     await db.insertInto('event_terms').values({ event_id: id, term_id: term }).execute()
   }
+  // Term counts are kept by event writes; an event put straight into storage recounts them the same way.
+  await refreshTermCounts(db, links.terms ?? [])
   return id
 }

@@ -137,12 +137,16 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('slug', 'text', (c) => c.notNull())
     .addColumn('description', 'text')
     .addColumn('parent', 'integer', (c) => c.notNull().defaultTo(0))
+    // Published events linked to the term (its `count`), kept by every event write in the same
+    // transaction, so that reads never count links.
+    .addColumn('event_count', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('version', 'integer', (c) => c.notNull().defaultTo(1))
     .execute()
   await db.schema.createIndex('terms_slug').on('terms').columns(['taxonomy', 'language', 'slug']).unique().execute()
   await db.schema.createIndex('terms_name').on('terms').columns(['taxonomy', 'language', 'parent', 'name_key']).unique().execute()
   await db.schema.createIndex('terms_translation').on('terms').columns(['translation_group', 'language']).unique().execute()
-  await db.schema.createIndex('terms_listing').on('terms').columns(['taxonomy', 'language', 'name', 'id']).execute()
+  await db.schema.createIndex('terms_listing').on('terms').columns(['taxonomy', 'language', 'name_key', 'id']).execute()
+  await db.schema.createIndex('terms_count').on('terms').columns(['taxonomy', 'language', 'event_count', 'id']).execute()
   await db.schema.createIndex('terms_parent').on('terms').column('parent').execute()
 
   await db.schema.createTable('event_terms')
