@@ -17,12 +17,13 @@ import { tagHandlers } from './handlers/tags.js'
 import { venueHandlers } from './handlers/venues.js'
 import { organizerHandlers } from './handlers/organizers.js'
 import { createCompilers, useCompilers, type Compilers } from './http/compilers.js'
+import { createCountCache, type CountCache } from './repositories/count-cache.js'
 import { ApiError, frameworkErrorHandler, registerErrorHandlers, type ErrorTexts } from './http/errors.js'
 import { messageTable } from './http/i18n.js'
 import { createCatalog } from './http/messages.js'
 import { requestedLanguage } from './http/language.js'
 import type { Handlers } from './http/operations.js'
-import { parseFormBody, registerQueryNormalisation } from './http/query.js'
+import { formEscapesAreUtf8, parseFormBody, registerQueryNormalisation } from './http/query.js'
 import { registerAuthentication, securityHandlers } from './http/security.js'
 import { PREFIX, asSwaggerDocument, loadSpec, servedDocument, type LoadedSpec } from './http/spec.js'
 
@@ -46,7 +47,8 @@ const ALLOWED_HEADERS = 'Authorization, Content-Type, If-Match, If-None-Match'
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { db, config } = options
   const spec = options.spec ?? loadSpec()
-  const ctx: AppContext = { db, config, apiUrl: `${config.publicUrl}${PREFIX}`, now: options.now ?? (() => new Date()), spec }
+  const counts = createCountCache()
+  const ctx: AppContext = { db, config, apiUrl: `${config.publicUrl}${PREFIX}`, now: options.now ?? (() => new Date()), spec, counts }
 
   const texts: ErrorTexts = { defaultLanguage: config.defaultLanguage, catalog: createCatalog(messageTable(spec.document['x-messages']), spec.packs) }
 
@@ -68,6 +70,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerAuthentication(app, db)
   registerQueryNormalisation(app)
   registerHeaders(app, config)
+  invalidateOnWrite(app, counts)
   digitsOnlyIds(app)
   registerPreflight(app, spec.document)
 
@@ -123,12 +126,16 @@ function registerBodyParsers(app: FastifyInstance): void {
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer' }, (req, body: Buffer, done) => {
     if (req.method === 'DELETE') return done(null, undefined)
     const text = decode(body)
-    if (text === undefined) return done(new ApiError(400, 'rest_invalid_json', 'invalidJson'), undefined)
+    if (text === undefined || !formEscapesAreUtf8(text)) return done(new ApiError(400, 'rest_invalid_json', 'invalidJson'), undefined)
     done(null, parseFormBody(text))
   })
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (req, body: Buffer, done) => {
     if (req.method === 'DELETE' || body.length === 0) return done(null, undefined)
     done(new ApiError(415, 'rest_unsupported_media_type', 'unsupportedMediaType', { type: String(req.headers['content-type'] ?? '') }), undefined)
+  })
+  // The route is checked first (CONTRACT §1): no route is 404 before the body is read, whatever it holds.
+  app.addHook('onRequest', async (req) => {
+    if (req.is404) throw new ApiError(404, 'rest_no_route', 'noRoute')
   })
   // A write without a body is `{}`: give it a media type so it is parsed and validated like any other.
   app.addHook('onRequest', async (req) => {
@@ -187,4 +194,12 @@ function registerPreflight(app: FastifyInstance, document: LoadedSpec['document'
       return reply.send()
     })
   }
+}
+
+/** Any write may change a list's total: forget them before the write's answer leaves. */
+function invalidateOnWrite(app: FastifyInstance, counts: CountCache): void {
+  app.addHook('onSend', async (req, _reply, payload) => {
+    if (req.method !== 'GET' && req.method !== 'HEAD' && req.method !== 'OPTIONS') counts.invalidate()
+    return payload
+  })
 }

@@ -33,6 +33,25 @@ export function containsText(db: Kysely<any>, columns: ReadonlyArray<Expression<
   return sql<SqlBool>`(${sql.join(tests, sql` or `)})`
 }
 
+/**
+ * `column IN (ids)` for a list of any length: a query string can carry more ids than the 32,766
+ * parameters SQLite binds per statement, so the ids travel as one parameter, a JSON array read with
+ * `json_each` (PostgreSQL: one array parameter). Ids that are not safe integers match nothing.
+ */
+export function inIdList(db: Kysely<any>, column: Expression<unknown>, ids: readonly number[]): Expression<SqlBool> {
+  const list = ids.filter((id) => Number.isSafeInteger(id))
+  if (list.length === 0) return sql<SqlBool>`1 = 0`
+  if (isPostgres(db)) return sql<SqlBool>`${column} = any(${list}::bigint[])`
+  return sql<SqlBool>`${column} in (select value from json_each(${JSON.stringify(list)}))`
+}
+
+/** The position of `column` in `ids` (its first one), for ORDER BY, as one parameter like `inIdList`. */
+export function positionInIdList(db: Kysely<any>, column: Expression<unknown>, ids: readonly number[]): Expression<number> {
+  const list = ids.map((id) => (Number.isSafeInteger(id) ? id : 0))
+  if (isPostgres(db)) return sql<number>`array_position(${list}::bigint[], ${column})`
+  return sql<number>`(select min(key) from json_each(${JSON.stringify(list)}) where value = ${column})`
+}
+
 /** Mean Earth radius (IUGG), the sphere of every great-circle distance here. */
 export const EARTH_RADIUS_KM = 6371.0088
 
@@ -54,4 +73,15 @@ export function distanceKm(db: Kysely<any>, lat: Expression<unknown>, lng: Expre
   return sql<number>`(2 * ${EARTH_RADIUS_KM} * asin(least(1, sqrt(
     power(sin(radians(${lat} - ${pointLat}) / 2), 2)
     + cos(radians(${pointLat})) * cos(radians(${lat})) * power(sin(radians(${lng} - ${pointLng}) / 2), 2)))))`
+}
+
+/**
+ * A number that changes whenever another connection commits to the database (SQLite's
+ * `PRAGMA data_version`), for caches that must see other processes' writes; undefined where the
+ * engine offers no such cheap signal (PostgreSQL), which turns those caches off.
+ */
+export async function dataVersion(db: Kysely<any>): Promise<number | undefined> {
+  if (isPostgres(db)) return undefined
+  const { rows } = await sql<{ data_version: number }>`pragma data_version`.execute(db)
+  return rows[0]?.data_version
 }
