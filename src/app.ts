@@ -119,7 +119,7 @@ function registerBodyParsers(app: FastifyInstance): void {
     if (text === undefined) return done(new ApiError(400, 'rest_invalid_json', 'invalidJson'), undefined)
     if (text.trim() === '') return done(null, {})
     json(req, text, (error, value) => {
-      if (error !== null) done(new ApiError(400, 'rest_invalid_json', 'invalidJson'), undefined)
+      if (error !== null || !wellFormed(value)) done(new ApiError(400, 'rest_invalid_json', 'invalidJson'), undefined)
       else done(null, value)
     })
   })
@@ -145,6 +145,29 @@ function registerBodyParsers(app: FastifyInstance): void {
       req.raw.headers['content-type'] = 'application/json'
     }
   })
+}
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
+
+/**
+ * Whether every string (and key) of a parsed JSON body is Unicode text: a `\ud800` escape without its
+ * pair parses, but has no UTF-8 form, so it could only be stored mangled. Refused like invalid UTF-8.
+ */
+function wellFormed(value: unknown): boolean {
+  // A loop, not recursion: a body may nest deeper than the stack.
+  const pending: unknown[] = [value]
+  while (pending.length > 0) {
+    const next = pending.pop()
+    if (typeof next === 'string') {
+      if (LONE_SURROGATE.test(next)) return false
+    } else if (typeof next === 'object' && next !== null) {
+      for (const [key, item] of Object.entries(next)) {
+        if (LONE_SURROGATE.test(key)) return false
+        pending.push(item)
+      }
+    }
+  }
+  return true
 }
 
 /** CORS on every response (CONTRACT §1) and `Content-Language` naming the language served. */

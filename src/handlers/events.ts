@@ -299,6 +299,8 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     const { row } = current
     if (row.status === 'trash' && body.status === undefined) throw inTrash('event')
     if (!canEdit(caller, row) && !(row.status === 'trash' && editsAll(caller))) throw forbidden(403)
+    // Setting another author is a right on the record (403), checked before If-Match (412).
+    if (body.author !== undefined && body.author !== caller.id && !editsAll(caller)) throw forbidden(403)
     const expected = expectedVersion(req, etag(row), row.version) ?? row.version
     const status = body.status === undefined ? undefined : statusToStore(caller, body.status, row.status)
     await updateEvent(repo, row, valuesOf(body, row), linksOf(body), expected, writer(caller, status))

@@ -122,6 +122,8 @@ export function linkedOperations<R extends LinkedRow & Dated, Rec, C extends Wri
       // Fields first (400), then the record (404/410), rights (403) and If-Match (412): CONTRACT §1.
       await checkUpdateInput(repo, kind, input)
       const current = await findForWrite(req, ref, input.status !== undefined)
+      // Setting another author is a right on the record (403), checked before If-Match (412).
+      if (input.author !== undefined && input.author !== user.id && !editsAll(user)) throw forbidden(403)
       const expected = expectedVersion(req, etag(current.row), current.row.version) ?? current.row.version
       const status = input.status === undefined ? undefined : statusToStore(user, input.status, current.row.status)
       await ctx.db.transaction().execute(async (trx) => {

@@ -163,8 +163,12 @@ function fromValidation(issues: AjvIssue[], context: string, req: FastifyRequest
       return new ApiError(400, 'rest_missing_callback_param', 'missingParams', { names: missing.join(', ') }, { params: missing, details })
     }
   }
+  // Defined, not assigned: a field may be called `__proto__` (a form body can send one), which an
+  // assignment would take as the object's prototype, leaving the field unnamed.
   const params: Record<string, string> = {}
-  for (const detail of details) params[detail.field] ??= `${detail.field} ${detail.message}`
+  for (const { field, message } of details) {
+    if (!Object.hasOwn(params, field)) Object.defineProperty(params, field, { value: `${field} ${message}`, enumerable: true, writable: true, configurable: true })
+  }
   return new ApiError(400, 'rest_invalid_param', 'invalidParams', { names: Object.keys(params).join(', ') }, { params, details })
 }
 

@@ -44,6 +44,22 @@ export function parseFormBody(text: string): Record<string, string | string[]> {
   return { ...out }
 }
 
+/**
+ * Whether the `%XX` escapes of a form body decode to UTF-8. URLSearchParams would silently put U+FFFD
+ * for bytes that do not (`name=%ff`); such a body is refused like raw bytes that are not UTF-8.
+ */
+export function formEscapesAreUtf8(text: string): boolean {
+  if (!/%[89a-f][0-9a-f]/i.test(text)) return true
+  const bytes = Buffer.concat(text.split(/(%[0-9a-f]{2})/i)
+    .map((part) => (/^%[0-9a-f]{2}$/i.test(part) ? Buffer.from([parseInt(part.slice(1), 16)]) : Buffer.from(part, 'utf8'))))
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(bytes)
+    return true
+  } catch {
+    return false
+  }
+}
+
 function normaliseRecord(values: Record<string, unknown>, properties: Record<string, JsonSchema>, form: boolean): string[] {
   // The names in the order the client sent them, `a[]` counting as `a` where it first appears.
   const sent: string[] = []
@@ -73,7 +89,8 @@ function coerce(value: unknown, schema: JsonSchema, form: boolean): unknown {
   if (typeof value !== 'string') return value
   if (form && value === '' && types.has('null')) return null
   if (types.has('integer') && /^-?\d+$/.test(value)) return Number(value)
-  if (types.has('number') && /^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(value)) return Number(value)
+  // A field that also takes text (`cost`) keeps the text as written: "12.50" must not become 12.5.
+  if (types.has('number') && !types.has('string') && /^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(value)) return Number(value)
   if (types.has('boolean')) {
     if (value === 'true' || value === '1') return true
     if (value === 'false' || value === '0') return false

@@ -468,12 +468,16 @@ export function dateDetails(s: string): DateDetails {
  * Parses a date sent in a write body (CONTRACT §5) to UTC. Accepted: `YYYY-MM-DD HH:MM[:SS]` and
  * `YYYY-MM-DDTHH:MM[:SS]` (wall time in tz), `YYYY-MM-DD` (midnight wall time in tz), and either of
  * those with `Z` or a `±HH:MM`/`±HHMM`/`±HH` offset (an instant; tz then plays no part). Fractional
- * seconds are truncated. Null when malformed, impossible (2025-02-30, 25:00) or outside 0001–9999.
+ * seconds are truncated. Null when malformed, impossible (2025-02-30, 25:00) or outside 0001–9999,
+ * in UTC or as wall time in tz (the record keeps both: `0001-01-01T00:00:00Z` has no wall time in
+ * New York).
  * @throws RangeError for an unknown zone (validate tz first: a bad zone is not a bad date).
  */
 export function parseBodyDate(value: string, tz: string): string | null {
-  const utcMs = parseInputMs(value, offsetFunction(tz));
-  return utcMs === null ? null : msToString(utcMs);
+  const offsetAt = offsetFunction(tz);
+  const utcMs = parseInputMs(value, offsetAt);
+  if (utcMs === null || !inRange(utcMsToWallMs(utcMs, offsetAt))) return null;
+  return msToString(utcMs);
 }
 
 /**

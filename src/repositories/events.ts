@@ -3,7 +3,7 @@
  * organizers batched per page) and the all-or-nothing writes, inline venues and organizers included.
  */
 import { sql, type Expression, type Kysely, type SqlBool, type Transaction } from 'kysely'
-import { EARTH_RADIUS_KM, containsText, distanceKm } from '../db/dialect.js'
+import { EARTH_RADIUS_KM, containsText, distanceKm, inIdList } from '../db/dialect.js'
 import type { Database, EventRow, Flag } from '../db/schema.js'
 import { invalidParam, preconditionFailed } from '../http/errors.js'
 import { asLanguage, type Language } from '../http/language.js'
@@ -49,9 +49,9 @@ export interface EventFilter {
   near?: { lat: number; lng: number; km: number }
 }
 
-function linkedTo(table: 'event_terms' | 'event_venues' | 'event_organizers', column: 'term_id' | 'venue_id' | 'organizer_id', ids: number[]): Expression<SqlBool> {
+function linkedTo(db: Db, table: 'event_terms' | 'event_venues' | 'event_organizers', column: 'term_id' | 'venue_id' | 'organizer_id', ids: number[]): Expression<SqlBool> {
   if (ids.length === 0) return sql<SqlBool>`1 = 0`
-  return sql<SqlBool>`events.id in (select event_id from ${sql.table(table)} where ${sql.ref(column)} in (${sql.join(ids)}))`
+  return sql<SqlBool>`events.id in (select event_id from ${sql.table(table)} where ${inIdList(db, sql.ref(column), ids)})`
 }
 
 function filterCondition(db: Db, f: EventFilter): Expression<SqlBool> {
@@ -60,7 +60,7 @@ function filterCondition(db: Db, f: EventFilter): Expression<SqlBool> {
     sql<SqlBool>`events.hide_from_listings = 0`,
     scopeCondition('events', f.scope),
   ]
-  if (f.include !== undefined) c.push(f.include.length === 0 ? sql<SqlBool>`1 = 0` : sql<SqlBool>`events.id in (${sql.join(f.include)})`)
+  if (f.include !== undefined) c.push(inIdList(db, sql.ref('events.id'), f.include))
   if (f.startGte !== undefined) c.push(sql<SqlBool>`events.start_utc >= ${f.startGte}`)
   if (f.startGt !== undefined) c.push(sql<SqlBool>`events.start_utc > ${f.startGt}`)
   if (f.startLt !== undefined) c.push(sql<SqlBool>`events.start_utc < ${f.startLt}`)
@@ -73,10 +73,10 @@ function filterCondition(db: Db, f: EventFilter): Expression<SqlBool> {
     const description = containsText(db, [sql.ref('events.description')], f.search)
     c.push(sql<SqlBool>`(${title} or (events.password is null and ${description}))`)
   }
-  if (f.categories !== undefined) c.push(linkedTo('event_terms', 'term_id', f.categories))
-  if (f.tags !== undefined) c.push(linkedTo('event_terms', 'term_id', f.tags))
-  if (f.venues !== undefined) c.push(linkedTo('event_venues', 'venue_id', f.venues))
-  if (f.organizers !== undefined) c.push(linkedTo('event_organizers', 'organizer_id', f.organizers))
+  if (f.categories !== undefined) c.push(linkedTo(db, 'event_terms', 'term_id', f.categories))
+  if (f.tags !== undefined) c.push(linkedTo(db, 'event_terms', 'term_id', f.tags))
+  if (f.venues !== undefined) c.push(linkedTo(db, 'event_venues', 'venue_id', f.venues))
+  if (f.organizers !== undefined) c.push(linkedTo(db, 'event_organizers', 'organizer_id', f.organizers))
   if (f.featured !== undefined) c.push(sql<SqlBool>`events.featured = ${f.featured ? 1 : 0}`)
   if (f.postParent !== undefined) c.push(sql<SqlBool>`events.post_parent = ${f.postParent}`)
   if (f.hasGeo !== undefined) {
@@ -370,6 +370,15 @@ async function organizerIds(trx: Transaction<Database>, repo: Repo, entries: Org
   return ids
 }
 
+/** Link rows per INSERT: SQLite binds at most 32,766 parameters per statement, and a body may link more. */
+const LINK_CHUNK = 1000
+
+function chunks<T>(list: readonly T[]): T[][] {
+  const out: T[][] = []
+  for (let i = 0; i < list.length; i += LINK_CHUNK) out.push(list.slice(i, i + LINK_CHUNK))
+  return out
+}
+
 async function writeLinks(trx: Transaction<Database>, repo: Repo, eventId: number, language: Language, links: EventLinksInput, write: WriteContext): Promise<void> {
   for (const [taxonomy, field] of [['category', 'categories'], ['tag', 'tags']] as const) {
     const entries = links[field]
@@ -377,17 +386,21 @@ async function writeLinks(trx: Transaction<Database>, repo: Repo, eventId: numbe
     const ids = await termIds(trx, taxonomy, field, entries, language)
     await trx.deleteFrom('event_terms').where('event_id', '=', eventId)
       .where('term_id', 'in', trx.selectFrom('terms').select('id').where('taxonomy', '=', taxonomy)).execute()
-    if (ids.length > 0) await trx.insertInto('event_terms').values(ids.map((term_id) => ({ event_id: eventId, term_id }))).execute()
+    for (const chunk of chunks(ids)) await trx.insertInto('event_terms').values(chunk.map((term_id) => ({ event_id: eventId, term_id }))).execute()
   }
   if (links.venue !== undefined) {
     const ids = await venueIds(trx, repo, links.venue, language, write)
     await trx.deleteFrom('event_venues').where('event_id', '=', eventId).execute()
-    if (ids.length > 0) await trx.insertInto('event_venues').values(ids.map((venue_id, position) => ({ event_id: eventId, venue_id, position }))).execute()
+    for (const [n, chunk] of chunks(ids).entries()) {
+      await trx.insertInto('event_venues').values(chunk.map((venue_id, i) => ({ event_id: eventId, venue_id, position: n * LINK_CHUNK + i }))).execute()
+    }
   }
   if (links.organizer !== undefined) {
     const ids = await organizerIds(trx, repo, links.organizer, language, write)
     await trx.deleteFrom('event_organizers').where('event_id', '=', eventId).execute()
-    if (ids.length > 0) await trx.insertInto('event_organizers').values(ids.map((organizer_id, position) => ({ event_id: eventId, organizer_id, position }))).execute()
+    for (const [n, chunk] of chunks(ids).entries()) {
+      await trx.insertInto('event_organizers').values(chunk.map((organizer_id, i) => ({ event_id: eventId, organizer_id, position: n * LINK_CHUNK + i }))).execute()
+    }
   }
 }
 
@@ -403,7 +416,8 @@ export interface NewEventValues extends EventValues {
 /** Creates an event with its links in one transaction; inline venues and organizers are created with it. */
 export async function insertEvent(repo: Repo, values: NewEventValues, links: EventLinksInput, language: Language, translationOf: number | undefined, write: WriteContext): Promise<number> {
   return repo.db.transaction().execute(async (trx) => {
-    await checkAuthor(trx, values.author, write.callerId, write.mayAssignAuthor)
+    // The author named must exist (400) before the row refers to it; the right to name one comes last.
+    await checkAuthor(trx, values.author, write.callerId, true)
     const group = translationOf === undefined ? null : await translationGroupFor(trx, 'events', 'event', translationOf, language)
     const wanted = wantedSlug(values.slug, values.title)
     const slug = wanted === '' ? '' : await freeSlug(trx, 'events', language, wanted, undefined)
@@ -439,6 +453,9 @@ export async function insertEvent(repo: Repo, values: NewEventValues, links: Eve
     await settleNewPost(trx, 'events', id, 'event', language, slug, group)
     await writeLinks(trx, repo, id, language, links, write)
     await refreshTermCounts(trx, await termIdsOfEvent(trx, id))
+    // The right to set `author` (403) comes after every field of the body (400), CONTRACT §1; the
+    // transaction undoes what was written.
+    await checkAuthor(trx, values.author, write.callerId, write.mayAssignAuthor)
     return id
   })
 }
@@ -508,8 +525,7 @@ export async function filterTermIds(db: Kysely<Database>, taxonomy: 'category' |
 
 /** Checks that every id names an existing record of `table` (the venue/organizer filters); unknown → 400. */
 export async function checkIdsExist(db: Kysely<Database>, table: 'venues' | 'organizers' | 'events', field: string, ids: number[]): Promise<void> {
-  const safe = ids.filter((id) => Number.isSafeInteger(id))
-  const found = safe.length === 0 ? [] : await db.selectFrom(table).select('id').where('id', 'in', safe).execute()
+  const found = await db.selectFrom(table).select('id').where(inIdList(db, sql.ref('id'), ids)).execute()
   const known = new Set(found.map((r) => r.id))
   const missing = ids.find((id) => !known.has(id))
   if (missing !== undefined) throw invalidParam(field, 'unknownLinked', { value: String(missing) })

@@ -170,6 +170,8 @@ export interface WriteContext {
   mayAssignAuthor: boolean
   status: string | undefined
   now: Date
+  /** The status of a venue or organizer created inline by an event write, from its own `status` (CONTRACT §5). */
+  inlineStatus?: (requested: WritableStatus | undefined) => string
 }
 
 /** Creates a linked post in `trx` (also used for venues and organizers created inline by an event). */
@@ -180,12 +182,15 @@ export async function insertLinked<R extends LinkedRow, Create extends WriteInpu
   const fields = kind.fields(input, repo.geoloc)
   const name = fields.name
   if (name === undefined) throw invalidParam(kind.resource, 'required')
-  await checkAuthor(trx, input.author, write.callerId, write.mayAssignAuthor)
+  // The author named must exist (400) before the row refers to it; the right to name one comes last.
+  await checkAuthor(trx, input.author, write.callerId, true)
   const group = translationOf === undefined ? null : await translationGroupFor(trx, kind.table, kind.resource, translationOf, language)
   const dates = publicationDates(input, repo.siteTz, nowDates(write.now, repo.siteTz))
   const wanted = wantedSlug(input.slug, name)
   const slug = wanted === '' ? '' : await freeSlug(trx, kind.table, language, wanted, undefined)
   const imageId = await resolveImage(trx, input.image, write.now)
+  // The right to set `author` (403) after every field of the body (400): CONTRACT §1.
+  await checkAuthor(trx, input.author, write.callerId, write.mayAssignAuthor)
   const id = await kind.insert(trx, {
     language,
     translation_group: group,

@@ -94,7 +94,12 @@ export function publicationDates(input: { date?: string; date_utc?: string }, si
     if (utc === undefined) throw invalidParam('date', 'invalidDate')
   }
   if (utc === undefined) return fallback
-  return { date: utcToWall(utc, siteTz), date_utc: utc }
+  try {
+    return { date: utcToWall(utc, siteTz), date_utc: utc }
+  } catch {
+    // An instant at the edge of years 0001–9999 with no wall time in the site's zone.
+    throw invalidParam(input.date_utc !== undefined ? 'date_utc' : 'date', 'invalidDate')
+  }
 }
 
 export function modifiedNow(now: Date, siteTz: string): { modified: string; modified_utc: string } {
@@ -147,12 +152,15 @@ export function isHttpUrl(value: string): boolean {
   }
 }
 
-/** Checks `author` on a write: only editors may set it, and only to an existing user. */
+/**
+ * Checks `author` on a write: only editors may set it, and only to an existing user. An unknown user is a
+ * field error (400), which comes before the right to set it (403): CONTRACT §1.
+ */
 export async function checkAuthor(db: Db, author: number | undefined, callerId: number, mayAssign: boolean): Promise<void> {
   if (author === undefined || author === callerId) return
-  if (!mayAssign) throw new ApiError(403, 'rest_forbidden', 'forbidden')
   const row = Number.isSafeInteger(author) ? await db.selectFrom('users').select('id').where('id', '=', author).executeTakeFirst() : undefined
   if (row === undefined) throw invalidParam('author', 'unknownUser')
+  if (!mayAssign) throw new ApiError(403, 'rest_forbidden', 'forbidden')
 }
 
 /** The list condition for a caller's scope (see `listScope`). */

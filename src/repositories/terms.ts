@@ -3,7 +3,7 @@
  * here; rows leave only as contract records, through their kind's `toRecord`.
  */
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool, type Transaction } from 'kysely'
-import { containsText, foldCase } from '../db/dialect.js'
+import { containsText, foldCase, inIdList, positionInIdList } from '../db/dialect.js'
 import type { Database, Taxonomy, TermRow } from '../db/schema.js'
 import { slugify, uniqueSlug, MAX_SLUG_LENGTH } from '../lib/slug.js'
 import { asLanguage, type Language } from '../http/language.js'
@@ -83,8 +83,8 @@ function listFilter(db: Db, taxonomy: Taxonomy, q: TermListQuery): (eb: Expressi
       eb('terms.language', '=', q.language),
     ]
     if (q.search !== undefined && q.search !== '') conditions.push(containsText(db, [eb.ref('terms.name'), eb.ref('terms.slug')], q.search))
-    if (q.include !== undefined) conditions.push(q.include.length === 0 ? sql<SqlBool>`1 = 0` : eb('terms.id', 'in', q.include))
-    if (q.exclude !== undefined && q.exclude.length > 0) conditions.push(eb('terms.id', 'not in', q.exclude))
+    if (q.include !== undefined) conditions.push(inIdList(db, eb.ref('terms.id'), q.include))
+    if (q.exclude !== undefined && q.exclude.length > 0) conditions.push(eb.not(inIdList(db, eb.ref('terms.id'), q.exclude)))
     if (q.parent !== undefined) conditions.push(eb('terms.parent', '=', q.parent))
     if (q.slug !== undefined) conditions.push(eb('terms.slug', '=', q.slug))
     if (q.post !== undefined) {
@@ -131,8 +131,7 @@ export async function listTerms<R>(ctx: TermContext, kind: TermKind<R>, q: TermL
     case 'include': {
       const ids = q.include ?? []
       if (ids.length > 0) {
-        const position = sql.join(ids.map((id, i) => sql`when ${id} then ${i}`), sql` `)
-        query = query.orderBy(sql`case terms.id ${position} end`, direction)
+        query = query.orderBy(positionInIdList(db, sql.ref('terms.id'), ids), direction)
       }
       break
     }
@@ -362,7 +361,7 @@ async function freeSlug(trx: Transaction<Database>, taxonomy: Taxonomy, language
 /** Records of the terms with these ids (for the terms linked to a page of events), counts batched. */
 export async function termRecordsByIds<R>(ctx: TermContext, kind: TermKind<R>, ids: readonly number[]): Promise<R[]> {
   if (ids.length === 0) return []
-  const rows = await ctx.db.selectFrom('terms').selectAll().where('id', 'in', [...ids]).where('taxonomy', '=', kind.taxonomy).execute()
+  const rows = await ctx.db.selectFrom('terms').selectAll().where(inIdList(ctx.db, sql.ref('id'), ids)).where('taxonomy', '=', kind.taxonomy).execute()
   return withCounts(ctx, kind, rows)
 }
 
@@ -381,7 +380,7 @@ export async function refreshTermCounts(db: Db, termIds: readonly number[]): Pro
         .whereRef('event_terms.term_id', '=', 'terms.id')
         .where('events.status', '=', 'publish'),
     }))
-    .where('id', 'in', ids)
+    .where(inIdList(db, sql.ref('id'), ids))
     .execute()
 }
 

@@ -1,7 +1,8 @@
 /**
  * `translations` of a page of records (language → id of each version, itself included), in one query.
  */
-import type { Kysely } from 'kysely'
+import { sql, type Kysely } from 'kysely'
+import { inIdList } from '../db/dialect.js'
 import type { Database } from '../db/schema.js'
 
 export type TranslatedTable = 'terms' | 'events' | 'venues' | 'organizers'
@@ -18,7 +19,7 @@ export async function translationsOf(db: Kysely<Database>, table: TranslatedTabl
   if (groups.length === 0) return out
   const members = await db.selectFrom(table)
     .select(['id', 'translation_group', 'language'])
-    .where('translation_group', 'in', groups)
+    .where(inIdList(db, sql.ref('translation_group'), groups))
     .orderBy('id')
     .execute()
   const byGroup = new Map<number, Record<string, number>>()
