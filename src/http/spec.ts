@@ -15,9 +15,6 @@ export type OpenApiDocument = Record<string, unknown> & { paths: Record<string, 
 
 const SPEC_URL = new URL('../../openapi/openapi.yaml', import.meta.url)
 
-/** Absolute path of the contract file. */
-export const SPEC_PATH = SPEC_URL.pathname
-
 export interface LoadedSpec {
   text: string
   document: OpenApiDocument
