@@ -17,7 +17,7 @@ import { tagHandlers } from './handlers/tags.js'
 import { venueHandlers } from './handlers/venues.js'
 import { organizerHandlers } from './handlers/organizers.js'
 import { createCompilers, useCompilers, type Compilers } from './http/compilers.js'
-import { createCountCache, type CountCache } from './repositories/count-cache.js'
+import { createReadCache, type ReadCache } from './repositories/read-cache.js'
 import { ApiError, frameworkErrorHandler, registerErrorHandlers, type ErrorTexts } from './http/errors.js'
 import { messageTable } from './http/i18n.js'
 import { createCatalog } from './http/messages.js'
@@ -47,8 +47,8 @@ const ALLOWED_HEADERS = 'Authorization, Content-Type, If-Match, If-None-Match'
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { db, config } = options
   const spec = options.spec ?? loadSpec()
-  const counts = createCountCache()
-  const ctx: AppContext = { db, config, apiUrl: `${config.publicUrl}${PREFIX}`, now: options.now ?? (() => new Date()), spec, counts }
+  const cache = createReadCache(config.cacheEntries)
+  const ctx: AppContext = { db, config, apiUrl: `${config.publicUrl}${PREFIX}`, now: options.now ?? (() => new Date()), spec, cache }
 
   const texts: ErrorTexts = { defaultLanguage: config.defaultLanguage, catalog: createCatalog(messageTable(spec.document['x-messages']), spec.packs) }
 
@@ -70,7 +70,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerAuthentication(app, db)
   registerQueryNormalisation(app)
   registerHeaders(app, config)
-  invalidateOnWrite(app, counts)
+  invalidateOnWrite(app, cache)
   digitsOnlyIds(app)
   registerPreflight(app, spec.document)
 
@@ -219,10 +219,10 @@ function registerPreflight(app: FastifyInstance, document: LoadedSpec['document'
   }
 }
 
-/** Any write may change a list's total: forget them before the write's answer leaves. */
-function invalidateOnWrite(app: FastifyInstance, counts: CountCache): void {
+/** Any write may change records and totals: forget them before the write's answer leaves. */
+function invalidateOnWrite(app: FastifyInstance, cache: ReadCache): void {
   app.addHook('onSend', async (req, _reply, payload) => {
-    if (req.method !== 'GET' && req.method !== 'HEAD' && req.method !== 'OPTIONS') counts.invalidate()
+    if (req.method !== 'GET' && req.method !== 'HEAD' && req.method !== 'OPTIONS') cache.invalidate()
     return payload
   })
 }

@@ -4,6 +4,7 @@
  */
 import { isValidTimezone } from './lib/dates.js'
 import { LANGUAGES, type Language } from './http/language.js'
+import { DEFAULT_CACHE_ENTRIES } from './repositories/read-cache.js'
 
 export const EXTENSIONS = ['geoloc'] as const
 export type Extension = (typeof EXTENSIONS)[number]
@@ -20,6 +21,8 @@ export interface Config {
   defaultLanguage: Language
   extensions: ReadonlySet<Extension>
   geofenceKm: number
+  /** Records and list totals remembered until the next change (CALENDAR_CACHE_ENTRIES; 0 turns it off). */
+  cacheEntries: number
 }
 
 export class ConfigError extends Error {}
@@ -48,6 +51,7 @@ export function loadConfig(env: Env = process.env): Config {
     defaultLanguage: language,
     extensions: parseExtensions(env.CALENDAR_EXTENSIONS),
     geofenceKm: parseGeofence(env.CALENDAR_GEOFENCE_KM),
+    cacheEntries: parseCacheEntries(env.CALENDAR_CACHE_ENTRIES),
   }
 }
 
@@ -100,6 +104,14 @@ function parseExtensions(value: string | undefined): ReadonlySet<Extension> {
     known.push(extension)
   }
   return new Set(known)
+}
+
+function parseCacheEntries(value: string | undefined): number {
+  const raw = nonEmpty(value)
+  if (raw === undefined) return DEFAULT_CACHE_ENTRIES
+  const entries = Number(raw)
+  if (!/^\d+$/.test(raw) || entries > 1_000_000) throw new ConfigError(`CALENDAR_CACHE_ENTRIES must be an integer from 0 to 1000000, got ${raw}`)
+  return entries
 }
 
 function parseGeofence(value: string | undefined): number {

@@ -32,6 +32,7 @@ t.test('defaults', async (t) => {
     defaultLanguage: 'en',
     extensions: new Set(),
     geofenceKm: 40.2,
+    cacheEntries: 5000,
   } satisfies Config)
   t.equal(config.extensions.size, 0, 'no extension is on by default')
 })
@@ -39,7 +40,7 @@ t.test('defaults', async (t) => {
 t.test('empty and blank variables count as unset', async (t) => {
   const blank = loadConfig({
     HOST: '', PORT: ' ', DATABASE_URL: '', LOG_LEVEL: '', PUBLIC_URL: '  ', CALENDAR_TIMEZONE: '',
-    CALENDAR_DEFAULT_LANGUAGE: '', CALENDAR_EXTENSIONS: '', CALENDAR_GEOFENCE_KM: '',
+    CALENDAR_DEFAULT_LANGUAGE: '', CALENDAR_EXTENSIONS: '', CALENDAR_GEOFENCE_KM: '', CALENDAR_CACHE_ENTRIES: '',
   })
   t.strictSame(blank, loadConfig({}))
 })
@@ -55,6 +56,7 @@ t.test('every variable is read', async (t) => {
     CALENDAR_DEFAULT_LANGUAGE: 'ch-fr',
     CALENDAR_EXTENSIONS: 'geoloc',
     CALENDAR_GEOFENCE_KM: '12.5',
+    CALENDAR_CACHE_ENTRIES: '0',
   })
   t.strictSame(config, {
     host: '0.0.0.0',
@@ -66,6 +68,7 @@ t.test('every variable is read', async (t) => {
     defaultLanguage: 'ch-fr',
     extensions: new Set(['geoloc']),
     geofenceKm: 12.5,
+    cacheEntries: 0,
   } satisfies Config)
 })
 
@@ -100,6 +103,14 @@ t.test('LOG_LEVEL is a pino level', async (t) => {
   for (const level of ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']) t.equal(loadConfig({ LOG_LEVEL: level }).logLevel, level)
   for (const value of ['verbose', 'INFO', 'warning']) {
     expectError(t, { LOG_LEVEL: value }, 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent')
+  }
+})
+
+t.test('CALENDAR_CACHE_ENTRIES is an integer from 0 to 1000000', async (t) => {
+  t.equal(loadConfig({ CALENDAR_CACHE_ENTRIES: '250' }).cacheEntries, 250)
+  t.equal(loadConfig({ CALENDAR_CACHE_ENTRIES: '1000000' }).cacheEntries, 1_000_000)
+  for (const value of ['-1', '1.5', 'lots', '1e3', '1000001']) {
+    expectError(t, { CALENDAR_CACHE_ENTRIES: value }, `CALENDAR_CACHE_ENTRIES must be an integer from 0 to 1000000, got ${value}`)
   }
 })
 

@@ -79,12 +79,14 @@ export function distanceKm(db: Kysely<any>, lat: Expression<unknown>, lng: Expre
 }
 
 /**
- * A number that changes whenever another connection commits to the database (SQLite's
- * `PRAGMA data_version`), for caches that must see other processes' writes; undefined where the
- * engine offers no such cheap signal (PostgreSQL), which turns those caches off.
+ * A value that changes whenever the data may have changed: another connection committed (SQLite's
+ * `PRAGMA data_version`) or this connection changed rows (`total_changes()`, which also covers writes
+ * that bypass the HTTP layer, such as tools sharing the handle). For caches of what reads compute;
+ * undefined where the engine offers no such cheap signal (PostgreSQL), which turns those caches off.
  */
-export async function dataVersion(db: Kysely<any>): Promise<number | undefined> {
+export async function dataVersion(db: Kysely<any>): Promise<string | undefined> {
   if (isPostgres(db)) return undefined
-  const { rows } = await sql<{ data_version: number }>`pragma data_version`.execute(db)
-  return rows[0]?.data_version
+  const { rows } = await sql<{ v: number; c: number }>`select (select data_version from pragma_data_version) as v, total_changes() as c`.execute(db)
+  const row = rows[0]
+  return row === undefined ? undefined : `${row.v}:${row.c}`
 }

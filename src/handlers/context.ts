@@ -5,7 +5,7 @@ import type { Kysely } from 'kysely'
 import type { Config } from '../config.js'
 import type { Database } from '../db/schema.js'
 import type { LoadedSpec } from '../http/spec.js'
-import type { CountCache } from '../repositories/count-cache.js'
+import type { ReadCache } from '../repositories/read-cache.js'
 
 export interface AppContext {
   db: Kysely<Database>
@@ -15,6 +15,6 @@ export interface AppContext {
   /** The clock, injectable so that tests never depend on today's date. */
   now: () => Date
   spec: LoadedSpec
-  /** Totals of list queries until the next write. */
-  counts: CountCache
+  /** Records and list totals until the next change. */
+  cache: ReadCache
 }

@@ -142,7 +142,7 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
       ...(query.post_parent !== undefined ? { postParent: query.post_parent } : {}),
     }
     const page = pageOf(query)
-    const total = await ctx.counts.count(ctx.db, `events:${JSON.stringify(filter)}`, () => countEvents(ctx.db, filter))
+    const total = await ctx.cache.count(ctx.db, `events:${JSON.stringify(filter)}`, () => countEvents(ctx.db, filter))
     const totalPages = checkPage('event', page, total)
     const ids = total === 0 ? [] : await eventIds(ctx.db, filter, page.offset, page.perPage)
     const caller = req.user

@@ -39,6 +39,7 @@ export function repoOf(ctx: AppContext): Repo {
     siteTz: ctx.config.timezone,
     defaultLanguage: ctx.config.defaultLanguage,
     geoloc: ctx.config.extensions.has('geoloc'),
+    cache: ctx.cache,
   }
 }
 

@@ -41,7 +41,7 @@ export interface TermBody {
 
 export function termOperations<R extends { rest_url: string }>(ctx: AppContext, kind: TermKind<R>) {
   const { taxonomy, resource } = kind
-  const repo = { db: ctx.db, apiUrl: ctx.apiUrl }
+  const repo = { db: ctx.db, apiUrl: ctx.apiUrl, cache: ctx.cache }
   const languageOf = (req: FastifyRequest): Language => requestedLanguage(req) ?? ctx.config.defaultLanguage
   const etag = (found: FoundTerm<R>): string => etagOf(resource, found.row.id, found.row.version)
 

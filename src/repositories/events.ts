@@ -141,8 +141,64 @@ export interface EventView {
   unlocked?: (row: EventRow) => boolean
 }
 
-/** Records for event ids, in that order; links, images and translations in a fixed number of queries. */
+/** An event as the public sees it, as the read cache keeps it; its list and single forms made on first use. */
+interface Assembled {
+  row: EventRow
+  record: Event
+  /** Every linked venue and organizer is published: the record is the same for every caller. */
+  sameForAll: boolean
+  list?: Event
+  single?: Event
+}
+
+/**
+ * Records for event ids, in that order. Assembled in a fixed number of queries (links, images and
+ * translations batched), or taken from the read cache; a record whose links some callers may not see
+ * is assembled again for a signed-in caller, and write answers (`unlocked`) are always assembled anew.
+ */
 export async function eventRecords(repo: Repo, ids: readonly number[], view: EventView): Promise<Array<{ row: EventRow; record: Event }>> {
+  if (ids.length === 0) return []
+  const { cache } = repo
+  if (cache === undefined || view.unlocked !== undefined) {
+    return (await assembleEvents(repo, ids, view.caller)).map((a) => ({ row: a.row, record: shaped(a.row, a.record, view) }))
+  }
+  const generation = await cache.sync(repo.db)
+  const key = (id: number) => `events:${id}`
+  const byId = new Map<number, Assembled>()
+  if (generation !== undefined) {
+    for (const id of ids) {
+      const hit = cache.get<Assembled>(key(id))
+      if (hit !== undefined) byId.set(id, hit)
+    }
+  }
+  const missing = byId.size === 0 ? ids : ids.filter((id) => !byId.has(id))
+  for (const assembled of await assembleEvents(repo, missing, null)) {
+    byId.set(assembled.row.id, assembled)
+    cache.set(generation, key(assembled.row.id), assembled)
+  }
+  const personal = view.caller === null ? [] : ids.filter((id) => byId.get(id)?.sameForAll === false)
+  const own = new Map((await assembleEvents(repo, personal, view.caller)).map((a) => [a.row.id, a]))
+  return ids.flatMap((id) => {
+    const own_ = own.get(id)
+    if (own_ !== undefined) return [{ row: own_.row, record: shaped(own_.row, own_.record, view) }]
+    const shared = byId.get(id)
+    if (shared === undefined) return []
+    const record = view.single
+      ? (shared.single ??= shaped(shared.row, shared.record, view))
+      : (shared.list ??= shaped(shared.row, shared.record, view))
+    return [{ row: shared.row, record }]
+  })
+}
+
+/** A record in the form `view` asks for, as a new object: single reads carry JSON-LD, lists blank protected text. */
+function shaped(row: EventRow, record: Event, view: EventView): Event {
+  if (view.single) return { ...record, json_ld: eventJsonLd(record) }
+  if (row.password !== null && !(view.unlocked?.(row) ?? false)) return { ...record, description: null, excerpt: null }
+  return record
+}
+
+/** Rows and records for event ids as `caller` sees them (linked venues and organizers it cannot read left out). */
+async function assembleEvents(repo: Repo, ids: readonly number[], caller: Caller | null): Promise<Assembled[]> {
   if (ids.length === 0) return []
   const { db } = repo
   const rows = await db.selectFrom('events').selectAll().where('id', 'in', [...ids]).execute()
@@ -169,11 +225,14 @@ export async function eventRecords(repo: Repo, ids: readonly number[], view: Eve
   ])
   const categoryById = new Map(categories.map((r) => [r.id, r]))
   const tagById = new Map(tags.map((r) => [r.id, r]))
+  const visible = <T extends { id: number } & Parameters<typeof canRead>[1]>(list: T[]) => new Map(list.filter((r) => canRead(caller, r)).map((r) => [r.id, r]))
   // Linked venues and organizers the caller could not read directly are left out.
-  const venueById = new Map(venues.filter((r) => canRead(view.caller, r)).map((r) => [r.id, r]))
-  const organizerById = new Map(organizers.filter((r) => canRead(view.caller, r)).map((r) => [r.id, r]))
+  const venueById = visible(venues)
+  const organizerById = visible(organizers)
   const pick = <T>(links: ReadonlyArray<{ event_id: number; id: number }>, map: Map<number, T>, event: number): T[] =>
     links.filter((l) => l.event_id === event).flatMap((l) => map.get(l.id) ?? [])
+  const published = (links: ReadonlyArray<{ event_id: number; id: number }>, list: Array<{ id: number; status: string }>, event: number) =>
+    links.every((l) => l.event_id !== event || list.find((r) => r.id === l.id)?.status === 'publish')
 
   return ordered.map((row) => {
     const eventTerms = termLinks.filter((l) => l.event_id === row.id)
@@ -185,12 +244,8 @@ export async function eventRecords(repo: Repo, ids: readonly number[], view: Eve
       venue: pick(venueLinks, venueById, row.id),
       organizer: pick(organizerLinks, organizerById, row.id),
     })
-    if (view.single) record.json_ld = eventJsonLd(record)
-    else if (row.password !== null && !(view.unlocked?.(row) ?? false)) {
-      record.description = null
-      record.excerpt = null
-    }
-    return { row, record }
+    const sameForAll = published(venueLinks, venues, row.id) && published(organizerLinks, organizers, row.id)
+    return { row, record, sameForAll }
   })
 }
 

@@ -15,6 +15,7 @@ import {
   resolveImage, resolvePostId, settleNewPost, translationGroupFor, trashPost, wantedSlug,
   type ImageRecord, type PostRef,
 } from './posts.js'
+import type { ReadCache } from './read-cache.js'
 import { translationsOf } from './translations.js'
 
 type Db = Kysely<Database> | Transaction<Database>
@@ -37,6 +38,8 @@ export interface RecordExtras {
   translations: Record<string, number>
   apiUrl: string
   geoloc: boolean
+  /** Assembled records until the next change (none: always assembled). */
+  cache?: ReadCache
 }
 
 /** Values the shared rules settle for a write; the kind adds its own fields. */
@@ -90,6 +93,8 @@ export interface Repo {
   siteTz: string
   defaultLanguage: Language
   geoloc: boolean
+  /** Assembled records until the next change (none: always assembled). */
+  cache?: ReadCache
 }
 
 /** Events that count for `has_events`: neither draft, pending nor trashed. */
@@ -115,9 +120,13 @@ function listConditions<R extends LinkedRow>(repo: Repo, kind: AnyKind<R>, q: Li
 
 export async function listLinked<R extends LinkedRow, Rec>(repo: Repo, kind: AnyKind<R, Rec>, q: LinkedListQuery, scope: Expression<SqlBool>): Promise<{ total: number; records: () => Promise<Rec[]> }> {
   const where = listConditions(repo, kind, q, scope)
-  const counted = await repo.db.selectFrom(kind.table).select((eb) => eb.fn.countAll<number>().as('n')).where(where).executeTakeFirstOrThrow()
+  const counting = repo.db.selectFrom(kind.table).select((eb) => eb.fn.countAll<number>().as('n')).where(where)
+  const compute = async () => Number((await counting.executeTakeFirstOrThrow()).n)
+  // The compiled statement and its parameters say exactly what is counted.
+  const compiled = counting.compile()
+  const total = repo.cache === undefined ? await compute() : await repo.cache.count(repo.db, `${compiled.sql}\u0000${JSON.stringify(compiled.parameters)}`, compute)
   return {
-    total: Number(counted.n),
+    total,
     records: async () => {
       const ids = await repo.db.selectFrom(kind.table).select('id').where(where)
         .orderBy('date_utc', 'desc').orderBy('id', 'asc').limit(q.limit).offset(q.offset).execute()
@@ -126,34 +135,57 @@ export async function listLinked<R extends LinkedRow, Rec>(repo: Repo, kind: Any
   }
 }
 
-/** Records for ids, in that order, with images and translations batched (a bounded number of queries). */
-export async function recordsOf<R extends LinkedRow, Rec>(repo: Pick<Repo, 'db' | 'apiUrl' | 'geoloc'>, kind: AnyKind<R, Rec>, ids: readonly number[]): Promise<Rec[]> {
-  if (ids.length === 0) return []
-  const rows = await kind.rows(repo.db, ids)
-  const byId = new Map(rows.map((r) => [r.id, r]))
-  const ordered = ids.flatMap((id) => byId.get(id) ?? [])
-  const [images, translations] = await Promise.all([imagesOf(repo.db, ordered.map((r) => r.image_id)), translationsOf(repo.db, kind.table, ordered)])
-  return ordered.map((row) => kind.toRecord(row, {
-    image: row.image_id === null ? null : images.get(row.image_id) ?? null,
-    translations: translations.get(row.id) ?? {},
-    apiUrl: repo.apiUrl,
-    geoloc: repo.geoloc,
-  }))
-}
-
 export interface Found<R, Rec> {
   row: R
   record: Rec
+}
+
+/**
+ * Rows and records for ids, in that order, with images and translations batched (a bounded number of
+ * queries); what was assembled since the last change comes from the read cache.
+ */
+export async function foundOf<R extends LinkedRow, Rec>(repo: Pick<Repo, 'db' | 'apiUrl' | 'geoloc' | 'cache'>, kind: AnyKind<R, Rec>, ids: readonly number[]): Promise<Array<Found<R, Rec>>> {
+  if (ids.length === 0) return []
+  const { cache } = repo
+  const generation = cache === undefined ? undefined : await cache.sync(repo.db)
+  const key = (id: number) => `${kind.table}:${id}`
+  const byId = new Map<number, Found<R, Rec>>()
+  if (cache !== undefined && generation !== undefined) {
+    for (const id of ids) {
+      const hit = cache.get<Found<R, Rec>>(key(id))
+      if (hit !== undefined) byId.set(id, hit)
+    }
+  }
+  const missing = byId.size === 0 ? ids : ids.filter((id) => !byId.has(id))
+  if (missing.length > 0) {
+    const rows = await kind.rows(repo.db, missing)
+    const [images, translations] = await Promise.all([imagesOf(repo.db, rows.map((r) => r.image_id)), translationsOf(repo.db, kind.table, rows)])
+    for (const row of rows) {
+      const record = kind.toRecord(row, {
+        image: row.image_id === null ? null : images.get(row.image_id) ?? null,
+        translations: translations.get(row.id) ?? {},
+        apiUrl: repo.apiUrl,
+        geoloc: repo.geoloc,
+      })
+      const found = { row, record }
+      byId.set(row.id, found)
+      cache?.set(generation, key(row.id), found)
+    }
+  }
+  return ids.flatMap((id) => byId.get(id) ?? [])
+}
+
+/** Records for ids, in that order (see `foundOf`). */
+export async function recordsOf<R extends LinkedRow, Rec>(repo: Pick<Repo, 'db' | 'apiUrl' | 'geoloc' | 'cache'>, kind: AnyKind<R, Rec>, ids: readonly number[]): Promise<Rec[]> {
+  return (await foundOf(repo, kind, ids)).map((f) => f.record)
 }
 
 /** The record `ref` names in `language`, or undefined. */
 export async function findLinked<R extends LinkedRow, Rec>(repo: Repo, kind: AnyKind<R, Rec>, ref: PostRef, language: Language | undefined): Promise<Found<R, Rec> | undefined> {
   const id = await resolvePostId(repo.db, kind.table, ref, language, repo.defaultLanguage)
   if (id === undefined) return undefined
-  const [row] = await kind.rows(repo.db, [id])
-  if (row === undefined) return undefined
-  const [record] = await recordsOf(repo, kind, [id])
-  return record === undefined ? undefined : { row, record }
+  const [found] = await foundOf(repo, kind, [id])
+  return found
 }
 
 export interface WriteInput {

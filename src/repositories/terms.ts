@@ -9,6 +9,7 @@ import { slugify, uniqueSlug, MAX_SLUG_LENGTH } from '../lib/slug.js'
 import { asLanguage, type Language } from '../http/language.js'
 import type { Schema } from '../http/operations.js'
 import { ApiError, invalidParam, notFound, preconditionFailed } from '../http/errors.js'
+import type { ReadCache } from './read-cache.js'
 import { translationsOf } from './translations.js'
 
 type Category = Schema<'Category'>
@@ -57,6 +58,8 @@ export interface TermContext {
   db: Kysely<Database>
   /** `{base_url}/calendar/events/v1` */
   apiUrl: string
+  /** Records and totals until the next change (none: always computed). */
+  cache?: ReadCache
 }
 
 export interface TermListQuery {
@@ -98,11 +101,14 @@ function listFilter(db: Db, taxonomy: Taxonomy, q: TermListQuery): (eb: Expressi
 
 export async function countTerms<R>(ctx: TermContext, kind: TermKind<R>, q: TermListQuery): Promise<number> {
   const taxonomy = kind.taxonomy
-  const row = await ctx.db.selectFrom('terms')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where(listFilter(ctx.db, taxonomy, q))
-    .executeTakeFirstOrThrow()
-  return Number(row.n)
+  const compute = async () => {
+    const row = await ctx.db.selectFrom('terms')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where(listFilter(ctx.db, taxonomy, q))
+      .executeTakeFirstOrThrow()
+    return Number(row.n)
+  }
+  return ctx.cache === undefined ? compute() : ctx.cache.count(ctx.db, `terms:${taxonomy}:${JSON.stringify(q)}`, compute)
 }
 
 export async function listTerms<R>(ctx: TermContext, kind: TermKind<R>, q: TermListQuery): Promise<R[]> {
@@ -140,10 +146,25 @@ export async function listTerms<R>(ctx: TermContext, kind: TermKind<R>, q: TermL
   return toRecords(ctx, kind, rows)
 }
 
-/** Maps rows to records with their translations in one extra query for the whole page. */
+const termKey = (id: number) => `terms:${id}`
+
+/**
+ * Maps rows to records with their translations in one extra query for the whole page; records made
+ * since the last change come from the read cache.
+ */
 async function toRecords<R>(ctx: TermContext, kind: TermKind<R>, rows: TermRow[]): Promise<R[]> {
-  const translations = await translationsOf(ctx.db, 'terms', rows)
-  return rows.map((row) => kind.toRecord(row, row.event_count, translations.get(row.id) ?? {}, ctx.apiUrl))
+  const { cache } = ctx
+  const generation = cache === undefined ? undefined : await cache.sync(ctx.db)
+  const hits = rows.map((row) => (generation === undefined ? undefined : cache?.get<R>(termKey(row.id))))
+  const missing = rows.filter((_, i) => hits[i] === undefined)
+  const translations = missing.length === 0 ? new Map<number, Record<string, number>>() : await translationsOf(ctx.db, 'terms', missing)
+  return rows.map((row, i) => {
+    const hit = hits[i]
+    if (hit !== undefined) return hit
+    const record = kind.toRecord(row, row.event_count, translations.get(row.id) ?? {}, ctx.apiUrl)
+    cache?.set(generation, termKey(row.id), record)
+    return record
+  })
 }
 
 /** The stored row and record of a term, or a 404. With `language`, that language's version of it. */
@@ -361,8 +382,12 @@ async function freeSlug(trx: Transaction<Database>, taxonomy: Taxonomy, language
 /** Records of the terms with these ids (for the terms linked to a page of events), counts batched. */
 export async function termRecordsByIds<R>(ctx: TermContext, kind: TermKind<R>, ids: readonly number[]): Promise<R[]> {
   if (ids.length === 0) return []
-  const rows = await ctx.db.selectFrom('terms').selectAll().where(inIdList(ctx.db, sql.ref('id'), ids)).where('taxonomy', '=', kind.taxonomy).execute()
-  return withCounts(ctx, kind, rows)
+  const { cache } = ctx
+  const generation = cache === undefined ? undefined : await cache.sync(ctx.db)
+  const hits = ids.flatMap((id) => (generation === undefined ? [] : cache?.get<R>(termKey(id)) ?? []))
+  if (hits.length === ids.length) return hits
+  const rows = await ctx.db.selectFrom('terms').selectAll().where(inIdList(ctx.db, sql.ref('id'), ids)).execute()
+  return toRecords(ctx, kind, rows.filter((r) => r.taxonomy === kind.taxonomy))
 }
 
 /**

@@ -1,0 +1,79 @@
+/**
+ * What reads compute, remembered until the data changes: list totals (counting a wide filter reads
+ * every matching index entry; the page itself does not) and assembled records (a record joins its
+ * row with terms, venues, organizers, images and translations, and derives dates, costs and JSON-LD).
+ *
+ * Everything is dropped when the data may have changed: on every write of this process (`invalidate`,
+ * called before the write's answer is sent) and whenever `dataVersion` moves (another process
+ * committed, or this connection changed rows outside the HTTP layer). Each read first calls `sync`,
+ * which returns the generation it belongs to; what it computes is kept only if no change happened in
+ * between (`set` with that generation), so a value computed across a write is never served.
+ *
+ * Bounded: at most `maxEntries` records and `maxEntries` totals, the oldest dropped first. Off (every
+ * call computes) where the engine gives no change signal (PostgreSQL) or when created with 0 entries.
+ */
+import type { Kysely } from 'kysely'
+import { dataVersion } from '../db/dialect.js'
+
+export const DEFAULT_CACHE_ENTRIES = 5000
+
+export interface ReadCache {
+  /** The generation of this read, after dropping everything if the data changed; undefined: caching off. */
+  sync(db: Kysely<any>): Promise<number | undefined>
+  /** A list total: remembered, or computed (and remembered if nothing changed meanwhile). */
+  count(db: Kysely<any>, key: string, compute: () => Promise<number>): Promise<number>
+  /** A remembered record (never to be mutated by its reader). */
+  get<T>(key: string): T | undefined
+  /** Remembers a record computed during `generation`; ignored if the data changed since. */
+  set(generation: number | undefined, key: string, value: unknown): void
+  invalidate(): void
+}
+
+export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES): ReadCache {
+  const records = new Map<string, unknown>()
+  const totals = new Map<string, number>()
+  let generation = 0
+  let seenVersion: string | undefined
+
+  const remember = <V>(map: Map<string, V>, key: string, value: V) => {
+    if (map.size >= maxEntries) {
+      const oldest = map.keys().next()
+      if (oldest.done !== true) map.delete(oldest.value)
+    }
+    map.set(key, value)
+  }
+
+  const cache: ReadCache = {
+    async sync(db) {
+      if (maxEntries <= 0) return undefined
+      const version = await dataVersion(db)
+      if (version === undefined) return undefined
+      if (version !== seenVersion) {
+        cache.invalidate()
+        seenVersion = version
+      }
+      return generation
+    },
+    async count(db, key, compute) {
+      const current = await cache.sync(db)
+      if (current === undefined) return compute()
+      const hit = totals.get(key)
+      if (hit !== undefined) return hit
+      const total = await compute()
+      if (generation === current) remember(totals, key, total)
+      return total
+    },
+    get<T>(key: string) {
+      return records.get(key) as T | undefined
+    },
+    set(current, key, value) {
+      if (current !== undefined && current === generation) remember(records, key, value)
+    },
+    invalidate() {
+      records.clear()
+      totals.clear()
+      generation += 1
+    },
+  }
+  return cache
+}
