@@ -1,0 +1,97 @@
+/**
+ * The read cache: list totals and assembled records are remembered until the data changes, whether it
+ * changes through the API, through another process (another connection to the same SQLite file) or
+ * through this process's own connection outside the HTTP layer; and it can be turned off.
+ */
+import { join } from 'node:path'
+import t, { type Test } from 'tap'
+import { buildApp } from '../src/app.js'
+import { defaultConfig } from '../src/config.js'
+import { openDatabase } from '../src/db/database.js'
+import { createCompilers } from '../src/http/compilers.js'
+import { createReadCache } from '../src/repositories/read-cache.js'
+import { API, NOW } from './helpers/build.js'
+import { SPEC, contractProblems } from './helpers/contract.js'
+import { insertEvent } from './helpers/fixtures.js'
+
+const compilers = createCompilers()
+
+async function served(t: Test, cacheEntries?: number) {
+  const file = join(t.testdir(), 'calendar.db')
+  const own = await openDatabase(file)
+  const other = await openDatabase(file)
+  const config = defaultConfig({ databaseUrl: file, ...(cacheEntries === undefined ? {} : { cacheEntries }) })
+  const app = await buildApp({ db: own.db, config, now: () => NOW, spec: SPEC, compilers })
+  t.teardown(async () => {
+    await app.close()
+    await own.close()
+    await other.close()
+  })
+  const get = async <T>(path: string): Promise<T> => {
+    const res = await app.inject({ url: `${API}${path}` })
+    t.same(contractProblems('GET', `${API}${path}`, res), [], `${path} keeps the contract`)
+    t.equal(res.statusCode, 200)
+    return res.json<T>()
+  }
+  return { own, other, get }
+}
+
+t.test('a write by another connection to the same file drops the cached totals', async (t) => {
+  const { other, get } = await served(t)
+  const total = async () => (await get<{ total: number }>('/events')).total
+  await insertEvent(other.db, { slug: 'first' })
+  t.equal(await total(), 1)
+  t.equal(await total(), 1, 'served from the cache')
+  await insertEvent(other.db, { slug: 'second' })
+  t.equal(await total(), 2, 'the other connection committed: counted again')
+})
+
+t.test('a record changed by another connection is read anew, by id, by slug and in lists', async (t) => {
+  const { other, get } = await served(t)
+  const id = await insertEvent(other.db, { slug: 'concert', title: 'Concert' })
+  t.equal((await get<{ title: string }>(`/events/${id}`)).title, 'Concert')
+  t.equal((await get<{ events: Array<{ title: string }> }>('/events')).events[0]?.title, 'Concert')
+  await other.db.updateTable('events').set({ title: 'Concert moved', version: 2 }).where('id', '=', id).execute()
+  t.equal((await get<{ title: string }>(`/events/${id}`)).title, 'Concert moved')
+  t.equal((await get<{ title: string }>('/events/by-slug/concert')).title, 'Concert moved')
+  t.equal((await get<{ events: Array<{ title: string }> }>('/events')).events[0]?.title, 'Concert moved')
+})
+
+t.test('a row changed through the served connection itself, outside the API, is read anew', async (t) => {
+  const { own, get } = await served(t)
+  const id = await insertEvent(own.db, { slug: 'talk', title: 'Talk' })
+  t.equal((await get<{ title: string }>(`/events/${id}`)).title, 'Talk')
+  await own.db.updateTable('events').set({ title: 'Talk, second date' }).where('id', '=', id).execute()
+  t.equal((await get<{ title: string }>(`/events/${id}`)).title, 'Talk, second date')
+})
+
+t.test('CALENDAR_CACHE_ENTRIES=0: nothing is remembered, every read is assembled', async (t) => {
+  const { other, get } = await served(t, 0)
+  const id = await insertEvent(other.db, { slug: 'fair', title: 'Fair' })
+  t.equal((await get<{ title: string }>(`/events/${id}`)).title, 'Fair')
+  t.equal((await get<{ total: number }>('/events')).total, 1)
+})
+
+t.test('the cache is bounded and keeps nothing computed across a change', async (t) => {
+  const handle = await openDatabase(':memory:')
+  t.teardown(() => handle.close())
+  const cache = createReadCache(2)
+  const generation = await cache.sync(handle.db)
+  cache.set(generation, 'a', 1)
+  cache.set(generation, 'b', 2)
+  cache.set(generation, 'c', 3)
+  t.equal(cache.get('a'), undefined, 'the oldest entry made room')
+  t.equal(cache.get('c'), 3)
+  const before = await cache.sync(handle.db)
+  cache.invalidate()
+  cache.set(before, 'd', 4)
+  t.equal(cache.get('d'), undefined, 'a value computed before the change is not kept')
+  t.equal(cache.get('c'), undefined, 'the change dropped everything')
+  let computed = 0
+  const count = () => cache.count(handle.db, 'total', async () => ++computed)
+  t.equal(await count(), 1)
+  t.equal(await count(), 1, 'remembered')
+  await handle.db.insertInto('users').values({ role: 'editor', name: 'someone', created_at: '2026-01-01 00:00:00' }).execute()
+  t.equal(await count(), 2, 'a row changed on this connection: computed again')
+  t.equal(await createReadCache(0).sync(handle.db), undefined, '0 entries: off')
+})
