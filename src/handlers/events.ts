@@ -11,13 +11,14 @@ import { requestedLanguage, type Language } from '../http/language.js'
 import type { Handlers, Schema } from '../http/operations.js'
 import { checkPage, listLinks, pageOf, setListHeaders } from '../http/pagination.js'
 import { sentQueryOf } from '../http/query.js'
+import { listBody, sendSerialized, type Serialized } from '../http/serialized.js'
 import {
   addYears, endOfDayUtc, isValidTimezone, parseBodyDate, parseFilterDate, startOfDayUtc, utcToWall, wallToUtc,
 } from '../lib/dates.js'
 import { canEdit, canRead, editsAll, listScope, statusToStore, type Caller, type WritableStatus } from '../lib/rights.js'
 import {
   checkEventInput, checkIdsExist, countEvents, deleteEvent, eventIds, eventRecords, filterTermIds, insertEvent, trashEvent, updateEvent,
-  type EventFilter, type EventLinksInput, type EventValues, type EventView,
+  type EventFilter, type EventFound, type EventLinksInput, type EventValues, type EventView,
 } from '../repositories/events.js'
 import { geolocInactive } from '../repositories/venues.js'
 import {
@@ -54,7 +55,7 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     return eventRecords(repo, ids, view)
   }
 
-  async function find(ref: PostRef, language: Language | undefined, view: EventView): Promise<{ row: EventRow; record: Event }> {
+  async function find(ref: PostRef, language: Language | undefined, view: EventView): Promise<EventFound> {
     const id = await resolvePostId(ctx.db, 'events', ref, language, ctx.config.defaultLanguage)
     const [found] = id === undefined ? [] : await load([id], view)
     if (found === undefined) throw notFound('event', 'id' in ref ? ref.id : ref.slug, 'id' in ref ? 'id' : 'slug')
@@ -155,10 +156,11 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
       .map((name): [string, unknown] => [name, (query as Record<string, unknown>)[name]])
     const links = listLinks(`${ctx.apiUrl}/events`, page, totalPages, [...shown, ...sent])
     setListHeaders(reply, total, totalPages, links)
-    return { events: found.map((f) => f.record), ...links, total, total_pages: totalPages }
+    // The records' JSON text is made once per cached record; the envelope by the route's schema.
+    return sendSerialized(reply, listBody(reply, { events: [] as Event[], ...links, total, total_pages: totalPages }, 'events', found.map((f) => f.json())))
   }
 
-  async function get(req: FastifyRequest, ref: PostRef, language: Language | undefined, password: string | undefined, reply: FastifyReply): Promise<Event> {
+  async function get(req: FastifyRequest, ref: PostRef, language: Language | undefined, password: string | undefined, reply: FastifyReply): Promise<Serialized<Event>> {
     const caller = req.user
     const found = await find(ref, language, { caller, single: true })
     const { row } = found
@@ -168,7 +170,7 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
       throw new ApiError(403, 'event-password-protected', 'passwordProtected')
     }
     checkNotModified(req, reply, etag(row))
-    return found.record
+    return sendSerialized(reply, found.json())
   }
 
   /** The time zone a write names: IANA or `UTC±N`, in its canonical spelling; null means the site's. */

@@ -4,6 +4,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { components, operations } from '../generated/openapi.js'
+import type { Serialized } from './serialized.js'
 
 export type Schema<N extends keyof components['schemas']> = components['schemas'][N]
 export type OperationId = keyof operations
@@ -45,6 +46,7 @@ export type RequestOf<O extends OperationId> = FastifyRequest<{
   Headers: HeadersOf<O>
 }>
 
-export type Handler<O extends OperationId> = (req: RequestOf<O>, reply: FastifyReply) => Promise<SuccessOf<O>>
+/** A handler answers with the success body, or with its JSON text made by the contract's schema (`Serialized`). */
+export type Handler<O extends OperationId> = (req: RequestOf<O>, reply: FastifyReply) => Promise<SuccessOf<O> | Serialized<SuccessOf<O>>>
 
 export type Handlers = { [O in OperationId]: Handler<O> }

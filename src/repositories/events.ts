@@ -8,6 +8,7 @@ import type { Database, EventRow, Flag } from '../db/schema.js'
 import { invalidParam, preconditionFailed } from '../http/errors.js'
 import { asLanguage, type Language } from '../http/language.js'
 import type { Schema } from '../http/operations.js'
+import type { Serialized } from '../http/serialized.js'
 import { costDetails } from '../lib/cost.js'
 import { dateDetails, tzAbbreviation } from '../lib/dates.js'
 import { asStatus, canRead, type Caller, type ListScope, type WritableStatus } from '../lib/rights.js'
@@ -149,6 +150,15 @@ interface Assembled {
   sameForAll: boolean
   list?: Event
   single?: Event
+  listJson?: Serialized<Event>
+  singleJson?: Serialized<Event>
+}
+
+/** A row, its record in the form asked for, and the record's JSON text (made once per cached form). */
+export interface EventFound {
+  row: EventRow
+  record: Event
+  json(): Serialized<Event>
 }
 
 /**
@@ -156,11 +166,13 @@ interface Assembled {
  * translations batched), or taken from the read cache; a record whose links some callers may not see
  * is assembled again for a signed-in caller, and write answers (`unlocked`) are always assembled anew.
  */
-export async function eventRecords(repo: Repo, ids: readonly number[], view: EventView): Promise<Array<{ row: EventRow; record: Event }>> {
+export async function eventRecords(repo: Repo, ids: readonly number[], view: EventView): Promise<EventFound[]> {
   if (ids.length === 0) return []
   const { cache } = repo
+  const serialize = repo.eventJson ?? ((record: Event) => Buffer.from(JSON.stringify(record)) as Serialized<Event>)
+  const fresh = (row: EventRow, record: Event): EventFound => ({ row, record, json: () => serialize(record) })
   if (cache === undefined || view.unlocked !== undefined) {
-    return (await assembleEvents(repo, ids, view.caller)).map((a) => ({ row: a.row, record: shaped(a.row, a.record, view) }))
+    return (await assembleEvents(repo, ids, view.caller)).map((a) => fresh(a.row, shaped(a.row, a.record, view)))
   }
   const generation = await cache.sync(repo.db)
   const key = (id: number) => `events:${id}`
@@ -178,15 +190,17 @@ export async function eventRecords(repo: Repo, ids: readonly number[], view: Eve
   }
   const personal = view.caller === null ? [] : ids.filter((id) => byId.get(id)?.sameForAll === false)
   const own = new Map((await assembleEvents(repo, personal, view.caller)).map((a) => [a.row.id, a]))
-  return ids.flatMap((id) => {
-    const own_ = own.get(id)
-    if (own_ !== undefined) return [{ row: own_.row, record: shaped(own_.row, own_.record, view) }]
+  return ids.flatMap((id): EventFound[] => {
+    const mine = own.get(id)
+    if (mine !== undefined) return [fresh(mine.row, shaped(mine.row, mine.record, view))]
     const shared = byId.get(id)
     if (shared === undefined) return []
-    const record = view.single
-      ? (shared.single ??= shaped(shared.row, shared.record, view))
-      : (shared.list ??= shaped(shared.row, shared.record, view))
-    return [{ row: shared.row, record }]
+    if (view.single) {
+      const record = (shared.single ??= shaped(shared.row, shared.record, view))
+      return [{ row: shared.row, record, json: () => (shared.singleJson ??= serialize(record)) }]
+    }
+    const record = (shared.list ??= shaped(shared.row, shared.record, view))
+    return [{ row: shared.row, record, json: () => (shared.listJson ??= serialize(record)) }]
   })
 }
 

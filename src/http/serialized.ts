@@ -1,0 +1,58 @@
+/**
+ * Bodies serialized ahead of the answer. A record remembered by the read cache keeps its JSON text
+ * too, made by the contract's own schema for it (fast-json-stringify, as for every response), so that
+ * a read sends text instead of serializing the same record again. A list's envelope is serialized by
+ * its route's response schema, with the records' text put in its array.
+ */
+import fastJsonStringify from 'fast-json-stringify'
+import type { FastifyReply } from 'fastify'
+import type { components } from '../generated/openapi.js'
+
+declare const serializedBody: unique symbol
+/**
+ * The JSON of a `T` as UTF-8 bytes, made by the contract's schema for it: a handler may answer with it
+ * as it is. Bytes, not text: kept flat and encoded once, they are copied to the socket as they are.
+ */
+export type Serialized<T> = Buffer & { readonly [serializedBody]: T }
+
+type Schemas = components['schemas']
+
+/** A serializer for one schema of the contract, compiled on first use (with the document's components for its `$ref`s). */
+export function schemaSerializer<N extends keyof Schemas>(document: Record<string, unknown>, name: N): (value: Schemas[N]) => Serialized<Schemas[N]> {
+  let serialize: ((value: unknown) => string) | undefined
+  return (value) => {
+    serialize ??= fastJsonStringify({ $ref: `#/components/schemas/${name}`, components: document.components } as Parameters<typeof fastJsonStringify>[0])
+    return Buffer.from(serialize(value), 'utf8') as Serialized<Schemas[N]>
+  }
+}
+
+/** Answers with `body` as it is (no second serialization), as JSON. */
+export function sendSerialized<T>(reply: FastifyReply, body: Serialized<T>): Serialized<T> {
+  reply.type('application/json; charset=utf-8')
+  return body
+}
+
+/**
+ * A list body: `envelope` serialized by the route's response schema with its array `field` empty,
+ * then the items' JSON put into that array.
+ */
+export function listBody<T extends object, F extends keyof T & string>(
+  reply: FastifyReply, envelope: T, field: F, items: ReadonlyArray<Buffer>,
+): Serialized<T> {
+  const made: unknown = reply.serializeInput({ ...envelope, [field]: [] }, String(reply.statusCode), 'application/json')
+  if (typeof made !== 'string') throw new Error('the list route has no JSON serializer')
+  const text = made
+  const empty = `"${field}":[]`
+  const at = text.indexOf(empty)
+  if (at < 0) throw new Error(`the ${field} array is missing from the serialized list`)
+  const split = at + empty.length - 1
+  const parts: Buffer[] = [Buffer.from(text.slice(0, split), 'utf8')]
+  items.forEach((item, i) => {
+    if (i > 0) parts.push(COMMA)
+    parts.push(item)
+  })
+  parts.push(Buffer.from(text.slice(split), 'utf8'))
+  return Buffer.concat(parts) as Serialized<T>
+}
+
+const COMMA = Buffer.from(',')
