@@ -33,7 +33,12 @@ async function served(t: Test, cacheEntries?: number) {
     t.equal(res.statusCode, 200)
     return res.json<T>()
   }
-  return { own, other, get }
+  const status = async (path: string): Promise<number> => {
+    const res = await app.inject({ url: `${API}${path}` })
+    t.same(contractProblems('GET', `${API}${path}`, res), [], `${path} keeps the contract`)
+    return res.statusCode
+  }
+  return { own, other, get, status }
 }
 
 t.test('a write by another connection to the same file drops the cached totals', async (t) => {
@@ -55,6 +60,15 @@ t.test('a record changed by another connection is read anew, by id, by slug and 
   t.equal((await get<{ title: string }>(`/events/${id}`)).title, 'Concert moved')
   t.equal((await get<{ title: string }>('/events/by-slug/concert')).title, 'Concert moved')
   t.equal((await get<{ events: Array<{ title: string }> }>('/events')).events[0]?.title, 'Concert moved')
+})
+
+t.test('a slug changed by another connection: the old one is 404, the new one found', async (t) => {
+  const { other, get, status } = await served(t)
+  const id = await insertEvent(other.db, { slug: 'picnic', title: 'Picnic' })
+  t.equal((await get<{ id: number }>('/events/by-slug/picnic')).id, id)
+  await other.db.updateTable('events').set({ slug: 'summer-picnic', version: 2 }).where('id', '=', id).execute()
+  t.equal((await get<{ id: number }>('/events/by-slug/summer-picnic')).id, id)
+  t.equal(await status('/events/by-slug/picnic'), 404, 'the old slug names nothing')
 })
 
 t.test('a row changed through the served connection itself, outside the API, is read anew', async (t) => {

@@ -17,12 +17,12 @@ import {
 } from '../lib/dates.js'
 import { canEdit, canRead, editsAll, listScope, statusToStore, type Caller, type WritableStatus } from '../lib/rights.js'
 import {
-  checkEventInput, checkIdsExist, countEvents, deleteEvent, eventIds, eventRecords, filterTermIds, insertEvent, trashEvent, updateEvent,
+  checkEventInput, checkIdsExist, countEvents, deleteEvent, eventIds, eventRecords, filterTermIds, findEvent, insertEvent, trashEvent, updateEvent,
   type EventFilter, type EventFound, type EventLinksInput, type EventValues, type EventView,
 } from '../repositories/events.js'
 import { geolocInactive } from '../repositories/venues.js'
 import {
-  emptyToNull, isHttpUrl, publicationDates, resolvePostId, type PostRef,
+  emptyToNull, isHttpUrl, publicationDates, type PostRef,
 } from '../repositories/posts.js'
 import type { AppContext } from './context.js'
 import { byId, bySlug, repoOf } from './linked.js'
@@ -51,13 +51,8 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
   const siteTz = ctx.config.timezone
   const etag = (row: EventRow): string => etagOf('event', row.id, row.version)
 
-  async function load(ids: number[], view: EventView) {
-    return eventRecords(repo, ids, view)
-  }
-
   async function find(ref: PostRef, language: Language | undefined, view: EventView): Promise<EventFound> {
-    const id = await resolvePostId(ctx.db, 'events', ref, language, ctx.config.defaultLanguage)
-    const [found] = id === undefined ? [] : await load([id], view)
+    const found = await findEvent(repo, ref, language, view)
     if (found === undefined) throw notFound('event', 'id' in ref ? ref.id : ref.slug, 'id' in ref ? 'id' : 'slug')
     return found
   }
@@ -143,12 +138,13 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
       ...(query.post_parent !== undefined ? { postParent: query.post_parent } : {}),
     }
     const page = pageOf(query)
-    const total = await ctx.cache.count(ctx.db, `events:${JSON.stringify(filter)}`, () => countEvents(ctx.db, filter))
+    const generation = await ctx.cache.sync(ctx.db)
+    const total = await ctx.cache.count(ctx.db, `events:${JSON.stringify(filter)}`, () => countEvents(ctx.db, filter), generation)
     const totalPages = checkPage('event', page, total)
     const ids = total === 0 ? [] : await eventIds(ctx.db, filter, page.offset, page.perPage)
     const caller = req.user
     // In lists a protected event keeps its place with description and excerpt null, for every caller (§6).
-    const found = await load(ids, { caller, single: false })
+    const found = await eventRecords(repo, ids, { caller, single: false }, generation)
     // The effective window replaces the start_date/end_date sent; one ignored (under include) still shows as sent.
     const windowNames = new Set(shown.map(([name]) => name))
     const sent = sentQueryOf(req)

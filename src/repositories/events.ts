@@ -16,8 +16,8 @@ import { eventJsonLd } from '../lib/json-ld.js'
 import { insertLinked, recordsOf, type Repo, type WriteContext } from './linked.js'
 import { ORGANIZER } from './organizers.js'
 import {
-  checkAuthor, deletePost, freeSlug, imagesOf, isHttpUrl, modifiedNow, trashPost, nowDates, provisionalSlug, publicationDates, resolveImage,
-  scopeCondition, settleNewPost, translationGroupFor, wantedSlug, type ImageRecord,
+  checkAuthor, deletePost, freeSlug, imagesOf, isHttpUrl, modifiedNow, trashPost, nowDates, provisionalSlug, publicationDates, resolveImage, resolvePostId,
+  scopeCondition, settleNewPost, translationGroupFor, wantedSlug, type ImageRecord, type PostRef,
 } from './posts.js'
 import { CATEGORY, TAG, refreshTermCounts, termIdsOfEvent, termRecordsByIds } from './terms.js'
 import { translationsOf } from './translations.js'
@@ -154,6 +154,36 @@ interface Assembled {
   singleJson?: Serialized<Event>
 }
 
+/**
+ * The id of the event `ref` names (see `resolvePostId`), from the read cache when it can tell: a
+ * cached record knows its language and the ids of its translations, and slugs resolved since the
+ * last change are remembered.
+ */
+async function resolveEventId(repo: Repo, ref: PostRef, language: Language | undefined, generation: number | undefined): Promise<number | undefined> {
+  const { cache } = repo
+  if (cache === undefined || generation === undefined) return resolvePostId(repo.db, 'events', ref, language, repo.defaultLanguage)
+  if ('id' in ref) {
+    const hit = cache.get<Assembled>(`events:${ref.id}`)
+    if (hit === undefined) return resolvePostId(repo.db, 'events', ref, language, repo.defaultLanguage)
+    return language === undefined || hit.row.language === language ? hit.row.id : hit.record.translations[language]
+  }
+  const key = `events:slug:${language ?? repo.defaultLanguage}:${ref.slug}`
+  const known = cache.get<number>(key)
+  if (known !== undefined) return known
+  const id = await resolvePostId(repo.db, 'events', ref, language, repo.defaultLanguage)
+  if (id !== undefined) cache.set(generation, key, id)
+  return id
+}
+
+/** The event `ref` names in `language` (see `resolvePostId`), in the form `view` asks for; undefined if none. */
+export async function findEvent(repo: Repo, ref: PostRef, language: Language | undefined, view: EventView): Promise<EventFound | undefined> {
+  const generation = repo.cache === undefined ? undefined : await repo.cache.sync(repo.db)
+  const id = await resolveEventId(repo, ref, language, generation)
+  if (id === undefined) return undefined
+  const [found] = await eventRecords(repo, [id], view, generation)
+  return found
+}
+
 /** A row, its record in the form asked for, and the record's JSON text (made once per cached form). */
 export interface EventFound {
   row: EventRow
@@ -166,7 +196,7 @@ export interface EventFound {
  * translations batched), or taken from the read cache; a record whose links some callers may not see
  * is assembled again for a signed-in caller, and write answers (`unlocked`) are always assembled anew.
  */
-export async function eventRecords(repo: Repo, ids: readonly number[], view: EventView): Promise<EventFound[]> {
+export async function eventRecords(repo: Repo, ids: readonly number[], view: EventView, synced?: number): Promise<EventFound[]> {
   if (ids.length === 0) return []
   const { cache } = repo
   const serialize = repo.eventJson ?? ((record: Event) => Buffer.from(JSON.stringify(record)) as Serialized<Event>)
@@ -174,7 +204,8 @@ export async function eventRecords(repo: Repo, ids: readonly number[], view: Eve
   if (cache === undefined || view.unlocked !== undefined) {
     return (await assembleEvents(repo, ids, view.caller)).map((a) => fresh(a.row, shaped(a.row, a.record, view)))
   }
-  const generation = await cache.sync(repo.db)
+  // The generation of a lookup just made (findEvent) saves a second look at the data version.
+  const generation = synced ?? await cache.sync(repo.db)
   const key = (id: number) => `events:${id}`
   const byId = new Map<number, Assembled>()
   if (generation !== undefined) {

@@ -20,8 +20,11 @@ export const DEFAULT_CACHE_ENTRIES = 5000
 export interface ReadCache {
   /** The generation of this read, after dropping everything if the data changed; undefined: caching off. */
   sync(db: Kysely<any>): Promise<number | undefined>
-  /** A list total: remembered, or computed (and remembered if nothing changed meanwhile). */
-  count(db: Kysely<any>, key: string, compute: () => Promise<number>): Promise<number>
+  /**
+   * A list total: remembered, or computed (and remembered if nothing changed meanwhile). `synced`: the
+   * generation a `sync` of this same read just returned, which saves looking at the data version again.
+   */
+  count(db: Kysely<any>, key: string, compute: () => Promise<number>, synced?: number): Promise<number>
   /** A remembered record (never to be mutated by its reader). */
   get<T>(key: string): T | undefined
   /** Remembers a record computed during `generation`; ignored if the data changed since. */
@@ -54,8 +57,8 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES): ReadCache {
       }
       return generation
     },
-    async count(db, key, compute) {
-      const current = await cache.sync(db)
+    async count(db, key, compute, synced) {
+      const current = synced ?? await cache.sync(db)
       if (current === undefined) return compute()
       const hit = totals.get(key)
       if (hit !== undefined) return hit
