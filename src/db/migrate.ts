@@ -3,9 +3,11 @@
  */
 import { Migrator, type Kysely, type Migration } from 'kysely'
 import * as initial from './migrations/0001-initial.js'
+import * as coveringListingIndex from './migrations/0002-covering-listing-index.js'
 
 const migrations: Record<string, Migration> = {
   '0001-initial': initial,
+  '0002-covering-listing-index': coveringListingIndex,
 }
 
 export async function migrateToLatest(db: Kysely<any>): Promise<void> {

@@ -50,9 +50,30 @@ export interface EventFilter {
   near?: { lat: number; lng: number; km: number }
 }
 
-function linkedTo(db: Db, table: 'event_terms' | 'event_venues' | 'event_organizers', column: 'term_id' | 'venue_id' | 'organizer_id', ids: number[]): Expression<SqlBool> {
-  if (ids.length === 0) return sql<SqlBool>`1 = 0`
-  return sql<SqlBool>`events.id in (select event_id from ${sql.table(table)} where ${inIdList(db, sql.ref(column), ids)})`
+type LinkFilter = readonly ['event_terms' | 'event_venues' | 'event_organizers', 'term_id' | 'venue_id' | 'organizer_id', number[] | undefined]
+
+/**
+ * The link filters (venue, organizer, tags, categories): the first one sent, in that order (the most
+ * selective kinds first), picks the events by id (`events.id in (…)`, which the planner can drive
+ * from the link index); the others are checked per event (`exists`). Several `in (…)` lists on the
+ * id made SQLite scan the whole date window instead (70 ms against 0.3 ms at 1,000,000 events).
+ */
+function linkConditions(db: Db, filters: readonly LinkFilter[]): Array<Expression<SqlBool>> {
+  let driving = true
+  const out: Array<Expression<SqlBool>> = []
+  for (const [table, column, ids] of filters) {
+    if (ids === undefined) continue
+    if (ids.length === 0) {
+      out.push(sql<SqlBool>`1 = 0`)
+      continue
+    }
+    const matches = inIdList(db, sql.ref(`l.${column}`), ids)
+    out.push(driving
+      ? sql<SqlBool>`events.id in (select l.event_id from ${sql.table(table)} l where ${matches})`
+      : sql<SqlBool>`exists (select 1 from ${sql.table(table)} l where l.event_id = events.id and ${matches})`)
+    driving = false
+  }
+  return out
 }
 
 function filterCondition(db: Db, f: EventFilter): Expression<SqlBool> {
@@ -74,10 +95,12 @@ function filterCondition(db: Db, f: EventFilter): Expression<SqlBool> {
     const description = containsText(db, [sql.ref('events.description')], f.search)
     c.push(sql<SqlBool>`(${title} or (events.password is null and ${description}))`)
   }
-  if (f.categories !== undefined) c.push(linkedTo(db, 'event_terms', 'term_id', f.categories))
-  if (f.tags !== undefined) c.push(linkedTo(db, 'event_terms', 'term_id', f.tags))
-  if (f.venues !== undefined) c.push(linkedTo(db, 'event_venues', 'venue_id', f.venues))
-  if (f.organizers !== undefined) c.push(linkedTo(db, 'event_organizers', 'organizer_id', f.organizers))
+  c.push(...linkConditions(db, [
+    ['event_venues', 'venue_id', f.venues],
+    ['event_organizers', 'organizer_id', f.organizers],
+    ['event_terms', 'term_id', f.tags],
+    ['event_terms', 'term_id', f.categories],
+  ]))
   if (f.featured !== undefined) c.push(sql<SqlBool>`events.featured = ${f.featured ? 1 : 0}`)
   if (f.postParent !== undefined) c.push(sql<SqlBool>`events.post_parent = ${f.postParent}`)
   if (f.hasGeo !== undefined) {
