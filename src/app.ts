@@ -18,7 +18,7 @@ import { venueHandlers } from './handlers/venues.js'
 import { organizerHandlers } from './handlers/organizers.js'
 import { createCompilers, useCompilers, type Compilers } from './http/compilers.js'
 import { createReadCache, type ReadCache } from './repositories/read-cache.js'
-import { schemaSerializer } from './http/serialized.js'
+import { recordSerializers } from './http/serialized.js'
 import { ApiError, frameworkErrorHandler, registerErrorHandlers, type ErrorTexts } from './http/errors.js'
 import { messageTable } from './http/i18n.js'
 import { createCatalog } from './http/messages.js'
@@ -51,7 +51,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const cache = createReadCache(config.cacheEntries)
   const ctx: AppContext = {
     db, config, apiUrl: `${config.publicUrl}${PREFIX}`, now: options.now ?? (() => new Date()), spec, cache,
-    eventJson: schemaSerializer(spec.document, 'Event'),
+    json: recordSerializers(spec.document),
   }
 
   const texts: ErrorTexts = { defaultLanguage: config.defaultLanguage, catalog: createCatalog(messageTable(spec.document['x-messages']), spec.packs) }

@@ -1,7 +1,8 @@
 /**
  * /categories operations, one handler per operationId.
  */
-import type { Handlers } from '../http/operations.js'
+import type { Handlers, Schema } from '../http/operations.js'
+import { listBody, sendSerialized } from '../http/serialized.js'
 import type { AppContext } from './context.js'
 import { CATEGORY } from '../repositories/terms.js'
 import { termOperations } from './terms.js'
@@ -14,10 +15,11 @@ export function categoryHandlers(ctx: AppContext): CategoryHandlers {
   return {
     async listCategories(req, reply) {
       const { records, links, total, totalPages } = await terms.list(req, req.query ?? {}, reply)
-      return { categories: records, ...links, total, total_pages: totalPages }
+      const envelope = { categories: [] as Array<Schema<'Category'>>, ...links, total, total_pages: totalPages }
+      return sendSerialized(reply, listBody(reply, envelope, 'categories', records.map((r) => ctx.json.category(r))))
     },
     createCategory: (req, reply) => terms.create(req, req.body, reply),
-    getCategory: (req, reply) => terms.get(req, req.params.id, req.query?.ml_language, reply),
+    getCategory: async (req, reply) => sendSerialized(reply, ctx.json.category(await terms.get(req, req.params.id, req.query?.ml_language, reply))),
     updateCategory: (req, reply) => terms.update(req, req.params.id, req.body, reply),
     updateCategoryPut: (req, reply) => terms.update(req, req.params.id, req.body, reply),
     updateCategoryPost: (req, reply) => terms.update(req, req.params.id, req.body, reply),

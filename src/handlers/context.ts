@@ -5,8 +5,7 @@ import type { Kysely } from 'kysely'
 import type { Config } from '../config.js'
 import type { Database } from '../db/schema.js'
 import type { LoadedSpec } from '../http/spec.js'
-import type { Schema } from '../http/operations.js'
-import type { Serialized } from '../http/serialized.js'
+import type { RecordSerializers } from '../http/serialized.js'
 import type { ReadCache } from '../repositories/read-cache.js'
 
 export interface AppContext {
@@ -19,6 +18,6 @@ export interface AppContext {
   spec: LoadedSpec
   /** Records and list totals until the next change. */
   cache: ReadCache
-  /** An event record's JSON text, by the contract's Event schema. */
-  eventJson: (record: Schema<'Event'>) => Serialized<Schema<'Event'>>
+  /** Records' JSON by the contract's schemas, made once per record object. */
+  json: RecordSerializers
 }

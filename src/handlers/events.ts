@@ -153,7 +153,7 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     const links = listLinks(`${ctx.apiUrl}/events`, page, totalPages, [...shown, ...sent])
     setListHeaders(reply, total, totalPages, links)
     // The records' JSON text is made once per cached record; the envelope by the route's schema.
-    return sendSerialized(reply, listBody(reply, { events: [] as Event[], ...links, total, total_pages: totalPages }, 'events', found.map((f) => f.json())))
+    return sendSerialized(reply, listBody(reply, { events: [] as Event[], ...links, total, total_pages: totalPages }, 'events', found.map((f) => ctx.json.event(f.record))))
   }
 
   async function get(req: FastifyRequest, ref: PostRef, language: Language | undefined, password: string | undefined, reply: FastifyReply): Promise<Serialized<Event>> {
@@ -166,7 +166,7 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
       throw new ApiError(403, 'event-password-protected', 'passwordProtected')
     }
     checkNotModified(req, reply, etag(row))
-    return sendSerialized(reply, found.json())
+    return sendSerialized(reply, ctx.json.event(found.record))
   }
 
   /** The time zone a write names: IANA or `UTC±N`, in its canonical spelling; null means the site's. */

@@ -40,7 +40,6 @@ export function repoOf(ctx: AppContext): Repo {
     defaultLanguage: ctx.config.defaultLanguage,
     geoloc: ctx.config.extensions.has('geoloc'),
     cache: ctx.cache,
-    eventJson: ctx.eventJson,
   }
 }
 

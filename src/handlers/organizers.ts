@@ -1,7 +1,8 @@
 /**
  * /organizers operations, by id and by slug, one handler per operationId.
  */
-import type { Handlers } from '../http/operations.js'
+import type { Handlers, Schema } from '../http/operations.js'
+import { listBody, sendSerialized } from '../http/serialized.js'
 import { ORGANIZER } from '../repositories/organizers.js'
 import type { AppContext } from './context.js'
 import { byId, bySlug, linkedOperations } from './linked.js'
@@ -16,15 +17,16 @@ export function organizerHandlers(ctx: AppContext): OrganizerHandlers {
   return {
     async listOrganizers(req, reply) {
       const { records, links, total, totalPages } = await organizers.list(req, req.query ?? {}, reply)
-      return { organizers: records, ...links, total, total_pages: totalPages }
+      const envelope = { organizers: [] as Array<Schema<'Organizer'>>, ...links, total, total_pages: totalPages }
+      return sendSerialized(reply, listBody(reply, envelope, 'organizers', records.map((r) => ctx.json.organizer(r))))
     },
     createOrganizer: (req, reply) => organizers.create(req, req.body, reply),
-    getOrganizer: (req, reply) => organizers.get(req, byId(req.params), req.query?.ml_language, reply),
+    getOrganizer: async (req, reply) => sendSerialized(reply, ctx.json.organizer(await organizers.get(req, byId(req.params), req.query?.ml_language, reply))),
     updateOrganizer: (req, reply) => organizers.update(req, byId(req.params), req.body, reply),
     updateOrganizerPut: (req, reply) => organizers.update(req, byId(req.params), req.body, reply),
     updateOrganizerPost: (req, reply) => organizers.update(req, byId(req.params), req.body, reply),
     deleteOrganizer: (req) => organizers.remove(req, byId(req.params), req.query?.force ?? false),
-    getOrganizerBySlug: (req, reply) => organizers.get(req, bySlug(req.params), req.query?.ml_language, reply),
+    getOrganizerBySlug: async (req, reply) => sendSerialized(reply, ctx.json.organizer(await organizers.get(req, bySlug(req.params), req.query?.ml_language, reply))),
     updateOrganizerBySlug: (req, reply) => organizers.update(req, bySlug(req.params), req.body, reply),
     updateOrganizerBySlugPut: (req, reply) => organizers.update(req, bySlug(req.params), req.body, reply),
     updateOrganizerBySlugPost: (req, reply) => organizers.update(req, bySlug(req.params), req.body, reply),

@@ -1,7 +1,8 @@
 /**
  * /tags operations, one handler per operationId.
  */
-import type { Handlers } from '../http/operations.js'
+import type { Handlers, Schema } from '../http/operations.js'
+import { listBody, sendSerialized } from '../http/serialized.js'
 import type { AppContext } from './context.js'
 import { TAG } from '../repositories/terms.js'
 import { termOperations } from './terms.js'
@@ -14,10 +15,11 @@ export function tagHandlers(ctx: AppContext): TagHandlers {
   return {
     async listTags(req, reply) {
       const { records, links, total, totalPages } = await terms.list(req, req.query ?? {}, reply)
-      return { tags: records, ...links, total, total_pages: totalPages }
+      const envelope = { tags: [] as Array<Schema<'Tag'>>, ...links, total, total_pages: totalPages }
+      return sendSerialized(reply, listBody(reply, envelope, 'tags', records.map((r) => ctx.json.tag(r))))
     },
     createTag: (req, reply) => terms.create(req, req.body, reply),
-    getTag: (req, reply) => terms.get(req, req.params.id, req.query?.ml_language, reply),
+    getTag: async (req, reply) => sendSerialized(reply, ctx.json.tag(await terms.get(req, req.params.id, req.query?.ml_language, reply))),
     updateTag: (req, reply) => terms.update(req, req.params.id, req.body, reply),
     updateTagPut: (req, reply) => terms.update(req, req.params.id, req.body, reply),
     updateTagPost: (req, reply) => terms.update(req, req.params.id, req.body, reply),

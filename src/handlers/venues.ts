@@ -1,7 +1,8 @@
 /**
  * /venues operations, by id and by slug, one handler per operationId.
  */
-import type { Handlers } from '../http/operations.js'
+import type { Handlers, Schema } from '../http/operations.js'
+import { listBody, sendSerialized } from '../http/serialized.js'
 import { VENUE } from '../repositories/venues.js'
 import type { AppContext } from './context.js'
 import { byId, bySlug, linkedOperations } from './linked.js'
@@ -16,15 +17,16 @@ export function venueHandlers(ctx: AppContext): VenueHandlers {
   return {
     async listVenues(req, reply) {
       const { records, links, total, totalPages } = await venues.list(req, req.query ?? {}, reply)
-      return { venues: records, ...links, total, total_pages: totalPages }
+      const envelope = { venues: [] as Array<Schema<'Venue'>>, ...links, total, total_pages: totalPages }
+      return sendSerialized(reply, listBody(reply, envelope, 'venues', records.map((r) => ctx.json.venue(r))))
     },
     createVenue: (req, reply) => venues.create(req, req.body, reply),
-    getVenue: (req, reply) => venues.get(req, byId(req.params), req.query?.ml_language, reply),
+    getVenue: async (req, reply) => sendSerialized(reply, ctx.json.venue(await venues.get(req, byId(req.params), req.query?.ml_language, reply))),
     updateVenue: (req, reply) => venues.update(req, byId(req.params), req.body, reply),
     updateVenuePut: (req, reply) => venues.update(req, byId(req.params), req.body, reply),
     updateVenuePost: (req, reply) => venues.update(req, byId(req.params), req.body, reply),
     deleteVenue: (req) => venues.remove(req, byId(req.params), req.query?.force ?? false),
-    getVenueBySlug: (req, reply) => venues.get(req, bySlug(req.params), req.query?.ml_language, reply),
+    getVenueBySlug: async (req, reply) => sendSerialized(reply, ctx.json.venue(await venues.get(req, bySlug(req.params), req.query?.ml_language, reply))),
     updateVenueBySlug: (req, reply) => venues.update(req, bySlug(req.params), req.body, reply),
     updateVenueBySlugPut: (req, reply) => venues.update(req, bySlug(req.params), req.body, reply),
     updateVenueBySlugPost: (req, reply) => venues.update(req, bySlug(req.params), req.body, reply),

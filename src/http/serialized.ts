@@ -16,13 +16,42 @@ declare const serializedBody: unique symbol
 export type Serialized<T> = Buffer & { readonly [serializedBody]: T }
 
 type Schemas = components['schemas']
+type RecordSchema = 'Event' | 'Venue' | 'Organizer' | 'Category' | 'Tag'
 
-/** A serializer for one schema of the contract, compiled on first use (with the document's components for its `$ref`s). */
-export function schemaSerializer<N extends keyof Schemas>(document: Record<string, unknown>, name: N): (value: Schemas[N]) => Serialized<Schemas[N]> {
+/**
+ * A serializer for one schema of the contract, compiled on first use (with the document's components
+ * for its `$ref`s). It remembers the JSON of each record object it serialized, for as long as the
+ * object lives: records kept by the read cache are serialized once. Records are never changed after
+ * they are made, which is what makes this safe.
+ */
+export function recordSerializer<N extends RecordSchema>(document: Record<string, unknown>, name: N): (value: Schemas[N]) => Serialized<Schemas[N]> {
   let serialize: ((value: unknown) => string) | undefined
+  const made = new WeakMap<object, Serialized<Schemas[N]>>()
   return (value) => {
+    const known = made.get(value)
+    if (known !== undefined) return known
     serialize ??= fastJsonStringify({ $ref: `#/components/schemas/${name}`, components: document.components } as Parameters<typeof fastJsonStringify>[0])
-    return Buffer.from(serialize(value), 'utf8') as Serialized<Schemas[N]>
+    const json = Buffer.from(serialize(value), 'utf8') as Serialized<Schemas[N]>
+    made.set(value, json)
+    return json
+  }
+}
+
+export interface RecordSerializers {
+  event: (record: Schemas['Event']) => Serialized<Schemas['Event']>
+  venue: (record: Schemas['Venue']) => Serialized<Schemas['Venue']>
+  organizer: (record: Schemas['Organizer']) => Serialized<Schemas['Organizer']>
+  category: (record: Schemas['Category']) => Serialized<Schemas['Category']>
+  tag: (record: Schemas['Tag']) => Serialized<Schemas['Tag']>
+}
+
+export function recordSerializers(document: Record<string, unknown>): RecordSerializers {
+  return {
+    event: recordSerializer(document, 'Event'),
+    venue: recordSerializer(document, 'Venue'),
+    organizer: recordSerializer(document, 'Organizer'),
+    category: recordSerializer(document, 'Category'),
+    tag: recordSerializer(document, 'Tag'),
   }
 }
 

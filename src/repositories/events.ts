@@ -8,7 +8,6 @@ import type { Database, EventRow, Flag } from '../db/schema.js'
 import { invalidParam, preconditionFailed } from '../http/errors.js'
 import { asLanguage, type Language } from '../http/language.js'
 import type { Schema } from '../http/operations.js'
-import type { Serialized } from '../http/serialized.js'
 import { costDetails } from '../lib/cost.js'
 import { dateDetails, tzAbbreviation } from '../lib/dates.js'
 import { asStatus, canRead, type Caller, type ListScope, type WritableStatus } from '../lib/rights.js'
@@ -173,8 +172,6 @@ interface Assembled {
   sameForAll: boolean
   list?: Event
   single?: Event
-  listJson?: Serialized<Event>
-  singleJson?: Serialized<Event>
 }
 
 /**
@@ -207,11 +204,10 @@ export async function findEvent(repo: Repo, ref: PostRef, language: Language | u
   return found
 }
 
-/** A row, its record in the form asked for, and the record's JSON text (made once per cached form). */
+/** A row and its record in the form asked for (the same object while it stays in the read cache). */
 export interface EventFound {
   row: EventRow
   record: Event
-  json(): Serialized<Event>
 }
 
 /**
@@ -222,8 +218,7 @@ export interface EventFound {
 export async function eventRecords(repo: Repo, ids: readonly number[], view: EventView, synced?: number): Promise<EventFound[]> {
   if (ids.length === 0) return []
   const { cache } = repo
-  const serialize = repo.eventJson ?? ((record: Event) => Buffer.from(JSON.stringify(record)) as Serialized<Event>)
-  const fresh = (row: EventRow, record: Event): EventFound => ({ row, record, json: () => serialize(record) })
+  const fresh = (row: EventRow, record: Event): EventFound => ({ row, record })
   if (cache === undefined || view.unlocked !== undefined) {
     return (await assembleEvents(repo, ids, view.caller)).map((a) => fresh(a.row, shaped(a.row, a.record, view)))
   }
@@ -249,12 +244,10 @@ export async function eventRecords(repo: Repo, ids: readonly number[], view: Eve
     if (mine !== undefined) return [fresh(mine.row, shaped(mine.row, mine.record, view))]
     const shared = byId.get(id)
     if (shared === undefined) return []
-    if (view.single) {
-      const record = (shared.single ??= shaped(shared.row, shared.record, view))
-      return [{ row: shared.row, record, json: () => (shared.singleJson ??= serialize(record)) }]
-    }
-    const record = (shared.list ??= shaped(shared.row, shared.record, view))
-    return [{ row: shared.row, record, json: () => (shared.listJson ??= serialize(record)) }]
+    const record = view.single
+      ? (shared.single ??= shaped(shared.row, shared.record, view))
+      : (shared.list ??= shaped(shared.row, shared.record, view))
+    return [{ row: shared.row, record }]
   })
 }
 

@@ -15,8 +15,6 @@ import {
   resolveImage, resolvePostId, settleNewPost, translationGroupFor, trashPost, wantedSlug,
   type ImageRecord, type PostRef,
 } from './posts.js'
-import type { Schema } from '../http/operations.js'
-import type { Serialized } from '../http/serialized.js'
 import type { ReadCache } from './read-cache.js'
 import { translationsOf } from './translations.js'
 
@@ -42,8 +40,6 @@ export interface RecordExtras {
   geoloc: boolean
   /** Assembled records until the next change (none: always assembled). */
   cache?: ReadCache
-  /** An event record's JSON text (by the contract's schema), kept with it in the cache. */
-  eventJson?: (record: Schema<'Event'>) => Serialized<Schema<'Event'>>
 }
 
 /** Values the shared rules settle for a write; the kind adds its own fields. */
@@ -99,8 +95,6 @@ export interface Repo {
   geoloc: boolean
   /** Assembled records until the next change (none: always assembled). */
   cache?: ReadCache
-  /** An event record's JSON text (by the contract's schema), kept with it in the cache. */
-  eventJson?: (record: Schema<'Event'>) => Serialized<Schema<'Event'>>
 }
 
 /** Events that count for `has_events`: neither draft, pending nor trashed. */
