@@ -5,8 +5,8 @@
  * one is written: the completeness test fails) and `messages` (keyed as `x-messages`).
  */
 import { existsSync, readFileSync } from 'node:fs'
-import { parse } from 'yaml'
 import { LANGUAGES, type Language } from './language.js'
+import { parseYaml } from './yaml.js'
 
 export type MessageTable = Record<string, string | Record<string, string>>
 
@@ -25,17 +25,35 @@ function isJson(value: unknown): value is Json {
 
 /** The translation files of every language but English (missing files load as empty packs). */
 export function loadLanguagePacks(): Record<Exclude<Language, 'en'>, LanguagePack> {
-  const packs: Partial<Record<Exclude<Language, 'en'>, LanguagePack>> = {}
+  return parseLanguagePacks(readLanguagePackSources())
+}
+
+/** The YAML text of each language's translation file, `undefined` where the file is missing. */
+export function readLanguagePackSources(): Record<Exclude<Language, 'en'>, string | undefined> {
+  const sources: Partial<Record<Exclude<Language, 'en'>, string | undefined>> = {}
   for (const language of LANGUAGES) {
     if (language === 'en') continue
     const url = new URL(`${language}.yaml`, I18N_DIR)
-    const data: unknown = existsSync(url) ? parse(readFileSync(url, 'utf8')) : {}
-    packs[language] = {
-      texts: stringTable(isJson(data) ? data.texts : undefined),
-      messages: messageTable(isJson(data) ? data.messages : undefined),
-    }
+    sources[language] = existsSync(url) ? readFileSync(url, 'utf8') : undefined
+  }
+  return sources as Record<Exclude<Language, 'en'>, string | undefined>
+}
+
+/** The packs in those texts (a missing text is an empty pack). */
+export function parseLanguagePacks(sources: Record<Exclude<Language, 'en'>, string | undefined>): Record<Exclude<Language, 'en'>, LanguagePack> {
+  const packs: Partial<Record<Exclude<Language, 'en'>, LanguagePack>> = {}
+  for (const [language, text] of Object.entries(sources) as Array<[Exclude<Language, 'en'>, string | undefined]>) {
+    packs[language] = languagePack(text === undefined ? {} : parseYaml(text))
   }
   return packs as Record<Exclude<Language, 'en'>, LanguagePack>
+}
+
+/** A pack from parsed data (a translation file, or the build's contract cache). */
+export function languagePack(data: unknown): LanguagePack {
+  return {
+    texts: stringTable(isJson(data) ? data.texts : undefined),
+    messages: messageTable(isJson(data) ? data.messages : undefined),
+  }
 }
 
 function stringTable(value: unknown): Record<string, string> {

@@ -11,8 +11,12 @@ import type { Language } from './language.js'
 
 type Localize = (errors: ErrorObject[]) => void
 
-/** ajv-i18n is CommonJS whose typings do not match its exports under NodeNext: load it plainly. */
-const localize: Record<'de' | 'es' | 'fr', Localize> = createRequire(import.meta.url)('ajv-i18n')
+/**
+ * ajv-i18n is CommonJS whose typings do not match its exports under NodeNext: load it plainly, and
+ * only when a validation error is first translated (it loads every language it has: 16 ms at startup).
+ */
+let localizers: Record<'de' | 'es' | 'fr', Localize> | undefined
+const ajvI18n = (): Record<'de' | 'es' | 'fr', Localize> => (localizers ??= createRequire(import.meta.url)('ajv-i18n'))
 
 export const MESSAGE_KEYS = [
   'noRoute', 'invalidNamespace', 'forbidden', 'invalidParams', 'missingParams', 'invalidJson', 'badUrl',
@@ -58,6 +62,7 @@ export function createCatalog(english: MessageTable, packs: Partial<Record<Langu
     },
     localizeValidation(language, errors) {
       if (language === 'en') return
+      const localize = ajvI18n()
       const base = language === 'es' ? localize.es : language === 'ch-fr' ? localize.fr : localize.de
       // ajv-i18n reads keyword and params and rewrites message: the fields Fastify passes on from Ajv.
       base(errors as ErrorObject[])
