@@ -139,9 +139,10 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     }
     const page = pageOf(query)
     const generation = await ctx.cache.sync(ctx.db)
-    const total = await ctx.cache.count(ctx.db, `events:${JSON.stringify(filter)}`, () => countEvents(ctx.db, filter), generation)
+    const key = `events:${JSON.stringify(filter)}`
+    const total = await ctx.cache.count(ctx.db, key, () => countEvents(ctx.db, filter), generation)
     const totalPages = checkPage('event', page, total)
-    const ids = total === 0 ? [] : await eventIds(ctx.db, filter, page.offset, page.perPage, total)
+    const ids = total === 0 ? [] : await ctx.cache.ids(ctx.db, `${key}:${page.offset}:${page.perPage}`, () => eventIds(ctx.db, filter, page.offset, page.perPage, total), generation)
     const caller = req.user
     // In lists a protected event keeps its place with description and excerpt null, for every caller (§6).
     const found = await eventRecords(repo, ids, { caller, single: false }, generation)

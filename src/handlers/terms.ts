@@ -39,7 +39,7 @@ export interface TermBody {
   translation_of?: number
 }
 
-export function termOperations<R extends { rest_url: string }>(ctx: AppContext, kind: TermKind<R>) {
+export function termOperations<R extends { id: number; rest_url: string }>(ctx: AppContext, kind: TermKind<R>) {
   const { taxonomy, resource } = kind
   const repo = { db: ctx.db, apiUrl: ctx.apiUrl, cache: ctx.cache }
   const languageOf = (req: FastifyRequest): Language => requestedLanguage(req) ?? ctx.config.defaultLanguage

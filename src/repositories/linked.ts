@@ -124,13 +124,15 @@ export async function listLinked<R extends LinkedRow, Rec>(repo: Repo, kind: Any
   const compute = async () => Number((await counting.executeTakeFirstOrThrow()).n)
   // The compiled statement and its parameters say exactly what is counted.
   const compiled = counting.compile()
-  const total = repo.cache === undefined ? await compute() : await repo.cache.count(repo.db, `${compiled.sql}\u0000${JSON.stringify(compiled.parameters)}`, compute)
+  const key = `${compiled.sql}\u0000${JSON.stringify(compiled.parameters)}`
+  const total = repo.cache === undefined ? await compute() : await repo.cache.count(repo.db, key, compute)
   return {
     total,
     records: async () => {
-      const ids = await repo.db.selectFrom(kind.table).select('id').where(where)
-        .orderBy('date_utc', 'desc').orderBy('id', 'asc').limit(q.limit).offset(q.offset).execute()
-      return recordsOf(repo, kind, ids.map((r) => r.id))
+      const page = async () => (await repo.db.selectFrom(kind.table).select('id').where(where)
+        .orderBy('date_utc', 'desc').orderBy('id', 'asc').limit(q.limit).offset(q.offset).execute()).map((r) => r.id)
+      const ids = repo.cache === undefined ? await page() : await repo.cache.ids(repo.db, `${key}:${q.offset}:${q.limit}`, page)
+      return recordsOf(repo, kind, ids)
     },
   }
 }

@@ -1,7 +1,8 @@
 /**
  * What reads compute, remembered until the data changes: list totals (counting a wide filter reads
- * every matching index entry; the page itself does not) and assembled records (a record joins its
- * row with terms, venues, organizers, images and translations, and derives dates, costs and JSON-LD).
+ * every matching index entry; the page itself does not), the ids of list pages, and assembled records
+ * (a record joins its row with terms, venues, organizers, images and translations, and derives dates,
+ * costs and JSON-LD).
  *
  * Everything is dropped when the data may have changed: on every write of this process (`invalidate`,
  * called before the write's answer is sent) and whenever `dataVersion` moves (another process
@@ -9,7 +10,7 @@
  * which returns the generation it belongs to; what it computes is kept only if no change happened in
  * between (`set` with that generation), so a value computed across a write is never served.
  *
- * Bounded: at most `maxEntries` records and `maxEntries` totals, the oldest dropped first. Off (every
+ * Bounded: at most `maxEntries` records and `maxEntries` list results, the oldest dropped first. Off (every
  * call computes) where the engine gives no change signal (PostgreSQL) or when created with 0 entries.
  */
 import type { Kysely } from 'kysely'
@@ -25,6 +26,8 @@ export interface ReadCache {
    * generation a `sync` of this same read just returned, which saves looking at the data version again.
    */
   count(db: Kysely<any>, key: string, compute: () => Promise<number>, synced?: number): Promise<number>
+  /** The ids of a list page, remembered like totals. */
+  ids(db: Kysely<any>, key: string, compute: () => Promise<number[]>, synced?: number): Promise<readonly number[]>
   /** A remembered record (never to be mutated by its reader). */
   get<T>(key: string): T | undefined
   /** Remembers a record computed during `generation`; ignored if the data changed since. */
@@ -34,7 +37,7 @@ export interface ReadCache {
 
 export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES): ReadCache {
   const records = new Map<string, unknown>()
-  const totals = new Map<string, number>()
+  const results = new Map<string, unknown>()
   let generation = 0
   let seenVersion: string | undefined
 
@@ -44,6 +47,16 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES): ReadCache {
       if (oldest.done !== true) map.delete(oldest.value)
     }
     map.set(key, value)
+  }
+
+  async function remembered<T>(db: Kysely<any>, key: string, compute: () => Promise<T>, synced: number | undefined): Promise<T> {
+    const current = synced ?? await cache.sync(db)
+    if (current === undefined) return compute()
+    const hit = results.get(key)
+    if (hit !== undefined) return hit as T
+    const value = await compute()
+    if (generation === current) remember(results, key, value)
+    return value
   }
 
   const cache: ReadCache = {
@@ -57,15 +70,8 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES): ReadCache {
       }
       return generation
     },
-    async count(db, key, compute, synced) {
-      const current = synced ?? await cache.sync(db)
-      if (current === undefined) return compute()
-      const hit = totals.get(key)
-      if (hit !== undefined) return hit
-      const total = await compute()
-      if (generation === current) remember(totals, key, total)
-      return total
-    },
+    count: (db, key, compute, synced) => remembered(db, `count:${key}`, compute, synced),
+    ids: (db, key, compute, synced) => remembered(db, `ids:${key}`, compute, synced),
     get<T>(key: string) {
       return records.get(key) as T | undefined
     },
@@ -74,7 +80,7 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES): ReadCache {
     },
     invalidate() {
       records.clear()
-      totals.clear()
+      results.clear()
       generation += 1
     },
   }

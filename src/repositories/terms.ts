@@ -111,11 +111,11 @@ export async function countTerms<R>(ctx: TermContext, kind: TermKind<R>, q: Term
   return ctx.cache === undefined ? compute() : ctx.cache.count(ctx.db, `terms:${taxonomy}:${JSON.stringify(q)}`, compute)
 }
 
-export async function listTerms<R>(ctx: TermContext, kind: TermKind<R>, q: TermListQuery): Promise<R[]> {
+export async function listTerms<R extends { id: number }>(ctx: TermContext, kind: TermKind<R>, q: TermListQuery): Promise<R[]> {
   const { db } = ctx
   const taxonomy = kind.taxonomy
   let query = db.selectFrom('terms')
-    .selectAll('terms')
+    .select('terms.id')
     .where(listFilter(db, taxonomy, q))
   const direction = q.order
   switch (q.orderby) {
@@ -142,8 +142,11 @@ export async function listTerms<R>(ctx: TermContext, kind: TermKind<R>, q: TermL
       break
     }
   }
-  const rows = await query.orderBy('terms.id', 'asc').limit(q.limit).offset(q.offset).execute()
-  return toRecords(ctx, kind, rows)
+  const paged = query.orderBy('terms.id', 'asc').limit(q.limit).offset(q.offset)
+  const page = async () => (await paged.execute()).map((r) => r.id)
+  const ids = ctx.cache === undefined ? await page() : await ctx.cache.ids(db, `terms:${taxonomy}:${JSON.stringify(q)}`, page)
+  const records = new Map((await termRecordsByIds(ctx, kind, ids)).map((r) => [r.id, r]))
+  return ids.flatMap((id) => records.get(id) ?? [])
 }
 
 const termKey = (id: number) => `terms:${id}`
