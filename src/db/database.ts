@@ -6,7 +6,7 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { Kysely, SqliteDialect, type SqliteDatabase, type SqliteStatement } from 'kysely'
-import { foldCase, haversineKm } from './dialect.js'
+import { SQLITE_VERSION_QUERY, foldCase, haversineKm, setVersionProbe } from './dialect.js'
 import { migrateToLatest } from './migrate.js'
 import type { Database } from './schema.js'
 
@@ -31,6 +31,11 @@ export async function openDatabase(url: string): Promise<DatabaseHandle> {
     typeof latA === 'number' && typeof lngA === 'number' && typeof latB === 'number' && typeof lngB === 'number'
       ? haversineKm(latA, lngA, latB, lngB) : null)
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) })
+  const version = sqlite.prepare(SQLITE_VERSION_QUERY)
+  setVersionProbe(db, () => {
+    const row = version.get() as { v: number; c: number }
+    return `${row.v}:${row.c}`
+  })
   try {
     await migrateToLatest(db)
   } catch (error) {

@@ -78,6 +78,20 @@ export function distanceKm(db: Kysely<any>, lat: Expression<unknown>, lng: Expre
     + cos(radians(${pointLat})) * cos(radians(${lat})) * power(sin(radians(${lng} - ${pointLng}) / 2), 2)))))`
 }
 
+const versionProbes = new WeakMap<Kysely<any>, () => string>()
+
+/**
+ * Lets `dataVersion` read the version of `db`'s connection through `probe` (a statement prepared once
+ * on the connection itself, run synchronously: every read asks, and going through the query builder
+ * cost more than the statement). Set by `openDatabase`.
+ */
+export function setVersionProbe(db: Kysely<any>, probe: () => string): void {
+  versionProbes.set(db, probe)
+}
+
+/** What `dataVersion` reads, in SQLite. */
+export const SQLITE_VERSION_QUERY = 'select (select data_version from pragma_data_version) as v, total_changes() as c'
+
 /**
  * A value that changes whenever the data may have changed: another connection committed (SQLite's
  * `PRAGMA data_version`) or this connection changed rows (`total_changes()`, which also covers writes
@@ -85,8 +99,10 @@ export function distanceKm(db: Kysely<any>, lat: Expression<unknown>, lng: Expre
  * undefined where the engine offers no such cheap signal (PostgreSQL), which turns those caches off.
  */
 export async function dataVersion(db: Kysely<any>): Promise<string | undefined> {
+  const probe = versionProbes.get(db)
+  if (probe !== undefined) return probe()
   if (isPostgres(db)) return undefined
-  const { rows } = await sql<{ v: number; c: number }>`select (select data_version from pragma_data_version) as v, total_changes() as c`.execute(db)
+  const { rows } = await sql<{ v: number; c: number }>`${sql.raw(SQLITE_VERSION_QUERY)}`.execute(db)
   const row = rows[0]
   return row === undefined ? undefined : `${row.v}:${row.c}`
 }
