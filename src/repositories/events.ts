@@ -18,7 +18,7 @@ import {
   checkAuthor, deletePost, freeSlug, imagesOf, isHttpUrl, modifiedNow, trashPost, nowDates, provisionalSlug, publicationDates, resolveImage, resolvePostId,
   scopeCondition, settleNewPost, translationGroupFor, wantedSlug, type ImageRecord, type PostRef,
 } from './posts.js'
-import { CATEGORY, TAG, refreshTermCounts, termIdsOfEvent, termRecordsByIds } from './terms.js'
+import { CATEGORY, TAG, moveTermCounts, termIdsOfEvent, termRecordsByIds } from './terms.js'
 import { translationsOf } from './translations.js'
 import { VENUE } from './venues.js'
 
@@ -586,7 +586,7 @@ export async function insertEvent(repo: Repo, values: NewEventValues, links: Eve
     }).returning('id').executeTakeFirstOrThrow()
     await settleNewPost(trx, 'events', id, 'event', language, slug, group)
     await writeLinks(trx, repo, id, language, links, write)
-    await refreshTermCounts(trx, await termIdsOfEvent(trx, id))
+    if (write.status === 'publish') await moveTermCounts(trx, [], await termIdsOfEvent(trx, id))
     // The right to set `author` (403) comes after every field of the body (400), CONTRACT §1; the
     // transaction undoes what was written.
     await checkAuthor(trx, values.author, write.callerId, write.mayAssignAuthor)
@@ -598,7 +598,6 @@ export async function insertEvent(repo: Repo, values: NewEventValues, links: Eve
 export async function updateEvent(repo: Repo, current: EventRow, values: EventValues, links: EventLinksInput, expectedVersion: number, write: WriteContext): Promise<void> {
   await repo.db.transaction().execute(async (trx) => {
     if (values.author !== undefined) await checkAuthor(trx, values.author, write.callerId, write.mayAssignAuthor)
-    const termsBefore = await termIdsOfEvent(trx, current.id)
     const { image, date, date_utc, slug: wanted, ...columns } = values
     const set: Partial<EventRow> = { ...columns, ...modifiedNow(write.now, repo.siteTz), version: current.version + 1 }
     if (write.status !== undefined) set.status = write.status
@@ -614,8 +613,15 @@ export async function updateEvent(repo: Repo, current: EventRow, values: EventVa
     const result = await trx.updateTable('events').set(set)
       .where('id', '=', current.id).where('version', '=', expectedVersion).executeTakeFirst()
     if (Number(result.numUpdatedRows) !== 1) throw preconditionFailed()
+    // The terms the event counts for: its links while published (read before the links change).
+    const termsLinked = links.categories !== undefined || links.tags !== undefined
+    const wasPublished = current.status === 'publish'
+    const isPublished = (set.status ?? current.status) === 'publish'
+    const before = wasPublished && (termsLinked || !isPublished) ? await termIdsOfEvent(trx, current.id) : []
     await writeLinks(trx, repo, current.id, asLanguage(current.language), links, write)
-    await refreshTermCounts(trx, [...termsBefore, ...await termIdsOfEvent(trx, current.id)])
+    if (wasPublished !== isPublished || termsLinked) {
+      await moveTermCounts(trx, before, isPublished ? await termIdsOfEvent(trx, current.id) : [])
+    }
   })
 }
 
@@ -623,16 +629,16 @@ export async function updateEvent(repo: Repo, current: EventRow, values: EventVa
 export async function trashEvent(repo: Repo, row: EventRow, expectedVersion: number, now: Date): Promise<void> {
   await repo.db.transaction().execute(async (trx) => {
     await trashPost(trx, 'events', row.id, expectedVersion, modifiedNow(now, repo.siteTz))
-    await refreshTermCounts(trx, await termIdsOfEvent(trx, row.id))
+    if (row.status === 'publish') await moveTermCounts(trx, await termIdsOfEvent(trx, row.id), [])
   })
 }
 
 /** Deletes an event for good (compare-and-swap); its links go with it and its terms are recounted. */
 export async function deleteEvent(repo: Repo, row: EventRow, expectedVersion: number): Promise<void> {
   await repo.db.transaction().execute(async (trx) => {
-    const terms = await termIdsOfEvent(trx, row.id)
+    const terms = row.status === 'publish' ? await termIdsOfEvent(trx, row.id) : []
     await deletePost(trx, 'events', row.id, expectedVersion)
-    await refreshTermCounts(trx, terms)
+    await moveTermCounts(trx, terms, [])
   })
 }
 

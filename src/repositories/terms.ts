@@ -394,8 +394,28 @@ export async function termRecordsByIds<R>(ctx: TermContext, kind: TermKind<R>, i
 }
 
 /**
- * Recounts the published events of these terms (their `count`). Every event write that can change a
- * count (links, status, trash, delete) calls it in its transaction, with the terms linked before and after.
+ * Moves the counts of published events per term (their `count`) as one event's share changes: `before`
+ * and `after` are the terms it counted for (its linked terms while published, none otherwise). Every
+ * event write that can change a count (links, status, trash, delete) calls it in its transaction, so
+ * the counts stay exact; recounting each term instead read all its events (2-5 ms per write at
+ * 100,000 events, for writes that changed nothing the counts depend on).
+ */
+export async function moveTermCounts(db: Db, before: readonly number[], after: readonly number[]): Promise<void> {
+  const was = new Set(before)
+  const is = new Set(after)
+  const added = [...is].filter((id) => !was.has(id))
+  const removed = [...was].filter((id) => !is.has(id))
+  if (added.length > 0) {
+    await db.updateTable('terms').set((eb) => ({ event_count: eb('event_count', '+', 1) })).where(inIdList(db, sql.ref('id'), added)).execute()
+  }
+  if (removed.length > 0) {
+    await db.updateTable('terms').set((eb) => ({ event_count: eb('event_count', '-', 1) })).where(inIdList(db, sql.ref('id'), removed)).execute()
+  }
+}
+
+/**
+ * Recounts the published events of these terms (their `count`) from the links: for data put into
+ * storage without the API's writes (bulk loads, test fixtures).
  */
 export async function refreshTermCounts(db: Db, termIds: readonly number[]): Promise<void> {
   const ids = [...new Set(termIds)]
