@@ -184,20 +184,20 @@ async function startCeiling(core: number | undefined): Promise<Managed> {
 
 let serverBuilt = false
 
-/** The API server as `npm start` runs it: `node dist/server.js`, built (once per run) from the current source. */
+/** The API server as `npm start` runs it: `node dist/bundle/server.js`, built (once per run) from the current source. */
 async function startServer(file: string, core: number | undefined): Promise<Managed> {
   if (!serverBuilt) {
     log('building the server (npm run build)')
     try {
       execFileSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: ['ignore', 2, 2] })
     } catch {
-      throw new Error('npm run build failed (see above): the benchmark runs the server from the build, node dist/server.js')
+      throw new Error('npm run build failed (see above): the benchmark runs the server from the build, node dist/bundle/server.js')
     }
     serverBuilt = true
   }
   const port = await freePort()
   const managed = await startProcess({
-    name: 'API server', cwd: ROOT, args: ['dist/server.js'],
+    name: 'API server', cwd: ROOT, args: ['dist/bundle/server.js'],
     env: { DATABASE_URL: file, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'silent' },
     port, readyPath: PREFIX, ...(core === undefined ? {} : { core }),
   })
