@@ -5,7 +5,7 @@
  *
  *   node --import tsx scripts/bench.ts [--events N] [--duration S] [--warmup S] [--connections C]
  *                                      [--timeout S] [--scale [--sizes 1000,100000,1000000]] [--out FILE]
- *                                      [--db-dir DIR] [--keep-db] [--no-pin]
+ *                                      [--db-dir DIR] [--keep-db] [--no-pin] [--cache-entries N]
  *
  * `--scale` runs the list and filter routes at 1,000, 100,000 and 1,000,000 events instead (one
  * database and one server process per size) and reports how p50 grows and the server's peak RSS.
@@ -50,6 +50,8 @@ interface Options {
   dbDir: string
   keepDb: boolean
   pin: boolean
+  /** CALENDAR_CACHE_ENTRIES of the API server (undefined: its default; 0: no read cache). */
+  cacheEntries: number | undefined
 }
 
 const USAGE = `usage: node --import tsx scripts/bench.ts [options]
@@ -63,7 +65,8 @@ const USAGE = `usage: node --import tsx scripts/bench.ts [options]
   --out FILE        JSON results (default bench-results/bench-<timestamp>.json)
   --db-dir DIR      where the database files go (default <tmpdir>/calendar-bench)
   --keep-db         keep the database files afterwards
-  --no-pin          do not pin server and client to separate cores`
+  --no-pin          do not pin server and client to separate cores
+  --cache-entries N the server's CALENDAR_CACHE_ENTRIES (0: no read cache, to measure the engine alone)`
 
 class UsageError extends Error {}
 
@@ -80,6 +83,7 @@ function parseArgs(argv: string[]): Options {
     dbDir: join(os.tmpdir(), 'calendar-bench'),
     keepDb: false,
     pin: true,
+    cacheEntries: undefined,
   }
   const integer = (name: string, raw: string | undefined, min: number, max: number): number => {
     const value = Number(raw)
@@ -116,6 +120,7 @@ function parseArgs(argv: string[]): Options {
       }
       case '--keep-db': options.keepDb = true; break
       case '--no-pin': options.pin = false; break
+      case '--cache-entries': options.cacheEntries = integer('cache-entries', value(), 0, 1_000_000); break
       case '--help': case '-h': process.stdout.write(`${USAGE}\n`); process.exit(0); break
       default: throw new UsageError(`unknown option ${flag}`)
     }
@@ -185,7 +190,7 @@ async function startCeiling(core: number | undefined): Promise<Managed> {
 let serverBuilt = false
 
 /** The API server as `npm start` runs it: `node dist/bundle/server.js`, built (once per run) from the current source. */
-async function startServer(file: string, core: number | undefined): Promise<Managed> {
+async function startServer(file: string, core: number | undefined, cacheEntries: number | undefined): Promise<Managed> {
   if (!serverBuilt) {
     log('building the server (npm run build)')
     try {
@@ -198,7 +203,7 @@ async function startServer(file: string, core: number | undefined): Promise<Mana
   const port = await freePort()
   const managed = await startProcess({
     name: 'API server', cwd: ROOT, args: ['dist/bundle/server.js'],
-    env: { DATABASE_URL: file, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'silent' },
+    env: { DATABASE_URL: file, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'silent', ...(cacheEntries === undefined ? {} : { CALENDAR_CACHE_ENTRIES: String(cacheEntries) }) },
     port, readyPath: PREFIX, ...(core === undefined ? {} : { core }),
   })
   log(`API server pid ${managed.pid} on port ${port} (cpus ${managed.cpus}), first answer after ${managed.startupMs.toFixed(0)} ms`)
@@ -267,7 +272,7 @@ async function defaultRun(options: Options, core: number | undefined, now: Date)
     let server: Managed | undefined
     try {
       const ceilingRuns = [await measure(ceilingScenario(), ceilingProcess, options)]
-      server = await startServer(database.file, core)
+      server = await startServer(database.file, core, options.cacheEntries)
       const startupMs = server.startupMs
       const results: ScenarioResult[] = []
       for (const scenario of allScenarios(samples, key, now)) results.push(await measure(scenario, server, options))
@@ -296,7 +301,7 @@ async function scaleRun(options: Options, core: number | undefined, now: Date) {
       const database = await load(options, size, now)
       try {
         const samples = sampleData(database.file, size, now)
-        const server = await startServer(database.file, core)
+        const server = await startServer(database.file, core, options.cacheEntries)
         try {
           const results: ScenarioResult[] = []
           for (const scenario of listScenarios(samples)) results.push(await measure(scenario, server, options))
@@ -347,6 +352,7 @@ async function main(): Promise<void> {
   const settings = {
     events: options.events, duration: options.duration, warmup: options.warmup, connections: options.connections,
     timeout: options.timeout, scale: options.scale, sizes: options.scale ? options.sizes : undefined,
+    cacheEntries: options.cacheEntries ?? 'server default',
   }
   let output: Record<string, unknown>
   let text: string

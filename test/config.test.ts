@@ -32,7 +32,7 @@ t.test('defaults', async (t) => {
     defaultLanguage: 'en',
     extensions: new Set(),
     geofenceKm: 40.2,
-    cacheEntries: 5000,
+    cacheEntries: 2500,
   } satisfies Config)
   t.equal(config.extensions.size, 0, 'no extension is on by default')
 })

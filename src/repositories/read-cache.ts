@@ -16,7 +16,7 @@
 import type { Kysely } from 'kysely'
 import { dataVersion } from '../db/dialect.js'
 
-export const DEFAULT_CACHE_ENTRIES = 5000
+export const DEFAULT_CACHE_ENTRIES = 2500
 
 export interface ReadCache {
   /** The generation of this read, after dropping everything if the data changed; undefined: caching off. */
