@@ -205,12 +205,8 @@ async function resolveEventId(repo: Repo, ref: PostRef, language: Language | und
     if (hit === undefined) return resolvePostId(repo.db, 'events', ref, language, repo.defaultLanguage)
     return language === undefined || hit.row.language === language ? hit.row.id : hit.record.translations[language]
   }
-  const key = `events:slug:${language ?? repo.defaultLanguage}:${ref.slug}`
-  const known = cache.get<number>(key)
-  if (known !== undefined) return known
-  const id = await resolvePostId(repo.db, 'events', ref, language, repo.defaultLanguage)
-  if (id !== undefined) cache.set(generation, key, id)
-  return id
+  return cache.lookup(repo.db, `events:slug:${language ?? repo.defaultLanguage}:${ref.slug}`,
+    () => resolvePostId(repo.db, 'events', ref, language, repo.defaultLanguage), generation)
 }
 
 /** The event `ref` names in `language` (see `resolvePostId`), in the form `view` asks for; undefined if none. */

@@ -10,7 +10,8 @@
  * which returns the generation it belongs to; what it computes is kept only if no change happened in
  * between (`set` with that generation), so a value computed across a write is never served.
  *
- * Bounded: at most `maxEntries` records and `maxEntries` list results, the oldest dropped first. Off (every
+ * Bounded: at most `maxEntries` records and `maxEntries` list results and lookups, the least recently
+ * used dropped first. Off (every
  * call computes) where the engine gives no change signal (PostgreSQL) or when created with 0 entries.
  */
 import type { Kysely } from 'kysely'
@@ -28,6 +29,8 @@ export interface ReadCache {
   count(db: Kysely<any>, key: string, compute: () => Promise<number>, synced?: number): Promise<number>
   /** The ids of a list page, remembered like totals. */
   ids(db: Kysely<any>, key: string, compute: () => Promise<number[]>, synced?: number): Promise<readonly number[]>
+  /** The id a lookup (a slug) resolves to, remembered like totals; an id not found is not remembered. */
+  lookup(db: Kysely<any>, key: string, compute: () => Promise<number | undefined>, synced?: number): Promise<number | undefined>
   /** A remembered record (never to be mutated by its reader). */
   get<T>(key: string): T | undefined
   /** Remembers a record computed during `generation`; ignored if the data changed since. */
@@ -41,6 +44,15 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES): ReadCache {
   let generation = 0
   let seenVersion: string | undefined
 
+  // A Map keeps insertion order: a hit moves to the end, so the first key is the least recently used.
+  const recall = <V>(map: Map<string, V>, key: string): V | undefined => {
+    const value = map.get(key)
+    if (value !== undefined) {
+      map.delete(key)
+      map.set(key, value)
+    }
+    return value
+  }
   const remember = <V>(map: Map<string, V>, key: string, value: V) => {
     if (map.size >= maxEntries) {
       const oldest = map.keys().next()
@@ -52,7 +64,7 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES): ReadCache {
   async function remembered<T>(db: Kysely<any>, key: string, compute: () => Promise<T>, synced: number | undefined): Promise<T> {
     const current = synced ?? await cache.sync(db)
     if (current === undefined) return compute()
-    const hit = results.get(key)
+    const hit = recall(results, key)
     if (hit !== undefined) return hit as T
     const value = await compute()
     if (generation === current) remember(results, key, value)
@@ -72,8 +84,9 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES): ReadCache {
     },
     count: (db, key, compute, synced) => remembered(db, `count:${key}`, compute, synced),
     ids: (db, key, compute, synced) => remembered(db, `ids:${key}`, compute, synced),
+    lookup: (db, key, compute, synced) => remembered(db, `lookup:${key}`, compute, synced),
     get<T>(key: string) {
-      return records.get(key) as T | undefined
+      return recall(records, key) as T | undefined
     },
     set(current, key, value) {
       if (current !== undefined && current === generation) remember(records, key, value)
