@@ -114,9 +114,12 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     const tags = nonEmpty(query.tags)
     const venues = nonEmpty(query.venue)
     const organizers = nonEmpty(query.organizer)
-    if (venues !== undefined) await checkIdsExist(ctx.db, 'venues', 'venue', venues)
-    if (organizers !== undefined) await checkIdsExist(ctx.db, 'organizers', 'organizer', organizers)
-    if (query.post_parent !== undefined) await checkIdsExist(ctx.db, 'events', 'post_parent', [query.post_parent])
+    // One look at the data version for the whole list: lookups, total, page and records.
+    const generation = await ctx.cache.sync(ctx.db)
+    const lookups = { cache: ctx.cache, generation }
+    if (venues !== undefined) await checkIdsExist(ctx.db, 'venues', 'venue', venues, lookups)
+    if (organizers !== undefined) await checkIdsExist(ctx.db, 'organizers', 'organizer', organizers, lookups)
+    if (query.post_parent !== undefined) await checkIdsExist(ctx.db, 'events', 'post_parent', [query.post_parent], lookups)
     const include = nonEmpty(query.include)
     const filter: EventFilter = {
       language,
@@ -130,15 +133,14 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
       ...(bounds.ends_after !== undefined ? { endGt: bounds.ends_after } : {}),
       ...(bounds.ends_before !== undefined ? { endLt: bounds.ends_before } : {}),
       ...(query.search !== undefined ? { search: query.search } : {}),
-      ...(categories !== undefined ? { categories: await filterTermIds(ctx.db, 'category', 'categories', categories, language) } : {}),
-      ...(tags !== undefined ? { tags: await filterTermIds(ctx.db, 'tag', 'tags', tags, language) } : {}),
+      ...(categories !== undefined ? { categories: await filterTermIds(ctx.db, 'category', 'categories', categories, language, lookups) } : {}),
+      ...(tags !== undefined ? { tags: await filterTermIds(ctx.db, 'tag', 'tags', tags, language, lookups) } : {}),
       ...(venues !== undefined ? { venues } : {}),
       ...(organizers !== undefined ? { organizers } : {}),
       ...(query.featured !== undefined ? { featured: query.featured } : {}),
       ...(query.post_parent !== undefined ? { postParent: query.post_parent } : {}),
     }
     const page = pageOf(query)
-    const generation = await ctx.cache.sync(ctx.db)
     const key = `events:${JSON.stringify(filter)}`
     const total = await ctx.cache.count(ctx.db, key, () => countEvents(ctx.db, filter), generation)
     const totalPages = checkPage('event', page, total)

@@ -19,6 +19,7 @@ import {
   scopeCondition, settleNewPost, translationGroupFor, wantedSlug, type ImageRecord, type PostRef,
 } from './posts.js'
 import { CATEGORY, TAG, moveTermCounts, termIdsOfEvent, termRecordsByIds } from './terms.js'
+import type { ReadCache } from './read-cache.js'
 import { translationsOf } from './translations.js'
 import { VENUE } from './venues.js'
 
@@ -642,27 +643,40 @@ export async function eventRow(db: Kysely<Database>, id: number): Promise<EventR
   return db.selectFrom('events').selectAll().where('id', '=', id).executeTakeFirst()
 }
 
+/** What the list filters look up, remembered by the read cache when one is given (see `ReadCache.lookup`). */
+export interface FilterLookups {
+  cache: ReadCache
+  generation: number | undefined
+}
+
 /** Ids of terms named by `categories`/`tags` filter entries (ids or slugs) in a language; unknown → 400. */
-export async function filterTermIds(db: Kysely<Database>, taxonomy: 'category' | 'tag', field: string, entries: Array<number | string>, language: Language): Promise<number[]> {
+export async function filterTermIds(db: Kysely<Database>, taxonomy: 'category' | 'tag', field: string, entries: Array<number | string>, language: Language, lookups?: FilterLookups): Promise<number[]> {
   const ids: number[] = []
   for (const entry of entries) {
     const text = String(entry)
     const isId = typeof entry === 'number' || /^\d+$/.test(text)
     const id = Number(text)
     if (isId && !Number.isSafeInteger(id)) throw invalidParam(field, 'unknownTerm', { value: text })
-    const row = await db.selectFrom('terms').select('id').where('taxonomy', '=', taxonomy)
+    const find = async () => (await db.selectFrom('terms').select('id').where('taxonomy', '=', taxonomy)
       .where(isId ? sql<SqlBool>`id = ${id}` : sql<SqlBool>`language = ${language} and slug = ${text}`)
-      .executeTakeFirst()
-    if (row === undefined) throw invalidParam(field, 'unknownTerm', { value: text })
-    ids.push(row.id)
+      .executeTakeFirst())?.id
+    const key = isId ? `term:${taxonomy}:id:${id}` : `term:${taxonomy}:${language}:slug:${text}`
+    const found = lookups === undefined ? await find() : await lookups.cache.lookup(db, key, find, lookups.generation)
+    if (found === undefined) throw invalidParam(field, 'unknownTerm', { value: text })
+    ids.push(found)
   }
   return ids
 }
 
 /** Checks that every id names an existing record of `table` (the venue/organizer filters); unknown → 400. */
-export async function checkIdsExist(db: Kysely<Database>, table: 'venues' | 'organizers' | 'events', field: string, ids: number[]): Promise<void> {
-  const found = await db.selectFrom(table).select('id').where(inIdList(db, sql.ref('id'), ids)).execute()
-  const known = new Set(found.map((r) => r.id))
-  const missing = ids.find((id) => !known.has(id))
+export async function checkIdsExist(db: Kysely<Database>, table: 'venues' | 'organizers' | 'events', field: string, ids: number[], lookups?: FilterLookups): Promise<void> {
+  const firstMissing = async () => {
+    const found = await db.selectFrom(table).select('id').where(inIdList(db, sql.ref('id'), ids)).execute()
+    const known = new Set(found.map((r) => r.id))
+    return ids.find((id) => !known.has(id))
+  }
+  const allKnown = async () => ((await firstMissing()) === undefined ? ids.length : undefined)
+  if (lookups !== undefined && await lookups.cache.lookup(db, `exist:${table}:${JSON.stringify(ids)}`, allKnown, lookups.generation) !== undefined) return
+  const missing = await firstMissing()
   if (missing !== undefined) throw invalidParam(field, 'unknownLinked', { value: String(missing) })
 }
