@@ -13,12 +13,12 @@ import assert from 'node:assert/strict'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, statSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
-import { createServer } from 'node:net'
 import { join } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { openDatabase } from '../src/db/database.js'
 import { generateKey } from '../src/lib/api-keys.js'
 import { createUserWithKey } from '../src/repositories/users.js'
+import { freePort } from './helpers/net.js'
 
 const ROOT = new URL('..', import.meta.url).pathname
 const API = '/calendar/events/v1'
@@ -31,19 +31,6 @@ type Json = Record<string, unknown>
 
 function isJson(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
-
-/** A free TCP port on 127.0.0.1 (asked of the system, then released for the server to take). */
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      const port = typeof address === 'object' && address !== null ? address.port : 0
-      server.close(() => resolve(port))
-    })
-  })
 }
 
 /** Creates an editor and returns its key, straight in the database file (before the server runs). */

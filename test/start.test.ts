@@ -7,25 +7,13 @@
 import t from 'tap'
 import { execFileSync, spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { contractProblems } from './helpers/contract.js'
+import { freePort } from './helpers/net.js'
 
 const ROOT = new URL('..', import.meta.url).pathname
 const BUNDLE = join(ROOT, 'dist/bundle/server.js')
 const API = '/calendar/events/v1'
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      const port = typeof address === 'object' && address !== null ? address.port : 0
-      server.close(() => resolve(port))
-    })
-  })
-}
 
 t.test('the built server starts, answers as the contract says, and stops on SIGTERM', async (t) => {
   if (!existsSync(BUNDLE)) execFileSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: 'ignore' })
