@@ -11,8 +11,8 @@
  * between (`set` with that generation), so a value computed across a write is never served.
  *
  * Bounded: at most `maxEntries` records and `maxEntries` list results and lookups, the least recently
- * used dropped first. Off (every
- * call computes) where the engine gives no change signal (PostgreSQL) or when created with 0 entries.
+ * used dropped first. Off (every call computes) where the engine gives no change signal (PostgreSQL) or
+ * when created with 0 entries.
  */
 import type { Kysely } from 'kysely'
 import { dataVersion } from '../db/dialect.js'
