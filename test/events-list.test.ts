@@ -402,6 +402,18 @@ t.test('list: search is a case-insensitive literal substring of title or descrip
   t.equal(restUrlOf(await s.list('?search=100%25%20jazz')), `${EVENTS_URL}?page=1&per_page=10&${WINDOW}&search=100%25%20jazz`)
 })
 
+t.test('list: search folds case beyond ASCII, also where a letter folds into ASCII', async (t) => {
+  const s = await setup(t)
+  await s.event('Zero \u212a') // KELVIN SIGN, lower-cased "k"
+  await s.event('Zmo\u0130') // CAPITAL I WITH DOT ABOVE, lower-cased "i" + U+0307
+  await s.event('Caf\u00c9 Zoom') // É
+  await s.event('Plain', { description: 'ZERO K' })
+  t.same(await ids(s, '?search=o%20k'), [1, 4], 'KELVIN SIGN is found by "k", like the ASCII K')
+  t.same(await ids(s, '?search=moi'), [2], 'U+0130 is found by "i"')
+  t.same(await ids(s, '?search=caf%C3%A9'), [3], 'É by é')
+  t.same(await ids(s, '?search=CAF%C3%89%20z'), [3])
+})
+
 t.test('list: categories and tags by id or slug, OR within one, AND between the two', async (t) => {
   const s = await setup(t)
   await s.category('Rock') // 1

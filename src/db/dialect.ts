@@ -29,9 +29,19 @@ export function containsText(db: Kysely<any>, columns: ReadonlyArray<Expression<
   const folded = foldCase(needle)
   const fold = isPostgres(db) ? sql.raw('lower') : sql.raw('casefold')
   const position = isPostgres(db) ? sql.raw('strpos') : sql.raw('instr')
-  const tests = columns.map((column) => sql<SqlBool>`coalesce(${position}(${fold}(${column}), ${folded}), 0) > 0`)
+  const tests = columns.map((column) => {
+    const exact = sql<SqlBool>`coalesce(${position}(${fold}(${column}), ${folded}), 0) > 0`
+    if (isPostgres(db) || !ASCII.test(folded)) return exact
+    // SQLite calls `casefold` (JavaScript) for every row; an ASCII needle first passes through LIKE, which
+    // is native and folds ASCII letters alike. Only U+0130 and U+212A fold into ASCII in JavaScript and
+    // not in LIKE, so a text holding either is always passed on: the pre-filter keeps every match.
+    const pattern = `%${folded.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+    return sql<SqlBool>`((${column} like ${pattern} escape '\\' or instr(${column}, '\u0130') > 0 or instr(${column}, '\u212a') > 0) and ${exact})`
+  })
   return sql<SqlBool>`(${sql.join(tests, sql` or `)})`
 }
+
+const ASCII = /^[\x00-\x7f]*$/
 
 /**
  * `column IN (ids)` for a list of any length: a query string can carry more ids than the 32,766
