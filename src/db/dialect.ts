@@ -31,7 +31,8 @@ export function containsText(db: Kysely<any>, columns: ReadonlyArray<Expression<
   const position = isPostgres(db) ? sql.raw('strpos') : sql.raw('instr')
   const tests = columns.map((column) => {
     const exact = sql<SqlBool>`coalesce(${position}(${fold}(${column}), ${folded}), 0) > 0`
-    if (isPostgres(db) || !ASCII.test(folded)) return exact
+    // SQLite refuses LIKE patterns over 50,000 bytes: a longer needle skips the pre-filter.
+    if (isPostgres(db) || !ASCII.test(folded) || folded.length > MAX_PREFILTER_LENGTH) return exact
     // SQLite calls `casefold` (JavaScript) for every row; an ASCII needle first passes through LIKE, which
     // is native and folds ASCII letters alike. Only U+0130 and U+212A fold into ASCII in JavaScript and
     // not in LIKE, so a text holding either is always passed on: the pre-filter keeps every match.
@@ -42,6 +43,7 @@ export function containsText(db: Kysely<any>, columns: ReadonlyArray<Expression<
 }
 
 const ASCII = /^[\x00-\x7f]*$/
+const MAX_PREFILTER_LENGTH = 1000
 
 /**
  * `column IN (ids)` for a list of any length: a query string can carry more ids than the 32,766
