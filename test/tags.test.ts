@@ -6,7 +6,7 @@ import t from 'tap'
 import type { Schema } from '../src/http/operations.js'
 import { API, build } from './helpers/build.js'
 import { insertEvent } from './helpers/fixtures.js'
-import { expectError, termListTests, termTools } from './helpers/terms.js'
+import { expectError, termListTests, termTools, termWriteTests } from './helpers/terms.js'
 
 type Tag = Schema<'Tag'>
 
@@ -655,120 +655,7 @@ t.test('delete: permanent, 200 with the deleted record, then 404', async (t) => 
 
 
 
-t.test('delete: links from events are removed', async (t) => {
-  const { inject, editor, create, db, publishFor } = await setup(t)
-  await create({ name: 'A' })
-  await create({ name: 'B' })
-  const event = await publishFor(1, 2)
-  t.same(ids(await inject({ url: `${PATH}?post=${event}` })), [1, 2])
-  t.equal((await inject({ method: 'DELETE', url: `${PATH}/1`, headers: editor })).statusCode, 200)
-  const links = await db.selectFrom('event_terms').select(['event_id', 'term_id']).orderBy('term_id').execute()
-  t.same(links, [{ event_id: event, term_id: 2 }])
-  t.same(ids(await inject({ url: `${PATH}?post=${event}` })), [2])
-})
-
-t.test('delete: a stale If-Match is 412 and nothing is deleted; a matching one deletes', async (t) => {
-  const { inject, editor, create } = await setup(t)
-  await create({ name: 'Music' })
-  const original = String((await inject({ url: `${PATH}/1` })).headers.etag)
-  await inject({ method: 'PATCH', url: `${PATH}/1`, headers: editor, payload: { description: 'x' } })
-  const stale = await inject({ method: 'DELETE', url: `${PATH}/1`, headers: { ...editor, 'if-match': original } })
-  expectError(t, stale, 412, 'rest-precondition-failed')
-  t.equal((await inject({ url: `${PATH}/1` })).statusCode, 200, 'still there')
-  const current = String((await inject({ url: `${PATH}/1` })).headers.etag)
-  const ok = await inject({ method: 'DELETE', url: `${PATH}/1`, headers: { ...editor, 'if-match': current } })
-  t.equal(ok.statusCode, 200)
-  t.strictSame(ok.json(), tag(1, 'Music', { description: 'x' }))
-  t.equal((await inject({ url: `${PATH}/1` })).statusCode, 404)
-})
-
-t.test('delete: ml_language deletes that language\'s version only', async (t) => {
-  const { inject, editor, create } = await setup(t)
-  await create({ name: 'Music' })
-  await create({ name: 'Musik', ml_language: 'de', translation_of: 1 })
-  const res = await inject({ method: 'DELETE', url: `${PATH}/1?ml_language=de`, headers: editor })
-  t.strictSame(res.json(), tag(2, 'Musik', { ml_language: 'de', translations: { en: 1, de: 2 } }))
-  t.strictSame((await inject({ url: `${PATH}/1` })).json(), tag(1, 'Music'))
-})
-
-// --------------------------------------------------------------------------------------------- count
-
-t.test('count is the number of published events linked', async (t) => {
-  const { inject, create, db } = await setup(t)
-  await create({ name: 'Music' })
-  await create({ name: 'Sports' })
-  for (const status of ['publish', 'publish', 'draft', 'pending', 'private', 'trash']) {
-    await insertEvent(db, { status }, { terms: [1] })
-  }
-  await insertEvent(db, { status: 'draft' }, { terms: [2] })
-  t.equal((await inject({ url: `${PATH}/1` })).json<Tag>().count, 2)
-  t.equal((await inject({ url: `${PATH}/2` })).json<Tag>().count, 0)
-  const listed = await inject({ url: `${PATH}?hide_empty=false` })
-  t.same(listed.json<{ tags: Tag[] }>().tags.map((c) => [c.id, c.count]), [[1, 2], [2, 0]])
-})
-
-// ---------------------------------------------------------------------------------------------- auth
-
-t.test('auth: anonymous or unknown-key writes are 401 rest_forbidden, before the body is checked', async (t) => {
-  const { inject, create } = await setup(t)
-  await create({ name: 'Music' })
-  const writes = [
-    { method: 'POST', url: PATH, payload: { name: 'X' } },
-    { method: 'POST', url: PATH, payload: { colour: 'red' } },
-    { method: 'POST', url: `${PATH}/1`, payload: { name: 'X' } },
-    { method: 'PUT', url: `${PATH}/1`, payload: { name: 'X' } },
-    { method: 'PATCH', url: `${PATH}/1`, payload: { name: null } },
-    { method: 'DELETE', url: `${PATH}/1` },
-    { method: 'PATCH', url: `${PATH}/99`, payload: { name: 'X' } },
-  ] as const
-  for (const headers of [{}, { authorization: 'Bearer not-a-key' }]) {
-    for (const write of writes) {
-      const res = await inject({ ...write, headers })
-      t.equal(res.statusCode, 401, `${write.method} ${write.url}`)
-      t.strictSame(res.json(), { code: 'rest_forbidden', message: 'Sorry, you are not allowed to do that.', data: { status: 401 } })
-    }
-  }
-  t.strictSame((await inject({ url: `${PATH}/1` })).json(), tag(1, 'Music'), 'nothing changed')
-})
-
-t.test('auth: subscribers, contributors and authors may not write terms (403 rest_forbidden)', async (t) => {
-  const { inject, auth, create } = await setup(t)
-  await create({ name: 'Music' })
-  for (const role of ['subscriber', 'contributor', 'author'] as const) {
-    const headers = await auth(role)
-    for (const write of [
-      { method: 'POST', url: PATH, payload: { name: 'X' } },
-      { method: 'POST', url: `${PATH}/1`, payload: { name: 'X' } },
-      { method: 'PUT', url: `${PATH}/1`, payload: { name: 'X' } },
-      { method: 'PATCH', url: `${PATH}/1`, payload: { name: 'X' } },
-      { method: 'DELETE', url: `${PATH}/1` },
-    ] as const) {
-      const res = await inject({ ...write, headers })
-      t.equal(res.statusCode, 403, `${role} ${write.method} ${write.url}`)
-      t.strictSame(res.json(), { code: 'rest_forbidden', message: 'Sorry, you are not allowed to do that.', data: { status: 403 } })
-    }
-    t.equal((await inject({ url: `${PATH}/1`, headers })).statusCode, 200, `${role} reads`)
-  }
-  t.strictSame((await inject({ url: `${PATH}/1` })).json(), tag(1, 'Music'), 'nothing changed')
-})
-
-t.test('auth: editors and administrators manage terms; reads are public', async (t) => {
-  const { inject, auth } = await setup(t)
-  let id = 0
-  for (const role of ['editor', 'administrator'] as const) {
-    const headers = await auth(role)
-    const created = await inject({ method: 'POST', url: PATH, headers, payload: { name: role } })
-    t.equal(created.statusCode, 201, `${role} creates`)
-    id = created.json<Tag>().id
-    t.equal((await inject({ method: 'PATCH', url: `${PATH}/${id}`, headers, payload: { description: 'd' } })).statusCode, 200, `${role} updates`)
-    t.equal((await inject({ method: 'PUT', url: `${PATH}/${id}`, headers, payload: { description: 'e' } })).statusCode, 200)
-    t.equal((await inject({ method: 'POST', url: `${PATH}/${id}`, headers, payload: { description: 'f' } })).statusCode, 200)
-    t.strictSame((await inject({ url: `${PATH}/${id}` })).json(), tag(id, role, { description: 'f' }), 'anonymous read')
-    t.equal((await inject({ url: `${PATH}?hide_empty=false` })).statusCode, 200, 'anonymous list')
-    t.equal((await inject({ method: 'DELETE', url: `${PATH}/${id}`, headers })).statusCode, 200, `${role} deletes`)
-  }
-  t.equal(id, 2)
-})
+termWriteTests({ collection: 'tags', record: tag })
 
 t.test('an empty include list filters nothing', async (t) => {
   const { inject, auth } = await build(t)
