@@ -20,9 +20,10 @@ import { createCompilers, useCompilers, type Compilers } from './http/compilers.
 import { createReadCache, type ReadCache } from './repositories/read-cache.js'
 import { recordSerializers } from './http/serialized.js'
 import { ApiError, frameworkErrorHandler, registerErrorHandlers, type ErrorTexts } from './http/errors.js'
+import { clientErrorHandler, ignoreUnknownExpectations } from './http/client-errors.js'
 import { messageTable } from './http/i18n.js'
 import { createCatalog } from './http/messages.js'
-import { requestedLanguage } from './http/language.js'
+import { requestedLanguage, type Language } from './http/language.js'
 import type { Handlers } from './http/operations.js'
 import { formEscapesAreUtf8, parseFormBody, registerQueryNormalisation } from './http/query.js'
 import { registerAuthentication, securityHandlers } from './http/security.js'
@@ -66,7 +67,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       setCommonHeaders(req, reply, config)
       return frameworkErrorHandler(texts)(error, req, reply)
     },
+    // Refused by Node's HTTP parser (raw UTF-8 in the URL, headers too large): the same body and headers.
+    clientErrorHandler: clientErrorHandler(texts, commonHeaders),
   })
+  ignoreUnknownExpectations(app.server)
 
   useCompilers(app, options.compilers ?? createCompilers())
   registerErrorHandlers(app, texts)
@@ -183,10 +187,16 @@ function registerHeaders(app: FastifyInstance, config: Config): void {
 }
 
 function setCommonHeaders(req: FastifyRequest, reply: FastifyReply, config: Config): void {
-  reply.header('Access-Control-Allow-Origin', '*')
-  reply.header('Access-Control-Expose-Headers', EXPOSED_HEADERS)
-  // The spec declares the header as the `ml_language` code itself (`at`, `ch-fr`, …), not a BCP 47 tag.
-  reply.header('Content-Language', requestedLanguage(req) ?? config.defaultLanguage)
+  reply.headers(commonHeaders(requestedLanguage(req) ?? config.defaultLanguage))
+}
+
+function commonHeaders(language: Language): Record<string, string> {
+  return {
+    'Access-Control-Allow-Origin': '*',
+    'Access-Control-Expose-Headers': EXPOSED_HEADERS,
+    // The spec declares the header as the `ml_language` code itself (`at`, `ch-fr`, …), not a BCP 47 tag.
+    'Content-Language': language,
+  }
 }
 
 /**

@@ -7,6 +7,9 @@ import { NotModified } from './etag.js'
 import { requestedLanguage, type Language } from './language.js'
 import type { Catalog, MessageKey, MessageVars } from './messages.js'
 
+/** The protection space a 401 names: the namespace. */
+const REALM = 'calendar/events/v1'
+
 export type Resource = 'event' | 'venue' | 'organizer' | 'category' | 'tag'
 
 type Params = Record<string, string> | string[]
@@ -101,6 +104,11 @@ function send(req: FastifyRequest, reply: FastifyReply, error: ApiError, texts: 
   }
   if (params !== undefined) data.params = params
   if (details !== undefined) data.details = details
+  // RFC 9110 §11.6.1: a 401 names its scheme; RFC 6750 §3.1: a key that was sent and refused is invalid_token.
+  if (error.status === 401) {
+    const sentKey = /^bearer\s/i.test(req.headers.authorization ?? '')
+    reply.header('WWW-Authenticate', sentKey ? `Bearer realm="${REALM}", error="invalid_token"` : `Bearer realm="${REALM}"`)
+  }
   return reply
     .code(error.status)
     .type('application/json; charset=utf-8')

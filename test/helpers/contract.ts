@@ -55,6 +55,11 @@ export function contractProblems(method: string, url: string, res: ResponseLike)
   return validate(name, isJson(media.schema) ? media.schema : {}, res)
 }
 
+/** Problems of a body that should be the contract's Error (answers outside any operation). */
+export function errorBodyProblems(body: string): string[] {
+  return validate('#/components/schemas/Error', schemaAt(['components', 'schemas', 'Error']), { statusCode: 0, headers: {}, body })
+}
+
 function validate(key: string, schema: Json, res: ResponseLike): string[] {
   let check = compiled.get(key)
   if (check === undefined) {

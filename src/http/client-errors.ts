@@ -1,0 +1,76 @@
+/**
+ * Requests Node's HTTP parser refuses never reach fastify: no route, no hooks, no reply. Raw UTF-8 in
+ * the URL (which curl sends unencoded), a malformed header, headers over the size limit (431) or headers
+ * that arrive too slowly (408) would get fastify's own body. This answers them on the socket with the
+ * contract's error body (CONTRACT §10) and the headers every response carries (§16), in the default
+ * language (the request, unparsed, names none). The parser itself stays strict.
+ *
+ * Also: an `Expect` other than `100-continue` would get Node's bare 417; it is ignored instead
+ * (RFC 9110 §10.1.1 allows that), so the request is answered like any other.
+ */
+import { STATUS_CODES, type Server } from 'node:http'
+import type { Socket } from 'node:net'
+import type { FastifyBaseLogger } from 'fastify'
+import type { ErrorTexts } from './errors.js'
+import type { Language } from './language.js'
+import type { MessageKey } from './messages.js'
+
+/** What a refused request is answered with, by the parser's error code. */
+export interface ClientErrorAnswer {
+  status: number
+  code: string
+  messageKey: MessageKey
+}
+
+/** After the answer, the socket is closed; a client that never closes its side is cut off after this. */
+const LINGER_MS = 2000
+
+export function clientErrorAnswer(errorCode: string | undefined): ClientErrorAnswer {
+  switch (errorCode) {
+    case 'HPE_HEADER_OVERFLOW':
+      return { status: 431, code: 'rest_request_header_fields_too_large', messageKey: 'headersTooLarge' }
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return { status: 408, code: 'rest_request_timeout', messageKey: 'requestTimeout' }
+    default:
+      return { status: 400, code: 'rest_invalid_request', messageKey: 'unparsableRequest' }
+  }
+}
+
+/** The whole HTTP/1.1 answer, as bytes ready for the socket. */
+export function clientErrorResponse(answer: ClientErrorAnswer, message: string, headers: Record<string, string>): Buffer {
+  const body = Buffer.from(JSON.stringify({ code: answer.code, message, data: { status: answer.status } }), 'utf8')
+  const lines = [
+    `HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status] ?? 'Error'}`,
+    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+    'Content-Type: application/json; charset=utf-8',
+    `Content-Length: ${body.length}`,
+    'Connection: close',
+  ]
+  return Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1'), body])
+}
+
+/**
+ * fastify's `clientErrorHandler`. `headers` gives the common headers for a language (CORS,
+ * Content-Language and whatever else every response carries).
+ */
+export function clientErrorHandler(texts: ErrorTexts, headers: (language: Language) => Record<string, string>) {
+  return function handle(this: { log: FastifyBaseLogger }, error: Error & { code?: string }, socket: Socket): void {
+    // A reset connection has no one left to answer.
+    if (error.code === 'ECONNRESET' || socket.destroyed) return
+    const answer = clientErrorAnswer(error.code)
+    // The code only: the raw packet may hold an Authorization header.
+    this.log.debug({ parserError: error.code, status: answer.status }, 'request refused by the HTTP parser')
+    const language = texts.defaultLanguage
+    if (socket.writable) {
+      socket.end(clientErrorResponse(answer, texts.catalog.translate(language, answer.messageKey), headers(language)))
+    }
+    const linger = setTimeout(() => socket.destroy(), LINGER_MS)
+    linger.unref()
+    socket.once('close', () => clearTimeout(linger))
+  }
+}
+
+/** Lets requests with an unknown `Expect` through instead of Node's bodiless 417. */
+export function ignoreUnknownExpectations(server: Server): void {
+  server.on('checkExpectation', (req, res) => server.emit('request', req, res))
+}
