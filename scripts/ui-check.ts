@@ -1,33 +1,139 @@
 /**
- * Opens Swagger UI in headless Chromium against a running server, checks that it renders the 3.1
- * document with every operation, tries GET /categories through "Try it out", and saves a screenshot.
- * Usage: `node --import tsx scripts/ui-check.ts [base-url] [screenshot.png]` (Debian's chromium).
+ * `npm run ui-check`: Swagger UI in headless Chromium, as a newcomer uses it. Starts a fresh server
+ * (empty in-memory database, an editor key, a free port) unless `--url` names a running one, then:
+ * checks the page's title and that the 3.1 document renders every operation with no page error;
+ * authorizes with the key; runs "Try it out" with the prefilled defaults on POST /categories,
+ * POST /events and GET /events, in that order (expected 201, 201, 200); opens the German page
+ * (`/ui?ml_language=de`). Saves a screenshot of each step in `--out` (default `ui-check/`), prints a
+ * JSON report and exits 1 if anything differs.
+ *
+ * The browser is `--browser <path>`, else `CHROMIUM_PATH`, else the first of the usual Chromium paths
+ * that exists (Debian: `apt-get install chromium fonts-liberation`; playwright's own download is not used).
  */
-import { chromium } from 'playwright-core'
+import { existsSync, mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { chromium, type Locator, type Page } from 'playwright-core'
+import { buildApp } from '../src/app.js'
+import { defaultConfig } from '../src/config.js'
+import { openDatabase } from '../src/db/database.js'
+import { generateKey } from '../src/lib/api-keys.js'
+import { createUserWithKey } from '../src/repositories/users.js'
+import { freePort } from './free-port.js'
 
-const base = process.argv[2] ?? 'http://127.0.0.1:3000'
-const shot = process.argv[3] ?? 'swagger-ui.png'
-const browser = await chromium.launch({
-  executablePath: '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
-})
-try {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } })
-  const errors: string[] = []
-  page.on('pageerror', (e) => errors.push(e.message))
-  await page.goto(`${base}/calendar/events/v1/ui`, { waitUntil: 'networkidle' })
-  await page.waitForSelector('.opblock-summary')
-  const title = (await page.locator('.info .title').first().textContent()) ?? ''
-  const operations = await page.locator('.opblock-summary-path').count()
-  const servers = await page.locator('.servers select option').allTextContents()
-  const block = page.locator('.opblock-get', { has: page.locator('.opblock-summary-path[data-path="/categories"]') }).first()
+const BROWSERS = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome', '/usr/bin/google-chrome-stable']
+const STEPS = [
+  { method: 'post', path: '/categories', expected: '201' },
+  { method: 'post', path: '/events', expected: '201' },
+  { method: 'get', path: '/events', expected: '200' },
+] as const
+
+function option(name: string): string | undefined {
+  const index = process.argv.indexOf(`--${name}`)
+  return index === -1 ? undefined : process.argv[index + 1]
+}
+
+export function browserPath(): string {
+  const chosen = option('browser') ?? process.env.CHROMIUM_PATH ?? BROWSERS.find((path) => existsSync(path))
+  if (chosen === undefined || !existsSync(chosen)) {
+    throw new Error(`no Chromium found (tried ${chosen ?? BROWSERS.join(', ')}): pass --browser <path> or set CHROMIUM_PATH`)
+  }
+  return chosen
+}
+
+/** A fresh server on a free loopback port, with an editor key; or the one at `--url` (key from `--key`). */
+async function server(): Promise<{ base: string; key: string | undefined; close(): Promise<void> }> {
+  const url = option('url')
+  if (url !== undefined) return { base: url.replace(/\/$/, ''), key: option('key'), close: async () => {} }
+  const database = await openDatabase(':memory:')
+  const key = generateKey()
+  await createUserWithKey(database.db, 'editor', key, '2026-01-01 00:00:00', 'ui-check')
+  const port = await freePort()
+  const base = `http://127.0.0.1:${port}`
+  const app = await buildApp({ db: database.db, config: defaultConfig({ port, publicUrl: base }) })
+  await app.listen({ host: '127.0.0.1', port })
+  return { base, key, close: async () => { await app.close(); await database.close() } }
+}
+
+function operation(page: Page, method: string, path: string): Locator {
+  return page.locator(`.opblock-${method}`, { has: page.locator(`.opblock-summary-path[data-path="${path}"]`) }).first()
+}
+
+async function tryItOut(page: Page, method: string, path: string): Promise<{ status: string; body: string }> {
+  const block = operation(page, method, path)
   await block.locator('.opblock-summary').click()
   await block.getByRole('button', { name: 'Try it out' }).click()
   await block.getByRole('button', { name: 'Execute' }).click()
-  await block.locator('.live-responses-table tr.response .response-col_status').first().waitFor()
-  const status = (await block.locator('.live-responses-table tr.response .response-col_status').first().textContent())?.trim()
-  await page.screenshot({ path: shot })
-  process.stdout.write(`${JSON.stringify({ title, operations, servers, tryItOutStatus: status, pageErrors: errors }, null, 2)}\n`)
-} finally {
-  await browser.close()
+  const row = block.locator('.live-responses-table tr.response').first()
+  await row.locator('.response-col_status').waitFor({ timeout: 15_000 })
+  const status = ((await row.locator('.response-col_status').textContent()) ?? '').trim()
+  const body = ((await block.locator('.responses-inner .highlight-code').first().textContent()) ?? '').trim()
+  return { status, body }
 }
+
+async function main(): Promise<void> {
+  const out = option('out') ?? 'ui-check'
+  mkdirSync(out, { recursive: true })
+  const target = await server()
+  const browser = await chromium.launch({
+    executablePath: browserPath(),
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+  })
+  const report: Record<string, unknown> = { server: target.base }
+  const problems: string[] = []
+  try {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } })
+    const errors: string[] = []
+    page.on('pageerror', (e) => errors.push(e.message))
+    await page.goto(`${target.base}/calendar/events/v1/ui`, { waitUntil: 'networkidle' })
+    await page.waitForSelector('.opblock-summary')
+    report.pageTitle = await page.title()
+    report.title = ((await page.locator('.info .title').first().textContent()) ?? '').trim()
+    report.operations = await page.locator('.opblock-summary-path').count()
+    report.topbar = await page.locator('.topbar').count()
+    await page.screenshot({ path: join(out, '0-overview.png') })
+    if (report.operations !== 52) problems.push(`expected 52 operations, saw ${String(report.operations)}`)
+    if (report.topbar !== 0) problems.push('the framework top bar is shown')
+
+    if (target.key !== undefined) {
+      await page.locator('.auth-wrapper .authorize').click()
+      await page.locator('.modal-ux input').first().fill(target.key)
+      await page.locator('.modal-ux .auth-btn-wrapper .modal-btn.authorize').click()
+      await page.locator('.modal-ux .auth-btn-wrapper .btn-done').click()
+    }
+    const steps: Array<Record<string, string>> = []
+    for (const [index, step] of STEPS.entries()) {
+      const { status, body } = await tryItOut(page, step.method, step.path)
+      steps.push({ operation: `${step.method.toUpperCase()} ${step.path}`, status, expected: step.expected, body: body.slice(0, 160) })
+      if (status !== step.expected) problems.push(`${step.method.toUpperCase()} ${step.path}: ${status}, expected ${step.expected}: ${body.slice(0, 300)}`)
+      const block = operation(page, step.method, step.path)
+      // The operation from its summary down to the live answer (the documented responses below it are long).
+      const top = await block.boundingBox()
+      const answer = await block.locator('.live-responses-table').first().boundingBox()
+      if (top !== null && answer !== null) {
+        const height = Math.min(answer.y + Math.min(answer.height, 500) - top.y, 2400)
+        await page.screenshot({ path: join(out, `${index + 1}-${step.method}-${step.path.slice(1)}.png`), fullPage: true, clip: { x: top.x, y: top.y, width: top.width, height } })
+      }
+    }
+    report.tryItOut = steps
+
+    const german = await browser.newPage({ viewport: { width: 1280, height: 800 } })
+    german.on('pageerror', (e) => errors.push(e.message))
+    await german.goto(`${target.base}/calendar/events/v1/ui?ml_language=de`, { waitUntil: 'networkidle' })
+    await german.waitForSelector('.opblock-summary', { timeout: 15_000 })
+    report.germanSummary = ((await german.locator('.opblock-summary-description').first().textContent()) ?? '').trim()
+    await german.screenshot({ path: join(out, '4-german.png') })
+    report.pageErrors = errors
+    if (errors.length > 0) problems.push(`page errors: ${errors.join('; ')}`)
+  } finally {
+    await browser.close()
+    await target.close()
+  }
+  report.problems = problems
+  process.stdout.write(`${JSON.stringify(report, null, 2)}\n`)
+  process.exit(problems.length === 0 ? 0 : 1)
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
+  process.exit(1)
+})

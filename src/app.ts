@@ -28,6 +28,8 @@ import type { Handlers } from './http/operations.js'
 import { formEscapesAreUtf8, parseFormBody, registerQueryNormalisation } from './http/query.js'
 import { registerAuthentication, securityHandlers } from './http/security.js'
 import { PREFIX, asSwaggerDocument, loadSpec, servedDocument, type LoadedSpec } from './http/spec.js'
+import { typedDocument } from './http/wire-forms.js'
+import { swaggerUiTheme } from './http/swagger-ui.js'
 
 export interface AppOptions {
   db: Kysely<Database>
@@ -85,7 +87,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(swagger, { mode: 'static', specification: { document: asSwaggerDocument(spec.document) } })
   await app.register(swaggerUi, {
     routePrefix: `${PREFIX}/ui`,
-    uiConfig: { deepLinking: true, displayRequestDuration: true },
+    ...swaggerUiTheme(),
     // The UI shows the document exactly as /doc serves it: absolute server, requested language.
     transformSpecification: (_document, req) => servedDocument(spec, config.publicUrl, requestedLanguage(req) ?? config.defaultLanguage),
   })
@@ -99,7 +101,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ...eventHandlers(ctx),
   } satisfies Handlers
   await app.register(openapiGlue, {
-    specification: structuredClone(spec.document),
+    // Validation as handlers read requests: the text forms of query strings and forms are converted first.
+    specification: typedDocument(spec.document),
     serviceHandlers: handlers,
     securityHandlers,
     prefix: PREFIX,
@@ -137,10 +140,14 @@ function registerBodyParsers(app: FastifyInstance): void {
     if (text === undefined || !formEscapesAreUtf8(text)) return done(new ApiError(400, 'rest_invalid_json', 'invalidJson'), undefined)
     done(null, parseFormBody(text))
   })
-  app.addContentTypeParser('*', { parseAs: 'buffer' }, (req, body: Buffer, done) => {
+  const refuse = (req: FastifyRequest, body: Buffer, done: (error: Error | null, value?: unknown) => void) => {
     if (req.method === 'DELETE' || body.length === 0) return done(null, undefined)
     done(new ApiError(415, 'rest_unsupported_media_type', 'unsupportedMediaType', { type: String(req.headers['content-type'] ?? '') }), undefined)
-  })
+  }
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, refuse)
+  // A type the server only answers with (/doc's YAML), named so that glue, which looks for a parser for every
+  // media type of the spec, finds one: refused like any other.
+  app.addContentTypeParser('application/yaml', { parseAs: 'buffer' }, refuse)
   // The route is checked first (CONTRACT §1): no route is 404 before the body is read, whatever it holds.
   app.addHook('onRequest', async (req) => {
     if (req.is404) throw new ApiError(404, 'rest_no_route', 'noRoute')

@@ -1442,13 +1442,31 @@ export interface components {
             };
             content?: never;
         };
-        /** @description The request is invalid: `rest_invalid_param` (a parameter or field is rejected; `data.params` names it), `rest_missing_callback_param` (required fields are missing; `data.params` lists them), `rest_invalid_json` (malformed JSON body), `term_exists` (a term with that name already exists), `event-tickets-not-active` (`ticketed=true`) or `geoloc-extension-inactive` (geolocation used while the extension is off). */
+        /** @description The request is invalid: `rest_invalid_param` (a parameter or field is rejected; `data.params` names it), `rest_missing_callback_param` (required fields are missing; `data.params` lists them), `rest_invalid_json` (malformed JSON body), `term_exists` (a term with that name already exists), `event-tickets-not-active` (`ticketed=true`), `geoloc-extension-inactive` (geolocation used while the extension is off) or `rest_invalid_request` (the request is not well-formed HTTP, such as a URL with raw characters outside ASCII: percent-encode them). */
         BadRequest: {
             headers: {
                 "Content-Language": components["headers"]["Content-Language"];
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "code": "rest_invalid_param",
+                 *       "message": "Invalid parameter(s): start_date.",
+                 *       "data": {
+                 *         "status": 400,
+                 *         "params": {
+                 *           "start_date": "start_date is not a valid date: use YYYY-MM-DD HH:MM:SS or ISO 8601 with an offset."
+                 *         },
+                 *         "details": [
+                 *           {
+                 *             "field": "start_date",
+                 *             "message": "start_date is not a valid date: use YYYY-MM-DD HH:MM:SS or ISO 8601 with an offset."
+                 *           }
+                 *         ]
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -1456,9 +1474,19 @@ export interface components {
         Unauthorized: {
             headers: {
                 "Content-Language": components["headers"]["Content-Language"];
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "code": "rest_forbidden",
+                 *       "message": "Sorry, you are not allowed to do that.",
+                 *       "data": {
+                 *         "status": 401
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -1469,6 +1497,15 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "code": "rest_forbidden",
+                 *       "message": "Sorry, you are not allowed to do that.",
+                 *       "data": {
+                 *         "status": 403
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -1479,6 +1516,15 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "code": "rest-event-not-found",
+                 *       "message": "Event with ID 99 does not exist.",
+                 *       "data": {
+                 *         "status": 404
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -1489,6 +1535,15 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "code": "event-no-longer-available",
+                 *       "message": "This event is no longer available.",
+                 *       "data": {
+                 *         "status": 410
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -1499,6 +1554,15 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "code": "rest-precondition-failed",
+                 *       "message": "The record has changed since it was read (If-Match does not match its current ETag).",
+                 *       "data": {
+                 *         "status": 412
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -1509,6 +1573,15 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "code": "rest_payload_too_large",
+                 *       "message": "The request body is larger than the limit of 1 MiB.",
+                 *       "data": {
+                 *         "status": 413
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -1519,6 +1592,53 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "code": "rest_unsupported_media_type",
+                 *       "message": "Unsupported media type \"text/plain\": send application/json or application/x-www-form-urlencoded.",
+                 *       "data": {
+                 *         "status": 415
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The request line and headers did not arrive in time: `rest_request_timeout`. Answered before routing, in the default language. */
+        RequestTimeout: {
+            headers: {
+                "Content-Language": components["headers"]["Content-Language"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "rest_request_timeout",
+                 *       "message": "The request was not received completely in time.",
+                 *       "data": {
+                 *         "status": 408
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The request line and headers are larger than the server accepts: `rest_request_header_fields_too_large`. Answered before routing, in the default language. */
+        HeadersTooLarge: {
+            headers: {
+                "Content-Language": components["headers"]["Content-Language"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "rest_request_header_fields_too_large",
+                 *       "message": "The request line and headers are larger than the server accepts: send a shorter URL or fewer and smaller headers.",
+                 *       "data": {
+                 *         "status": 431
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -1529,24 +1649,69 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "code": "rest_internal_error",
+                 *       "message": "An internal error occurred; the request was not completed.",
+                 *       "data": {
+                 *         "status": 500
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
     };
     parameters: {
-        /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+        /**
+         * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+         * @example en
+         */
         MlLanguage: "at" | "en" | "de" | "es" | "ch-fr" | "ch-de";
-        /** @description Page of results to return, starting at 1. */
+        /**
+         * @description Page of results to return, starting at 1.
+         * @example 1
+         */
         Page: number;
-        /** @description Number of records per page; values above 50 are clamped to 50. */
+        /**
+         * @description Number of records per page; values above 50 are clamped to 50.
+         * @example 10
+         */
         PerPage: number;
-        /** @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`. */
+        /**
+         * @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`.
+         * @example 1
+         */
         Id: number;
-        /** @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent). */
-        Slug: string;
-        /** @description Whether to delete the record for good instead of moving it to the trash. Accepts `true`, `false`, `1` or `0`. */
+        /**
+         * @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`.
+         * @example 2
+         */
+        TagId: number;
+        /**
+         * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent).
+         * @example open-air-cinema
+         */
+        EventSlug: string;
+        /**
+         * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent).
+         * @example rote-fabrik
+         */
+        VenueSlug: string;
+        /**
+         * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent).
+         * @example kino-am-see
+         */
+        OrganizerSlug: string;
+        /**
+         * @description Whether to delete the record for good instead of moving it to the trash. Accepts `true`, `false`, `1` or `0`.
+         * @example false
+         */
         Force: boolean;
-        /** @description Password of a password-protected event. Reading such an event needs it unless the caller may edit the event; it is compared in constant time. */
+        /**
+         * @description Password of a password-protected event. Reading such an event needs it unless the caller may edit the event; it is compared in constant time.
+         * @example members-only
+         */
         EventPassword: string;
         /** @description Entity tag of the version the change is based on; when it no longer matches the stored version the request fails with 412 `rest-precondition-failed` and nothing is written. */
         IfMatch: string;
@@ -1557,6 +1722,37 @@ export interface components {
         /** @description Fields of the new event, as JSON or as a form. Array fields accept repeated, bracketed and comma-separated forms in a form body. */
         EventCreate: {
             content: {
+                /**
+                 * @example {
+                 *       "title": "Late Night Jazz",
+                 *       "description": "Two sets of live jazz with the house band and a guest soloist.",
+                 *       "start_date": "2026-12-04 21:00",
+                 *       "end_date": "2026-12-04 23:30",
+                 *       "timezone": "Europe/Zurich",
+                 *       "cost": "CHF 25",
+                 *       "website": "https://jazzclub.example/late-night",
+                 *       "featured": true,
+                 *       "categories": [
+                 *         1
+                 *       ],
+                 *       "venue": [
+                 *         {
+                 *           "venue": "Volkshaus",
+                 *           "address": "Stauffacherstrasse 60",
+                 *           "city": "Zürich",
+                 *           "zip": "8004",
+                 *           "country": "Switzerland"
+                 *         }
+                 *       ],
+                 *       "organizer": [
+                 *         {
+                 *           "organizer": "Jazz Club Zürich",
+                 *           "email": "info@jazzclub.example"
+                 *         }
+                 *       ],
+                 *       "ml_language": "en"
+                 *     }
+                 */
                 "application/json": components["schemas"]["EventCreate"];
                 "application/x-www-form-urlencoded": components["schemas"]["EventCreate"];
             };
@@ -1564,6 +1760,12 @@ export interface components {
         /** @description Fields to change on the event, as JSON or as a form. Partial update: omitted fields keep their value. An empty body changes nothing. */
         EventUpdate: {
             content: {
+                /**
+                 * @example {
+                 *       "featured": true,
+                 *       "cost": "CHF 30"
+                 *     }
+                 */
                 "application/json": components["schemas"]["EventUpdate"];
                 "application/x-www-form-urlencoded": components["schemas"]["EventUpdate"];
             };
@@ -1571,6 +1773,12 @@ export interface components {
         /** @description Fields to change on the event, as JSON or as a form. Partial update: omitted fields keep their value. An empty body changes nothing. */
         EventUpdateBySlug: {
             content: {
+                /**
+                 * @example {
+                 *       "featured": true,
+                 *       "cost": "CHF 30"
+                 *     }
+                 */
                 "application/json": components["schemas"]["EventUpdateBySlug"];
                 "application/x-www-form-urlencoded": components["schemas"]["EventUpdateBySlug"];
             };
@@ -1578,6 +1786,17 @@ export interface components {
         /** @description Fields of the new venue, as JSON or as a form. Array fields accept repeated, bracketed and comma-separated forms in a form body. */
         VenueCreate: {
             content: {
+                /**
+                 * @example {
+                 *       "venue": "Volkshaus",
+                 *       "address": "Stauffacherstrasse 60",
+                 *       "city": "Zürich",
+                 *       "zip": "8004",
+                 *       "country": "Switzerland",
+                 *       "website": "https://www.volkshaus.ch",
+                 *       "show_map": true
+                 *     }
+                 */
                 "application/json": components["schemas"]["VenueCreate"];
                 "application/x-www-form-urlencoded": components["schemas"]["VenueCreate"];
             };
@@ -1585,6 +1804,11 @@ export interface components {
         /** @description Fields to change on the venue, as JSON or as a form. Partial update: omitted fields keep their value. An empty body changes nothing. */
         VenueUpdate: {
             content: {
+                /**
+                 * @example {
+                 *       "phone": "+41 44 242 11 55"
+                 *     }
+                 */
                 "application/json": components["schemas"]["VenueUpdate"];
                 "application/x-www-form-urlencoded": components["schemas"]["VenueUpdate"];
             };
@@ -1592,6 +1816,13 @@ export interface components {
         /** @description Fields of the new organizer, as JSON or as a form. Array fields accept repeated, bracketed and comma-separated forms in a form body. */
         OrganizerCreate: {
             content: {
+                /**
+                 * @example {
+                 *       "organizer": "Jazz Club Zürich",
+                 *       "email": "info@jazzclub.example",
+                 *       "website": "https://jazzclub.example"
+                 *     }
+                 */
                 "application/json": components["schemas"]["OrganizerCreate"];
                 "application/x-www-form-urlencoded": components["schemas"]["OrganizerCreate"];
             };
@@ -1599,6 +1830,11 @@ export interface components {
         /** @description Fields to change on the organizer, as JSON or as a form. Partial update: omitted fields keep their value. An empty body changes nothing. */
         OrganizerUpdate: {
             content: {
+                /**
+                 * @example {
+                 *       "phone": "+41 44 000 00 01"
+                 *     }
+                 */
                 "application/json": components["schemas"]["OrganizerUpdate"];
                 "application/x-www-form-urlencoded": components["schemas"]["OrganizerUpdate"];
             };
@@ -1606,6 +1842,12 @@ export interface components {
         /** @description Fields of the new event category, as JSON or as a form. Array fields accept repeated, bracketed and comma-separated forms in a form body. */
         CategoryCreate: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Concerts",
+                 *       "description": "Live music on stage."
+                 *     }
+                 */
                 "application/json": components["schemas"]["CategoryCreate"];
                 "application/x-www-form-urlencoded": components["schemas"]["CategoryCreate"];
             };
@@ -1613,6 +1855,11 @@ export interface components {
         /** @description Fields to change on the event category, as JSON or as a form. Partial update: omitted fields keep their value. An empty body changes nothing. */
         CategoryUpdate: {
             content: {
+                /**
+                 * @example {
+                 *       "description": "Live music of every kind."
+                 *     }
+                 */
                 "application/json": components["schemas"]["CategoryUpdate"];
                 "application/x-www-form-urlencoded": components["schemas"]["CategoryUpdate"];
             };
@@ -1620,6 +1867,12 @@ export interface components {
         /** @description Fields of the new event tag, as JSON or as a form. Array fields accept repeated, bracketed and comma-separated forms in a form body. */
         TagCreate: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Family friendly",
+                 *       "description": "For children and their parents."
+                 *     }
+                 */
                 "application/json": components["schemas"]["TagCreate"];
                 "application/x-www-form-urlencoded": components["schemas"]["TagCreate"];
             };
@@ -1627,6 +1880,11 @@ export interface components {
         /** @description Fields to change on the event tag, as JSON or as a form. Partial update: omitted fields keep their value. An empty body changes nothing. */
         TagUpdate: {
             content: {
+                /**
+                 * @example {
+                 *       "description": "Outdoors, whatever the weather."
+                 *     }
+                 */
                 "application/json": components["schemas"]["TagUpdate"];
                 "application/x-www-form-urlencoded": components["schemas"]["TagUpdate"];
             };
@@ -1643,6 +1901,11 @@ export interface components {
         "X-Total": number;
         /** @description Number of pages; 0 when nothing matches. */
         "X-Total-Pages": number;
+        /**
+         * @description The authentication scheme, `Bearer realm="calendar/events/v1"`, with `error="invalid_token"` when a key was sent and refused (RFC 6750).
+         * @example Bearer realm="calendar/events/v1"
+         */
+        "WWW-Authenticate": string;
         /** @description Links to the next and previous pages (RFC 8288, `rel="next"` and `rel="prev"`); present only when such a page exists. */
         Link: string;
     };
@@ -1653,11 +1916,20 @@ export interface operations {
     getRoot: {
         parameters: {
             query?: {
-                /** @description Namespace to describe; any value other than `calendar/events/v1` is 404 `rest_invalid_namespace`. */
+                /**
+                 * @description Namespace to describe; any value other than `calendar/events/v1` is 404 `rest_invalid_namespace`.
+                 * @example calendar/events/v1
+                 */
                 namespace?: string;
-                /** @description Context of the request, `view` or `help`, as in a WordPress REST namespace index. */
+                /**
+                 * @description Context of the request, `view` or `help`, as in a WordPress REST namespace index.
+                 * @example view
+                 */
                 context?: "view" | "help";
-                /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
             header?: never;
@@ -1678,13 +1950,18 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
     getDoc: {
         parameters: {
             query?: {
-                /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
             header?: never;
@@ -1703,19 +1980,33 @@ export interface operations {
                     "application/json": {
                         [key: string]: unknown;
                     };
+                    /**
+                     * @example openapi: 3.1.0
+                     *     info:
+                     *       title: Calendar Events REST API
+                     *       version: 1.0.0
+                     */
                     "application/yaml": string;
                 };
             };
             400: components["responses"]["BadRequest"];
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
     listEvents: {
         parameters: {
             query?: {
-                /** @description Page of results to return, starting at 1. */
+                /**
+                 * @description Page of results to return, starting at 1.
+                 * @example 1
+                 */
                 page?: components["parameters"]["Page"];
-                /** @description Number of records per page; values above 50 are clamped to 50. */
+                /**
+                 * @description Number of records per page; values above 50 are clamped to 50.
+                 * @example 10
+                 */
                 per_page?: components["parameters"]["PerPage"];
                 /** @description Keep events that start at or after this moment. When neither it nor any `starts_*` or `ends_*` parameter is sent, it defaults to today at 00:00:00. Accepts `YYYY-MM-DD`, `YYYY-MM-DD HH:MM[:SS]`, ISO 8601 with `T` and an offset or `Z`, a UNIX timestamp, or `now`, `today`, `tomorrow` or `yesterday`; a value without an offset is wall time in the site time zone, and any other value is a 400 naming the parameter. Unless `strict_dates` is true, the value is widened to 00:00:00 of its day in the site time zone. */
                 start_date?: string;
@@ -1757,7 +2048,10 @@ export interface operations {
                 post_parent?: number;
                 /** @description Filter by tickets. This service has no ticketing module: true is a 400 `event-tickets-not-active` and false filters nothing. Accepts `true`, `false`, `1` or `0`. */
                 ticketed?: boolean;
-                /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
             header?: never;
@@ -1781,13 +2075,18 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
     createEvent: {
         parameters: {
             query?: {
-                /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
             header?: never;
@@ -1811,17 +2110,25 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
     getEvent: {
         parameters: {
             query?: {
-                /** @description Password of a password-protected event. Reading such an event needs it unless the caller may edit the event; it is compared in constant time. */
+                /**
+                 * @description Password of a password-protected event. Reading such an event needs it unless the caller may edit the event; it is compared in constant time.
+                 * @example members-only
+                 */
                 password?: components["parameters"]["EventPassword"];
-                /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
             header?: {
@@ -1829,7 +2136,10 @@ export interface operations {
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path: {
-                /** @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`. */
+                /**
+                 * @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`.
+                 * @example 1
+                 */
                 id: components["parameters"]["Id"];
             };
             cookie?: never;
@@ -1851,14 +2161,19 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             410: components["responses"]["Gone"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
     updateEventPut: {
         parameters: {
             query?: {
-                /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
             header?: {
@@ -1866,7 +2181,10 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`. */
+                /**
+                 * @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`.
+                 * @example 1
+                 */
                 id: components["parameters"]["Id"];
             };
             cookie?: never;
@@ -1888,17 +2206,22 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             410: components["responses"]["Gone"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
     updateEventPost: {
         parameters: {
             query?: {
-                /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
             header?: {
@@ -1906,7 +2229,10 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`. */
+                /**
+                 * @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`.
+                 * @example 1
+                 */
                 id: components["parameters"]["Id"];
             };
             cookie?: never;
@@ -1928,21 +2254,32 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             410: components["responses"]["Gone"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
     deleteEvent: {
         parameters: {
             query?: {
-                /** @description Password of a password-protected event. Reading such an event needs it unless the caller may edit the event; it is compared in constant time. */
+                /**
+                 * @description Password of a password-protected event. Reading such an event needs it unless the caller may edit the event; it is compared in constant time.
+                 * @example members-only
+                 */
                 password?: components["parameters"]["EventPassword"];
-                /** @description Whether to delete the record for good instead of moving it to the trash. Accepts `true`, `false`, `1` or `0`. */
+                /**
+                 * @description Whether to delete the record for good instead of moving it to the trash. Accepts `true`, `false`, `1` or `0`.
+                 * @example false
+                 */
                 force?: components["parameters"]["Force"];
-                /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
             header?: {
@@ -1950,7 +2287,10 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`. */
+                /**
+                 * @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`.
+                 * @example 1
+                 */
                 id: components["parameters"]["Id"];
             };
             cookie?: never;
@@ -1971,15 +2311,20 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             410: components["responses"]["Gone"];
             412: components["responses"]["PreconditionFailed"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
     updateEvent: {
         parameters: {
             query?: {
-                /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
             header?: {
@@ -1987,7 +2332,10 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`. */
+                /**
+                 * @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`.
+                 * @example 1
+                 */
                 id: components["parameters"]["Id"];
             };
             cookie?: never;
@@ -2009,17 +2357,22 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             410: components["responses"]["Gone"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
     getEventBySlug: {
         parameters: {
             query?: {
-                /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
             header?: {
@@ -2027,8 +2380,11 @@ export interface operations {
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path: {
-                /** @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent). */
-                slug: components["parameters"]["Slug"];
+                /**
+                 * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent).
+                 * @example open-air-cinema
+                 */
+                slug: components["parameters"]["EventSlug"];
             };
             cookie?: never;
         };
@@ -2049,14 +2405,19 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             410: components["responses"]["Gone"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
     updateEventBySlugPut: {
         parameters: {
             query?: {
-                /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
             header?: {
@@ -2064,8 +2425,11 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent). */
-                slug: components["parameters"]["Slug"];
+                /**
+                 * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent).
+                 * @example open-air-cinema
+                 */
+                slug: components["parameters"]["EventSlug"];
             };
             cookie?: never;
         };
@@ -2086,17 +2450,22 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             410: components["responses"]["Gone"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
     updateEventBySlugPost: {
         parameters: {
             query?: {
-                /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
             header?: {
@@ -2104,8 +2473,11 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent). */
-                slug: components["parameters"]["Slug"];
+                /**
+                 * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent).
+                 * @example open-air-cinema
+                 */
+                slug: components["parameters"]["EventSlug"];
             };
             cookie?: never;
         };
@@ -2126,19 +2498,27 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             410: components["responses"]["Gone"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
     deleteEventBySlug: {
         parameters: {
             query?: {
-                /** @description Whether to delete the record for good instead of moving it to the trash. Accepts `true`, `false`, `1` or `0`. */
+                /**
+                 * @description Whether to delete the record for good instead of moving it to the trash. Accepts `true`, `false`, `1` or `0`.
+                 * @example false
+                 */
                 force?: components["parameters"]["Force"];
-                /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
             header?: {
@@ -2146,8 +2526,11 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent). */
-                slug: components["parameters"]["Slug"];
+                /**
+                 * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent).
+                 * @example open-air-cinema
+                 */
+                slug: components["parameters"]["EventSlug"];
             };
             cookie?: never;
         };
@@ -2167,15 +2550,20 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             410: components["responses"]["Gone"];
             412: components["responses"]["PreconditionFailed"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
     updateEventBySlug: {
         parameters: {
             query?: {
-                /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
             header?: {
@@ -2183,8 +2571,11 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent). */
-                slug: components["parameters"]["Slug"];
+                /**
+                 * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent).
+                 * @example open-air-cinema
+                 */
+                slug: components["parameters"]["EventSlug"];
             };
             cookie?: never;
         };
@@ -2205,19 +2596,27 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             410: components["responses"]["Gone"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
     listVenues: {
         parameters: {
             query?: {
-                /** @description Page of results to return, starting at 1. */
+                /**
+                 * @description Page of results to return, starting at 1.
+                 * @example 1
+                 */
                 page?: components["parameters"]["Page"];
-                /** @description Number of records per page; values above 50 are clamped to 50. */
+                /**
+                 * @description Number of records per page; values above 50 are clamped to 50.
+                 * @example 10
+                 */
                 per_page?: components["parameters"]["PerPage"];
                 /** @description Keep venues whose name, description, address, city, country, province, state, state or province, postal code, phone or website contains this text, as a case-insensitive literal substring (`%`, `_` and `\` are plain characters). */
                 search?: string;
@@ -2229,7 +2628,10 @@ export interface operations {
                 only_with_upcoming?: boolean;
                 /** @description Keep only venues with this status. Anonymous callers may only ask `publish`; without it, editors and administrators see every status except `trash`, authors and contributors see published venues plus their own, and anonymous callers see published ones only. */
                 status?: "publish" | "draft" | "pending" | "private";
-                /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
             header?: never;
@@ -2253,13 +2655,18 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
     createVenue: {
         parameters: {
             query?: {
-                /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
             header?: never;
@@ -2283,15 +2690,20 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
     getVenue: {
         parameters: {
             query?: {
-                /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
             header?: {
@@ -2299,7 +2711,10 @@ export interface operations {
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path: {
-                /** @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`. */
+                /**
+                 * @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`.
+                 * @example 1
+                 */
                 id: components["parameters"]["Id"];
             };
             cookie?: never;
@@ -2321,13 +2736,18 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
     updateVenuePut: {
         parameters: {
             query?: {
-                /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
             header?: {
@@ -2335,7 +2755,10 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`. */
+                /**
+                 * @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`.
+                 * @example 1
+                 */
                 id: components["parameters"]["Id"];
             };
             cookie?: never;
@@ -2357,17 +2780,22 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             410: components["responses"]["Gone"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
     updateVenuePost: {
         parameters: {
             query?: {
-                /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
             header?: {
@@ -2375,7 +2803,10 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`. */
+                /**
+                 * @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`.
+                 * @example 1
+                 */
                 id: components["parameters"]["Id"];
             };
             cookie?: never;
@@ -2397,19 +2828,27 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             410: components["responses"]["Gone"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
     deleteVenue: {
         parameters: {
             query?: {
-                /** @description Whether to delete the record for good instead of moving it to the trash. Accepts `true`, `false`, `1` or `0`. */
+                /**
+                 * @description Whether to delete the record for good instead of moving it to the trash. Accepts `true`, `false`, `1` or `0`.
+                 * @example false
+                 */
                 force?: components["parameters"]["Force"];
-                /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
             header?: {
@@ -2417,7 +2856,10 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`. */
+                /**
+                 * @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`.
+                 * @example 1
+                 */
                 id: components["parameters"]["Id"];
             };
             cookie?: never;
@@ -2438,15 +2880,20 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             410: components["responses"]["Gone"];
             412: components["responses"]["PreconditionFailed"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
     updateVenue: {
         parameters: {
             query?: {
-                /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
             header?: {
@@ -2454,7 +2901,10 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`. */
+                /**
+                 * @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`.
+                 * @example 1
+                 */
                 id: components["parameters"]["Id"];
             };
             cookie?: never;
@@ -2476,17 +2926,22 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             410: components["responses"]["Gone"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
     getVenueBySlug: {
         parameters: {
             query?: {
-                /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
             header?: {
@@ -2494,8 +2949,11 @@ export interface operations {
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path: {
-                /** @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent). */
-                slug: components["parameters"]["Slug"];
+                /**
+                 * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent).
+                 * @example rote-fabrik
+                 */
+                slug: components["parameters"]["VenueSlug"];
             };
             cookie?: never;
         };
@@ -2516,13 +2974,18 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
     updateVenueBySlugPut: {
         parameters: {
             query?: {
-                /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
             header?: {
@@ -2530,8 +2993,11 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent). */
-                slug: components["parameters"]["Slug"];
+                /**
+                 * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent).
+                 * @example rote-fabrik
+                 */
+                slug: components["parameters"]["VenueSlug"];
             };
             cookie?: never;
         };
@@ -2552,17 +3018,22 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             410: components["responses"]["Gone"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
     updateVenueBySlugPost: {
         parameters: {
             query?: {
-                /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
             header?: {
@@ -2570,8 +3041,11 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent). */
-                slug: components["parameters"]["Slug"];
+                /**
+                 * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent).
+                 * @example rote-fabrik
+                 */
+                slug: components["parameters"]["VenueSlug"];
             };
             cookie?: never;
         };
@@ -2592,19 +3066,27 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             410: components["responses"]["Gone"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
     deleteVenueBySlug: {
         parameters: {
             query?: {
-                /** @description Whether to delete the record for good instead of moving it to the trash. Accepts `true`, `false`, `1` or `0`. */
+                /**
+                 * @description Whether to delete the record for good instead of moving it to the trash. Accepts `true`, `false`, `1` or `0`.
+                 * @example false
+                 */
                 force?: components["parameters"]["Force"];
-                /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
             header?: {
@@ -2612,8 +3094,11 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent). */
-                slug: components["parameters"]["Slug"];
+                /**
+                 * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent).
+                 * @example rote-fabrik
+                 */
+                slug: components["parameters"]["VenueSlug"];
             };
             cookie?: never;
         };
@@ -2633,15 +3118,20 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             410: components["responses"]["Gone"];
             412: components["responses"]["PreconditionFailed"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
     updateVenueBySlug: {
         parameters: {
             query?: {
-                /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
             header?: {
@@ -2649,8 +3139,11 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent). */
-                slug: components["parameters"]["Slug"];
+                /**
+                 * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent).
+                 * @example rote-fabrik
+                 */
+                slug: components["parameters"]["VenueSlug"];
             };
             cookie?: never;
         };
@@ -2671,19 +3164,27 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             410: components["responses"]["Gone"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
     listOrganizers: {
         parameters: {
             query?: {
-                /** @description Page of results to return, starting at 1. */
+                /**
+                 * @description Page of results to return, starting at 1.
+                 * @example 1
+                 */
                 page?: components["parameters"]["Page"];
-                /** @description Number of records per page; values above 50 are clamped to 50. */
+                /**
+                 * @description Number of records per page; values above 50 are clamped to 50.
+                 * @example 10
+                 */
                 per_page?: components["parameters"]["PerPage"];
                 /** @description Keep organizers whose name, description, phone, e-mail address or website contains this text, as a case-insensitive literal substring (`%`, `_` and `\` are plain characters). */
                 search?: string;
@@ -2695,7 +3196,10 @@ export interface operations {
                 only_with_upcoming?: boolean;
                 /** @description Keep only organizers with this status. Anonymous callers may only ask `publish`; without it, editors and administrators see every status except `trash`, authors and contributors see published organizers plus their own, and anonymous callers see published ones only. */
                 status?: "publish" | "draft" | "pending" | "private";
-                /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
             header?: never;
@@ -2719,13 +3223,18 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
     createOrganizer: {
         parameters: {
             query?: {
-                /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
             header?: never;
@@ -2749,15 +3258,20 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
     getOrganizer: {
         parameters: {
             query?: {
-                /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
             header?: {
@@ -2765,7 +3279,10 @@ export interface operations {
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path: {
-                /** @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`. */
+                /**
+                 * @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`.
+                 * @example 1
+                 */
                 id: components["parameters"]["Id"];
             };
             cookie?: never;
@@ -2787,13 +3304,18 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
     updateOrganizerPut: {
         parameters: {
             query?: {
-                /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
             header?: {
@@ -2801,7 +3323,10 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`. */
+                /**
+                 * @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`.
+                 * @example 1
+                 */
                 id: components["parameters"]["Id"];
             };
             cookie?: never;
@@ -2823,17 +3348,22 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             410: components["responses"]["Gone"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
     updateOrganizerPost: {
         parameters: {
             query?: {
-                /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
             header?: {
@@ -2841,7 +3371,10 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`. */
+                /**
+                 * @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`.
+                 * @example 1
+                 */
                 id: components["parameters"]["Id"];
             };
             cookie?: never;
@@ -2863,19 +3396,27 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             410: components["responses"]["Gone"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
     deleteOrganizer: {
         parameters: {
             query?: {
-                /** @description Whether to delete the record for good instead of moving it to the trash. Accepts `true`, `false`, `1` or `0`. */
+                /**
+                 * @description Whether to delete the record for good instead of moving it to the trash. Accepts `true`, `false`, `1` or `0`.
+                 * @example false
+                 */
                 force?: components["parameters"]["Force"];
-                /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
             header?: {
@@ -2883,7 +3424,10 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`. */
+                /**
+                 * @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`.
+                 * @example 1
+                 */
                 id: components["parameters"]["Id"];
             };
             cookie?: never;
@@ -2904,15 +3448,20 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             410: components["responses"]["Gone"];
             412: components["responses"]["PreconditionFailed"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
     updateOrganizer: {
         parameters: {
             query?: {
-                /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
             header?: {
@@ -2920,7 +3469,10 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`. */
+                /**
+                 * @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`.
+                 * @example 1
+                 */
                 id: components["parameters"]["Id"];
             };
             cookie?: never;
@@ -2942,17 +3494,22 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             410: components["responses"]["Gone"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
     getOrganizerBySlug: {
         parameters: {
             query?: {
-                /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
             header?: {
@@ -2960,8 +3517,11 @@ export interface operations {
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path: {
-                /** @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent). */
-                slug: components["parameters"]["Slug"];
+                /**
+                 * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent).
+                 * @example kino-am-see
+                 */
+                slug: components["parameters"]["OrganizerSlug"];
             };
             cookie?: never;
         };
@@ -2982,13 +3542,18 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
     updateOrganizerBySlugPut: {
         parameters: {
             query?: {
-                /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
             header?: {
@@ -2996,8 +3561,11 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent). */
-                slug: components["parameters"]["Slug"];
+                /**
+                 * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent).
+                 * @example kino-am-see
+                 */
+                slug: components["parameters"]["OrganizerSlug"];
             };
             cookie?: never;
         };
@@ -3018,17 +3586,22 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             410: components["responses"]["Gone"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
     updateOrganizerBySlugPost: {
         parameters: {
             query?: {
-                /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
             header?: {
@@ -3036,8 +3609,11 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent). */
-                slug: components["parameters"]["Slug"];
+                /**
+                 * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent).
+                 * @example kino-am-see
+                 */
+                slug: components["parameters"]["OrganizerSlug"];
             };
             cookie?: never;
         };
@@ -3058,19 +3634,27 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             410: components["responses"]["Gone"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
     deleteOrganizerBySlug: {
         parameters: {
             query?: {
-                /** @description Whether to delete the record for good instead of moving it to the trash. Accepts `true`, `false`, `1` or `0`. */
+                /**
+                 * @description Whether to delete the record for good instead of moving it to the trash. Accepts `true`, `false`, `1` or `0`.
+                 * @example false
+                 */
                 force?: components["parameters"]["Force"];
-                /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
             header?: {
@@ -3078,8 +3662,11 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent). */
-                slug: components["parameters"]["Slug"];
+                /**
+                 * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent).
+                 * @example kino-am-see
+                 */
+                slug: components["parameters"]["OrganizerSlug"];
             };
             cookie?: never;
         };
@@ -3099,15 +3686,20 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             410: components["responses"]["Gone"];
             412: components["responses"]["PreconditionFailed"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
     updateOrganizerBySlug: {
         parameters: {
             query?: {
-                /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
             header?: {
@@ -3115,8 +3707,11 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent). */
-                slug: components["parameters"]["Slug"];
+                /**
+                 * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent).
+                 * @example kino-am-see
+                 */
+                slug: components["parameters"]["OrganizerSlug"];
             };
             cookie?: never;
         };
@@ -3137,19 +3732,27 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             410: components["responses"]["Gone"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
     listCategories: {
         parameters: {
             query?: {
-                /** @description Page of results to return, starting at 1. */
+                /**
+                 * @description Page of results to return, starting at 1.
+                 * @example 1
+                 */
                 page?: components["parameters"]["Page"];
-                /** @description Number of records per page; values above 50 are clamped to 50. */
+                /**
+                 * @description Number of records per page; values above 50 are clamped to 50.
+                 * @example 10
+                 */
                 per_page?: components["parameters"]["PerPage"];
                 /** @description Keep categories whose name or slug contains this text, as a case-insensitive literal substring (`%`, `_` and `\` are plain characters). */
                 search?: string;
@@ -3157,11 +3760,20 @@ export interface operations {
                 exclude?: number[];
                 /** @description Keep only the categories with these ids; unknown ids simply match nothing. Repeated (`include=1&include=2`), bracketed (`include[]=1&include[]=2`) and comma-separated (`include=1,2`) forms are all accepted. */
                 include?: number[];
-                /** @description Sort direction, ascending or descending; ties are always broken by id ascending. */
+                /**
+                 * @description Sort direction, ascending or descending; ties are always broken by id ascending.
+                 * @example desc
+                 */
                 order?: "asc" | "desc";
-                /** @description Attribute to sort the categories by; `include` follows the order of the `include` parameter. */
+                /**
+                 * @description Attribute to sort the categories by; `include` follows the order of the `include` parameter.
+                 * @example name
+                 */
                 orderby?: "id" | "include" | "name" | "slug" | "description" | "count";
-                /** @description Whether to leave out categories that no published event uses. Accepts `true`, `false`, `1` or `0`. */
+                /**
+                 * @description Whether to leave out categories that no published event uses. Accepts `true`, `false`, `1` or `0`.
+                 * @example false
+                 */
                 hide_empty?: boolean;
                 /** @description Keep the categories whose parent has this id; 0 keeps the top-level categories. */
                 parent?: number;
@@ -3171,7 +3783,10 @@ export interface operations {
                 event?: number;
                 /** @description Keep the categories with exactly this slug. */
                 slug?: string;
-                /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
             header?: never;
@@ -3195,13 +3810,18 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
     createCategory: {
         parameters: {
             query?: {
-                /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
             header?: never;
@@ -3225,15 +3845,20 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
     getCategory: {
         parameters: {
             query?: {
-                /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
             header?: {
@@ -3241,7 +3866,10 @@ export interface operations {
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path: {
-                /** @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`. */
+                /**
+                 * @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`.
+                 * @example 1
+                 */
                 id: components["parameters"]["Id"];
             };
             cookie?: never;
@@ -3262,13 +3890,18 @@ export interface operations {
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
     updateCategoryPut: {
         parameters: {
             query?: {
-                /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
             header?: {
@@ -3276,7 +3909,10 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`. */
+                /**
+                 * @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`.
+                 * @example 1
+                 */
                 id: components["parameters"]["Id"];
             };
             cookie?: never;
@@ -3298,16 +3934,21 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
     updateCategoryPost: {
         parameters: {
             query?: {
-                /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
             header?: {
@@ -3315,7 +3956,10 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`. */
+                /**
+                 * @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`.
+                 * @example 1
+                 */
                 id: components["parameters"]["Id"];
             };
             cookie?: never;
@@ -3337,16 +3981,21 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
     deleteCategory: {
         parameters: {
             query?: {
-                /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
             header?: {
@@ -3354,7 +4003,10 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`. */
+                /**
+                 * @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`.
+                 * @example 1
+                 */
                 id: components["parameters"]["Id"];
             };
             cookie?: never;
@@ -3375,14 +4027,19 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
     updateCategory: {
         parameters: {
             query?: {
-                /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
             header?: {
@@ -3390,7 +4047,10 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`. */
+                /**
+                 * @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`.
+                 * @example 1
+                 */
                 id: components["parameters"]["Id"];
             };
             cookie?: never;
@@ -3412,18 +4072,26 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
     listTags: {
         parameters: {
             query?: {
-                /** @description Page of results to return, starting at 1. */
+                /**
+                 * @description Page of results to return, starting at 1.
+                 * @example 1
+                 */
                 page?: components["parameters"]["Page"];
-                /** @description Number of records per page; values above 50 are clamped to 50. */
+                /**
+                 * @description Number of records per page; values above 50 are clamped to 50.
+                 * @example 10
+                 */
                 per_page?: components["parameters"]["PerPage"];
                 /** @description Keep tags whose name or slug contains this text, as a case-insensitive literal substring (`%`, `_` and `\` are plain characters). */
                 search?: string;
@@ -3431,11 +4099,20 @@ export interface operations {
                 exclude?: number[];
                 /** @description Keep only the tags with these ids; unknown ids simply match nothing. Repeated (`include=1&include=2`), bracketed (`include[]=1&include[]=2`) and comma-separated (`include=1,2`) forms are all accepted. */
                 include?: number[];
-                /** @description Sort direction, ascending or descending; ties are always broken by id ascending. */
+                /**
+                 * @description Sort direction, ascending or descending; ties are always broken by id ascending.
+                 * @example desc
+                 */
                 order?: "asc" | "desc";
-                /** @description Attribute to sort the tags by; `include` follows the order of the `include` parameter. */
+                /**
+                 * @description Attribute to sort the tags by; `include` follows the order of the `include` parameter.
+                 * @example name
+                 */
                 orderby?: "id" | "include" | "name" | "slug" | "description" | "count";
-                /** @description Whether to leave out tags that no published event uses. Accepts `true`, `false`, `1` or `0`. */
+                /**
+                 * @description Whether to leave out tags that no published event uses. Accepts `true`, `false`, `1` or `0`.
+                 * @example false
+                 */
                 hide_empty?: boolean;
                 /** @description Keep the tags linked to this event; it must be an existing event id. */
                 post?: number;
@@ -3443,7 +4120,10 @@ export interface operations {
                 event?: number;
                 /** @description Keep the tags with exactly this slug. */
                 slug?: string;
-                /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
             header?: never;
@@ -3467,13 +4147,18 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
     createTag: {
         parameters: {
             query?: {
-                /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
             header?: never;
@@ -3497,15 +4182,20 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
     getTag: {
         parameters: {
             query?: {
-                /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
             header?: {
@@ -3513,8 +4203,11 @@ export interface operations {
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path: {
-                /** @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`. */
-                id: components["parameters"]["Id"];
+                /**
+                 * @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`.
+                 * @example 2
+                 */
+                id: components["parameters"]["TagId"];
             };
             cookie?: never;
         };
@@ -3534,13 +4227,18 @@ export interface operations {
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
     updateTagPut: {
         parameters: {
             query?: {
-                /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
             header?: {
@@ -3548,8 +4246,11 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`. */
-                id: components["parameters"]["Id"];
+                /**
+                 * @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`.
+                 * @example 2
+                 */
+                id: components["parameters"]["TagId"];
             };
             cookie?: never;
         };
@@ -3570,16 +4271,21 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
     updateTagPost: {
         parameters: {
             query?: {
-                /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
             header?: {
@@ -3587,8 +4293,11 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`. */
-                id: components["parameters"]["Id"];
+                /**
+                 * @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`.
+                 * @example 2
+                 */
+                id: components["parameters"]["TagId"];
             };
             cookie?: never;
         };
@@ -3609,16 +4318,21 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
     deleteTag: {
         parameters: {
             query?: {
-                /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
             header?: {
@@ -3626,8 +4340,11 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`. */
-                id: components["parameters"]["Id"];
+                /**
+                 * @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`.
+                 * @example 2
+                 */
+                id: components["parameters"]["TagId"];
             };
             cookie?: never;
         };
@@ -3647,14 +4364,19 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
     updateTag: {
         parameters: {
             query?: {
-                /** @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language. */
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
             header?: {
@@ -3662,8 +4384,11 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`. */
-                id: components["parameters"]["Id"];
+                /**
+                 * @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`.
+                 * @example 2
+                 */
+                id: components["parameters"]["TagId"];
             };
             cookie?: never;
         };
@@ -3684,9 +4409,11 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };

@@ -7,6 +7,7 @@ import type { Language } from '../http/language.js'
 import type { Handlers } from '../http/operations.js'
 import { buildRouteIndex, type RouteIndex } from '../http/route-index.js'
 import { NAMESPACE, dereference, servedDocument, type OpenApiDocument } from '../http/spec.js'
+import { typedDocument } from '../http/wire-forms.js'
 import { stringifyYaml } from '../http/yaml.js'
 import type { AppContext } from './context.js'
 
@@ -25,7 +26,8 @@ export function rootHandlers(ctx: AppContext): RootHandlers {
     return entry
   }
   const routeIndex = (entry: Served, help: boolean): RouteIndex => {
-    entry.resolved ??= dereference(entry.document)
+    // The arguments as handlers take them (`boolean`, `array`); their descriptions name the text forms too.
+    entry.resolved ??= dereference(typedDocument(entry.document))
     return help
       ? (entry.help ??= buildRouteIndex(entry.resolved, ctx.config.publicUrl, true))
       : (entry.index ??= buildRouteIndex(entry.resolved, ctx.config.publicUrl, false))

@@ -34,7 +34,8 @@ export function createCompilers(): Compilers {
     // compilation took 70 ms per instance at the first request. Ajv still refuses what it cannot
     // compile (an unknown type, a keyword value of the wrong type, a bad pattern or `$ref`), and the
     // build checks every schema of the contract against the meta-schema (scripts/build-contract.ts).
-    const ajv = new Ajv2020({ coerceTypes: false, useDefaults, removeAdditional: false, allErrors: false, strict: false, validateSchema: false })
+    // verbose: a finding carries its schema, whose `x-calendar-message` names the contract's message for it.
+    const ajv = new Ajv2020({ coerceTypes: false, useDefaults, removeAdditional: false, allErrors: false, strict: false, validateSchema: false, verbose: true })
     addFormats.default(ajv)
     return ajv
   }

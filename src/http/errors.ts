@@ -5,7 +5,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { NotModified } from './etag.js'
 import { requestedLanguage, type Language } from './language.js'
-import type { Catalog, MessageKey, MessageVars } from './messages.js'
+import { isMessageKey, type Catalog, type MessageKey, type MessageVars } from './messages.js'
 
 /** The protection space a 401 names: the namespace. */
 const REALM = 'calendar/events/v1'
@@ -62,7 +62,12 @@ interface AjvIssue {
   keyword?: string
   message?: string
   params?: Record<string, unknown>
+  /** The schema the finding is about (Ajv's `verbose`). */
+  parentSchema?: unknown
 }
+
+/** The spec names the contract's own message for a rule (a date's or a time zone's `pattern`). */
+const RULE_MESSAGE = 'x-calendar-message'
 
 /**
  * Fastify's `frameworkErrors` option: a URL that cannot be decoded (`/events/by-slug/%ff`) is answered
@@ -150,6 +155,10 @@ function toApiError(error: FastifyError & { validation?: AjvIssue[]; validationC
  * `rest_missing_callback_param` listing every missing required body field.
  */
 function fromValidation(issues: AjvIssue[], context: string, req: FastifyRequest): ApiError {
+  for (const issue of issues) {
+    const key = isRecord(issue.parentSchema) ? issue.parentSchema[RULE_MESSAGE] : undefined
+    if (issue.keyword === 'pattern' && isMessageKey(key)) return invalidParam(fieldOf(issue, context), key)
+  }
   const details = issues.map((issue) => ({
     field: fieldOf(issue, context),
     in: context,

@@ -94,13 +94,23 @@ function walkTexts(node: unknown, translate: (text: string) => string, root = tr
   const out: Json = {}
   for (const [key, value] of Object.entries(node)) {
     if (root && key === 'x-messages') continue
-    if (typeof value === 'string' && (TEXT_KEYS.has(key) || (key === 'title' && root === false && isInfo(node)))) {
+    // Example data is shown as it is sent and answered: its `description` fields are records' texts.
+    if (key === 'example' || (key === 'value' && isExampleObject(node))) {
+      out[key] = value
+    } else if (typeof value === 'string' && (TEXT_KEYS.has(key) || (key === 'title' && root === false && isInfo(node)))) {
       out[key] = translate(value)
     } else {
       out[key] = walkTexts(value, translate, false)
     }
   }
   return out
+}
+
+const EXAMPLE_KEYS = new Set(['summary', 'description', 'value', 'externalValue'])
+
+/** An OpenAPI Example Object: `value` (or `externalValue`) with an optional summary and description. */
+function isExampleObject(node: Json): boolean {
+  return Object.keys(node).every((key) => EXAMPLE_KEYS.has(key))
 }
 
 function isInfo(node: Json): boolean {

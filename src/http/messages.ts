@@ -30,6 +30,10 @@ export const MESSAGE_KEYS = [
 ] as const
 
 export type MessageKey = (typeof MESSAGE_KEYS)[number]
+
+export function isMessageKey(value: unknown): value is MessageKey {
+  return typeof value === 'string' && (MESSAGE_KEYS as readonly string[]).includes(value)
+}
 export type MessageVars = Record<string, string>
 
 export interface Catalog {
