@@ -1,0 +1,160 @@
+/**
+ * `npm run demo`: loads the demo calendar (scripts/demo-data.ts) into the database at `DATABASE_URL`
+ * (the same variables as the server), so that a newcomer sees a calendar, not an empty list. Every
+ * record goes through the API's own write routes (in process, as an editor), exactly as a client would
+ * create it; nothing is written with SQL. Refuses a database that already has events, venues,
+ * organizers or terms. Prints what it loaded.
+ */
+import { pathToFileURL } from 'node:url'
+import type { FastifyInstance } from 'fastify'
+import { buildApp } from '../src/app.js'
+import { ConfigError, loadConfig, type Config } from '../src/config.js'
+import { openDatabase } from '../src/db/database.js'
+import { generateKey } from '../src/lib/api-keys.js'
+import { addDays, formatUtc, parseFilterDate } from '../src/lib/dates.js'
+import { DuplicateNameError, createUserWithKey } from '../src/repositories/users.js'
+import { CATEGORIES, EVENTS, ORGANIZERS, TAGS, VENUES, type DemoLanguage, type DemoTerm } from './demo-data.js'
+
+const API = '/calendar/events/v1'
+const EVENT_ZONE = 'Europe/Zurich'
+
+class DemoError extends Error {}
+
+interface Loader {
+  /** Creates a record through the API and returns its id. */
+  create(resource: string, body: Record<string, unknown>): Promise<number>
+  update(resource: string, id: number, body: Record<string, unknown>): Promise<void>
+}
+
+function loader(app: FastifyInstance, authorization: string): Loader {
+  const send = async (method: 'POST' | 'PATCH', url: string, body: Record<string, unknown>, expected: number) => {
+    const res = await app.inject({ method, url, headers: { authorization, 'content-type': 'application/json' }, payload: JSON.stringify(body) })
+    if (res.statusCode !== expected) throw new DemoError(`${method} ${url} answered ${res.statusCode}: ${res.body}`)
+    return res.json<{ id: number }>()
+  }
+  return {
+    async create(resource, body) {
+      return (await send('POST', `${API}/${resource}`, body, 201)).id
+    },
+    async update(resource, id, body) {
+      await send('PATCH', `${API}/${resource}/${id}`, body, 200)
+    },
+  }
+}
+
+/** The ids of created records by name, per resource. */
+class Names {
+  private readonly ids = new Map<string, number>()
+  set(kind: string, name: string, id: number): void {
+    this.ids.set(`${kind}\u0000${name}`, id)
+  }
+  get(kind: string, name: string): number {
+    const id = this.ids.get(`${kind}\u0000${name}`)
+    if (id === undefined) throw new DemoError(`demo data: no ${kind} named "${name}"`)
+    return id
+  }
+  optional(kind: string, name: string | undefined): { translation_of?: number } {
+    return name === undefined ? {} : { translation_of: this.get(kind, name) }
+  }
+}
+
+export async function loadDemo(app: FastifyInstance, authorization: string, config: Config, now: Date): Promise<Record<DemoLanguage | 'total', number>> {
+  const api = loader(app, authorization)
+  const names = new Names()
+  const today = parseFilterDate('today', config.timezone, now)?.localDay
+  if (today === undefined) throw new DemoError('cannot tell today in the site time zone')
+
+  // Categories and tags share one sequence of ids: the first tag comes second, so both have a low id.
+  const [firstCategory, ...categories] = CATEGORIES
+  const [firstTag, ...tags] = TAGS
+  const terms: Array<readonly ['categories' | 'tags', DemoTerm | undefined]> = [
+    ['categories', firstCategory], ['tags', firstTag],
+    ...categories.map((term) => ['categories', term] as const), ...tags.map((term) => ['tags', term] as const),
+  ]
+  for (const [kind, term] of terms) {
+    if (term !== undefined) {
+      const id = await api.create(kind, {
+        name: term.name,
+        ...(term.description !== undefined ? { description: term.description } : {}),
+        ...(term.parent !== undefined ? { parent: names.get(kind, term.parent) } : {}),
+        ml_language: term.language,
+        ...names.optional(kind, term.translationOf),
+      })
+      names.set(kind, term.name, id)
+    }
+  }
+  for (const { translationOf, language, ...venue } of VENUES) {
+    names.set('venues', venue.venue, await api.create('venues', { ...venue, ml_language: language, ...names.optional('venues', translationOf) }))
+  }
+  for (const { translationOf, language, ...organizer } of ORGANIZERS) {
+    names.set('organizers', organizer.organizer, await api.create('organizers', { ...organizer, ml_language: language, ...names.optional('organizers', translationOf) }))
+  }
+  const counts: Record<DemoLanguage | 'total', number> = { en: 0, de: 0, 'ch-fr': 0, total: 0 }
+  for (const event of EVENTS) {
+    const first = addDays(today, event.day)
+    const last = addDays(first, event.days ?? 0)
+    const id = await api.create('events', {
+      title: event.title,
+      description: event.description,
+      ...(event.excerpt !== undefined ? { excerpt: event.excerpt } : {}),
+      timezone: EVENT_ZONE,
+      start_date: `${first} ${event.start}`,
+      end_date: `${last} ${event.end}`,
+      ...(event.allDay === true ? { all_day: true } : {}),
+      ...(event.cost !== undefined ? { cost: event.cost } : {}),
+      ...(event.website !== undefined ? { website: event.website } : {}),
+      ...(event.featured === true ? { featured: true } : {}),
+      categories: event.categories.map((name) => names.get('categories', name)),
+      tags: event.tags.map((name) => names.get('tags', name)),
+      venue: event.venues.map((name) => names.get('venues', name)),
+      organizer: event.organizers.map((name) => names.get('organizers', name)),
+      ml_language: event.language,
+      ...names.optional('events', event.translationOf),
+    })
+    names.set('events', event.title, id)
+    if (event.password !== undefined) await api.update('events', id, { password: event.password })
+    counts[event.language]++
+    counts.total++
+  }
+  return counts
+}
+
+async function main(): Promise<void> {
+  const config = loadConfig()
+  const database = await openDatabase(config.databaseUrl)
+  try {
+    for (const table of ['events', 'venues', 'organizers', 'terms'] as const) {
+      const row = await database.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
+      if (Number(row.n) > 0) throw new DemoError(`${config.databaseUrl} already has ${table}: the demo loads into an empty database only`)
+    }
+    const now = new Date()
+    const key = generateKey()
+    let name = 'demo'
+    for (let n = 2; ; n++) {
+      try {
+        await createUserWithKey(database.db, 'editor', key, formatUtc(now), name)
+        break
+      } catch (error) {
+        if (!(error instanceof DuplicateNameError)) throw error
+        name = `demo-${n}`
+      }
+    }
+    const app = await buildApp({ db: database.db, config: { ...config, logLevel: 'silent' } })
+    try {
+      const counts = await loadDemo(app, `Bearer ${key}`, config, now)
+      process.stdout.write(`Loaded the demo calendar into ${config.databaseUrl}: ${counts.total} events (${counts.en} English, ` +
+        `${counts.de} German, ${counts['ch-fr']} Swiss French), ${VENUES.length} venues, ${ORGANIZERS.length} organizers, ` +
+        `${CATEGORIES.length} categories and ${TAGS.length} tags, authored by the editor "${name}".\n`)
+    } finally {
+      await app.close()
+    }
+  } finally {
+    await database.close()
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) main().catch((error: unknown) => {
+  const known = error instanceof DemoError || error instanceof ConfigError
+  process.stderr.write(`${known ? error.message : error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
+  process.exit(known ? 2 : 1)
+})
