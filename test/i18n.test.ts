@@ -97,7 +97,10 @@ function collectTexts(node: unknown, out: string[] = [], parentIsInfo = false): 
   if (Array.isArray(node)) for (const n of node) collectTexts(n, out)
   else if (node !== null && typeof node === 'object') {
     const isInfo = 'version' in node && 'title' in node
+    // Example data (an `example`, the `value` of an Example Object) is shown as sent: records' texts, not the document's.
+    const isExample = Object.keys(node).every((key) => ['summary', 'description', 'value', 'externalValue'].includes(key))
     for (const [key, value] of Object.entries(node)) {
+      if (key === 'example' || (key === 'value' && isExample)) continue
       if (typeof value === 'string' && (key === 'description' || key === 'summary' || (key === 'title' && isInfo))) out.push(value)
       else collectTexts(value, out, parentIsInfo)
     }
