@@ -5,7 +5,7 @@
  * comment gives (`# 201`). The blocks are read from README.md itself, so the README cannot drift.
  */
 import { execFile } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
@@ -14,18 +14,10 @@ import { defaultConfig } from '../src/config.js'
 import { openDatabase } from '../src/db/database.js'
 import { freePort } from '../scripts/free-port.js'
 import { contractProblems } from './helpers/contract.js'
+import { README_API, readmeExamples } from './helpers/readme.js'
 
 const root = new URL('..', import.meta.url).pathname
-const README_BASE = 'http://127.0.0.1:3000'
 const MARK = '@@README-STATUS'
-
-/** The sh blocks of the README's Examples section, in order. */
-export function readmeExamples(readme = readFileSync(join(root, 'README.md'), 'utf8')): string[] {
-  const start = readme.indexOf('\n## Examples\n')
-  const end = readme.indexOf('\n## ', start + 1)
-  const section = readme.slice(start, end === -1 ? undefined : end)
-  return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1] ?? '')
-}
 
 /** The status each command's trailing comment expects, in order (`... # 201, id 1`). */
 function expectedStatuses(blocks: string[]): number[] {
@@ -65,7 +57,7 @@ t.test('every README example answers as its comment says, in order, against a fr
   const script = [
     'set -u',
     `curl() { command curl --max-time 20 -w '\\n${MARK} %{http_code}\\n' "$@"; }`,
-    ...blocks.map((block) => block.replaceAll(README_BASE, base)),
+    ...blocks.map((block) => block.replaceAll(README_API, `${base}/calendar/events/v1`)),
   ].join('\n')
   const output = await new Promise<string>((resolve, reject) => {
     execFile('bash', ['-c', script], { cwd: root, env: { ...process.env, DATABASE_URL: databaseUrl, npm_config_loglevel: 'silent' }, timeout: 120_000, maxBuffer: 64 * 1024 * 1024 },
