@@ -1,0 +1,88 @@
+/**
+ * `npm run respect`: Redocly's Arazzo runner over workflows generated from the served document, with
+ * its examples, against a server loaded with the demo calendar (`npm run demo`), with an editor key.
+ * A fresh temporary database and server on a free port each run; `redocly generate-arazzo` makes one
+ * workflow per operation (52), `redocly respect` runs them in the document's order and checks each
+ * answer's status, media type and schema. Prints the summary and every failed workflow; exits 1 when
+ * fewer than `--min` (default 52) pass. `--keep <dir>` keeps the document, the workflows and the JSON
+ * report there.
+ */
+import { execFile } from 'node:child_process'
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { buildApp } from '../src/app.js'
+import { defaultConfig } from '../src/config.js'
+import { openDatabase } from '../src/db/database.js'
+import { generateKey } from '../src/lib/api-keys.js'
+import { formatUtc } from '../src/lib/dates.js'
+import { createUserWithKey } from '../src/repositories/users.js'
+import { loadDemo } from './demo.js'
+import { freePort } from './free-port.js'
+
+const root = new URL('..', import.meta.url).pathname
+const redocly = join(root, 'node_modules/.bin/redocly')
+
+function option(name: string): string | undefined {
+  const index = process.argv.indexOf(`--${name}`)
+  return index === -1 ? undefined : process.argv[index + 1]
+}
+
+function run(args: string[], cwd: string): Promise<{ code: number; output: string }> {
+  return new Promise((resolve) => {
+    execFile(redocly, args, { cwd, env: { ...process.env, REDOCLY_TELEMETRY: 'off', NO_COLOR: '1' }, timeout: 300_000, maxBuffer: 64 * 1024 * 1024 },
+      (error, stdout, stderr) => resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, output: `${stdout}${stderr}` }))
+  })
+}
+
+interface Report {
+  executedWorkflows?: Array<{ workflowId?: string; status?: string; executedSteps?: Array<{ stepId?: string; response?: { statusCode?: number }; checks?: Array<{ name?: string; passed?: boolean; message?: string }> }> }>
+}
+
+async function main(): Promise<number> {
+  const minimum = Number(option('min') ?? '52')
+  const keep = option('keep')
+  const dir = keep ?? mkdtempSync(join(tmpdir(), 'respect-'))
+  mkdirSync(dir, { recursive: true })
+  const databaseUrl = join(dir, 'calendar.db')
+  rmSync(databaseUrl, { force: true })
+  const database = await openDatabase(databaseUrl)
+  const port = await freePort()
+  const base = `http://127.0.0.1:${port}`
+  const config = defaultConfig({ port, publicUrl: base, databaseUrl })
+  const app = await buildApp({ db: database.db, config })
+  try {
+    const now = new Date()
+    const key = generateKey()
+    await createUserWithKey(database.db, 'editor', key, formatUtc(now), 'respect')
+    const loaded = await loadDemo(app, `Bearer ${key}`, config, now)
+    await app.listen({ host: '127.0.0.1', port })
+    const doc = await (await fetch(`${base}/calendar/events/v1/doc`)).text()
+    writeFileSync(join(dir, 'openapi.json'), doc)
+    const generated = await run(['generate-arazzo', 'openapi.json', '-o', 'auto.arazzo.yaml'], dir)
+    if (generated.code !== 0) throw new Error(`generate-arazzo failed:\n${generated.output}`)
+    const respect = await run(['respect', 'auto.arazzo.yaml', '--input', `bearerAuth=${key}`, '--json-output', 'respect.json'], dir)
+    const report = JSON.parse(readFileSync(join(dir, 'respect.json'), 'utf8')) as { files?: Record<string, Report> }
+    const workflows = Object.values(report.files ?? {}).flatMap((file) => file.executedWorkflows ?? [])
+    const failed = workflows.filter((w) => w.status !== 'success')
+    const passed = workflows.length - failed.length
+    const checks = workflows.flatMap((w) => (w.executedSteps ?? []).flatMap((step) => step.checks ?? []))
+    process.stdout.write(`redocly respect against the demo calendar (${loaded.total} events): ${workflows.length} workflows, ${passed} passed, ` +
+      `${failed.length} failed; ${checks.filter((c) => c.passed === true).length} of ${checks.length} checks passed\n`)
+    for (const workflow of failed) {
+      const problems = (workflow.executedSteps ?? []).flatMap((step) => (step.checks ?? []).filter((c) => c.passed === false).map((c) => `${c.name ?? ''}: ${(c.message ?? '').split('\n')[0] ?? ''}`))
+      process.stdout.write(`  failed: ${workflow.workflowId ?? '?'} (status ${String(workflow.executedSteps?.[0]?.response?.statusCode ?? '?')}) ${problems.join('; ')}\n`)
+    }
+    if (workflows.length === 0) process.stdout.write(respect.output)
+    return passed >= minimum && workflows.length > 0 ? 0 : 1
+  } finally {
+    await app.close()
+    await database.close()
+    if (keep === undefined) rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+main().then((code) => process.exit(code), (error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
+  process.exit(1)
+})
