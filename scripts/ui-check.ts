@@ -111,7 +111,7 @@ async function main(): Promise<void> {
       const answer = await block.locator('.live-responses-table').first().boundingBox()
       if (top !== null && answer !== null) {
         // Bounding boxes are relative to the viewport; a full-page clip is in page coordinates.
-        const scrollY = await page.evaluate(() => window.scrollY)
+        const scrollY = Number(await page.evaluate('window.scrollY'))
         const height = Math.min(answer.y + Math.min(answer.height, 500) - top.y, 2400)
         await page.screenshot({ path: join(out, `${index + 1}-${step.method}-${step.path.slice(1)}.png`), fullPage: true, clip: { x: top.x, y: top.y + scrollY, width: top.width, height } })
       }

@@ -195,6 +195,7 @@ t.test('the patterns of body dates, filter dates and time zones match what the s
   t.notOk(body.test('2026-06-01 10'), 'an hour without minutes is refused by both')
   t.equal(parseBodyDate('2026-06-01 10', 'UTC'), null)
   t.ok(zone.test('America/Argentina/Buenos_Aires'))
+  t.ok(zone.test(''), 'an empty time zone (the site zone) is accepted by both')
 })
 
 t.test('a malformed date or zone is refused by the pattern with the contract message, in the language asked', async (t) => {
