@@ -23,7 +23,7 @@ const result = await build({
   bundle: true,
   platform: 'node',
   format: 'esm',
-  target: 'node20',
+  target: 'node22',
   sourcemap: true,
   legalComments: 'linked',
   logLevel: 'warning',
