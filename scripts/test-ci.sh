@@ -1,13 +1,80 @@
 #!/usr/bin/env bash
-# The whole test command with the closing line CI reads: gates first (generated types, spec lint,
-# typecheck, the build `npm start` runs), then every tap test; exits non-zero if anything failed.
+# The whole test command (`npm test`), ending with the closing line CI reads: `N passed, N failed`.
+#
+#   scripts/test-ci.sh            the gates, then every tap test once, on the current Node.js
+#   scripts/test-ci.sh LEG...     the gates once, then every tap test once per leg (what .ci/run does)
+#
+# A leg is `label|node folder|VAR=value VAR=value`: the suite runs with `<node folder>/bin` first on PATH
+# (empty: the current node) and those variables set, for example
+#   'Node 24 · SQLite|/ci/node/24.21.0|'   or   'Node 24 · PostgreSQL|/ci/node/24.21.0|TEST_DATABASE=postgres'
+# The gates (generated types, spec lint, typecheck, the build `npm start` runs) run once, on the first
+# leg's Node.js. Each leg ends with its own labelled line; a recap repeats them, and the last line sums
+# every leg; a failed gate, or a test file that died without a failing assertion, counts as one failure.
+# Exits non-zero if anything failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+
+GATES=(check:gen lint:spec typecheck build)
+if [ "$#" -eq 0 ]; then set -- "Node $(node -v | tr -d v) · ${TEST_DATABASE:-sqlite}||"; fi
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+elapsed() { # seconds -> "4 min 12 s"
+  if [ "$1" -ge 60 ]; then echo "$(($1 / 60)) min $(($1 % 60)) s"; else echo "$1 s"; fi
+}
+
+# Runs "$@" with leg $1's PATH and variables.
+in_leg() {
+  local leg=$1 label dir vars
+  shift
+  IFS='|' read -r label dir vars <<<"$leg"
+  (
+    if [ -n "$dir" ]; then export PATH="$dir/bin:$PATH"; fi
+    # shellcheck disable=SC2086 # the leg's variables are words on purpose
+    if [ -n "$vars" ]; then export $vars; fi
+    "$@"
+  )
+}
+
+recap=()
 failed=0
-for gate in check:gen lint:spec typecheck build; do
-  if ! npm run -s "$gate"; then echo "gate failed: $gate"; failed=1; fi
+passed=0
+
+started=$SECONDS
+gates_failed=()
+for gate in "${GATES[@]}"; do
+  if ! in_leg "$1" npm run -s "$gate"; then gates_failed+=("$gate"); fi
 done
-npx tap --reporter=tap 2>&1 | node --import tsx scripts/tap-summary.ts
-status=$?
-if [ "$failed" -ne 0 ]; then echo "0 passed, 1 failed"; exit 1; fi
-exit "$status"
+if [ "${#gates_failed[@]}" -eq 0 ]; then
+  recap+=("gates: ${GATES[*]} passed ($(elapsed $((SECONDS - started))))")
+else
+  recap+=("gates: FAILED ${gates_failed[*]} ($(elapsed $((SECONDS - started))))")
+  failed=$((failed + ${#gates_failed[@]}))
+fi
+
+n=0
+for leg in "$@"; do
+  n=$((n + 1))
+  label=${leg%%|*}
+  started=$SECONDS
+  echo "# leg $n: $label ($(in_leg "$leg" node -v))"
+  in_leg "$leg" npx tap --reporter=tap 2>&1 | in_leg "$leg" node --import tsx scripts/tap-summary.ts --counts "$work/leg-$n.json"
+  status=${PIPESTATUS[0]}
+  counts=$(node -e 'const c = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+    console.log(c.passed, c.failed, c.skipped, c.broken.join(", "))' "$work/leg-$n.json" 2>/dev/null || echo "0 1 0 (no counts: tap-summary failed)")
+  read -r p f s broken <<<"$counts"
+  # tap failed with every test passing (a coverage floor, no test files): one failure, said so.
+  if [ "$status" -ne 0 ] && [ "$f" -eq 0 ]; then f=1 broken="tap exited $status"; fi
+  line="$label: $p passed, $f failed, $s skipped in $(elapsed $((SECONDS - started)))${broken:+ (failed without a failing assertion: $broken)}"
+  echo "$line"
+  recap+=("$line")
+  passed=$((passed + p))
+  failed=$((failed + f))
+done
+
+echo
+echo "# summary"
+printf '%s\n' "${recap[@]}"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
