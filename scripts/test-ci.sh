@@ -7,14 +7,14 @@
 # A leg is `label|node folder|VAR=value VAR=value`: the suite runs with `<node folder>/bin` first on PATH
 # (empty: the current node) and those variables set, for example
 #   'Node 24 · SQLite|/ci/node/24.21.0|'   or   'Node 24 · PostgreSQL|/ci/node/24.21.0|TEST_DATABASE=postgres'
-# The gates (generated types, spec lint, typecheck, the build `npm start` runs) run once, on the first
+# The gates (generated types, spec lint, typecheck, code lint, the build `npm start` runs) run once, on the first
 # leg's Node.js. Each leg ends with its own labelled line; a recap repeats them, and the last line sums
 # every leg; a failed gate, or a test file that died without a failing assertion, counts as one failure.
 # Exits non-zero if anything failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-GATES=(check:gen lint:spec typecheck build)
+GATES=(check:gen lint:spec typecheck lint build)
 if [ "$#" -eq 0 ]; then set -- "Node $(node -v | tr -d v) · ${TEST_DATABASE:-sqlite}||"; fi
 
 work=$(mktemp -d)

@@ -129,7 +129,7 @@ function registerBodyParsers(app: FastifyInstance): void {
     const text = decode(body)
     if (text === undefined) return done(new ApiError(400, 'rest_invalid_json', 'invalidJson'), undefined)
     if (text.trim() === '') return done(null, {})
-    json(req, text, (error, value) => {
+    void json(req, text, (error, value) => {
       if (error !== null || !wellFormed(value)) done(new ApiError(400, 'rest_invalid_json', 'invalidJson'), undefined)
       else done(null, value)
     })

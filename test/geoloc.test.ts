@@ -10,7 +10,7 @@ import t from 'tap'
 import type { Test } from 'tap'
 import { sql } from 'kysely'
 import { EARTH_RADIUS_KM, distanceKm, haversineKm } from '../src/db/dialect.js'
-import { API, API_URL, build, type BuildOptions } from './helpers/build.js'
+import { API, build, type BuildOptions } from './helpers/build.js'
 import {
   EVENTS, EVENTS_URL, eventRecord, expectError, idsOf, organizerRecord, setup, venueRecord,
   type Body, type ErrorBody, type Event, type Setup, type Venue,

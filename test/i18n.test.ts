@@ -2,6 +2,7 @@ import t from 'tap'
 import { translatableTexts, translationProblems, type LanguagePack } from '../src/http/i18n.js'
 import { LANGUAGES, type Language } from '../src/http/language.js'
 import { MESSAGE_KEYS } from '../src/http/messages.js'
+import type { RouteIndex } from '../src/http/route-index.js'
 import { API, build } from './helpers/build.js'
 import { SPEC } from './helpers/contract.js'
 
@@ -61,12 +62,12 @@ t.test('/doc in every language: same shape, every description translated and non
 
 t.test('the route index follows ml_language', async (t) => {
   const { inject } = await build(t)
-  const en = (await inject({ url: API })).json()
-  const es = (await inject({ url: `${API}?ml_language=es` })).json()
-  const page = (index: Record<string, any>) => index.routes[`${API}/events`].endpoints[0].args.page.description
+  const en = (await inject({ url: API })).json<RouteIndex>()
+  const es = (await inject({ url: `${API}?ml_language=es` })).json<RouteIndex>()
+  const page = (index: RouteIndex) => index.routes[`${API}/events`]?.endpoints[0]?.args.page?.description
   t.equal(page(en), 'Page of results to return, starting at 1.')
   t.not(page(es), page(en))
-  t.equal(es.routes[`${API}/events`].endpoints[0].args.page.default, 1)
+  t.equal(es.routes[`${API}/events`]?.endpoints[0]?.args.page?.default, 1)
 })
 
 t.test('error messages follow ml_language, in the query or the body', async (t) => {

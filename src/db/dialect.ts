@@ -2,14 +2,14 @@
  * Everything that differs between SQLite (the embedded default) and PostgreSQL (the scale-out engine)
  * lives here, behind named functions, so repositories and migrations stay portable.
  */
-import { PostgresAdapter, sql, type CreateTableBuilder, type Expression, type Kysely, type SqlBool } from 'kysely'
+import { PostgresAdapter, sql, type CreateTableBuilder, type Expression, type QueryExecutorProvider, type SqlBool } from 'kysely'
 
-export function isPostgres(db: Kysely<any>): boolean {
+export function isPostgres(db: QueryExecutorProvider): boolean {
   return db.getExecutor().adapter instanceof PostgresAdapter
 }
 
 /** An `id` primary key that only ever grows: ids are never reused, even after the highest is deleted. */
-export function idColumn<T extends string>(db: Kysely<any>, table: CreateTableBuilder<T, never>): CreateTableBuilder<T, 'id'> {
+export function idColumn<T extends string>(db: QueryExecutorProvider, table: CreateTableBuilder<T, never>): CreateTableBuilder<T, 'id'> {
   return isPostgres(db)
     ? table.addColumn('id', 'integer', (c) => c.primaryKey().generatedByDefaultAsIdentity())
     : table.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
@@ -25,7 +25,7 @@ export function foldCase(text: string): string {
  * are plain characters. SQLite's own lower() only folds ASCII, so SQLite uses the `casefold` function
  * registered in `openDatabase`; PostgreSQL's lower() folds Unicode.
  */
-export function containsText(db: Kysely<any>, columns: ReadonlyArray<Expression<unknown>>, needle: string): Expression<SqlBool> {
+export function containsText(db: QueryExecutorProvider, columns: ReadonlyArray<Expression<unknown>>, needle: string): Expression<SqlBool> {
   const folded = foldCase(needle)
   const fold = isPostgres(db) ? sql.raw('lower') : sql.raw('casefold')
   const position = isPostgres(db) ? sql.raw('strpos') : sql.raw('instr')
@@ -42,7 +42,7 @@ export function containsText(db: Kysely<any>, columns: ReadonlyArray<Expression<
   return sql<SqlBool>`(${sql.join(tests, sql` or `)})`
 }
 
-const ASCII = /^[\x00-\x7f]*$/
+const ASCII = /^\p{ASCII}*$/u
 const MAX_PREFILTER_LENGTH = 1000
 
 /**
@@ -50,7 +50,7 @@ const MAX_PREFILTER_LENGTH = 1000
  * parameters SQLite binds per statement, so the ids travel as one parameter, a JSON array read with
  * `json_each` (PostgreSQL: one array parameter). Ids that are not safe integers match nothing.
  */
-export function inIdList(db: Kysely<any>, column: Expression<unknown>, ids: readonly number[]): Expression<SqlBool> {
+export function inIdList(db: QueryExecutorProvider, column: Expression<unknown>, ids: readonly number[]): Expression<SqlBool> {
   const list = ids.filter((id) => Number.isSafeInteger(id))
   if (list.length === 0) return sql<SqlBool>`1 = 0`
   if (isPostgres(db)) return sql<SqlBool>`${column} = any(${list}::bigint[])`
@@ -61,7 +61,7 @@ export function inIdList(db: Kysely<any>, column: Expression<unknown>, ids: read
  * Where `column` first appears in `ids`, for ORDER BY, as one parameter like `inIdList`: its offset in
  * the text `,id,id,…,` (in the order of the list; a scan of that text per row, no statement per id).
  */
-export function positionInIdList(db: Kysely<any>, column: Expression<unknown>, ids: readonly number[]): Expression<number> {
+export function positionInIdList(db: QueryExecutorProvider, column: Expression<unknown>, ids: readonly number[]): Expression<number> {
   const list = `,${ids.map((id) => (Number.isSafeInteger(id) ? id : 0)).join(',')},`
   const position = isPostgres(db) ? sql.raw('strpos') : sql.raw('instr')
   return sql<number>`${position}(${list}, ',' || ${column} || ',')`
@@ -83,21 +83,21 @@ export function haversineKm(latA: number, lngA: number, latB: number, lngB: numb
  * The distance in km between a row's coordinates and a point. SQLite uses the `distance_km` function
  * registered in `openDatabase` (it may lack trigonometry); PostgreSQL computes the haversine itself.
  */
-export function distanceKm(db: Kysely<any>, lat: Expression<unknown>, lng: Expression<unknown>, pointLat: number, pointLng: number): Expression<number> {
+export function distanceKm(db: QueryExecutorProvider, lat: Expression<unknown>, lng: Expression<unknown>, pointLat: number, pointLng: number): Expression<number> {
   if (!isPostgres(db)) return sql<number>`distance_km(${lat}, ${lng}, ${pointLat}, ${pointLng})`
   return sql<number>`(2 * ${EARTH_RADIUS_KM} * asin(least(1, sqrt(
     power(sin(radians(${lat} - ${pointLat}) / 2), 2)
     + cos(radians(${pointLat})) * cos(radians(${lat})) * power(sin(radians(${lng} - ${pointLng}) / 2), 2)))))`
 }
 
-const versionProbes = new WeakMap<Kysely<any>, () => string>()
+const versionProbes = new WeakMap<object, () => string>()
 
 /**
  * Lets `dataVersion` read the version of `db`'s connection through `probe` (a statement prepared once
  * on the connection itself, run synchronously: every read asks, and going through the query builder
  * cost more than the statement). Set by `openDatabase`.
  */
-export function setVersionProbe(db: Kysely<any>, probe: () => string): void {
+export function setVersionProbe(db: QueryExecutorProvider, probe: () => string): void {
   versionProbes.set(db, probe)
 }
 
@@ -110,7 +110,7 @@ export const SQLITE_VERSION_QUERY = 'select (select data_version from pragma_dat
  * that bypass the HTTP layer, such as tools sharing the handle). For caches of what reads compute;
  * undefined where the engine offers no such cheap signal (PostgreSQL), which turns those caches off.
  */
-export async function dataVersion(db: Kysely<any>): Promise<string | undefined> {
+export async function dataVersion(db: QueryExecutorProvider): Promise<string | undefined> {
   const probe = versionProbes.get(db)
   if (probe !== undefined) return probe()
   if (isPostgres(db)) return undefined

@@ -10,7 +10,7 @@ const migrations: Record<string, Migration> = {
   '0002-covering-listing-index': coveringListingIndex,
 }
 
-export async function migrateToLatest(db: Kysely<any>): Promise<void> {
+export async function migrateToLatest<DB>(db: Kysely<DB>): Promise<void> {
   const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } })
   const { error } = await migrator.migrateToLatest()
   if (error !== undefined) throw error instanceof Error ? error : new Error(String(error))

@@ -16,7 +16,7 @@ const UMLAUTS: Record<string, string> = { ä: 'ae', ö: 'oe', ü: 'ue', Ä: 'ae'
 export function slugify(text: string): string {
   const folded = text
     .replace(/[äöüÄÖÜ]/g, (c) => UMLAUTS[c] ?? c)
-    .replace(/[^\u0000-\u007f]/g, (c) => FOLDS[c] ?? c)
+    .replace(/\P{ASCII}/gu, (c) => FOLDS[c] ?? c)
     .normalize('NFKD')
     .replace(/[\u0300-\u036f]/g, '')
     .toLowerCase()

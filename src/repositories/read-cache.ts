@@ -15,22 +15,23 @@
  * when created with 0 entries.
  */
 import type { Kysely } from 'kysely'
+import type { Database } from '../db/schema.js'
 import { dataVersion } from '../db/dialect.js'
 
 export const DEFAULT_CACHE_ENTRIES = 2500
 
 export interface ReadCache {
   /** The generation of this read, after dropping everything if the data changed; undefined: caching off. */
-  sync(db: Kysely<any>): Promise<number | undefined>
+  sync(db: Kysely<Database>): Promise<number | undefined>
   /**
    * A list total: remembered, or computed (and remembered if nothing changed meanwhile). `synced`: the
    * generation a `sync` of this same read just returned, which saves looking at the data version again.
    */
-  count(db: Kysely<any>, key: string, compute: () => Promise<number>, synced?: number): Promise<number>
+  count(db: Kysely<Database>, key: string, compute: () => Promise<number>, synced?: number): Promise<number>
   /** The ids of a list page, remembered like totals. */
-  ids(db: Kysely<any>, key: string, compute: () => Promise<number[]>, synced?: number): Promise<readonly number[]>
+  ids(db: Kysely<Database>, key: string, compute: () => Promise<number[]>, synced?: number): Promise<readonly number[]>
   /** The id a lookup (a slug) resolves to, remembered like totals; an id not found is not remembered. */
-  lookup(db: Kysely<any>, key: string, compute: () => Promise<number | undefined>, synced?: number): Promise<number | undefined>
+  lookup(db: Kysely<Database>, key: string, compute: () => Promise<number | undefined>, synced?: number): Promise<number | undefined>
   /** A remembered record (never to be mutated by its reader). */
   get<T>(key: string): T | undefined
   /** Remembers a record computed during `generation`; ignored if the data changed since. */
@@ -61,7 +62,7 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES): ReadCache {
     map.set(key, value)
   }
 
-  async function remembered<T>(db: Kysely<any>, key: string, compute: () => Promise<T>, synced: number | undefined): Promise<T> {
+  async function remembered<T>(db: Kysely<Database>, key: string, compute: () => Promise<T>, synced: number | undefined): Promise<T> {
     const current = synced ?? await cache.sync(db)
     if (current === undefined) return compute()
     const hit = recall(results, key)

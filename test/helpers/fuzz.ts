@@ -282,7 +282,6 @@ const jsonValue: fc.Arbitrary<unknown> = fc.jsonValue({ maxDepth: 2 })
  */
 function hintFor(schema: Json, name: string, where: Where, seeds: Seeds): fc.Arbitrary<unknown> | undefined {
   const types = new Set(typeList(schema))
-  const slugs = (table: keyof Seeds['slugs']) => fc.constantFrom(...seeds.slugs[table])
   const terms = fc.oneof(ID_SMALL, fc.constantFrom(...seeds.termSlugs, ...seeds.termNames, 'no-such-term'))
   if (where === 'path') return undefined
   if (where === 'header') return fc.constantFrom('*', '"event-1-1"', '"event-1-2"', '"venue-1-1"', '"organizer-1-1"', '"category-1-1"', '"tag-4-1"', 'W/"event-1-1"', '"x", "event-1-1"', 'garbage')
