@@ -4,7 +4,7 @@
  */
 import { stringify } from 'yaml'
 import { loadLanguagePacks, messageTable, translatableTexts, translationProblems } from '../src/http/i18n.js'
-import { LANGUAGES, type Language } from '../src/http/language.js'
+import { LANGUAGES, type Language } from '../src/contract.js'
 import { loadSpec } from '../src/http/spec.js'
 
 const [command, language] = process.argv.slice(2)

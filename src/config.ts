@@ -3,7 +3,7 @@
  * lets each test build an app with its own settings and database.
  */
 import { isValidTimezone } from './lib/dates.js'
-import { LANGUAGES, type Language } from './http/language.js'
+import { LANGUAGES, type Language } from './contract.js'
 import { DEFAULT_CACHE_ENTRIES } from './repositories/read-cache.js'
 
 export const EXTENSIONS = ['geoloc'] as const

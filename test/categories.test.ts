@@ -2,7 +2,7 @@
  * /categories and /categories/{id} (source §4.9; CONTRACT §2, §3, §5, §6, §7, §10).
  */
 import t from 'tap'
-import type { Schema } from '../src/http/operations.js'
+import type { Schema } from '../src/contract.js'
 import { API, API_URL, build } from './helpers/build.js'
 import { insertEvent } from './helpers/fixtures.js'
 import { expectError, termListTests, termTools, termWriteTests } from './helpers/terms.js'

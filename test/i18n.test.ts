@@ -1,8 +1,7 @@
 import t from 'tap'
 import { translatableTexts, translationProblems, type LanguagePack } from '../src/http/i18n.js'
-import { LANGUAGES, type Language } from '../src/http/language.js'
+import { LANGUAGES, type Language, type RouteIndex } from '../src/contract.js'
 import { MESSAGE_KEYS } from '../src/http/messages.js'
-import type { RouteIndex } from '../src/http/route-index.js'
 import { API, build } from './helpers/build.js'
 import { SPEC } from './helpers/contract.js'
 

@@ -4,7 +4,7 @@
  */
 import t from 'tap'
 import type { Test } from 'tap'
-import type { Schema } from '../src/http/operations.js'
+import type { Schema } from '../src/contract.js'
 import { API, API_URL, NOW, build, type BuildOptions, type Injected } from './helpers/build.js'
 import { insertLinkedEvent, linkedIds } from './helpers/links.js'
 

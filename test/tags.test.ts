@@ -3,7 +3,7 @@
  * `parent`: the rules are the same, names are unique per language.
  */
 import t from 'tap'
-import type { Schema } from '../src/http/operations.js'
+import type { Schema } from '../src/contract.js'
 import { API, build } from './helpers/build.js'
 import { insertEvent } from './helpers/fixtures.js'
 import { expectError, termListTests, termTools, termWriteTests } from './helpers/terms.js'

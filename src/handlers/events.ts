@@ -7,15 +7,16 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { EventRow, Flag } from '../db/schema.js'
 import { ApiError, forbidden, inTrash, invalidParam, notFound } from '../http/errors.js'
 import { checkNotModified, etagOf, expectedVersion } from '../http/etag.js'
-import { requestedLanguage, type Language } from '../http/language.js'
-import type { Handlers, Schema } from '../http/operations.js'
+import type { Language, Schema, WritableStatus } from '../contract.js'
+import { requestedLanguage } from '../http/language.js'
+import type { Handlers } from '../http/operations.js'
 import { checkPage, listLinks, pageOf, setListHeaders } from '../http/pagination.js'
 import { sentQueryOf } from '../http/query.js'
 import { listBody, sendSerialized, type Serialized } from '../http/serialized.js'
 import {
   addYears, endOfDayUtc, isValidTimezone, parseBodyDate, parseFilterDate, startOfDayUtc, utcToWall, wallToUtc,
 } from '../lib/dates.js'
-import { canEdit, canRead, editsAll, listScope, statusToStore, type Caller, type WritableStatus } from '../lib/rights.js'
+import { canEdit, canRead, editsAll, listScope, statusToStore, type Caller } from '../lib/rights.js'
 import {
   checkEventInput, checkIdsExist, countEvents, deleteEvent, eventIds, eventRecords, filterTermIds, findEvent, insertEvent, trashEvent, updateEvent,
   type EventFilter, type EventFound, type EventLinksInput, type EventValues, type EventView,

@@ -5,10 +5,11 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { forbidden, inTrash, invalidParam, notAccessible, notFound, preconditionFailed } from '../http/errors.js'
 import { checkNotModified, etagOf, expectedVersion } from '../http/etag.js'
-import { requestedLanguage, type Language } from '../http/language.js'
+import type { Language, WritableStatus } from '../contract.js'
+import { requestedLanguage } from '../http/language.js'
 import { checkPage, listLinks, pageOf, setListHeaders } from '../http/pagination.js'
 import { sentQueryOf } from '../http/query.js'
-import { canEdit, canRead, editsAll, listScope, statusToStore, type WritableStatus } from '../lib/rights.js'
+import { canEdit, canRead, editsAll, listScope, statusToStore } from '../lib/rights.js'
 import {
   checkUpdateInput, deleteLinked, findLinked, insertLinked, isEvent, listLinked, nowUtc, trashLinked, updateLinked,
   type Found, type LinkedKind, type LinkedRow, type Repo, type WriteInput,

@@ -1,7 +1,8 @@
 /**
  * /organizers operations, by id and by slug, one handler per operationId.
  */
-import type { Handlers, Schema } from '../http/operations.js'
+import type { Schema } from '../contract.js'
+import type { Handlers } from '../http/operations.js'
 import { listBody, sendSerialized } from '../http/serialized.js'
 import { ORGANIZER } from '../repositories/organizers.js'
 import type { AppContext } from './context.js'

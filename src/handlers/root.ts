@@ -3,9 +3,9 @@
  * served in the requested language.
  */
 import { ApiError } from '../http/errors.js'
-import type { Language } from '../http/language.js'
+import type { Language, RouteIndex } from '../contract.js'
 import type { Handlers } from '../http/operations.js'
-import { buildRouteIndex, type RouteIndex } from '../http/route-index.js'
+import { buildRouteIndex } from '../http/route-index.js'
 import { NAMESPACE, dereference, servedDocument, type OpenApiDocument } from '../http/spec.js'
 import { typedDocument } from '../http/wire-forms.js'
 import { stringifyYaml } from '../http/yaml.js'

@@ -5,7 +5,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { invalidParam } from '../http/errors.js'
 import { checkNotModified, etagOf, expectedVersion } from '../http/etag.js'
-import { requestedLanguage, type Language } from '../http/language.js'
+import type { Language } from '../contract.js'
+import { requestedLanguage } from '../http/language.js'
 import { checkPage, listLinks, pageOf, setListHeaders } from '../http/pagination.js'
 import { sentQueryOf } from '../http/query.js'
 import {

@@ -12,7 +12,7 @@ import { STATUS_CODES, type Server } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyBaseLogger } from 'fastify'
 import type { ErrorTexts } from './errors.js'
-import type { Language } from './language.js'
+import type { Language } from '../contract.js'
 import type { MessageKey } from './messages.js'
 
 /** What a refused request is answered with, by the parser's error code. */

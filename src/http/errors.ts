@@ -4,7 +4,8 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { NotModified } from './etag.js'
-import { requestedLanguage, type Language } from './language.js'
+import type { Language } from '../contract.js'
+import { requestedLanguage } from './language.js'
 import { isMessageKey, type Catalog, type MessageKey, type MessageVars } from './messages.js'
 
 /** The protection space a 401 names: the namespace. */

@@ -5,7 +5,7 @@
  * one is written: the completeness test fails) and `messages` (keyed as `x-messages`).
  */
 import { existsSync, readFileSync } from 'node:fs'
-import { LANGUAGES, type Language } from './language.js'
+import { LANGUAGES, type Language } from '../contract.js'
 import { parseYaml } from './yaml.js'
 
 export type MessageTable = Record<string, string | Record<string, string>>

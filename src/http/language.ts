@@ -1,14 +1,8 @@
 /**
- * Languages of the data and of the texts served. The six codes are the contract's `ml_language` enum.
+ * The language a request asks for (the six codes are the contract's `ml_language` enum, src/contract.ts).
  */
 import type { FastifyRequest } from 'fastify'
-
-export const LANGUAGES = ['at', 'en', 'de', 'es', 'ch-fr', 'ch-de'] as const
-export type Language = (typeof LANGUAGES)[number]
-
-export function isLanguage(value: unknown): value is Language {
-  return typeof value === 'string' && (LANGUAGES as readonly string[]).includes(value)
-}
+import { isLanguage, type Language } from '../contract.js'
 
 /**
  * The language a request asks for, body first (writes may carry `ml_language` there), then the query.
@@ -24,10 +18,4 @@ export function requestedLanguage(req: FastifyRequest): Language | undefined {
     return query.ml_language
   }
   return undefined
-}
-
-/** A stored language code; anything else means the database was written by something other than this app. */
-export function asLanguage(value: string): Language {
-  if (!isLanguage(value)) throw new Error(`stored language is not a known code: ${value}`)
-  return value
 }

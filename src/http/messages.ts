@@ -7,7 +7,7 @@
 import { createRequire } from 'node:module'
 import type { ErrorObject } from 'ajv'
 import type { LanguagePack, MessageTable } from './i18n.js'
-import type { Language } from './language.js'
+import type { Language } from '../contract.js'
 
 type Localize = (errors: ErrorObject[]) => void
 

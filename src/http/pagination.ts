@@ -3,6 +3,7 @@
  * with the effective query, next/previous links, and the X-Total, X-Total-Pages and Link headers.
  */
 import type { FastifyReply } from 'fastify'
+import type { ListLinks } from '../contract.js'
 import { archivePageNotFound, type Resource } from './errors.js'
 import { queryValueText } from './query.js'
 
@@ -28,12 +29,6 @@ export function checkPage(resource: Resource, page: Page, total: number): number
   const totalPages = Math.ceil(total / page.perPage)
   if (page.page > Math.max(1, totalPages)) throw archivePageNotFound(resource)
   return totalPages
-}
-
-export interface ListLinks {
-  rest_url: string
-  next_rest_url?: string
-  previous_rest_url?: string
 }
 
 /**

@@ -3,29 +3,12 @@
  * that take the same arguments, each argument's type, description, default, enum and whether it is
  * required. Built from the (localised) document, so it can never drift from the contract.
  */
+import type { RouteArg, RouteEntry, RouteIndex } from '../contract.js'
 import { NAMESPACE, PREFIX, type OpenApiDocument } from './spec.js'
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const
 
-export interface RouteArg {
-  type: string | string[]
-  description: string
-  default?: unknown
-  enum?: unknown[]
-  required: boolean
-}
-
-export interface RouteEndpoint {
-  methods: string[]
-  args: Record<string, RouteArg>
-  description?: string
-}
-
-export interface RouteIndex {
-  namespace: string
-  routes: Record<string, { namespace: string; methods: string[]; endpoints: RouteEndpoint[] }>
-  _links: Record<string, Array<{ href: string }>>
-}
+type RouteEndpoint = RouteEntry['endpoints'][number]
 
 type Json = Record<string, unknown>
 

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import type { OpenAPIV3 } from 'openapi-types'
 import { languagePack, localizeDocument, parseLanguagePacks, readLanguagePackSources, type LanguagePack } from './i18n.js'
-import { LANGUAGES, type Language } from './language.js'
+import { LANGUAGES, type Language } from '../contract.js'
 import { parseYaml } from './yaml.js'
 
 export const NAMESPACE = 'calendar/events/v1'

@@ -9,17 +9,10 @@
  * @module
  */
 
-/** The `cost_details` object of an event record. */
-export interface CostDetails {
-  /** The currency symbol written next to a number (`$`, `€`, `kr`, `Fr.`), else null. */
-  currency_symbol: string | null;
-  /** An ISO 4217 code written in the text (`EUR`), else null. */
-  currency_code: string | null;
-  /** Whether the symbol (or, with no symbol, the code) stands before or after the first number. */
-  currency_position: 'prefix' | 'postfix' | null;
-  /** Every number in the text, ascending, without repeats; `[0]` for a free event, `[]` for none. */
-  values: number[];
-}
+import type { CostDetails } from '../contract.js';
+
+/** The `cost_details` object of an event record (its shape is the contract's). */
+export type { CostDetails };
 
 /**
  * Currency symbols, longest first so that `US$` wins over `$` and `Fr.` over `Fr`. Letter symbols

@@ -13,15 +13,7 @@
  * @module
  */
 
-/** The six integer fields of a date-time, named as in the records' `*_details` objects. */
-export interface DateDetails {
-  year: number;
-  month: number;
-  day: number;
-  hour: number;
-  minutes: number;
-  seconds: number;
-}
+import type { DateDetails } from '../contract.js';
 
 /** A query filter date resolved to an instant, with the site-local day it falls on (for widening). */
 export interface FilterDate {

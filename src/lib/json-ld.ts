@@ -2,7 +2,7 @@
  * schema.org `Event` markup for an event record (single reads only): dates with offsets, the venues
  * as `Place` locations and the organizers, as search engines read them.
  */
-import type { Schema } from '../http/operations.js'
+import type { Schema } from '../contract.js'
 import { isoWithOffset } from './dates.js'
 
 type Event = Schema<'Event'>

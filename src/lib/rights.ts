@@ -2,23 +2,12 @@
  * The capability model of CONTRACT §6, as plain functions of the caller and a record: who may edit,
  * publish, set authors and see what. Venues and organizers follow the event rules.
  */
+import { WRITABLE_STATUSES, type WritableStatus } from '../contract.js'
 import type { Role } from './api-keys.js'
 
 export interface Caller {
   id: number
   role: Role
-}
-
-export const WRITABLE_STATUSES = ['publish', 'draft', 'pending', 'private'] as const
-export type WritableStatus = (typeof WRITABLE_STATUSES)[number]
-export type PostStatus = WritableStatus | 'trash'
-
-const STATUSES: readonly string[] = [...WRITABLE_STATUSES, 'trash']
-
-/** A stored status; anything else means the database was written by something other than this app. */
-export function asStatus(value: string): PostStatus {
-  if (!STATUSES.includes(value)) throw new Error(`stored status is not known: ${value}`)
-  return value as PostStatus
 }
 
 export interface Owned {
@@ -34,11 +23,6 @@ export function editsAll(caller: Caller | null): boolean {
 /** Authors and above publish; contributors only submit for review. */
 export function canPublish(caller: Caller | null): boolean {
   return editsAll(caller) || caller?.role === 'author'
-}
-
-/** Whether the caller may create records at all (the spec's role scopes say the same for the routes). */
-export function canCreate(caller: Caller | null): boolean {
-  return canPublish(caller) || caller?.role === 'contributor'
 }
 
 /**

@@ -7,9 +7,9 @@ import { sql, type Expression, type Kysely, type SqlBool, type Transaction } fro
 import type { Database } from '../db/schema.js'
 import { containsText } from '../db/dialect.js'
 import { invalidParam } from '../http/errors.js'
-import type { Language } from '../http/language.js'
+import type { Language, WritableStatus } from '../contract.js'
 import { formatUtc } from '../lib/dates.js'
-import type { ListScope, WritableStatus } from '../lib/rights.js'
+import type { ListScope } from '../lib/rights.js'
 import {
   checkAuthor, deletePost, freeSlug, imagesOf, isHttpUrl, modifiedNow, nowDates, provisionalSlug, publicationDates,
   resolveImage, resolvePostId, settleNewPost, translationGroupFor, trashPost, wantedSlug,

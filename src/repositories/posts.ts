@@ -5,7 +5,7 @@
 import { sql, type Expression, type Kysely, type SqlBool, type Transaction } from 'kysely'
 import type { Database } from '../db/schema.js'
 import { ApiError, invalidParam, preconditionFailed } from '../http/errors.js'
-import type { Language } from '../http/language.js'
+import type { Language } from '../contract.js'
 import { formatUtc, parseBodyDate, utcToWall } from '../lib/dates.js'
 import type { ListScope } from '../lib/rights.js'
 import { MAX_SLUG_LENGTH, slugify, uniqueSlug } from '../lib/slug.js'

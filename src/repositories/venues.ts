@@ -3,9 +3,7 @@
  */
 import type { VenueRow } from '../db/schema.js'
 import { ApiError, invalidParam } from '../http/errors.js'
-import { asLanguage } from '../http/language.js'
-import type { Schema } from '../http/operations.js'
-import { asStatus } from '../lib/rights.js'
+import { asLanguage, type Schema, asStatus } from '../contract.js'
 import type { LinkedKind } from './linked.js'
 import { emptyToNull, isHttpUrl } from './posts.js'
 

@@ -5,7 +5,7 @@
  */
 import type { Test } from 'tap'
 import type SQLite from 'better-sqlite3'
-import type { Schema } from '../../src/http/operations.js'
+import type { Schema } from '../../src/contract.js'
 import { API, API_URL, build, type BuildOptions, type Injected } from './build.js'
 
 export type Event = Schema<'Event'>

@@ -5,7 +5,7 @@
  */
 import t from 'tap'
 import type { Test } from 'tap'
-import type { Schema } from '../../src/http/operations.js'
+import type { Schema } from '../../src/contract.js'
 import { API, API_URL, build, type Injected } from './build.js'
 import { insertEvent } from './fixtures.js'
 
