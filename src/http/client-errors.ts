@@ -11,7 +11,7 @@
 import { STATUS_CODES, type Server } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyBaseLogger } from 'fastify'
-import type { ErrorTexts } from './errors.js'
+import type { ErrorTexts } from './error-handler.js'
 import type { Language } from '../contract.js'
 import type { MessageKey } from './messages.js'
 
