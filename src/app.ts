@@ -17,7 +17,7 @@ import { tagHandlers } from './handlers/tags.js'
 import { venueHandlers } from './handlers/venues.js'
 import { organizerHandlers } from './handlers/organizers.js'
 import { createCompilers, useCompilers, type Compilers } from './http/compilers.js'
-import { createReadCache, type ReadCache } from './repositories/read-cache.js'
+import { createReadCache, useReadCache, type ReadCache } from './repositories/read-cache.js'
 import { recordSerializers } from './http/serialized.js'
 import { frameworkErrorHandler, registerErrorHandlers, type ErrorTexts } from './http/error-handler.js'
 import { ApiError } from './http/errors.js'
@@ -54,8 +54,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { db, config } = options
   const spec = options.spec ?? loadSpec()
   const cache = createReadCache(config.cacheEntries)
+  useReadCache(db, cache)
+  const apiUrl = `${config.publicUrl}${PREFIX}`
   const ctx: AppContext = {
-    db, config, apiUrl: `${config.publicUrl}${PREFIX}`, now: options.now ?? (() => new Date()), spec, cache,
+    db, config, apiUrl, site: { apiUrl, geoloc: config.extensions.has('geoloc') }, now: options.now ?? (() => new Date()), spec, cache,
     json: recordSerializers(spec.document),
   }
 

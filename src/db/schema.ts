@@ -2,7 +2,7 @@
  * Row types of the tables created by the migrations, as Kysely sees them. Instants are UTC or wall-time
  * text `YYYY-MM-DD HH:MM:SS`; booleans are 0/1 integers, mapped to booleans once, in the mappers.
  */
-import type { Generated, Insertable, Selectable, Updateable } from 'kysely'
+import type { Generated, Selectable } from 'kysely'
 
 export type Flag = 0 | 1
 
@@ -134,10 +134,7 @@ export interface Database {
   event_organizers: EventOrganizersTable
 }
 
-export type UserRow = Selectable<UsersTable>
 export type EventRow = Selectable<EventsTable>
-export type NewEvent = Insertable<EventsTable>
-export type EventUpdateRow = Updateable<EventsTable>
 export type VenueRow = Selectable<VenuesTable>
 export type OrganizerRow = Selectable<OrganizersTable>
 export type TermRow = Selectable<TermsTable>

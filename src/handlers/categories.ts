@@ -1,11 +1,11 @@
 /**
  * /categories operations, one handler per operationId.
  */
-import type { Schema } from '../contract.js'
 import type { Handlers } from '../http/operations.js'
-import { listBody, sendSerialized } from '../http/serialized.js'
-import type { AppContext } from './context.js'
+import { sendList } from '../http/pagination.js'
+import { sendSerialized } from '../http/serialized.js'
 import { CATEGORY } from '../repositories/terms.js'
+import type { AppContext } from './context.js'
 import { termOperations } from './terms.js'
 
 type CategoryHandlers = Pick<Handlers,
@@ -15,9 +15,8 @@ export function categoryHandlers(ctx: AppContext): CategoryHandlers {
   const terms = termOperations(ctx, CATEGORY)
   return {
     async listCategories(req, reply) {
-      const { records, links, total, totalPages } = await terms.list(req, req.query ?? {}, reply)
-      const envelope = { categories: [] as Array<Schema<'Category'>>, ...links, total, total_pages: totalPages }
-      return sendSerialized(reply, listBody(reply, envelope, 'categories', records.map((r) => ctx.json.category(r))))
+      const { records, list } = await terms.list(req, req.query ?? {})
+      return sendList(reply, 'categories', list, records.map((r) => ctx.json.category(r)))
     },
     createCategory: (req, reply) => terms.create(req, req.body, reply),
     getCategory: async (req, reply) => sendSerialized(reply, ctx.json.category(await terms.get(req, req.params.id, req.query?.ml_language, reply))),

@@ -7,12 +7,15 @@ import type { Database } from '../db/schema.js'
 import type { LoadedSpec } from '../http/spec.js'
 import type { RecordSerializers } from '../http/serialized.js'
 import type { ReadCache } from '../repositories/read-cache.js'
+import type { Site } from '../repositories/site.js'
 
 export interface AppContext {
   db: Kysely<Database>
   config: Config
   /** `{base_url}/calendar/events/v1`, the prefix of every `rest_url`. */
   apiUrl: string
+  /** How records are written (what record reads take after `db`). */
+  site: Site
   /** The clock, injectable so that tests never depend on today's date. */
   now: () => Date
   spec: LoadedSpec

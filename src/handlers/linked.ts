@@ -15,6 +15,7 @@ import {
   type Found, type LinkedKind, type LinkedRow, type Repo, type WriteInput,
 } from '../repositories/linked.js'
 import { scopeCondition, type PostRef } from '../repositories/posts.js'
+import { withTransaction } from '../db/unit-of-work.js'
 import type { AppContext } from './context.js'
 
 export interface LinkedListParams {
@@ -107,7 +108,7 @@ export function linkedOperations<R extends LinkedRow & Dated, Rec, C extends Wri
       const user = req.user
       if (user === null) throw forbidden(401)
       const language = requestedLanguage(req) ?? ctx.config.defaultLanguage
-      const id = await ctx.db.transaction().execute((trx) => insertLinked(trx, repo, kind, body, language, body.translation_of, {
+      const id = await withTransaction(ctx.db, (trx) => insertLinked(trx, repo, kind, body, language, body.translation_of, {
         callerId: user.id,
         mayAssignAuthor: editsAll(user),
         status: statusToStore(user, body.status),
@@ -128,7 +129,7 @@ export function linkedOperations<R extends LinkedRow & Dated, Rec, C extends Wri
       if (input.author !== undefined && input.author !== user.id && !editsAll(user)) throw forbidden(403)
       const expected = expectedVersion(req, etag(current.row), current.row.version) ?? current.row.version
       const status = input.status === undefined ? undefined : statusToStore(user, input.status, current.row.status)
-      await ctx.db.transaction().execute(async (trx) => {
+      await withTransaction(ctx.db, async (trx) => {
         const written = await updateLinked(trx, repo, kind, current.row, input, expected, {
           callerId: user.id,
           mayAssignAuthor: editsAll(user),

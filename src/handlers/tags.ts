@@ -1,11 +1,11 @@
 /**
  * /tags operations, one handler per operationId.
  */
-import type { Schema } from '../contract.js'
 import type { Handlers } from '../http/operations.js'
-import { listBody, sendSerialized } from '../http/serialized.js'
-import type { AppContext } from './context.js'
+import { sendList } from '../http/pagination.js'
+import { sendSerialized } from '../http/serialized.js'
 import { TAG } from '../repositories/terms.js'
+import type { AppContext } from './context.js'
 import { termOperations } from './terms.js'
 
 type TagHandlers = Pick<Handlers,
@@ -15,9 +15,8 @@ export function tagHandlers(ctx: AppContext): TagHandlers {
   const terms = termOperations(ctx, TAG)
   return {
     async listTags(req, reply) {
-      const { records, links, total, totalPages } = await terms.list(req, req.query ?? {}, reply)
-      const envelope = { tags: [] as Array<Schema<'Tag'>>, ...links, total, total_pages: totalPages }
-      return sendSerialized(reply, listBody(reply, envelope, 'tags', records.map((r) => ctx.json.tag(r))))
+      const { records, list } = await terms.list(req, req.query ?? {})
+      return sendList(reply, 'tags', list, records.map((r) => ctx.json.tag(r)))
     },
     createTag: (req, reply) => terms.create(req, req.body, reply),
     getTag: async (req, reply) => sendSerialized(reply, ctx.json.tag(await terms.get(req, req.params.id, req.query?.ml_language, reply))),

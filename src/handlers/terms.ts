@@ -1,60 +1,53 @@
 /**
  * The operations shared by categories and tags, written once and bound to a taxonomy by
- * `categories.ts` and `tags.ts`.
+ * `categories.ts` and `tags.ts`: list filters, reads with conditional requests, and writes as one unit
+ * of work each (checks first, then the write, then the record read back).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { invalidParam } from '../http/errors.js'
+import type { Language, QueryOf } from '../contract.js'
+import { withTransaction } from '../db/unit-of-work.js'
+import { invalidParam, notFound, preconditionFailed } from '../http/errors.js'
 import { checkNotModified, etagOf, expectedVersion } from '../http/etag.js'
-import type { Language } from '../contract.js'
 import { requestedLanguage } from '../http/language.js'
-import { checkPage, listLinks, pageOf, setListHeaders } from '../http/pagination.js'
+import { checkPage, listLinks, pageOf, type ListPage } from '../http/pagination.js'
 import { sentQueryOf } from '../http/query.js'
-import {
-  countTerms, createTerm, deleteTerm, eventExists, findTerm, listTerms, termExists, updateTerm,
-  type FoundTerm, type TermKind, type TermListQuery,
-} from '../repositories/terms.js'
+import { eventExists } from '../repositories/events.js'
+import { childNameClash, deleteTerm, insertTerm, moveChildrenUp, updateTerm } from '../repositories/term-writes.js'
+import { countTerms, findTerm, listTerms, termExists, type StoredTerm, type TermKind, type TermListQuery } from '../repositories/terms.js'
 import type { AppContext } from './context.js'
+import { checkNewTerm, checkTermUpdate, termExists as termExistsError, type TermBody } from './term-input.js'
 
-export interface TermListParams {
-  page?: number
-  per_page?: number
-  search?: string
-  exclude?: number[]
-  include?: number[]
-  order?: TermListQuery['order']
-  orderby?: TermListQuery['orderby']
-  hide_empty?: boolean
-  parent?: number
-  post?: number
-  event?: number
-  slug?: string
-  ml_language?: Language
+type TermListParams = QueryOf<'listCategories'> | QueryOf<'listTags'>
+
+interface TermRecord {
+  id: number
+  name: string
+  slug: string
+  description: string | null
+  rest_url: string
+  ml_language: Language
 }
 
-export interface TermBody {
-  name?: string
-  description?: string | null
-  slug?: string
-  parent?: number
-  ml_language?: Language
-  translation_of?: number
-}
-
-export function termOperations<R extends { id: number; rest_url: string }>(ctx: AppContext, kind: TermKind<R>) {
+export function termOperations<R extends TermRecord>(ctx: AppContext, kind: TermKind<R>) {
   const { taxonomy, resource } = kind
-  const repo = { db: ctx.db, apiUrl: ctx.apiUrl, cache: ctx.cache }
   const languageOf = (req: FastifyRequest): Language => requestedLanguage(req) ?? ctx.config.defaultLanguage
-  const etag = (found: FoundTerm<R>): string => etagOf(resource, found.row.id, found.row.version)
+  const etag = (stored: StoredTerm<R>): string => etagOf(resource, stored.record.id, stored.version)
+
+  async function find(id: number, language: Language | undefined): Promise<StoredTerm<R>> {
+    const stored = await findTerm(ctx.db, ctx.site, kind, id, language)
+    if (stored === undefined) throw notFound(resource, id)
+    return stored
+  }
 
   return {
-    async list(req: FastifyRequest, query: TermListParams, reply: FastifyReply) {
+    async list(req: FastifyRequest, query: TermListParams): Promise<{ records: R[]; list: ListPage }> {
       const language = query.ml_language ?? ctx.config.defaultLanguage
       const post = query.post ?? query.event
       if (post !== undefined && !(await eventExists(ctx.db, post))) {
         throw invalidParam(query.post !== undefined ? 'post' : 'event', 'unknownEvent')
       }
       // Tags have no `parent` parameter: like any unknown parameter it is ignored (it is not even coerced).
-      const parent = taxonomy === 'category' ? query.parent : undefined
+      const parent = taxonomy === 'category' && 'parent' in query ? query.parent : undefined
       if (parent !== undefined && parent !== 0 && !(await termExists(ctx.db, taxonomy, parent, language))) {
         throw invalidParam('parent', 'parentNotFound')
       }
@@ -74,52 +67,53 @@ export function termOperations<R extends { id: number; rest_url: string }>(ctx: 
         ...(post !== undefined ? { post } : {}),
         ...(query.slug !== undefined ? { slug: query.slug } : {}),
       }
-      const total = await countTerms(repo, kind, filter)
+      const total = await countTerms(ctx.db, kind, filter)
       const totalPages = checkPage(resource, page, total)
-      const records = total === 0 ? [] : await listTerms(repo, kind, filter)
+      const records = total === 0 ? [] : await listTerms(ctx.db, ctx.site, kind, filter)
       const sent = sentQueryOf(req).map((name): [string, unknown] => [name, (query as Record<string, unknown>)[name]])
       const links = listLinks(`${ctx.apiUrl}/${kind.collection}`, page, totalPages, sent)
-      setListHeaders(reply, total, totalPages, links)
-      return { records, links, total, totalPages }
+      return { records, list: { links, total, totalPages } }
     },
 
     async get(req: FastifyRequest, id: number, language: Language | undefined, reply: FastifyReply): Promise<R> {
-      const found = await findTerm(repo, kind, id, language)
-      checkNotModified(req, reply, etag(found))
-      return found.record
+      const stored = await find(id, language)
+      checkNotModified(req, reply, etag(stored))
+      return stored.record
     },
 
-    async create(req: FastifyRequest, body: TermBody & { name: string }, reply: FastifyReply): Promise<R> {
-      const found = await createTerm(repo, kind, {
-        name: body.name,
-        language: languageOf(req),
-        ...(body.description !== undefined ? { description: body.description } : {}),
-        ...(body.slug !== undefined ? { slug: body.slug } : {}),
-        ...(body.parent !== undefined ? { parent: body.parent } : {}),
-        ...(body.translation_of !== undefined ? { translationOf: body.translation_of } : {}),
-      })
-      reply.code(201).header('Location', found.record.rest_url).header('ETag', etag(found))
-      return found.record
+    async create(req: FastifyRequest, body: TermBody & { name: string; translation_of?: number }, reply: FastifyReply): Promise<R> {
+      const language = languageOf(req)
+      const id = await withTransaction(ctx.db, async (trx) =>
+        insertTerm(trx, kind, await checkNewTerm(trx, kind, body, language, body.translation_of)))
+      const stored = await find(id, undefined)
+      reply.code(201).header('Location', stored.record.rest_url).header('ETag', etag(stored))
+      return stored.record
     },
 
     async update(req: FastifyRequest, id: number, body: TermBody | undefined, reply: FastifyReply): Promise<R> {
-      const current = await findTerm(repo, kind, id, requestedLanguage(req))
-      const expected = expectedVersion(req, etag(current), current.row.version)
-      const input = body ?? {}
-      const found = await updateTerm(repo, kind, current.row, {
-        ...(input.name !== undefined ? { name: input.name } : {}),
-        ...(input.description !== undefined ? { description: input.description } : {}),
-        ...(input.slug !== undefined ? { slug: input.slug } : {}),
-        ...(input.parent !== undefined ? { parent: input.parent } : {}),
-      }, expected)
-      reply.header('ETag', etag(found))
-      return found.record
+      const current = await find(id, requestedLanguage(req))
+      const expected = expectedVersion(req, etag(current), current.version) ?? current.version
+      await withTransaction(ctx.db, async (trx) => {
+        const values = await checkTermUpdate(trx, kind, current, body ?? {})
+        if (!(await updateTerm(trx, kind, values, expected))) throw preconditionFailed()
+      })
+      const stored = await find(current.record.id, undefined)
+      reply.header('ETag', etag(stored))
+      return stored.record
     },
 
+    /**
+     * Deletes a term for good; its children move up to its parent. A child with the name of a term
+     * already under that parent would break name uniqueness: `term_exists`, and nothing changes.
+     */
     async remove(req: FastifyRequest, id: number): Promise<R> {
-      const current = await findTerm(repo, kind, id, requestedLanguage(req))
-      const expected = expectedVersion(req, etag(current), current.row.version)
-      await deleteTerm(repo, current.row, expected)
+      const current = await find(id, requestedLanguage(req))
+      const expected = expectedVersion(req, etag(current), current.version) ?? current.version
+      await withTransaction(ctx.db, async (trx) => {
+        if (!(await deleteTerm(trx, kind, current.record.id, expected))) throw preconditionFailed()
+        if (await childNameClash(trx, current.record.id, current.parent)) throw termExistsError()
+        await moveChildrenUp(trx, kind, current.record.id, current.parent)
+      })
       return current.record
     },
   }

@@ -6,6 +6,7 @@ import type { FastifyReply } from 'fastify'
 import type { ListLinks } from '../contract.js'
 import { archivePageNotFound, type Resource } from './errors.js'
 import { queryValueText } from './query.js'
+import { listBody, sendSerialized, type Serialized } from './serialized.js'
 
 export const MAX_PER_PAGE = 50
 
@@ -56,3 +57,24 @@ export function setListHeaders(reply: FastifyReply, total: number, totalPages: n
   if (links.previous_rest_url !== undefined) link.push(`<${links.previous_rest_url}>; rel="prev"`)
   if (link.length > 0) reply.header('Link', link.join(', '))
 }
+
+/** What a list answer is made of once its page is read. */
+export interface ListPage {
+  links: ListLinks
+  total: number
+  totalPages: number
+}
+
+/**
+ * Answers a list route: the X-Total, X-Total-Pages and Link headers, and the envelope (made by the
+ * route's schema) with the records' JSON, as made once per record, in its array `field`.
+ */
+export function sendList<F extends string, R>(reply: FastifyReply, field: F, list: ListPage, items: ReadonlyArray<Serialized<R>>): Serialized<ListEnvelope<F, R>> {
+  setListHeaders(reply, list.total, list.totalPages, list.links)
+  // The array is serialized empty and the records' JSON put into it (see `listBody`).
+  const envelope = { [field]: [], ...list.links, total: list.total, total_pages: list.totalPages } as unknown as ListEnvelope<F, R>
+  return sendSerialized(reply, listBody(reply, envelope, field, items))
+}
+
+/** A list body: the records' array under `field`, the links and the totals. */
+export type ListEnvelope<F extends string, R> = { [K in F]: R[] } & ListLinks & { total: number; total_pages: number }

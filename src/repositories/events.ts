@@ -17,8 +17,10 @@ import {
   checkAuthor, deletePost, freeSlug, imagesOf, isHttpUrl, modifiedNow, trashPost, nowDates, provisionalSlug, publicationDates, resolveImage, resolvePostId,
   scopeCondition, settleNewPost, translationGroupFor, wantedSlug, type ImageRecord, type PostRef,
 } from './posts.js'
-import { CATEGORY, TAG, moveTermCounts, termIdsOfEvent, termRecordsByIds } from './terms.js'
+import { moveTermCounts, termIdsOfEvent } from './term-counts.js'
+import { CATEGORY, TAG, termRecords } from './terms.js'
 import type { ReadCache } from './read-cache.js'
+import { withTransaction } from '../db/unit-of-work.js'
 import { translationsOf } from './translations.js'
 import { VENUE } from './venues.js'
 
@@ -293,8 +295,8 @@ async function assembleEvents(repo: Repo, ids: readonly number[], caller: Caller
   ])
   const unique = (values: number[]) => [...new Set(values)]
   const [categories, tags, venues, organizers] = await Promise.all([
-    termRecordsByIds(repo, CATEGORY, unique(termLinks.filter((l) => l.taxonomy === 'category').map((l) => l.term_id))),
-    termRecordsByIds(repo, TAG, unique(termLinks.filter((l) => l.taxonomy === 'tag').map((l) => l.term_id))),
+    termRecords(repo.db, repo, CATEGORY, unique(termLinks.filter((l) => l.taxonomy === 'category').map((l) => l.term_id))),
+    termRecords(repo.db, repo, TAG, unique(termLinks.filter((l) => l.taxonomy === 'tag').map((l) => l.term_id))),
     recordsOf(repo, VENUE, unique(venueLinks.map((l) => l.id))),
     recordsOf(repo, ORGANIZER, unique(organizerLinks.map((l) => l.id))),
   ])
@@ -545,7 +547,7 @@ export interface NewEventValues extends EventValues {
 
 /** Creates an event with its links in one transaction; inline venues and organizers are created with it. */
 export async function insertEvent(repo: Repo, values: NewEventValues, links: EventLinksInput, language: Language, translationOf: number | undefined, write: WriteContext): Promise<number> {
-  return repo.db.transaction().execute(async (trx) => {
+  return withTransaction(repo.db, async (trx) => {
     // The author named must exist (400) before the row refers to it; the right to name one comes last.
     await checkAuthor(trx, values.author, write.callerId, true)
     const group = translationOf === undefined ? null : await translationGroupFor(trx, 'events', 'event', translationOf, language)
@@ -592,7 +594,7 @@ export async function insertEvent(repo: Repo, values: NewEventValues, links: Eve
 
 /** Applies a partial update and its links in one transaction, compare-and-swap on the version. */
 export async function updateEvent(repo: Repo, current: EventRow, values: EventValues, links: EventLinksInput, expectedVersion: number, write: WriteContext): Promise<void> {
-  await repo.db.transaction().execute(async (trx) => {
+  await withTransaction(repo.db, async (trx) => {
     if (values.author !== undefined) await checkAuthor(trx, values.author, write.callerId, write.mayAssignAuthor)
     const { image, date, date_utc, slug: wanted, ...columns } = values
     const set: Partial<EventRow> = { ...columns, ...modifiedNow(write.now, repo.siteTz), version: current.version + 1 }
@@ -623,7 +625,7 @@ export async function updateEvent(repo: Repo, current: EventRow, values: EventVa
 
 /** Moves an event to the trash (compare-and-swap); its terms no longer count it. */
 export async function trashEvent(repo: Repo, row: EventRow, expectedVersion: number, now: Date): Promise<void> {
-  await repo.db.transaction().execute(async (trx) => {
+  await withTransaction(repo.db, async (trx) => {
     await trashPost(trx, 'events', row.id, expectedVersion, modifiedNow(now, repo.siteTz))
     if (row.status === 'publish') await moveTermCounts(trx, await termIdsOfEvent(trx, row.id), [])
   })
@@ -631,7 +633,7 @@ export async function trashEvent(repo: Repo, row: EventRow, expectedVersion: num
 
 /** Deletes an event for good (compare-and-swap); its links go with it and its terms are recounted. */
 export async function deleteEvent(repo: Repo, row: EventRow, expectedVersion: number): Promise<void> {
-  await repo.db.transaction().execute(async (trx) => {
+  await withTransaction(repo.db, async (trx) => {
     const terms = row.status === 'publish' ? await termIdsOfEvent(trx, row.id) : []
     await deletePost(trx, 'events', row.id, expectedVersion)
     await moveTermCounts(trx, terms, [])
@@ -678,4 +680,10 @@ export async function checkIdsExist(db: Kysely<Database>, table: 'venues' | 'org
   if (lookups !== undefined && await lookups.cache.lookup(db, `exist:${table}:${JSON.stringify(ids)}`, allKnown, lookups.generation) !== undefined) return
   const missing = await firstMissing()
   if (missing !== undefined) throw invalidParam(field, 'unknownLinked', { value: String(missing) })
+}
+
+/** Whether an event with this id exists (the `post`/`event` filters must name one). */
+export async function eventExists(db: Kysely<Database>, id: number): Promise<boolean> {
+  if (!Number.isSafeInteger(id)) return false
+  return (await db.selectFrom('events').select('id').where('id', '=', id).executeTakeFirst()) !== undefined
 }

@@ -1,9 +1,11 @@
 /**
- * `translations` of a page of records (language → id of each version, itself included), in one query.
+ * Translation groups: the versions of one record in several languages share a group (the id of the
+ * first). Records carry `translations` (language → id of each version, itself included).
  */
-import { sql, type Kysely } from 'kysely'
+import { sql } from 'kysely'
 import { inIdList } from '../db/dialect.js'
-import type { Database } from '../db/schema.js'
+import type { Taxonomy } from '../db/schema.js'
+import type { Db } from '../db/unit-of-work.js'
 
 export type TranslatedTable = 'terms' | 'events' | 'venues' | 'organizers'
 
@@ -13,7 +15,8 @@ interface Member {
   language: string
 }
 
-export async function translationsOf(db: Kysely<Database>, table: TranslatedTable, rows: ReadonlyArray<Member>): Promise<Map<number, Record<string, number>>> {
+/** `translations` of a page of records, in one query. */
+export async function translationsOf(db: Db, table: TranslatedTable, rows: ReadonlyArray<Member>): Promise<Map<number, Record<string, number>>> {
   const groups = [...new Set(rows.map((r) => r.translation_group ?? r.id))]
   const out = new Map<number, Record<string, number>>()
   if (groups.length === 0) return out
@@ -31,4 +34,19 @@ export async function translationsOf(db: Kysely<Database>, table: TranslatedTabl
   }
   for (const row of rows) out.set(row.id, byGroup.get(row.translation_group ?? row.id) ?? { [row.language]: row.id })
   return out
+}
+
+/** The translation group of record `source` of `table` (terms: of this taxonomy); undefined when there is none. */
+export async function translationGroupOf(db: Db, table: TranslatedTable, source: number, taxonomy?: Taxonomy): Promise<number | undefined> {
+  if (!Number.isSafeInteger(source)) return undefined
+  let query = db.selectFrom(table).select(['id', 'translation_group']).where('id', '=', source)
+  if (taxonomy !== undefined) query = query.where(sql.ref('taxonomy'), '=', taxonomy)
+  const row = await query.executeTakeFirst()
+  return row === undefined ? undefined : row.translation_group ?? row.id
+}
+
+/** Whether a translation group already has a version in `language`. */
+export async function groupHasLanguage(db: Db, table: TranslatedTable, group: number, language: string): Promise<boolean> {
+  const row = await db.selectFrom(table).select('id').where('translation_group', '=', group).where('language', '=', language).executeTakeFirst()
+  return row !== undefined
 }

@@ -1,9 +1,11 @@
 /**
  * Small builders for records the tests need but whose routes are not the subject of the test.
  */
-import type { Kysely } from 'kysely'
-import type { Database, NewEvent } from '../../src/db/schema.js'
-import { refreshTermCounts } from '../../src/repositories/terms.js'
+import { sql, type Insertable, type Kysely } from 'kysely'
+import { inIdList } from '../../src/db/dialect.js'
+import type { Database, EventsTable } from '../../src/db/schema.js'
+
+type NewEvent = Insertable<EventsTable>
 
 let sequence = 0
 
@@ -47,4 +49,23 @@ export async function insertEvent(db: Kysely<Database>, overrides: Partial<NewEv
   // Term counts are kept by event writes; an event put straight into storage recounts them the same way.
   await refreshTermCounts(db, links.terms ?? [])
   return id
+}
+
+/**
+ * Recounts the published events of these terms (their `count`) from the links, for events put straight
+ * into storage (the API's writes move the counts themselves).
+ */
+async function refreshTermCounts(db: Kysely<Database>, termIds: readonly number[]): Promise<void> {
+  const ids = [...new Set(termIds)]
+  if (ids.length === 0) return
+  await db.updateTable('terms')
+    .set((eb) => ({
+      event_count: eb.selectFrom('event_terms')
+        .innerJoin('events', 'events.id', 'event_terms.event_id')
+        .select((inner) => inner.fn.countAll<number>().as('n'))
+        .whereRef('event_terms.term_id', '=', 'terms.id')
+        .where('events.status', '=', 'publish'),
+    }))
+    .where(inIdList(db, sql.ref('id'), ids))
+    .execute()
 }

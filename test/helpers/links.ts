@@ -2,8 +2,8 @@
  * Events linked to venues and organizers, inserted straight into storage (there is no events route yet):
  * an event from `insertEvent`, then its rows in `event_venues` / `event_organizers` in the order given.
  */
-import type { Kysely } from 'kysely'
-import type { Database, NewEvent } from '../../src/db/schema.js'
+import type { Insertable, Kysely } from 'kysely'
+import type { Database, EventsTable } from '../../src/db/schema.js'
 import { insertEvent } from './fixtures.js'
 
 export interface EventLinks {
@@ -12,7 +12,7 @@ export interface EventLinks {
 }
 
 /** Inserts an event (published, English, starting 2026-07-01 18:00 UTC unless overridden) linked to `links`. */
-export async function insertLinkedEvent(db: Kysely<Database>, links: EventLinks, overrides: Partial<NewEvent> = {}): Promise<number> {
+export async function insertLinkedEvent(db: Kysely<Database>, links: EventLinks, overrides: Partial<Insertable<EventsTable>> = {}): Promise<number> {
   const id = await insertEvent(db, overrides)
   for (const [position, venue] of (links.venues ?? []).entries()) {
     await db.insertInto('event_venues').values({ event_id: id, venue_id: venue, position }).execute()

@@ -1,0 +1,64 @@
+/**
+ * The one way to write. A unit of work is one transaction, asked for by the handler that decides the
+ * write; repositories take its transaction as their `db` and never open one of their own, so that what
+ * a write causes (links, counts, inline records, images) commits with it or not at all.
+ *
+ * Three things belong to every write and live here, once:
+ * - how a write transaction begins, which is the engine's business (`db.transaction()` asks the
+ *   dialect's driver, set up where the database is opened);
+ * - what the write changed: repositories report each record they create, update or delete
+ *   (`recordChange`), and the unit of work hands the list on when it ends (a change log can append it
+ *   in the same transaction, before the commit);
+ * - who must hear of it: the listeners given by `onWritten` (the read cache) learn of every unit of work
+ *   once it has ended, committed or rolled back.
+ */
+import type { Kysely, Transaction } from 'kysely'
+import type { Database } from './schema.js'
+
+/** What repositories take first: the database, or the transaction of a unit of work. */
+export type Db = Kysely<Database> | Transaction<Database>
+
+/** The transaction of a unit of work: what every repository function that writes takes first. */
+export type Tx = Transaction<Database>
+
+export type ChangedResource = 'event' | 'venue' | 'organizer' | 'category' | 'tag' | 'image' | 'user'
+
+/** A record a write created, updated or deleted. */
+export interface Change {
+  resource: ChangedResource
+  id: number
+  action: 'create' | 'update' | 'delete'
+}
+
+type Listener = (changes: readonly Change[], committed: boolean) => void
+
+const pending = new WeakMap<Tx, Change[]>()
+const listeners = new WeakMap<Kysely<Database>, Listener[]>()
+
+/** Runs `work` in one write transaction on `db`: committed when it resolves, rolled back when it throws. */
+export async function withTransaction<T>(db: Kysely<Database>, work: (trx: Tx) => Promise<T>): Promise<T> {
+  const changes: Change[] = []
+  let committed = false
+  try {
+    const result = await db.transaction().execute(async (trx) => {
+      pending.set(trx, changes)
+      return work(trx)
+    })
+    committed = true
+    return result
+  } finally {
+    for (const listener of listeners.get(db) ?? []) listener(changes, committed)
+  }
+}
+
+/** Notes that the unit of work of `trx` changed a record. */
+export function recordChange(trx: Tx, change: Change): void {
+  const changes = pending.get(trx)
+  if (changes === undefined) throw new Error('a write outside a unit of work (withTransaction)')
+  changes.push(change)
+}
+
+/** Calls `listener` with the changes of every unit of work on `db` once it has ended. */
+export function onWritten(db: Kysely<Database>, listener: Listener): void {
+  listeners.set(db, [...(listeners.get(db) ?? []), listener])
+}

@@ -1,0 +1,31 @@
+/**
+ * A term's `count` is the number of published events linked to it, kept in `terms.event_count` and
+ * moved by every event write that can change it (links, status, trash, delete), in its transaction:
+ * recounting each term instead read all its events (2-5 ms per write at 100,000 events).
+ */
+import { sql } from 'kysely'
+import { inIdList } from '../db/dialect.js'
+import { recordChange, type Db, type Tx } from '../db/unit-of-work.js'
+
+/**
+ * Moves the counts as one event's share changes: `before` and `after` are the terms it counted for (its
+ * linked terms while published, none otherwise).
+ */
+export async function moveTermCounts(trx: Tx, before: readonly number[], after: readonly number[]): Promise<void> {
+  const was = new Set(before)
+  const is = new Set(after)
+  const added = [...is].filter((id) => !was.has(id))
+  const removed = [...was].filter((id) => !is.has(id))
+  for (const [ids, step] of [[added, 1], [removed, -1]] as const) {
+    if (ids.length === 0) continue
+    const moved = await trx.updateTable('terms').set((eb) => ({ event_count: eb('event_count', '+', step) }))
+      .where(inIdList(trx, sql.ref('id'), ids)).returning(['id', 'taxonomy']).execute()
+    for (const term of moved) recordChange(trx, { resource: term.taxonomy, id: term.id, action: 'update' })
+  }
+}
+
+/** The terms linked to an event (whose counts its next write may change). */
+export async function termIdsOfEvent(db: Db, eventId: number): Promise<number[]> {
+  const rows = await db.selectFrom('event_terms').select('term_id').where('event_id', '=', eventId).execute()
+  return rows.map((r) => r.term_id)
+}

@@ -1,0 +1,109 @@
+/**
+ * Writes of categories and tags, in the transaction of a unit of work: slugs unique per taxonomy and
+ * language, names kept with their comparison key, versions compare-and-swapped, children moved up when
+ * their parent goes. What may be written (parents, free names, translations) is the handler's to decide.
+ */
+import { recordChange, type Db, type Tx } from '../db/unit-of-work.js'
+import { slugify } from '../lib/slug.js'
+import { freeSlug } from './slugs.js'
+import { nameKey, type TermKind } from './terms.js'
+
+export interface NewTerm {
+  language: string
+  name: string
+  description: string | null
+  /** The slug asked for (empty: from the name, else `<resource>-<id>`). */
+  slug: string
+  parent: number
+  /** The translation group to join; null for a group of its own. */
+  translationGroup: number | null
+}
+
+/** Creates a term; returns its id. */
+export async function insertTerm<R>(trx: Tx, kind: TermKind<R>, term: NewTerm): Promise<number> {
+  const { taxonomy, resource } = kind
+  const wanted = slugify(term.slug) || slugify(term.name)
+  const placeholder = `${resource}-pending-${Date.now()}-${Math.random().toString(36).slice(2)}`
+  const slug = wanted === '' ? placeholder : await freeSlug(trx, 'terms', term.language, wanted, undefined, taxonomy)
+  const { id } = await trx.insertInto('terms').values({
+    taxonomy,
+    language: term.language,
+    translation_group: term.translationGroup,
+    name: term.name,
+    name_key: nameKey(term.name),
+    slug,
+    description: term.description,
+    parent: term.parent,
+  }).returning('id').executeTakeFirstOrThrow()
+  const finalSlug = wanted === '' ? await freeSlug(trx, 'terms', term.language, `${resource}-${id}`, id, taxonomy) : slug
+  await trx.updateTable('terms')
+    .set({ translation_group: term.translationGroup ?? id, slug: finalSlug })
+    .where('id', '=', id)
+    .execute()
+  recordChange(trx, { resource, id, action: 'create' })
+  return id
+}
+
+export interface TermUpdate {
+  id: number
+  language: string
+  name: string
+  description: string | null
+  parent: number
+  /** The slug asked for, or undefined to keep `currentSlug`. */
+  slug: string | undefined
+  currentSlug: string
+}
+
+/** Writes a term's new values if its version is still `version` (compare-and-swap); false when it moved on. */
+export async function updateTerm<R>(trx: Tx, kind: TermKind<R>, term: TermUpdate, version: number): Promise<boolean> {
+  const { taxonomy, resource } = kind
+  let slug = term.currentSlug
+  if (term.slug !== undefined) {
+    const wanted = slugify(term.slug) || slugify(term.name) || `${resource}-${term.id}`
+    slug = wanted === term.currentSlug ? wanted : await freeSlug(trx, 'terms', term.language, wanted, term.id, taxonomy)
+  }
+  const result = await trx.updateTable('terms')
+    .set({ name: term.name, name_key: nameKey(term.name), slug, parent: term.parent, description: term.description, version: version + 1 })
+    .where('id', '=', term.id)
+    .where('version', '=', version)
+    .executeTakeFirst()
+  if (Number(result.numUpdatedRows) !== 1) return false
+  recordChange(trx, { resource, id: term.id, action: 'update' })
+  return true
+}
+
+/** Deletes a term for good if its version is still `version` (false when it moved on); its events lose the link. */
+export async function deleteTerm<R>(trx: Tx, kind: TermKind<R>, id: number, version: number): Promise<boolean> {
+  const result = await trx.deleteFrom('terms').where('id', '=', id).where('version', '=', version).executeTakeFirst()
+  if (Number(result.numDeletedRows) !== 1) return false
+  recordChange(trx, { resource: kind.resource, id, action: 'delete' })
+  return true
+}
+
+/** Moves the children of a deleted term up to its parent. */
+export async function moveChildrenUp<R>(trx: Tx, kind: TermKind<R>, id: number, parent: number): Promise<void> {
+  const children = await trx.updateTable('terms')
+    .set((eb) => ({ parent, version: eb('version', '+', 1) }))
+    .where('parent', '=', id)
+    .returning('id')
+    .execute()
+  for (const child of children) recordChange(trx, { resource: kind.resource, id: child.id, action: 'update' })
+}
+
+/**
+ * Whether a child of term `id` has the name of a term already under `parent`, which it would meet when
+ * moved up: asked after the term is deleted (a child may share its name with the term itself).
+ */
+export async function childNameClash(db: Db, id: number, parent: number): Promise<boolean> {
+  const clash = await db.selectFrom('terms as child')
+    .innerJoin('terms as sibling', (join) => join
+      .onRef('sibling.taxonomy', '=', 'child.taxonomy')
+      .onRef('sibling.language', '=', 'child.language')
+      .onRef('sibling.name_key', '=', 'child.name_key'))
+    .select('child.id')
+    .where('child.parent', '=', id)
+    .where('sibling.parent', '=', parent)
+    .executeTakeFirst()
+  return clash !== undefined
+}
