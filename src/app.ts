@@ -17,7 +17,7 @@ import { tagHandlers } from './handlers/tags.js'
 import { venueHandlers } from './handlers/venues.js'
 import { organizerHandlers } from './handlers/organizers.js'
 import { createCompilers, useCompilers, type Compilers } from './http/compilers.js'
-import { createReadCache, useReadCache, type ReadCache } from './repositories/read-cache.js'
+import { createReadCache, useReadCache } from './repositories/read-cache.js'
 import { recordSerializers } from './http/serialized.js'
 import { frameworkErrorHandler, registerErrorHandlers, type ErrorTexts } from './http/error-handler.js'
 import { ApiError } from './http/errors.js'
@@ -53,11 +53,10 @@ const ALLOWED_HEADERS = 'Authorization, Content-Type, If-Match, If-None-Match'
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { db, config } = options
   const spec = options.spec ?? loadSpec()
-  const cache = createReadCache(config.cacheEntries)
-  useReadCache(db, cache)
+  useReadCache(db, createReadCache(config.cacheEntries))
   const apiUrl = `${config.publicUrl}${PREFIX}`
   const ctx: AppContext = {
-    db, config, apiUrl, site: { apiUrl, geoloc: config.extensions.has('geoloc') }, now: options.now ?? (() => new Date()), spec, cache,
+    db, config, apiUrl, site: { apiUrl, geoloc: config.extensions.has('geoloc') }, now: options.now ?? (() => new Date()), spec,
     json: recordSerializers(spec.document),
   }
 
@@ -84,7 +83,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerAuthentication(app, db)
   registerQueryNormalisation(app)
   registerHeaders(app, config)
-  invalidateOnWrite(app, cache)
   digitsOnlyIds(app)
   registerPreflight(app, spec.document)
 
@@ -242,12 +240,4 @@ function registerPreflight(app: FastifyInstance, document: LoadedSpec['document'
       return reply.send()
     })
   }
-}
-
-/** Any write may change records and totals: forget them before the write's answer leaves. */
-function invalidateOnWrite(app: FastifyInstance, cache: ReadCache): void {
-  app.addHook('onSend', async (req, _reply, payload) => {
-    if (req.method !== 'GET' && req.method !== 'HEAD' && req.method !== 'OPTIONS') cache.invalidate()
-    return payload
-  })
 }

@@ -2,6 +2,7 @@
  * Everything that differs between SQLite (the embedded default) and PostgreSQL (the scale-out engine)
  * lives here, behind named functions, so repositories and migrations stay portable.
  */
+import { EARTH_RADIUS_KM } from '../lib/geo.js'
 import { PostgresAdapter, sql, type CreateTableBuilder, type Expression, type QueryExecutorProvider, type SqlBool } from 'kysely'
 
 export function isPostgres(db: QueryExecutorProvider): boolean {
@@ -67,17 +68,8 @@ export function positionInIdList(db: QueryExecutorProvider, column: Expression<u
   return sql<number>`${position}(${list}, ',' || ${column} || ',')`
 }
 
-/** Mean Earth radius (IUGG), the sphere of every great-circle distance here. */
-export const EARTH_RADIUS_KM = 6371.0088
-
-/** Great-circle distance in km (haversine), the same in JavaScript and in SQL. */
-export function haversineKm(latA: number, lngA: number, latB: number, lngB: number): number {
-  const rad = Math.PI / 180
-  const dLat = (latB - latA) * rad
-  const dLng = (lngB - lngA) * rad
-  const h = Math.sin(dLat / 2) ** 2 + Math.cos(latA * rad) * Math.cos(latB * rad) * Math.sin(dLng / 2) ** 2
-  return 2 * EARTH_RADIUS_KM * Math.asin(Math.min(1, Math.sqrt(h)))
-}
+// The sphere and the distance every engine computes alike (SQLite calls `haversineKm` itself).
+export { EARTH_RADIUS_KM, haversineKm } from '../lib/geo.js'
 
 /**
  * The distance in km between a row's coordinates and a point. SQLite uses the `distance_km` function

@@ -6,7 +6,6 @@ import type { Config } from '../config.js'
 import type { Database } from '../db/schema.js'
 import type { LoadedSpec } from '../http/spec.js'
 import type { RecordSerializers } from '../http/serialized.js'
-import type { ReadCache } from '../repositories/read-cache.js'
 import type { Site } from '../repositories/site.js'
 
 export interface AppContext {
@@ -19,8 +18,6 @@ export interface AppContext {
   /** The clock, injectable so that tests never depend on today's date. */
   now: () => Date
   spec: LoadedSpec
-  /** Records and list totals until the next change. */
-  cache: ReadCache
   /** Records' JSON by the contract's schemas, made once per record object. */
   json: RecordSerializers
 }

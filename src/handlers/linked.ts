@@ -1,88 +1,84 @@
 /**
  * The HTTP side of venues and organizers, written once: visibility and rights (CONTRACT §6), trash and
- * force delete (§5), conditional requests, list envelopes. `venues.ts` and `organizers.ts` bind it.
+ * force delete (§5), conditional requests, list filters. `venues.ts` and `organizers.ts` bind it.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { Language, QueryOf } from '../contract.js'
+import { withTransaction } from '../db/unit-of-work.js'
 import { forbidden, inTrash, invalidParam, notAccessible, notFound, preconditionFailed } from '../http/errors.js'
 import { checkNotModified, etagOf, expectedVersion } from '../http/etag.js'
-import type { Language, WritableStatus } from '../contract.js'
 import { requestedLanguage } from '../http/language.js'
-import { checkPage, listLinks, pageOf, setListHeaders } from '../http/pagination.js'
+import { checkPage, listLinks, pageOf, type ListPage } from '../http/pagination.js'
 import { sentQueryOf } from '../http/query.js'
-import { canEdit, canRead, editsAll, listScope, statusToStore } from '../lib/rights.js'
-import {
-  checkUpdateInput, deleteLinked, findLinked, insertLinked, isEvent, listLinked, nowUtc, trashLinked, updateLinked,
-  type Found, type LinkedKind, type LinkedRow, type Repo, type WriteInput,
-} from '../repositories/linked.js'
-import { scopeCondition, type PostRef } from '../repositories/posts.js'
-import { withTransaction } from '../db/unit-of-work.js'
+import { formatUtc } from '../lib/dates.js'
+import { modifiedNow } from '../lib/post-dates.js'
+import { canEdit, canRead, editsAll, listScope, statusToStore, type Caller } from '../lib/rights.js'
+import { eventExists } from '../repositories/event-records.js'
+import { findLinked, insertLinked, listLinked, updateLinked, type LinkedKind, type LinkedRow, type StoredLinked } from '../repositories/linked.js'
+import { deletePost, scopeCondition, trashPost, type PostRef } from '../repositories/posts.js'
 import type { AppContext } from './context.js'
+import { checkLinkedUpdate, checkNewLinked, precheckLinkedUpdate, type LinkedBody, type LinkedInput, type Writer } from './linked-input.js'
 
-export interface LinkedListParams {
-  page?: number
-  per_page?: number
-  search?: string
-  event?: number
-  has_events?: boolean
-  only_with_upcoming?: boolean
-  status?: WritableStatus
-  ml_language?: Language
-}
+type LinkedListParams = QueryOf<'listVenues'> | QueryOf<'listOrganizers'>
 
-interface Dated {
+interface LinkedRecord {
+  id: number
+  author: number | null
+  status: string
+  slug: string
   date: string
   date_utc: string
+  ml_language: Language
 }
 
-export function repoOf(ctx: AppContext): Repo {
-  return {
-    db: ctx.db,
-    apiUrl: ctx.apiUrl,
-    siteTz: ctx.config.timezone,
-    defaultLanguage: ctx.config.defaultLanguage,
-    geoloc: ctx.config.extensions.has('geoloc'),
-    cache: ctx.cache,
-  }
+/** Path parameters as a reference to a record. */
+export const byId = (params: { id: number }): PostRef => ({ id: params.id })
+export const bySlug = (params: { slug: string }): PostRef => ({ slug: params.slug })
+
+/** Who writes, for the checks of a write body. */
+export function writerOf(ctx: AppContext, caller: Caller): Writer {
+  return { callerId: caller.id, mayAssignAuthor: editsAll(caller), now: ctx.now(), siteTz: ctx.config.timezone, geoloc: ctx.site.geoloc }
 }
 
-export function linkedOperations<R extends LinkedRow & Dated, Rec, C extends WriteInput & { ml_language?: Language; translation_of?: number }, U extends WriteInput, O>(
-  ctx: AppContext, kind: LinkedKind<R, Rec, C, U, O>,
+/** The language a lookup of `ref` is made in: a slug is always looked up in one (the site's by default). */
+export function lookupLanguage(ctx: AppContext, ref: PostRef, requested: Language | undefined): Language | undefined {
+  return 'slug' in ref ? requested ?? ctx.config.defaultLanguage : requested
+}
+
+export function linkedOperations<Rec extends LinkedRecord, C extends LinkedBody & { ml_language?: Language; translation_of?: number }, U extends LinkedBody, O>(
+  ctx: AppContext, kind: LinkedKind<LinkedRow, Rec, O>, input: LinkedInput<C | U, O>, collection: 'venues' | 'organizers',
 ) {
-  const repo = repoOf(ctx)
   const { resource } = kind
-  const etag = (row: LinkedRow): string => etagOf(resource, row.id, row.version)
+  const etag = (stored: StoredLinked<Rec>): string => etagOf(resource, stored.record.id, stored.version)
   const label = (ref: PostRef): [number | string, 'id' | 'slug'] => ('id' in ref ? [ref.id, 'id'] : [ref.slug, 'slug'])
 
-  async function find(ref: PostRef, language: Language | undefined): Promise<Found<R, Rec>> {
-    const found = await findLinked(repo, kind, ref, language)
-    if (found === undefined) throw notFound(resource, ...label(ref))
-    return found
+  async function find(ref: PostRef, language: Language | undefined): Promise<StoredLinked<Rec>> {
+    const stored = await findLinked(ctx.db, ctx.site, kind, ref, lookupLanguage(ctx, ref, language))
+    if (stored === undefined) throw notFound(resource, ...label(ref))
+    return stored
   }
 
   /** Found, and the caller may change it: 404, then 410 for the trash (unless restoring), then 403. */
-  async function findForWrite(req: FastifyRequest, ref: PostRef, restoring: boolean): Promise<Found<R, Rec>> {
-    const found = await find(ref, requestedLanguage(req))
-    if (found.row.status === 'trash' && !restoring) throw inTrash(resource)
-    if (!canEdit(req.user, found.row) && !(found.row.status === 'trash' && editsAll(req.user))) throw forbidden(403)
-    return found
-  }
-
-  async function reread(id: number): Promise<Found<R, Rec>> {
-    return find({ id }, undefined)
+  async function findForWrite(req: FastifyRequest, ref: PostRef, restoring: boolean): Promise<StoredLinked<Rec>> {
+    const stored = await find(ref, requestedLanguage(req))
+    const { record } = stored
+    if (record.status === 'trash' && !restoring) throw inTrash(resource)
+    if (!canEdit(req.user, record) && !(record.status === 'trash' && editsAll(req.user))) throw forbidden(403)
+    return stored
   }
 
   return {
-    async list(req: FastifyRequest, query: LinkedListParams, reply: FastifyReply) {
+    async list(req: FastifyRequest, query: LinkedListParams): Promise<{ records: Rec[]; list: ListPage }> {
       const scope = listScope(req.user, query.status)
       if (scope.kind === 'refused') throw invalidParam('status', 'statusNotAllowed')
-      if (query.event !== undefined && !(await isEvent(ctx.db, query.event))) throw invalidParam('event', 'unknownEvent')
+      if (query.event !== undefined && !(await eventExists(ctx.db, query.event))) throw invalidParam('event', 'unknownEvent')
       const page = pageOf(query)
-      const result = await listLinked(repo, kind, {
+      const result = await listLinked(ctx.db, ctx.site, kind, {
         language: query.ml_language ?? ctx.config.defaultLanguage,
         scope,
         offset: page.offset,
         limit: page.perPage,
-        nowUtc: nowUtc(ctx.now()),
+        nowUtc: formatUtc(ctx.now()),
         ...(query.search !== undefined ? { search: query.search } : {}),
         ...(query.event !== undefined ? { event: query.event } : {}),
         ...(query.has_events !== undefined ? { hasEvents: query.has_events } : {}),
@@ -91,74 +87,68 @@ export function linkedOperations<R extends LinkedRow & Dated, Rec, C extends Wri
       const totalPages = checkPage(resource, page, result.total)
       const records = result.total === 0 ? [] : await result.records()
       const sent = sentQueryOf(req).map((name): [string, unknown] => [name, (query as Record<string, unknown>)[name]])
-      const links = listLinks(`${ctx.apiUrl}/${kind.collection}`, page, totalPages, sent)
-      setListHeaders(reply, result.total, totalPages, links)
-      return { records, links, total: result.total, totalPages }
+      const links = listLinks(`${ctx.apiUrl}/${collection}`, page, totalPages, sent)
+      return { records, list: { links, total: result.total, totalPages } }
     },
 
     async get(req: FastifyRequest, ref: PostRef, language: Language | undefined, reply: FastifyReply): Promise<Rec> {
-      const found = await find(ref, language)
-      const visible = found.row.status === 'trash' ? canEdit(req.user, found.row) || editsAll(req.user) : canRead(req.user, found.row)
+      const stored = await find(ref, language)
+      const { record } = stored
+      const visible = record.status === 'trash' ? canEdit(req.user, record) || editsAll(req.user) : canRead(req.user, record)
       if (!visible) throw notAccessible(resource)
-      checkNotModified(req, reply, etag(found.row))
-      return found.record
+      checkNotModified(req, reply, etag(stored))
+      return record
     },
 
     async create(req: FastifyRequest, body: C, reply: FastifyReply): Promise<Rec> {
       const user = req.user
       if (user === null) throw forbidden(401)
       const language = requestedLanguage(req) ?? ctx.config.defaultLanguage
-      const id = await withTransaction(ctx.db, (trx) => insertLinked(trx, repo, kind, body, language, body.translation_of, {
-        callerId: user.id,
-        mayAssignAuthor: editsAll(user),
-        status: statusToStore(user, body.status),
-        now: ctx.now(),
-      }))
-      const found = await reread(id)
-      reply.code(201).header('Location', `${ctx.apiUrl}/${kind.collection}/${id}`).header('ETag', etag(found.row))
-      return found.record
+      const writer = writerOf(ctx, user)
+      const id = await withTransaction(ctx.db, async (trx) =>
+        insertLinked(trx, kind, await checkNewLinked(trx, input, body, language, body.translation_of, statusToStore(user, body.status), writer)))
+      const stored = await find({ id }, undefined)
+      reply.code(201).header('Location', `${ctx.apiUrl}/${collection}/${id}`).header('ETag', etag(stored))
+      return stored.record
     },
 
-    async update(req: FastifyRequest, ref: PostRef, input: U, reply: FastifyReply): Promise<Rec> {
+    async update(req: FastifyRequest, ref: PostRef, body: U, reply: FastifyReply): Promise<Rec> {
       const user = req.user
       if (user === null) throw forbidden(401)
+      const writer = writerOf(ctx, user)
       // Fields first (400), then the record (404/410), rights (403) and If-Match (412): CONTRACT §1.
-      await checkUpdateInput(repo, kind, input)
-      const current = await findForWrite(req, ref, input.status !== undefined)
+      await precheckLinkedUpdate(ctx.db, input, body, writer)
+      const current = await findForWrite(req, ref, body.status !== undefined)
+      const { record } = current
       // Setting another author is a right on the record (403), checked before If-Match (412).
-      if (input.author !== undefined && input.author !== user.id && !editsAll(user)) throw forbidden(403)
-      const expected = expectedVersion(req, etag(current.row), current.row.version) ?? current.row.version
-      const status = input.status === undefined ? undefined : statusToStore(user, input.status, current.row.status)
+      if (body.author !== undefined && body.author !== user.id && !editsAll(user)) throw forbidden(403)
+      const expected = expectedVersion(req, etag(current), current.version) ?? current.version
+      const status = body.status === undefined ? undefined : statusToStore(user, body.status, record.status)
+      const from = { id: record.id, name: current.name, slug: record.slug, language: record.ml_language, dates: { date: record.date, date_utc: record.date_utc } }
       await withTransaction(ctx.db, async (trx) => {
-        const written = await updateLinked(trx, repo, kind, current.row, input, expected, {
-          callerId: user.id,
-          mayAssignAuthor: editsAll(user),
-          status,
-          now: ctx.now(),
-        })
-        // Thrown inside the transaction so that nothing it wrote (a new image record) stays behind.
-        if (!written) throw preconditionFailed()
+        const update = await checkLinkedUpdate(trx, input, from, body, status, writer)
+        // Thrown inside the unit of work so that nothing it wrote (a new image record) stays behind.
+        if (!(await updateLinked(trx, kind, update, expected))) throw preconditionFailed()
       })
-      const found = await reread(current.row.id)
-      reply.header('ETag', etag(found.row))
-      return found.record
+      const stored = await find({ id: record.id }, undefined)
+      reply.header('ETag', etag(stored))
+      return stored.record
     },
 
     async remove(req: FastifyRequest, ref: PostRef, force: boolean): Promise<Rec | { deleted: true; previous: Rec }> {
       const current = await find(ref, requestedLanguage(req))
-      if (current.row.status === 'trash' && !force) throw inTrash(resource)
-      if (!canEdit(req.user, current.row) && !editsAll(req.user)) throw forbidden(403)
-      const expected = expectedVersion(req, etag(current.row), current.row.version) ?? current.row.version
-      if (force) {
-        await deleteLinked(repo, kind, current.row, expected)
-        return { deleted: true, previous: current.record }
-      }
-      await trashLinked(repo, kind, current.row, expected, ctx.now())
-      return (await reread(current.row.id)).record
+      const { record } = current
+      if (record.status === 'trash' && !force) throw inTrash(resource)
+      if (!canEdit(req.user, record) && !editsAll(req.user)) throw forbidden(403)
+      const expected = expectedVersion(req, etag(current), current.version) ?? current.version
+      await withTransaction(ctx.db, async (trx) => {
+        const done = force
+          ? await deletePost(trx, kind.table, record.id, expected)
+          : await trashPost(trx, kind.table, record.id, expected, modifiedNow(ctx.now(), ctx.config.timezone))
+        if (!done) throw preconditionFailed()
+      })
+      if (force) return { deleted: true, previous: record }
+      return (await find({ id: record.id }, undefined)).record
     },
   }
 }
-
-/** Path parameters as a reference to a record. */
-export const byId = (params: { id: number }): PostRef => ({ id: params.id })
-export const bySlug = (params: { slug: string }): PostRef => ({ slug: params.slug })

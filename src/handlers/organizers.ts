@@ -1,12 +1,13 @@
 /**
  * /organizers operations, by id and by slug, one handler per operationId.
  */
-import type { Schema } from '../contract.js'
 import type { Handlers } from '../http/operations.js'
-import { listBody, sendSerialized } from '../http/serialized.js'
+import { sendList } from '../http/pagination.js'
+import { sendSerialized } from '../http/serialized.js'
 import { ORGANIZER } from '../repositories/organizers.js'
 import type { AppContext } from './context.js'
 import { byId, bySlug, linkedOperations } from './linked.js'
+import { organizerFields } from './organizer-input.js'
 
 type OrganizerHandlers = Pick<Handlers,
   | 'listOrganizers' | 'createOrganizer'
@@ -14,12 +15,11 @@ type OrganizerHandlers = Pick<Handlers,
   | 'getOrganizerBySlug' | 'updateOrganizerBySlug' | 'updateOrganizerBySlugPut' | 'updateOrganizerBySlugPost' | 'deleteOrganizerBySlug'>
 
 export function organizerHandlers(ctx: AppContext): OrganizerHandlers {
-  const organizers = linkedOperations(ctx, ORGANIZER)
+  const organizers = linkedOperations(ctx, ORGANIZER, { table: 'organizers', resource: 'organizer', fields: organizerFields }, 'organizers')
   return {
     async listOrganizers(req, reply) {
-      const { records, links, total, totalPages } = await organizers.list(req, req.query ?? {}, reply)
-      const envelope = { organizers: [] as Array<Schema<'Organizer'>>, ...links, total, total_pages: totalPages }
-      return sendSerialized(reply, listBody(reply, envelope, 'organizers', records.map((r) => ctx.json.organizer(r))))
+      const { records, list } = await organizers.list(req, req.query ?? {})
+      return sendList(reply, 'organizers', list, records.map((r) => ctx.json.organizer(r)))
     },
     createOrganizer: (req, reply) => organizers.create(req, req.body, reply),
     getOrganizer: async (req, reply) => sendSerialized(reply, ctx.json.organizer(await organizers.get(req, byId(req.params), req.query?.ml_language, reply))),

@@ -1,12 +1,13 @@
 /**
  * /venues operations, by id and by slug, one handler per operationId.
  */
-import type { Schema } from '../contract.js'
 import type { Handlers } from '../http/operations.js'
-import { listBody, sendSerialized } from '../http/serialized.js'
+import { sendList } from '../http/pagination.js'
+import { sendSerialized } from '../http/serialized.js'
 import { VENUE } from '../repositories/venues.js'
 import type { AppContext } from './context.js'
 import { byId, bySlug, linkedOperations } from './linked.js'
+import { venueFields } from './venue-input.js'
 
 type VenueHandlers = Pick<Handlers,
   | 'listVenues' | 'createVenue'
@@ -14,12 +15,11 @@ type VenueHandlers = Pick<Handlers,
   | 'getVenueBySlug' | 'updateVenueBySlug' | 'updateVenueBySlugPut' | 'updateVenueBySlugPost' | 'deleteVenueBySlug'>
 
 export function venueHandlers(ctx: AppContext): VenueHandlers {
-  const venues = linkedOperations(ctx, VENUE)
+  const venues = linkedOperations(ctx, VENUE, { table: 'venues', resource: 'venue', fields: venueFields }, 'venues')
   return {
     async listVenues(req, reply) {
-      const { records, links, total, totalPages } = await venues.list(req, req.query ?? {}, reply)
-      const envelope = { venues: [] as Array<Schema<'Venue'>>, ...links, total, total_pages: totalPages }
-      return sendSerialized(reply, listBody(reply, envelope, 'venues', records.map((r) => ctx.json.venue(r))))
+      const { records, list } = await venues.list(req, req.query ?? {})
+      return sendList(reply, 'venues', list, records.map((r) => ctx.json.venue(r)))
     },
     createVenue: (req, reply) => venues.create(req, req.body, reply),
     getVenue: async (req, reply) => sendSerialized(reply, ctx.json.venue(await venues.get(req, byId(req.params), req.query?.ml_language, reply))),

@@ -45,6 +45,10 @@ export const forbidden = (status: 401 | 403): ApiError =>
 export const preconditionFailed = (): ApiError =>
   new ApiError(412, 'rest-precondition-failed', 'preconditionFailed')
 
+/** Coordinates sent while the `geoloc` extension is off. */
+export const geolocInactive = (field: string): ApiError =>
+  new ApiError(400, 'geoloc-extension-inactive', 'geolocInactive', { name: field }, { reasons: { [field]: { key: 'geolocInactive', vars: { name: field } } } })
+
 /** A parameter or field that passed the schema but breaks a rule of the contract. */
 export const invalidParam = (name: string, key: MessageKey, vars: MessageVars = {}): ApiError =>
   new ApiError(400, 'rest_invalid_param', 'invalidParams', { names: name }, { reasons: { [name]: { key, vars: { name, ...vars } } } })

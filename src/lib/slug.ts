@@ -27,6 +27,11 @@ export function slugify(text: string): string {
   return trimSlug(slug, MAX_SLUG_LENGTH)
 }
 
+/** A slug from the explicit one, else from the name; `<singular>-<id>` comes later when nothing is left. */
+export function wantedSlug(explicit: string | undefined, name: string): string {
+  return slugify(explicit ?? '') || slugify(name)
+}
+
 /** Cuts a slug to `max` characters without leaving a trailing hyphen. */
 export function trimSlug(slug: string, max: number): string {
   return slug.length <= max ? slug : slug.slice(0, max).replace(/-+$/g, '')

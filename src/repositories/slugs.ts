@@ -5,7 +5,7 @@
 import { sql } from 'kysely'
 import type { Taxonomy } from '../db/schema.js'
 import type { Db } from '../db/unit-of-work.js'
-import { MAX_SLUG_LENGTH, slugify, uniqueSlug } from '../lib/slug.js'
+import { MAX_SLUG_LENGTH, uniqueSlug } from '../lib/slug.js'
 
 export type SluggedTable = 'events' | 'venues' | 'organizers' | 'terms'
 
@@ -19,11 +19,6 @@ export async function freeSlug(db: Db, table: SluggedTable, language: string, wa
   if (self !== undefined) query = query.where('id', '!=', self)
   const taken = new Set((await query.execute()).map((r) => r.slug))
   return uniqueSlug(wanted, taken)
-}
-
-/** A slug from the explicit one, else from the name; `<singular>-<id>` comes later when nothing is left. */
-export function wantedSlug(explicit: string | undefined, name: string): string {
-  return slugify(explicit ?? '') || slugify(name)
 }
 
 /** A slug that cannot clash while the real one waits for the new id. */

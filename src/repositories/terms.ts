@@ -217,3 +217,20 @@ export async function nameTaken(db: Db, taxonomy: Taxonomy, language: Language, 
   if (self !== undefined) query = query.where('id', '!=', self)
   return (await query.executeTakeFirst()) !== undefined
 }
+
+/**
+ * The id of the term a write's `categories`/`tags` entry names in `language`: an id, a slug, or a name
+ * (case and spacing as `nameKey` compares them); undefined when none does.
+ */
+export async function termIdNamed(db: Db, taxonomy: Taxonomy, entry: number | string, language: string): Promise<number | undefined> {
+  const text = String(entry).trim()
+  if (typeof entry === 'number' || /^\d+$/.test(text)) {
+    const id = Number(text)
+    if (!Number.isSafeInteger(id)) return undefined
+    return (await db.selectFrom('terms').select('id').where('id', '=', id).where('taxonomy', '=', taxonomy).where('language', '=', language).executeTakeFirst())?.id
+  }
+  const row = await db.selectFrom('terms').select('id').where('taxonomy', '=', taxonomy).where('language', '=', language)
+    .where((eb) => eb.or([eb('slug', '=', text.toLowerCase()), eb('name_key', '=', text.toLowerCase().replace(/\s+/g, ' '))]))
+    .orderBy('id').executeTakeFirst()
+  return row?.id
+}

@@ -4,6 +4,7 @@
 import type { Kysely } from 'kysely'
 import { hashKey, isRole, type Role } from '../lib/api-keys.js'
 import type { Database } from '../db/schema.js'
+import type { Db } from '../db/unit-of-work.js'
 
 export interface User {
   id: number
@@ -31,7 +32,9 @@ export async function findUserByKey(db: Kysely<Database>, key: string): Promise<
   return { id: row.id, name: row.name, role: row.role }
 }
 
-export async function userExists(db: Kysely<Database>, id: number): Promise<boolean> {
+/** Whether a user with this id exists (an `author` must name one). */
+export async function userExists(db: Db, id: number): Promise<boolean> {
+  if (!Number.isSafeInteger(id)) return false
   const row = await db.selectFrom('users').select('id').where('id', '=', id).executeTakeFirst()
   return row !== undefined
 }

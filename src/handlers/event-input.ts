@@ -1,0 +1,169 @@
+/**
+ * What an event write body means once checked (CONTRACT §5): its columns, its dates in its zone, its
+ * image and its links resolved to ids (venues and organizers sent inline checked as creates of their
+ * own). Every check refuses with the error the contract names, in the order of CONTRACT §1: the
+ * fields (400), then the right to name another author (403).
+ */
+import type { Event, Language, Schema } from '../contract.js'
+import type { Db } from '../db/unit-of-work.js'
+import { invalidParam } from '../http/errors.js'
+import { parseBodyDate } from '../lib/dates.js'
+import { canonicalTimezone, eventDates, type EventDates } from '../lib/event-dates.js'
+import { modifiedNow, nowDates } from '../lib/post-dates.js'
+import { statusToStore, type Caller } from '../lib/rights.js'
+import { wantedSlug } from '../lib/slug.js'
+import { emptyToNull } from '../lib/text.js'
+import { isHttpUrl } from '../lib/urls.js'
+import type { EventColumns, EventLinks, EventUpdate, NewEvent } from '../repositories/event-writes.js'
+import { linkable } from '../repositories/linked.js'
+import type { OrganizerColumns } from '../repositories/organizers.js'
+import { termIdNamed } from '../repositories/terms.js'
+import type { VenueColumns } from '../repositories/venues.js'
+import { checkNewLinked, type LinkedInput, type Writer } from './linked-input.js'
+import { organizerFields } from './organizer-input.js'
+import { checkAuthorExists, checkedImage, checkMayAssignAuthor, postDates, translationGroup } from './post-input.js'
+import { venueFields } from './venue-input.js'
+
+export type EventBody = Schema<'EventCreate'> | Schema<'EventUpdate'> | Schema<'EventUpdateBySlug'>
+
+const VENUE_INPUT: LinkedInput<Schema<'VenueCreate'>, VenueColumns> = { table: 'venues', resource: 'venue', fields: venueFields }
+const ORGANIZER_INPUT: LinkedInput<Schema<'OrganizerCreate'>, OrganizerColumns> = { table: 'organizers', resource: 'organizer', fields: (body) => organizerFields(body) }
+
+/** The stored dates of an event record, which an update's dates are merged with. */
+export function datesOf(record: Event): EventDates {
+  return {
+    timezone: record.timezone, all_day: record.all_day, start_date: record.start_date, end_date: record.end_date,
+    start_utc: record.utc_start_date, end_utc: record.utc_end_date,
+  }
+}
+
+/** The columns a body sets that need no lookup: texts, dates (merged with `current` on an update), flags. */
+export function eventColumns(body: EventBody, current: EventDates | undefined, siteTz: string): Omit<EventColumns, 'modified' | 'modified_utc'> {
+  const dates = eventDates(body, current, siteTz)
+  if ('reason' in dates) throw invalidParam(dates.field, dates.reason)
+  const columns: Omit<EventColumns, 'modified' | 'modified_utc'> = { ...dates }
+  if (body.title !== undefined) columns.title = body.title
+  if (body.description !== undefined) columns.description = emptyToNull(body.description) ?? null
+  if (body.excerpt !== undefined) columns.excerpt = emptyToNull(body.excerpt) ?? null
+  if (body.cost !== undefined) columns.cost = body.cost === null || body.cost === '' ? null : String(body.cost)
+  if (body.website !== undefined) {
+    const website = emptyToNull(body.website) ?? null
+    if (website !== null && !isHttpUrl(website)) throw invalidParam('website', 'invalidUrl')
+    columns.website = website
+  }
+  if ('password' in body && body.password !== undefined) columns.password = emptyToNull(body.password) ?? null
+  for (const name of ['show_map', 'show_map_link', 'hide_from_listings', 'sticky', 'featured'] as const) {
+    const value = body[name]
+    if (value !== undefined) columns[name] = value
+  }
+  return columns
+}
+
+/**
+ * The checks of an update body that need no record, made before it is looked up (CONTRACT §1: fields
+ * are 400 before 404/410, 403 and 412): the time zone, the syntax of dates, the website, the image and
+ * author named, and the fields of inline venues and organizers. What depends on the record (end before
+ * start, terms and links in its language) is checked when it is written.
+ */
+export async function precheckEventUpdate(db: Db, body: EventBody, writer: Writer): Promise<void> {
+  if (body.timezone !== undefined && canonicalTimezone(body.timezone, writer.siteTz) === undefined) throw invalidParam('timezone', 'invalidTimezone')
+  for (const field of ['start_date', 'end_date'] as const) {
+    const value = body[field]
+    if (value !== undefined && parseBodyDate(value, writer.siteTz) === null) throw invalidParam(field, 'invalidDate')
+  }
+  const website = emptyToNull(body.website)
+  if (website !== null && website !== undefined && !isHttpUrl(website)) throw invalidParam('website', 'invalidUrl')
+  postDates(body, writer.siteTz, { date: '', date_utc: '' })
+  await checkedImage(db, body.image)
+  await checkAuthorExists(db, body.author)
+  for (const entry of body.venue ?? []) if (typeof entry !== 'number') venueFields(entry, writer.geoloc)
+  for (const entry of body.organizer ?? []) if (typeof entry !== 'number') organizerFields(entry)
+}
+
+/** A new event, checked; `columns` from `eventColumns`. */
+export async function checkNewEvent(db: Db, body: Schema<'EventCreate'>, columns: Omit<EventColumns, 'modified' | 'modified_utc'>, language: Language, caller: Caller, writer: Writer): Promise<NewEvent> {
+  const { timezone, start_date, end_date, start_utc, end_utc } = columns
+  if (timezone === undefined || start_date === undefined || end_date === undefined || start_utc === undefined || end_utc === undefined) {
+    throw invalidParam('start_date', 'required')
+  }
+  // The author named must exist (400) before anything else; the right to name one comes last (403).
+  await checkAuthorExists(db, body.author, caller.id)
+  const group = body.translation_of === undefined ? null : await translationGroup(db, 'events', 'event', body.translation_of, language)
+  const image = await checkedImage(db, body.image)
+  const dates = postDates(body, writer.siteTz, nowDates(writer.now, writer.siteTz))
+  const links = await checkedLinks(db, body, language, caller, writer)
+  checkMayAssignAuthor(body.author, caller.id, writer.mayAssignAuthor)
+  return {
+    language,
+    translationGroup: group,
+    columns: {
+      ...columns, title: body.title, timezone, start_date, end_date, start_utc, end_utc,
+      author: body.author ?? caller.id, status: statusToStore(caller, body.status), ...dates, ...modifiedNow(writer.now, writer.siteTz),
+    },
+    slug: wantedSlug(body.slug, body.title),
+    image,
+    links,
+    now: writer.now,
+  }
+}
+
+/** A partial update of `current`, checked; `status` is the one to store if the body changes it. */
+export async function checkEventUpdate(
+  db: Db, current: Event, body: EventBody, columns: Omit<EventColumns, 'modified' | 'modified_utc'>, status: string | undefined, caller: Caller, writer: Writer,
+): Promise<EventUpdate> {
+  await checkAuthorExists(db, body.author, caller.id)
+  checkMayAssignAuthor(body.author, caller.id, writer.mayAssignAuthor)
+  const set: EventColumns = { ...columns, ...modifiedNow(writer.now, writer.siteTz) }
+  if (body.author !== undefined) set.author = body.author
+  if (status !== undefined) set.status = status
+  if (body.date !== undefined || body.date_utc !== undefined) Object.assign(set, postDates(body, writer.siteTz, current))
+  const slug = body.slug === undefined ? undefined : wantedSlug(body.slug, body.title ?? current.title) || `event-${current.id}`
+  const image = await checkedImage(db, body.image)
+  return {
+    id: current.id, language: current.ml_language, status: current.status, columns: set, slug, currentSlug: current.slug, image,
+    links: await checkedLinks(db, body, current.ml_language, caller, writer), now: writer.now,
+  }
+}
+
+/**
+ * The links of a body: terms by id, slug or name in the event's language, existing venues and organizers
+ * in that language (not trashed), and inline ones checked as creates with their own `status` (CONTRACT
+ * §5). Anything unknown is a 400 naming the field.
+ */
+async function checkedLinks(db: Db, body: EventBody, language: Language, caller: Caller, writer: Writer): Promise<EventLinks> {
+  const links: EventLinks = {}
+  for (const [taxonomy, field] of [['category', 'categories'], ['tag', 'tags']] as const) {
+    const entries = body[field]
+    if (entries === undefined) continue
+    const ids: number[] = []
+    for (const entry of entries) {
+      const id = await termIdNamed(db, taxonomy, entry, language)
+      if (id === undefined) throw invalidParam(field, 'unknownTerm', { value: String(entry).trim() })
+      if (!ids.includes(id)) ids.push(id)
+    }
+    links[field] = ids
+  }
+  if (body.venue !== undefined) {
+    links.venues = []
+    for (const entry of body.venue) {
+      if (typeof entry === 'number') {
+        if (!(await linkable(db, 'venues', entry, language))) throw invalidParam('venue', 'unknownLinked', { value: String(entry) })
+        links.venues.push(entry)
+      } else {
+        links.venues.push(await checkNewLinked(db, VENUE_INPUT, entry, language, undefined, statusToStore(caller, entry.status), writer))
+      }
+    }
+  }
+  if (body.organizer !== undefined) {
+    links.organizers = []
+    for (const entry of body.organizer) {
+      if (typeof entry === 'number') {
+        if (!(await linkable(db, 'organizers', entry, language))) throw invalidParam('organizer', 'unknownLinked', { value: String(entry) })
+        links.organizers.push(entry)
+      } else {
+        links.organizers.push(await checkNewLinked(db, ORGANIZER_INPUT, entry, language, undefined, statusToStore(caller, entry.status), writer))
+      }
+    }
+  }
+  return links
+}

@@ -1,0 +1,90 @@
+/**
+ * What an event list query asks for once checked (CONTRACT §4): the caller's scope, the date window,
+ * the `geoloc` filters, and the venues, organizers, parent, categories and tags it names resolved to
+ * ids. Every refusal names the parameter, in the order the contract checks them.
+ */
+import type { FastifyRequest } from 'fastify'
+import type { Language, QueryOf } from '../contract.js'
+import { ApiError, geolocInactive, invalidParam } from '../http/errors.js'
+import { dateWindow } from '../lib/date-window.js'
+import { listScope } from '../lib/rights.js'
+import { filterTermId, firstUnknownId, type EventFilter } from '../repositories/event-filters.js'
+import type { AppContext } from './context.js'
+
+export type ListQuery = QueryOf<'listEvents'>
+
+/** The filter of a list query, and the window's bounds as the list's `rest_url` shows them. */
+export async function eventFilterOf(ctx: AppContext, req: FastifyRequest, query: ListQuery): Promise<{ filter: EventFilter; shown: Array<[string, string]> }> {
+  if (query.ticketed === true) {
+    throw new ApiError(400, 'event-tickets-not-active', 'ticketsInactive', {}, { reasons: { ticketed: { key: 'ticketsInactive', vars: {} } } })
+  }
+  const geo = geoFilter(ctx, query)
+  const scope = listScope(req.user, query.status)
+  if (scope.kind === 'refused') throw invalidParam('status', 'statusNotAllowed')
+  const language = query.ml_language ?? ctx.config.defaultLanguage
+  const window = dateWindow(query, ctx.config.timezone, ctx.now())
+  if ('invalid' in window) throw invalidParam(window.invalid, 'invalidFilterDate')
+  const { bounds, shown } = window
+  const nonEmpty = <T>(list: T[] | undefined): T[] | undefined => (list === undefined || list.length === 0 ? undefined : list)
+  const categories = nonEmpty(query.categories)
+  const tags = nonEmpty(query.tags)
+  const venues = nonEmpty(query.venue)
+  const organizers = nonEmpty(query.organizer)
+  if (venues !== undefined) await checkKnown(ctx, 'venues', 'venue', venues)
+  if (organizers !== undefined) await checkKnown(ctx, 'organizers', 'organizer', organizers)
+  if (query.post_parent !== undefined) await checkKnown(ctx, 'events', 'post_parent', [query.post_parent])
+  const include = nonEmpty(query.include)
+  const filter: EventFilter = {
+    language,
+    scope,
+    ...geo,
+    ...(include !== undefined ? { include } : {}),
+    ...(bounds.start_date !== undefined ? { startGte: bounds.start_date } : {}),
+    ...(bounds.end_date !== undefined ? { endLte: bounds.end_date } : {}),
+    ...(bounds.starts_after !== undefined ? { startGt: bounds.starts_after } : {}),
+    ...(bounds.starts_before !== undefined ? { startLt: bounds.starts_before } : {}),
+    ...(bounds.ends_after !== undefined ? { endGt: bounds.ends_after } : {}),
+    ...(bounds.ends_before !== undefined ? { endLt: bounds.ends_before } : {}),
+    ...(query.search !== undefined ? { search: query.search } : {}),
+    ...(categories !== undefined ? { categories: await termIds(ctx, 'category', 'categories', categories, language) } : {}),
+    ...(tags !== undefined ? { tags: await termIds(ctx, 'tag', 'tags', tags, language) } : {}),
+    ...(venues !== undefined ? { venues } : {}),
+    ...(organizers !== undefined ? { organizers } : {}),
+    ...(query.featured !== undefined ? { featured: query.featured } : {}),
+    ...(query.post_parent !== undefined ? { postParent: query.post_parent } : {}),
+  }
+  return { filter, shown }
+}
+
+function geoFilter(ctx: AppContext, query: ListQuery): Pick<EventFilter, 'hasGeo' | 'near'> {
+  const sent = (['geoloc', 'geoloc_lat', 'geoloc_lng'] as const).filter((n) => query[n] !== undefined)
+  const first = sent[0]
+  if (first === undefined) return {}
+  if (!ctx.config.extensions.has('geoloc')) throw geolocInactive(first)
+  const out: Pick<EventFilter, 'hasGeo' | 'near'> = {}
+  if (query.geoloc !== undefined) out.hasGeo = query.geoloc
+  if ((query.geoloc_lat === undefined) !== (query.geoloc_lng === undefined)) {
+    throw invalidParam(query.geoloc_lat === undefined ? 'geoloc_lat' : 'geoloc_lng', 'geolocPair')
+  }
+  if (query.geoloc_lat !== undefined && query.geoloc_lng !== undefined) {
+    out.near = { lat: query.geoloc_lat, lng: query.geoloc_lng, km: ctx.config.geofenceKm }
+  }
+  return out
+}
+
+/** Every id must name an existing record of `table` (the venue, organizer and parent filters). */
+async function checkKnown(ctx: AppContext, table: 'venues' | 'organizers' | 'events', field: string, ids: number[]): Promise<void> {
+  const unknown = await firstUnknownId(ctx.db, table, ids)
+  if (unknown !== undefined) throw invalidParam(field, 'unknownLinked', { value: String(unknown) })
+}
+
+/** The ids of the terms `categories`/`tags` entries name (ids, or slugs in the list's language). */
+async function termIds(ctx: AppContext, taxonomy: 'category' | 'tag', field: string, entries: Array<number | string>, language: Language): Promise<number[]> {
+  const ids: number[] = []
+  for (const entry of entries) {
+    const id = await filterTermId(ctx.db, taxonomy, entry, language)
+    if (id === undefined) throw invalidParam(field, 'unknownTerm', { value: String(entry) })
+    ids.push(id)
+  }
+  return ids
+}

@@ -1,0 +1,44 @@
+/**
+ * The date window of an event list (CONTRACT §4): which date filters bound it, in UTC. Filters are
+ * read as site wall time (or at their offset) and, unless `strict_dates`, widened to whole site days;
+ * without a relative filter the window defaults to today … two years ahead. `include` lifts the window.
+ */
+import { addYears, endOfDayUtc, parseFilterDate, startOfDayUtc, utcToWall } from './dates.js'
+
+export const DATE_FILTERS = ['start_date', 'end_date', 'starts_before', 'starts_after', 'ends_before', 'ends_after'] as const
+export type DateFilter = (typeof DATE_FILTERS)[number]
+
+export type WindowQuery = Partial<Record<DateFilter, string>> & { include?: number[]; strict_dates?: boolean }
+
+export interface DateWindow {
+  /** Each filter in force, as a UTC instant. */
+  bounds: Partial<Record<DateFilter, string>>
+  /** `start_date` and `end_date` in force, as site wall time, for the list's `rest_url`. */
+  shown: Array<[string, string]>
+}
+
+/** The window of a list query; `invalid` names the first filter that is not a date. */
+export function dateWindow(query: WindowQuery, siteTz: string, now: Date): DateWindow | { invalid: DateFilter } {
+  const bounds: DateWindow['bounds'] = {}
+  if (query.include !== undefined && query.include.length > 0) return { bounds, shown: [] }
+  const strict = query.strict_dates ?? false
+  for (const name of DATE_FILTERS) {
+    const value = query[name]
+    if (value === undefined) continue
+    const parsed = parseFilterDate(value, siteTz, now)
+    if (parsed === null) return { invalid: name }
+    bounds[name] = strict ? parsed.utc : name === 'start_date' ? startOfDayUtc(parsed.localDay, siteTz) : endOfDayUtc(parsed.localDay, siteTz)
+  }
+  const relative = (['starts_before', 'starts_after', 'ends_before', 'ends_after'] as const).some((n) => query[n] !== undefined)
+  if (!relative) {
+    const today = parseFilterDate('today', siteTz, now)
+    if (today !== null) {
+      bounds.start_date ??= startOfDayUtc(today.localDay, siteTz)
+      bounds.end_date ??= endOfDayUtc(addYears(today.localDay, 2), siteTz)
+    }
+  }
+  const shown: Array<[string, string]> = []
+  if (bounds.start_date !== undefined) shown.push(['start_date', utcToWall(bounds.start_date, siteTz)])
+  if (bounds.end_date !== undefined) shown.push(['end_date', utcToWall(bounds.end_date, siteTz)])
+  return { bounds, shown }
+}

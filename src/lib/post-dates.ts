@@ -1,0 +1,44 @@
+/**
+ * The dates every event, venue and organizer carries (CONTRACT §5): its publication date, given as site
+ * wall time (`date`) or UTC (`date_utc`, which wins), else now; and the time of its last change.
+ */
+import { formatUtc, parseBodyDate, utcToWall } from './dates.js'
+
+export interface PublicationDates {
+  date: string
+  date_utc: string
+}
+
+/**
+ * Publication dates from `date` or `date_utc`, else `fallback` (now on create, the stored ones on an
+ * update); `invalid` names the field that is not a date (or has no wall time in the site's zone).
+ */
+export function publicationDates(input: { date?: string; date_utc?: string }, siteTz: string, fallback: PublicationDates): PublicationDates | { invalid: 'date' | 'date_utc' } {
+  let utc: string | undefined
+  if (input.date_utc !== undefined) {
+    utc = parseBodyDate(input.date_utc, 'UTC') ?? undefined
+    if (utc === undefined) return { invalid: 'date_utc' }
+  } else if (input.date !== undefined) {
+    utc = parseBodyDate(input.date, siteTz) ?? undefined
+    if (utc === undefined) return { invalid: 'date' }
+  }
+  if (utc === undefined) return fallback
+  try {
+    return { date: utcToWall(utc, siteTz), date_utc: utc }
+  } catch {
+    // An instant at the edge of years 0001–9999 with no wall time in the site's zone.
+    return { invalid: input.date_utc !== undefined ? 'date_utc' : 'date' }
+  }
+}
+
+/** Now, as publication dates. */
+export function nowDates(now: Date, siteTz: string): PublicationDates {
+  const utc = formatUtc(now)
+  return { date: utcToWall(utc, siteTz), date_utc: utc }
+}
+
+/** The stamp of a change made now. */
+export function modifiedNow(now: Date, siteTz: string): { modified: string; modified_utc: string } {
+  const utc = formatUtc(now)
+  return { modified: utcToWall(utc, siteTz), modified_utc: utc }
+}

@@ -1,0 +1,183 @@
+/**
+ * Event writes, in the transaction of a unit of work: the row (booleans stored as 0/1), its slug, its
+ * links (in chunks that stay within SQLite's parameter limit, venues and organizers created inline
+ * with it) and the term counts it moves. What is written has been checked by the handler.
+ */
+import type { Language } from '../contract.js'
+import type { Updateable } from 'kysely'
+import type { EventRow, EventsTable, Flag } from '../db/schema.js'
+import { recordChange, type Tx } from '../db/unit-of-work.js'
+import { storeImage, type ImageChoice } from './images.js'
+import { insertLinked, type NewLinked } from './linked.js'
+import { ORGANIZER, type OrganizerColumns } from './organizers.js'
+import { deletePost, settleNewPost, trashPost } from './posts.js'
+import { freeSlug, provisionalSlug } from './slugs.js'
+import { moveTermCounts, termIdsOfEvent } from './term-counts.js'
+import { VENUE, type VenueColumns } from './venues.js'
+
+type FlagColumn = 'all_day' | 'show_map' | 'show_map_link' | 'hide_from_listings' | 'sticky' | 'featured'
+
+/** The columns an event write sets, as the handler decided them (flags as booleans). */
+export type EventColumns = Partial<Omit<EventRow, 'id' | 'version' | 'language' | 'translation_group' | 'slug' | 'image_id' | 'post_parent' | FlagColumn>>
+  & Partial<Record<FlagColumn, boolean>>
+  & { modified: string; modified_utc: string }
+
+/** An event's links as a write sets them: ids checked, inline venues and organizers checked as creates. */
+export interface EventLinks {
+  categories?: number[]
+  tags?: number[]
+  venues?: Array<number | NewLinked<VenueColumns>>
+  organizers?: Array<number | NewLinked<OrganizerColumns>>
+}
+
+export interface NewEvent {
+  language: Language
+  translationGroup: number | null
+  columns: EventColumns & Pick<EventRow, 'title' | 'status' | 'date' | 'date_utc' | 'timezone' | 'start_date' | 'end_date' | 'start_utc' | 'end_utc'>
+  /** The slug asked for (empty: from the title, else `event-<id>`). */
+  slug: string
+  image: ImageChoice
+  links: EventLinks
+  now: Date
+}
+
+function stored(columns: EventColumns): Updateable<EventsTable> {
+  const out: Updateable<EventsTable> = {}
+  for (const [name, value] of Object.entries(columns)) {
+    if (value === undefined) continue
+    const flag: Flag | undefined = typeof value === 'boolean' ? (value ? 1 : 0) : undefined
+    Object.assign(out, { [name]: flag ?? value })
+  }
+  return out
+}
+
+/** Creates an event with its links; inline venues and organizers are created with it. */
+export async function insertEvent(trx: Tx, event: NewEvent): Promise<number> {
+  const { language } = event
+  const slug = event.slug === '' ? '' : await freeSlug(trx, 'events', language, event.slug, undefined)
+  const image = await storeImage(trx, event.image, event.now)
+  const columns = event.columns
+  const { id } = await trx.insertInto('events').values({
+    author: null, description: null, excerpt: null, cost: null, website: null,
+    all_day: 0, show_map: 0, show_map_link: 0, hide_from_listings: 0, sticky: 0, featured: 0,
+    ...stored(columns),
+    title: columns.title,
+    status: columns.status,
+    date: columns.date,
+    date_utc: columns.date_utc,
+    timezone: columns.timezone,
+    start_date: columns.start_date,
+    end_date: columns.end_date,
+    start_utc: columns.start_utc,
+    end_utc: columns.end_utc,
+    modified: columns.modified,
+    modified_utc: columns.modified_utc,
+    language,
+    translation_group: event.translationGroup,
+    password: null,
+    slug: provisionalSlug('event', slug),
+    image_id: image ?? null,
+    post_parent: null,
+  }).returning('id').executeTakeFirstOrThrow()
+  await settleNewPost(trx, 'events', id, 'event', language, slug, event.translationGroup)
+  recordChange(trx, { resource: 'event', id, action: 'create' })
+  await writeLinks(trx, id, event.links)
+  if (columns.status === 'publish') await moveTermCounts(trx, [], await termIdsOfEvent(trx, id))
+  return id
+}
+
+/** A partial update of an event, as the handler checked it. */
+export interface EventUpdate {
+  id: number
+  language: Language
+  /** The stored status (whether the event counts for its terms until now). */
+  status: string
+  columns: EventColumns
+  /** The slug asked for, or undefined to keep `currentSlug`. */
+  slug: string | undefined
+  currentSlug: string
+  image: ImageChoice
+  links: EventLinks
+  now: Date
+}
+
+/** Applies a partial update and its links if the version is still `version` (compare-and-swap); false when it moved on. */
+export async function updateEvent(trx: Tx, update: EventUpdate, version: number): Promise<boolean> {
+  const set: Updateable<EventsTable> = { ...stored(update.columns), version: version + 1 }
+  if (update.slug !== undefined) {
+    set.slug = update.slug === update.currentSlug ? update.slug : await freeSlug(trx, 'events', update.language, update.slug, update.id)
+  }
+  const imageId = await storeImage(trx, update.image, update.now)
+  if (imageId !== undefined) set.image_id = imageId
+  const result = await trx.updateTable('events').set(set).where('id', '=', update.id).where('version', '=', version).executeTakeFirst()
+  if (Number(result.numUpdatedRows) !== 1) return false
+  recordChange(trx, { resource: 'event', id: update.id, action: 'update' })
+  // The terms the event counts for: its links while published (read before the links change).
+  const termsLinked = update.links.categories !== undefined || update.links.tags !== undefined
+  const wasPublished = update.status === 'publish'
+  const isPublished = (set.status ?? update.status) === 'publish'
+  const before = wasPublished && (termsLinked || !isPublished) ? await termIdsOfEvent(trx, update.id) : []
+  await writeLinks(trx, update.id, update.links)
+  if (wasPublished !== isPublished || termsLinked) {
+    await moveTermCounts(trx, before, isPublished ? await termIdsOfEvent(trx, update.id) : [])
+  }
+  return true
+}
+
+/** Moves an event to the trash (compare-and-swap; false when the version moved on); its terms no longer count it. */
+export async function trashEvent(trx: Tx, id: number, status: string, version: number, stamp: { modified: string; modified_utc: string }): Promise<boolean> {
+  if (!(await trashPost(trx, 'events', id, version, stamp))) return false
+  if (status === 'publish') await moveTermCounts(trx, await termIdsOfEvent(trx, id), [])
+  return true
+}
+
+/** Deletes an event for good (compare-and-swap; false when the version moved on); its links go with it. */
+export async function deleteEvent(trx: Tx, id: number, status: string, version: number): Promise<boolean> {
+  const terms = status === 'publish' ? await termIdsOfEvent(trx, id) : []
+  if (!(await deletePost(trx, 'events', id, version))) return false
+  await moveTermCounts(trx, terms, [])
+  return true
+}
+
+/** Link rows per INSERT: SQLite binds at most 32,766 parameters per statement, and a body may link more. */
+const LINK_CHUNK = 1000
+
+function chunks<T>(list: readonly T[]): T[][] {
+  const out: T[][] = []
+  for (let i = 0; i < list.length; i += LINK_CHUNK) out.push(list.slice(i, i + LINK_CHUNK))
+  return out
+}
+
+async function writeLinks(trx: Tx, eventId: number, links: EventLinks): Promise<void> {
+  for (const [taxonomy, field] of [['category', 'categories'], ['tag', 'tags']] as const) {
+    const ids = links[field]
+    if (ids === undefined) continue
+    await trx.deleteFrom('event_terms').where('event_id', '=', eventId)
+      .where('term_id', 'in', trx.selectFrom('terms').select('id').where('taxonomy', '=', taxonomy)).execute()
+    for (const chunk of chunks(ids)) await trx.insertInto('event_terms').values(chunk.map((term_id) => ({ event_id: eventId, term_id }))).execute()
+  }
+  if (links.venues !== undefined) {
+    const ids = await linkedIds(links.venues, (post) => insertLinked(trx, VENUE, post))
+    await trx.deleteFrom('event_venues').where('event_id', '=', eventId).execute()
+    for (const [n, chunk] of chunks(ids).entries()) {
+      await trx.insertInto('event_venues').values(chunk.map((venue_id, i) => ({ event_id: eventId, venue_id, position: n * LINK_CHUNK + i }))).execute()
+    }
+  }
+  if (links.organizers !== undefined) {
+    const ids = await linkedIds(links.organizers, (post) => insertLinked(trx, ORGANIZER, post))
+    await trx.deleteFrom('event_organizers').where('event_id', '=', eventId).execute()
+    for (const [n, chunk] of chunks(ids).entries()) {
+      await trx.insertInto('event_organizers').values(chunk.map((organizer_id, i) => ({ event_id: eventId, organizer_id, position: n * LINK_CHUNK + i }))).execute()
+    }
+  }
+}
+
+/** The ids to link, in order and without repeats, creating the inline records on the way. */
+async function linkedIds<Own>(entries: Array<number | NewLinked<Own>>, create: (post: NewLinked<Own>) => Promise<number>): Promise<number[]> {
+  const ids: number[] = []
+  for (const entry of entries) {
+    const id = typeof entry === 'number' ? entry : await create(entry)
+    if (!ids.includes(id)) ids.push(id)
+  }
+  return ids
+}

@@ -1,0 +1,32 @@
+/**
+ * Image records: a write names an image by id, or by URL, which makes a new image record.
+ */
+import type { Image } from '../contract.js'
+import { recordChange, type Db, type Tx } from '../db/unit-of-work.js'
+import { formatUtc } from '../lib/dates.js'
+
+/** The image a write asks for, once checked: an existing one, a new one from a URL, none (null), or no change. */
+export type ImageChoice = { id: number } | { url: string } | null | undefined
+
+/** Whether an image record with this id exists. */
+export async function imageExists(db: Db, id: number): Promise<boolean> {
+  if (!Number.isSafeInteger(id)) return false
+  return (await db.selectFrom('images').select('id').where('id', '=', id).executeTakeFirst()) !== undefined
+}
+
+/** The image id to store for a checked choice (undefined keeps the stored one), making the record for a URL. */
+export async function storeImage(trx: Tx, choice: ImageChoice, now: Date): Promise<number | null | undefined> {
+  if (choice === undefined || choice === null) return choice
+  if ('id' in choice) return choice.id
+  const { id } = await trx.insertInto('images').values({ url: choice.url, created_at: formatUtc(now) }).returning('id').executeTakeFirstOrThrow()
+  recordChange(trx, { resource: 'image', id, action: 'create' })
+  return id
+}
+
+/** The image records of a page of rows, in one query. */
+export async function imagesOf(db: Db, ids: ReadonlyArray<number | null>): Promise<Map<number, Image>> {
+  const wanted = [...new Set(ids.filter((id): id is number => id !== null))]
+  if (wanted.length === 0) return new Map()
+  const rows = await db.selectFrom('images').select(['id', 'url']).where('id', 'in', wanted).execute()
+  return new Map(rows.map((r) => [r.id, r]))
+}
