@@ -4,24 +4,23 @@
  * security handler then checks the roles the spec lists as the operation's scopes.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { Kysely } from 'kysely'
 import { bearerKey } from '../lib/api-keys.js'
-import type { Database } from '../db/schema.js'
-import { findUserByKey, type User } from '../repositories/users.js'
+import type { Caller } from '../lib/rights.js'
 import { forbidden } from './errors.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** The caller, or null when anonymous (no key, or a key that is unknown or revoked). */
-    user: User | null
+    user: Caller | null
   }
 }
 
-export function registerAuthentication(app: FastifyInstance, db: Kysely<Database>): void {
+/** `callerOf` finds the active user holding a key (undefined for an unknown or revoked key). */
+export function registerAuthentication(app: FastifyInstance, callerOf: (key: string) => Promise<Caller | undefined>): void {
   app.decorateRequest('user', null)
   app.addHook('onRequest', async (req) => {
     const key = bearerKey(req.headers.authorization)
-    req.user = key === undefined ? null : (await findUserByKey(db, key)) ?? null
+    req.user = key === undefined ? null : (await callerOf(key)) ?? null
   })
   // glue installs security as a preHandler, which runs after body parsing and validation: move it first.
   app.addHook('onRoute', (route) => {

@@ -1,0 +1,85 @@
+/**
+ * JSON and form bodies only (CONTRACT §1): an empty body is `{}`, malformed JSON or text that is not
+ * Unicode is 400 `rest_invalid_json`, any other non-empty media type 415, and DELETE ignores its body.
+ * The route is checked before the body is read: no route is 404 whatever the body holds.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { ApiError } from './errors.js'
+import { formEscapesAreUtf8, parseFormBody } from './query.js'
+
+const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH'])
+
+/**
+ * JSON and form bodies only (CONTRACT §1): an empty body is `{}`, malformed JSON or invalid UTF-8 is
+ * 400 `rest_invalid_json`, any other non-empty media type 415. DELETE ignores its body.
+ */
+export function registerBodyParsers(app: FastifyInstance): void {
+  app.removeAllContentTypeParsers()
+  const json = app.getDefaultJsonParser('error', 'error')
+  const decode = (body: Buffer): string | undefined => {
+    try {
+      return new TextDecoder('utf-8', { fatal: true }).decode(body)
+    } catch {
+      return undefined
+    }
+  }
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, body: Buffer, done) => {
+    if (req.method === 'DELETE') return done(null, undefined)
+    const text = decode(body)
+    if (text === undefined) return done(new ApiError(400, 'rest_invalid_json', 'invalidJson'), undefined)
+    if (text.trim() === '') return done(null, {})
+    void json(req, text, (error, value) => {
+      if (error !== null || !wellFormed(value)) done(new ApiError(400, 'rest_invalid_json', 'invalidJson'), undefined)
+      else done(null, value)
+    })
+  })
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer' }, (req, body: Buffer, done) => {
+    if (req.method === 'DELETE') return done(null, undefined)
+    const text = decode(body)
+    if (text === undefined || !formEscapesAreUtf8(text)) return done(new ApiError(400, 'rest_invalid_json', 'invalidJson'), undefined)
+    done(null, parseFormBody(text))
+  })
+  const refuse = (req: FastifyRequest, body: Buffer, done: (error: Error | null, value?: unknown) => void) => {
+    if (req.method === 'DELETE' || body.length === 0) return done(null, undefined)
+    done(new ApiError(415, 'rest_unsupported_media_type', 'unsupportedMediaType', { type: String(req.headers['content-type'] ?? '') }), undefined)
+  }
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, refuse)
+  // A type the server only answers with (/doc's YAML), named so that glue, which looks for a parser for every
+  // media type of the spec, finds one: refused like any other.
+  app.addContentTypeParser('application/yaml', { parseAs: 'buffer' }, refuse)
+  // The route is checked first (CONTRACT §1): no route is 404 before the body is read, whatever it holds.
+  app.addHook('onRequest', async (req) => {
+    if (req.is404) throw new ApiError(404, 'rest_no_route', 'noRoute')
+  })
+  // A write without a body is `{}`: give it a media type so it is parsed and validated like any other.
+  app.addHook('onRequest', async (req) => {
+    if (!WRITE_METHODS.has(req.method)) return
+    const length = req.headers['content-length']
+    if (req.headers['transfer-encoding'] === undefined && (length === undefined || length === '0')) {
+      req.raw.headers['content-type'] = 'application/json'
+    }
+  })
+}
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
+
+/**
+ * Whether every string (and key) of a parsed JSON body is Unicode text: a `\ud800` escape without its
+ * pair parses, but has no UTF-8 form, so it could only be stored mangled. Refused like invalid UTF-8.
+ */
+function wellFormed(value: unknown): boolean {
+  // A loop, not recursion: a body may nest deeper than the stack.
+  const pending: unknown[] = [value]
+  while (pending.length > 0) {
+    const next = pending.pop()
+    if (typeof next === 'string') {
+      if (LONE_SURROGATE.test(next)) return false
+    } else if (typeof next === 'object' && next !== null) {
+      for (const [key, item] of Object.entries(next)) {
+        if (LONE_SURROGATE.test(key)) return false
+        pending.push(item)
+      }
+    }
+  }
+  return true
+}
