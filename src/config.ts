@@ -2,7 +2,7 @@
  * The only reader of `process.env`. Everything else receives a `Config` as an argument, which is what
  * lets each test build an app with its own settings and database.
  */
-import { isValidTimezone } from './lib/dates.js'
+import { isValidTimezone } from './lib/time-zones.js'
 import { LANGUAGES, type Language } from './contract.js'
 import { DEFAULT_CACHE_ENTRIES } from './repositories/read-cache.js'
 

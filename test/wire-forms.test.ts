@@ -8,7 +8,8 @@
  */
 import fc from 'fast-check'
 import t, { type Test } from 'tap'
-import { isValidTimezone, parseBodyDate, parseFilterDate } from '../src/lib/dates.js'
+import { parseBodyDate, parseFilterDate } from '../src/lib/dates.js'
+import { isValidTimezone } from '../src/lib/time-zones.js'
 import { typedDocument, wireFormRefs } from '../src/http/wire-forms.js'
 import { API, NOW, build } from './helpers/build.js'
 import { SPEC } from './helpers/contract.js'

@@ -7,13 +7,13 @@
  * millisecond count: an *instant* is milliseconds since the epoch; a *wall time* is the same count
  * computed as if the wall clock fields were UTC, so that plain arithmetic works on both.
  *
- * Time zones are IANA names (exact for every zone, DST included, because the offsets come from ICU)
- * or WordPress-style manual offsets such as `UTC+2`, `UTC-5`, `UTC+5:30` or `UTC+5.5`.
+ * Time zones and their offsets are time-zones.ts's; their abbreviations tz-abbreviation.ts's.
  *
  * @module
  */
 
 import type { DateDetails } from '../contract.js';
+import { DAY, HOUR, MINUTE, SECOND, offsetFunction, utcMsToWallMs, wallMsToUtcMs, type OffsetAt } from './time-zones.js';
 
 /** A query filter date resolved to an instant, with the site-local day it falls on (for widening). */
 export interface FilterDate {
@@ -23,10 +23,6 @@ export interface FilterDate {
   localDay: string;
 }
 
-const SECOND = 1000;
-const MINUTE = 60 * SECOND;
-const HOUR = 60 * MINUTE;
-const DAY = 24 * HOUR;
 
 /** 0001-01-01 00:00:00 and 9999-12-31 23:59:59 as epoch milliseconds: the representable range. */
 const MIN_MS = new Date(0).setUTCFullYear(1, 0, 1);
@@ -44,122 +40,12 @@ const DAY_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const INPUT_RE =
   /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?([Zz]|[+-]\d{2}(?::?\d{2})?)?)?$/;
 
-/** WordPress manual offsets: `UTC+2`, `UTC-5`, `UTC+5:30`, `UTC+5.5`, `UTC+0`. */
-const MANUAL_OFFSET_RE = /^UTC([+-])(\d{1,2})(?::(\d{2})|\.(\d{1,2}))?$/;
 
-/** WordPress offers −12 … +14 hours; nothing on Earth is further from UTC. */
-const MAX_MANUAL_OFFSET = 14 * HOUR;
 
-/** What an IANA name may look like before asking ICU (keeps out raw offsets such as `+05:30`). */
-const IANA_NAME_RE = /^[A-Za-z][A-Za-z0-9_+\-/]{0,63}$/;
 
-/**
- * English locales tried in order for a lettered abbreviation. ICU only gives letters (`CET`, `IST`)
- * where a locale commonly uses them, so the union of these covers the tz-database abbreviations of
- * the Americas, Europe, Africa, India, Australia and parts of Asia; the order was chosen against the
- * tz database (2025) so that the first lettered answer is the tz-database one.
- */
-const ABBREVIATION_LOCALES = [
-  'en-US',
-  'en-GB',
-  'en-IN',
-  'en-AU',
-  'en-ZA',
-  'en-IE',
-  'en-HK',
-  'en-CA',
-  'en-ID',
-  'en-GU',
-] as const;
-
-/**
- * Canonical zones for which CLDR invents letters (`LHST`, `GST`, `ACWST`…) but the tz database
- * writes the numeric form; for these the numeric form wins.
- */
-const NUMERIC_ABBREVIATION_ZONES: ReadonlySet<string> = new Set([
-  'America/Miquelon',
-  'Antarctica/Casey',
-  'Antarctica/Troll',
-  'Asia/Colombo',
-  'Asia/Dubai',
-  'Asia/Muscat',
-  'Australia/Eucla',
-  'Australia/Lord_Howe',
-  'Pacific/Chatham',
-]);
-
-/**
- * Lettered tz-database abbreviations that none of the locales above yields, for widely used zones:
- * [standard name, standard offset in minutes, daylight name (one hour ahead) if the zone uses one].
- * Applied only when the offset matches, so historical offsets still get the numeric form.
- */
-const LETTER_ABBREVIATIONS: Readonly<Record<string, readonly [string, number, string?]>> = {
-  'America/Dawson': ['MST', -420],
-  'America/Havana': ['CST', -300, 'CDT'],
-  'America/Hermosillo': ['MST', -420],
-  'America/Mazatlan': ['MST', -420],
-  'America/Whitehorse': ['MST', -420],
-  'Asia/Jerusalem': ['IST', 120, 'IDT'],
-  'Asia/Karachi': ['PKT', 300],
-  'Asia/Macau': ['CST', 480],
-  'Asia/Manila': ['PST', 480],
-  'Asia/Pyongyang': ['KST', 540],
-  'Asia/Seoul': ['KST', 540],
-  'Asia/Shanghai': ['CST', 480],
-  'Asia/Taipei': ['CST', 480],
-  'Asia/Tokyo': ['JST', 540],
-  'Europe/Guernsey': ['GMT', 0, 'BST'],
-  'Europe/Isle_of_Man': ['GMT', 0, 'BST'],
-  'Europe/Jersey': ['GMT', 0, 'BST'],
-  'Europe/Kirov': ['MSK', 180],
-  'Europe/Moscow': ['MSK', 180],
-  'Europe/Simferopol': ['MSK', 180],
-  'Europe/Volgograd': ['MSK', 180],
-  'Pacific/Midway': ['SST', -660],
-  'Pacific/Pago_Pago': ['SST', -660],
-  'Pacific/Saipan': ['ChST', 600],
-};
-
-/** CLDR letters that the tz database spells differently (America/Adak). */
-const ABBREVIATION_RENAMES: Readonly<Record<string, string>> = { HAST: 'HST', HADT: 'HDT' };
-
-/** Formatter options that yield every wall-clock field of an instant, era included for year ≤ 0. */
-const WALL_FIELDS: Intl.DateTimeFormatOptions = {
-  era: 'short',
-  year: 'numeric',
-  month: 'numeric',
-  day: 'numeric',
-  hour: 'numeric',
-  minute: 'numeric',
-  second: 'numeric',
-  hourCycle: 'h23',
-};
-
-/** Maps an instant (epoch ms) to the zone's UTC offset at that instant, in ms (wall − UTC). */
-type OffsetAt = (utcMs: number) => number;
-
-/**
- * Memoised `Intl.DateTimeFormat` instances. The one piece of module state, and a pure cache:
- * constructing a formatter costs ~130 µs against ~8 µs for a format, and a list response converts
- * hundreds of dates. Bounded so odd inputs cannot grow it without limit.
- */
-const formatterCache = new Map<string, Intl.DateTimeFormat>();
-const FORMATTER_CACHE_LIMIT = 512;
-
-/** A cached formatter; throws RangeError for a time zone ICU does not know. */
-function formatter(locale: string, timeZone: string, options: Intl.DateTimeFormatOptions): Intl.DateTimeFormat {
-  const key = `${locale}|${timeZone}|${options.timeZoneName ?? 'wall'}`;
-  let f = formatterCache.get(key);
-  if (f === undefined) {
-    f = new Intl.DateTimeFormat(locale, { ...options, timeZone });
-    if (formatterCache.size >= FORMATTER_CACHE_LIMIT) formatterCache.clear();
-    formatterCache.set(key, f);
-  }
-  return f;
-}
 
 /** Left-pads a non-negative integer with zeros. */
-function pad(n: number, width = 2): string {
+export function pad(n: number, width = 2): string {
   return String(n).padStart(width, '0');
 }
 
@@ -223,7 +109,7 @@ function parseDayMs(s: string): number | null {
 }
 
 /** Like parseDateTimeMs but throws: for values the caller promises are well-formed. */
-function requireDateTimeMs(s: string, what: string): number {
+export function requireDateTimeMs(s: string, what: string): number {
   const ms = parseDateTimeMs(s);
   if (ms === null) throw new RangeError(`${what}: expected 'YYYY-MM-DD HH:MM:SS' (years 0001-9999), got ${JSON.stringify(s)}`);
   return ms;
@@ -236,119 +122,7 @@ function requireDayMs(s: string, what: string): number {
   return ms;
 }
 
-/** The fixed offset of a manual `UTC±H[:MM|.F]` zone in ms, or null when tz is not one. */
-function manualOffsetMs(tz: string): number | null {
-  const m = MANUAL_OFFSET_RE.exec(tz);
-  if (m === null) return null;
-  const hours = Number(m[2]);
-  let minutes = 0;
-  if (m[3] !== undefined) {
-    minutes = Number(m[3]);
-    if (minutes > 59) return null;
-  } else if (m[4] !== undefined) {
-    // A decimal fraction of an hour (5.5, 5.75): only fractions that make whole minutes.
-    const scaled = Number(m[4]) * 60;
-    const unit = 10 ** m[4].length;
-    if (scaled % unit !== 0) return null;
-    minutes = scaled / unit;
-  }
-  const total = hours * HOUR + minutes * MINUTE;
-  if (total > MAX_MANUAL_OFFSET) return null;
-  return m[1] === '-' ? -total : total;
-}
 
-/** Whether ICU knows tz as a named zone. */
-function isIanaZone(tz: string): boolean {
-  if (!IANA_NAME_RE.test(tz)) return false;
-  try {
-    formatter('en-US', tz, WALL_FIELDS);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Memoised offset functions per zone, each remembering the offsets it read per instant (second): a
- * pure cache like the formatters. Every list request converts the same day boundaries of the
- * default window, and one conversion asks ICU for several offsets (~8 µs each).
- */
-const offsetFunctions = new Map<string, OffsetAt>();
-const OFFSET_MEMO_LIMIT = 10_000;
-
-/**
- * The offset function of a zone. Reading the wall fields back from ICU (rather than its offset
- * strings) keeps sub-minute historical offsets such as New York's LMT −4:56:02 exact.
- */
-function offsetFunction(tz: string): OffsetAt {
-  let offsetAt = offsetFunctions.get(tz);
-  if (offsetAt === undefined) {
-    offsetAt = makeOffsetFunction(tz);
-    if (offsetFunctions.size >= FORMATTER_CACHE_LIMIT) offsetFunctions.clear();
-    offsetFunctions.set(tz, offsetAt);
-  }
-  return offsetAt;
-}
-
-function makeOffsetFunction(tz: string): OffsetAt {
-  const manual = manualOffsetMs(tz);
-  if (manual !== null) return () => manual;
-  if (!isIanaZone(tz)) throw new RangeError(`Unknown time zone ${JSON.stringify(tz)}`);
-  const f = formatter('en-US-u-ca-gregory-nu-latn', tz, WALL_FIELDS);
-  const memo = new Map<number, number>();
-  return (utcMs: number): number => {
-    const instant = floorSecond(utcMs);
-    const known = memo.get(instant);
-    if (known !== undefined) return known;
-    const offset = readOffset(f, instant);
-    if (memo.size >= OFFSET_MEMO_LIMIT) memo.clear();
-    memo.set(instant, offset);
-    return offset;
-  };
-}
-
-/** The zone's offset at an instant (whole second), from the wall fields ICU formats for it. */
-function readOffset(f: Intl.DateTimeFormat, instant: number): number {
-  const fields: Record<string, string> = {};
-  for (const part of f.formatToParts(instant)) fields[part.type] = part.value;
-  const year = fields.era === 'BC' || fields.era === 'B' ? 1 - Number(fields.year) : Number(fields.year);
-  const d = new Date(0);
-  d.setUTCFullYear(year, Number(fields.month) - 1, Number(fields.day));
-  d.setUTCHours(Number(fields.hour), Number(fields.minute), Number(fields.second), 0);
-  return d.getTime() - instant;
-}
-
-/**
- * Wall time (ms) → instant (ms) in a zone. Candidate offsets are the ones in force a day before
- * and a day after, each refined by iterating offset(wall − offset) to a fixed point; a candidate is
- * kept only if the zone really has that offset at the resulting instant, so the answer is exact
- * whatever ICU's rules are. Several survivors (fall-back overlap): the earliest instant, i.e. the
- * first occurrence. None (spring-forward gap): the wall time is read with the offset from before
- * the transition, which moves it forward by the length of the gap (02:30 → 03:30 in New York).
- */
-function wallMsToUtcMs(wallMs: number, offsetAt: OffsetAt): number {
-  const before = offsetAt(wallMs - DAY);
-  const after = offsetAt(wallMs + DAY);
-  const candidates = new Set<number>();
-  for (const start of [before, after]) {
-    let offset = start;
-    for (let i = 0; i < 4 && !candidates.has(offset); i++) {
-      candidates.add(offset);
-      offset = offsetAt(wallMs - offset);
-    }
-  }
-  let best: number | null = null;
-  for (const offset of candidates) {
-    const utcMs = wallMs - offset;
-    if (offsetAt(utcMs) === offset && (best === null || utcMs < best)) best = utcMs;
-  }
-  return best ?? wallMs - before;
-}
-
-/** Instant (ms) → the zone's wall time (ms). */
-function utcMsToWallMs(utcMs: number, offsetAt: OffsetAt): number {
-  return utcMs + offsetAt(utcMs);
-}
 
 /** The instant at which a site-local day starts, in ms (past any gap at midnight). */
 function startOfDayMs(dayMs: number, offsetAt: OffsetAt): number {
@@ -360,14 +134,6 @@ function clampToRange(ms: number): number {
   return Math.min(Math.max(ms, MIN_MS), MAX_MS);
 }
 
-/** Formats an offset the tz-database way: `+03`, `-0330`, `+0545`. */
-function numericAbbreviation(offsetMs: number): string {
-  const sign = offsetMs < 0 ? '-' : '+';
-  const totalMinutes = Math.abs(offsetMs) / MINUTE;
-  const hours = Math.floor(totalMinutes / 60);
-  const minutes = totalMinutes % 60;
-  return `${sign}${pad(hours)}${minutes === 0 ? '' : pad(minutes)}`;
-}
 
 /** Formats an offset as ISO 8601 `±HH:MM`. */
 function isoOffset(offsetMs: number): string {
@@ -408,14 +174,6 @@ function parseInputMs(value: string, offsetAt: OffsetAt): number | null {
   return inRange(utcMs) ? utcMs : null;
 }
 
-/**
- * Whether tz is a time zone events may use: an IANA name ICU knows (`America/New_York`, `UTC`;
- * matched case-insensitively, as ICU does) or a WordPress manual offset `UTC±H`, `UTC±H:MM`,
- * `UTC±H.F` within −14…+14 hours (`UTC+2`, `UTC-5`, `UTC+5:30`, `UTC+5.5`, `UTC+0`).
- */
-export function isValidTimezone(tz: string): boolean {
-  return manualOffsetMs(tz) !== null || isIanaZone(tz);
-}
 
 /**
  * Converts a wall time in tz to UTC. A time skipped by a spring-forward change is moved forward
@@ -440,33 +198,6 @@ export function utcToWall(utc: string, tz: string): string {
   return msToString(wallMs);
 }
 
-/**
- * The tz-database style abbreviation of tz at the UTC instant: letters where ICU gives them in one
- * of a few English locales (`EST`/`EDT`, `CET`/`CEST`, `GMT`/`BST`, `IST`, `AEST`, `UTC`), otherwise
- * the numeric form the tz database uses (`+03`, `-0330`, `+1030`); `LMT` for local mean time
- * (offsets with seconds). A manual offset zone is its own abbreviation (`UTC+2`), as in WordPress.
- * @throws RangeError for a malformed date-time or an unknown zone.
- */
-export function tzAbbreviation(tz: string, utc: string): string {
-  const utcMs = requireDateTimeMs(utc, 'tzAbbreviation');
-  if (manualOffsetMs(tz) !== null) return tz;
-  const offsetMs = offsetFunction(tz)(utcMs);
-  if (offsetMs % MINUTE !== 0) return 'LMT';
-  const canonical = formatter('en-US', tz, WALL_FIELDS).resolvedOptions().timeZone;
-  if (NUMERIC_ABBREVIATION_ZONES.has(tz) || NUMERIC_ABBREVIATION_ZONES.has(canonical)) return numericAbbreviation(offsetMs);
-  for (const locale of ABBREVIATION_LOCALES) {
-    const parts = formatter(locale, tz, { timeZoneName: 'short' }).formatToParts(utcMs);
-    const name = parts.find((p) => p.type === 'timeZoneName')?.value ?? '';
-    if (/^[A-Za-z]{2,6}$/.test(name)) return ABBREVIATION_RENAMES[name] ?? name;
-  }
-  const letters = LETTER_ABBREVIATIONS[tz] ?? LETTER_ABBREVIATIONS[canonical];
-  if (letters !== undefined) {
-    const [standard, standardMinutes, daylight] = letters;
-    if (offsetMs === standardMinutes * MINUTE) return standard;
-    if (daylight !== undefined && offsetMs === (standardMinutes + 60) * MINUTE) return daylight;
-  }
-  return numericAbbreviation(offsetMs);
-}
 
 /**
  * The integer fields of a `'YYYY-MM-DD HH:MM:SS'` string, for the records' `*_details` objects.
@@ -573,6 +304,7 @@ export function addYears(localDay: string, n: number): string {
   return msToString(ms).slice(0, 10);
 }
 
+
 /**
  * The calendar day n days later (n may be negative).
  * @throws RangeError for a malformed day, a non-integer n, or a result outside 0001–9999.
@@ -595,18 +327,7 @@ export function formatUtc(d: Date): string {
   return msToString(floorSecond(ms));
 }
 
-/** The current instant as a UTC string; the clock is a parameter so that tests can fix it. */
-export function nowUtcString(now: Date): string {
-  return formatUtc(now);
-}
 
-/**
- * A UTC `'YYYY-MM-DD HH:MM:SS'` string as a `Date`.
- * @throws RangeError for a malformed date-time.
- */
-export function parseUtc(utc: string): Date {
-  return new Date(requireDateTimeMs(utc, 'parseUtc'));
-}
 
 /**
  * A UTC instant as ISO 8601 wall time in tz with its offset, `2025-01-05T14:23:36-05:00`, as

@@ -3,7 +3,8 @@
  * their offset) and kept both as wall time and in UTC, all-day events widened to whole days, and an end
  * before the start refused on the merged record. The zone is IANA or `UTC±N`, in its canonical spelling.
  */
-import { isValidTimezone, parseBodyDate, utcToWall, wallToUtc } from './dates.js'
+import { parseBodyDate, utcToWall, wallToUtc } from './dates.js'
+import { isValidTimezone } from './time-zones.js'
 
 /** The date fields of a write body. */
 export interface DateFields {

@@ -1,0 +1,114 @@
+/**
+ * Time zone abbreviations as the tz database writes them (`EST`, `CEST`, `+03`), for `timezone_abbr`.
+ *
+ * @module
+ */
+import { pad, requireDateTimeMs } from './dates.js';
+import { MINUTE, WALL_FIELDS, formatter, manualOffsetMs, offsetFunction } from './time-zones.js';
+
+/**
+ * English locales tried in order for a lettered abbreviation. ICU only gives letters (`CET`, `IST`)
+ * where a locale commonly uses them, so the union of these covers the tz-database abbreviations of
+ * the Americas, Europe, Africa, India, Australia and parts of Asia; the order was chosen against the
+ * tz database (2025) so that the first lettered answer is the tz-database one.
+ */
+const ABBREVIATION_LOCALES = [
+  'en-US',
+  'en-GB',
+  'en-IN',
+  'en-AU',
+  'en-ZA',
+  'en-IE',
+  'en-HK',
+  'en-CA',
+  'en-ID',
+  'en-GU',
+] as const;
+
+/**
+ * Canonical zones for which CLDR invents letters (`LHST`, `GST`, `ACWST`…) but the tz database
+ * writes the numeric form; for these the numeric form wins.
+ */
+const NUMERIC_ABBREVIATION_ZONES: ReadonlySet<string> = new Set([
+  'America/Miquelon',
+  'Antarctica/Casey',
+  'Antarctica/Troll',
+  'Asia/Colombo',
+  'Asia/Dubai',
+  'Asia/Muscat',
+  'Australia/Eucla',
+  'Australia/Lord_Howe',
+  'Pacific/Chatham',
+]);
+
+/**
+ * Lettered tz-database abbreviations that none of the locales above yields, for widely used zones:
+ * [standard name, standard offset in minutes, daylight name (one hour ahead) if the zone uses one].
+ * Applied only when the offset matches, so historical offsets still get the numeric form.
+ */
+const LETTER_ABBREVIATIONS: Readonly<Record<string, readonly [string, number, string?]>> = {
+  'America/Dawson': ['MST', -420],
+  'America/Havana': ['CST', -300, 'CDT'],
+  'America/Hermosillo': ['MST', -420],
+  'America/Mazatlan': ['MST', -420],
+  'America/Whitehorse': ['MST', -420],
+  'Asia/Jerusalem': ['IST', 120, 'IDT'],
+  'Asia/Karachi': ['PKT', 300],
+  'Asia/Macau': ['CST', 480],
+  'Asia/Manila': ['PST', 480],
+  'Asia/Pyongyang': ['KST', 540],
+  'Asia/Seoul': ['KST', 540],
+  'Asia/Shanghai': ['CST', 480],
+  'Asia/Taipei': ['CST', 480],
+  'Asia/Tokyo': ['JST', 540],
+  'Europe/Guernsey': ['GMT', 0, 'BST'],
+  'Europe/Isle_of_Man': ['GMT', 0, 'BST'],
+  'Europe/Jersey': ['GMT', 0, 'BST'],
+  'Europe/Kirov': ['MSK', 180],
+  'Europe/Moscow': ['MSK', 180],
+  'Europe/Simferopol': ['MSK', 180],
+  'Europe/Volgograd': ['MSK', 180],
+  'Pacific/Midway': ['SST', -660],
+  'Pacific/Pago_Pago': ['SST', -660],
+  'Pacific/Saipan': ['ChST', 600],
+};
+
+/** CLDR letters that the tz database spells differently (America/Adak). */
+const ABBREVIATION_RENAMES: Readonly<Record<string, string>> = { HAST: 'HST', HADT: 'HDT' };
+
+/** Formats an offset the tz-database way: `+03`, `-0330`, `+0545`. */
+function numericAbbreviation(offsetMs: number): string {
+  const sign = offsetMs < 0 ? '-' : '+';
+  const totalMinutes = Math.abs(offsetMs) / MINUTE;
+  const hours = Math.floor(totalMinutes / 60);
+  const minutes = totalMinutes % 60;
+  return `${sign}${pad(hours)}${minutes === 0 ? '' : pad(minutes)}`;
+}
+
+/**
+ * The tz-database style abbreviation of tz at the UTC instant: letters where ICU gives them in one
+ * of a few English locales (`EST`/`EDT`, `CET`/`CEST`, `GMT`/`BST`, `IST`, `AEST`, `UTC`), otherwise
+ * the numeric form the tz database uses (`+03`, `-0330`, `+1030`); `LMT` for local mean time
+ * (offsets with seconds). A manual offset zone is its own abbreviation (`UTC+2`), as in WordPress.
+ * @throws RangeError for a malformed date-time or an unknown zone.
+ */
+export function tzAbbreviation(tz: string, utc: string): string {
+  const utcMs = requireDateTimeMs(utc, 'tzAbbreviation');
+  if (manualOffsetMs(tz) !== null) return tz;
+  const offsetMs = offsetFunction(tz)(utcMs);
+  if (offsetMs % MINUTE !== 0) return 'LMT';
+  const canonical = formatter('en-US', tz, WALL_FIELDS).resolvedOptions().timeZone;
+  if (NUMERIC_ABBREVIATION_ZONES.has(tz) || NUMERIC_ABBREVIATION_ZONES.has(canonical)) return numericAbbreviation(offsetMs);
+  for (const locale of ABBREVIATION_LOCALES) {
+    const parts = formatter(locale, tz, { timeZoneName: 'short' }).formatToParts(utcMs);
+    const name = parts.find((p) => p.type === 'timeZoneName')?.value ?? '';
+    if (/^[A-Za-z]{2,6}$/.test(name)) return ABBREVIATION_RENAMES[name] ?? name;
+  }
+  const letters = LETTER_ABBREVIATIONS[tz] ?? LETTER_ABBREVIATIONS[canonical];
+  if (letters !== undefined) {
+    const [standard, standardMinutes, daylight] = letters;
+    if (offsetMs === standardMinutes * MINUTE) return standard;
+    if (daylight !== undefined && offsetMs === (standardMinutes + 60) * MINUTE) return daylight;
+  }
+  return numericAbbreviation(offsetMs);
+}
