@@ -3,7 +3,8 @@
  * anything); `missing <lang>` prints, as YAML ready to fill in, the texts and messages <lang> lacks.
  */
 import { stringify } from 'yaml'
-import { loadLanguagePacks, messageTable, translatableTexts, translationProblems } from '../src/http/i18n.js'
+import { loadLanguagePacks, translatableTexts, translationProblems } from './i18n-problems.js'
+import { messageTable } from '../src/http/i18n.js'
 import { LANGUAGES, type Language } from '../src/contract.js'
 import { loadSpec } from '../src/http/spec.js'
 

@@ -3,7 +3,7 @@
  * lets each test build an app with its own settings and database.
  */
 import { isValidTimezone } from './lib/time-zones.js'
-import { LANGUAGES, type Language } from './contract.js'
+import { LANGUAGES, isLanguage, type Language } from './contract.js'
 import { DEFAULT_CACHE_ENTRIES } from './repositories/read-cache.js'
 
 export const EXTENSIONS = ['geoloc'] as const
@@ -63,10 +63,6 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
 function nonEmpty(value: string | undefined): string | undefined {
   const trimmed = value?.trim()
   return trimmed === undefined || trimmed === '' ? undefined : trimmed
-}
-
-function isLanguage(value: string): value is Language {
-  return (LANGUAGES as readonly string[]).includes(value)
 }
 
 function parsePort(value: string | undefined): number {

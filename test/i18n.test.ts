@@ -1,5 +1,6 @@
 import t from 'tap'
-import { translatableTexts, translationProblems, type LanguagePack } from '../src/http/i18n.js'
+import { translatableTexts, translationProblems } from '../scripts/i18n-problems.js'
+import type { LanguagePack } from '../src/http/i18n.js'
 import { LANGUAGES, type Language, type RouteIndex } from '../src/contract.js'
 import { MESSAGE_KEYS } from '../src/http/messages.js'
 import { API, build } from './helpers/build.js'

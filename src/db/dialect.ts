@@ -3,17 +3,10 @@
  * lives here, behind named functions, so repositories and migrations stay portable.
  */
 import { EARTH_RADIUS_KM } from '../lib/geo.js'
-import { PostgresAdapter, sql, type CreateTableBuilder, type Expression, type QueryExecutorProvider, type SqlBool } from 'kysely'
+import { PostgresAdapter, sql, type Expression, type QueryExecutorProvider, type SqlBool } from 'kysely'
 
 export function isPostgres(db: QueryExecutorProvider): boolean {
   return db.getExecutor().adapter instanceof PostgresAdapter
-}
-
-/** An `id` primary key that only ever grows: ids are never reused, even after the highest is deleted. */
-export function idColumn<T extends string>(db: QueryExecutorProvider, table: CreateTableBuilder<T, never>): CreateTableBuilder<T, 'id'> {
-  return isPostgres(db)
-    ? table.addColumn('id', 'integer', (c) => c.primaryKey().generatedByDefaultAsIdentity())
-    : table.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
 }
 
 /** Lower-cases the way JavaScript does, so a needle folded in JS meets a column folded in SQL. */

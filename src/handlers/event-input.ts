@@ -15,11 +15,11 @@ import { wantedSlug } from '../lib/slug.js'
 import { emptyToNull } from '../lib/text.js'
 import { isHttpUrl } from '../lib/urls.js'
 import type { EventColumns, EventLinks, EventUpdate, NewEvent } from '../repositories/event-writes.js'
-import { linkable } from '../repositories/linked.js'
+import { linkable, type NewLinked } from '../repositories/linked.js'
 import type { OrganizerColumns } from '../repositories/organizers.js'
 import { termIdNamed } from '../repositories/terms.js'
 import type { VenueColumns } from '../repositories/venues.js'
-import { checkNewLinked, type LinkedInput, type Writer } from './linked-input.js'
+import { checkNewLinked, type LinkedBody, type LinkedInput, type Writer } from './linked-input.js'
 import { organizerFields } from './organizer-input.js'
 import { checkAuthorExists, checkedImage, checkMayAssignAuthor, postDates, translationGroup } from './post-input.js'
 import { venueFields } from './venue-input.js'
@@ -143,27 +143,23 @@ async function checkedLinks(db: Db, body: EventBody, language: Language, caller:
     }
     links[field] = ids
   }
-  if (body.venue !== undefined) {
-    links.venues = []
-    for (const entry of body.venue) {
-      if (typeof entry === 'number') {
-        if (!(await linkable(db, 'venues', entry, language))) throw invalidParam('venue', 'unknownLinked', { value: String(entry) })
-        links.venues.push(entry)
-      } else {
-        links.venues.push(await checkNewLinked(db, VENUE_INPUT, entry, language, undefined, statusToStore(caller, entry.status), writer))
-      }
-    }
-  }
-  if (body.organizer !== undefined) {
-    links.organizers = []
-    for (const entry of body.organizer) {
-      if (typeof entry === 'number') {
-        if (!(await linkable(db, 'organizers', entry, language))) throw invalidParam('organizer', 'unknownLinked', { value: String(entry) })
-        links.organizers.push(entry)
-      } else {
-        links.organizers.push(await checkNewLinked(db, ORGANIZER_INPUT, entry, language, undefined, statusToStore(caller, entry.status), writer))
-      }
-    }
-  }
+  if (body.venue !== undefined) links.venues = await checkedEntries(db, VENUE_INPUT, body.venue, language, caller, writer)
+  if (body.organizer !== undefined) links.organizers = await checkedEntries(db, ORGANIZER_INPUT, body.organizer, language, caller, writer)
   return links
+}
+
+/** `venue`/`organizer` entries: ids of records that may be linked, or records to create inline. */
+async function checkedEntries<Body extends LinkedBody, Own>(
+  db: Db, input: LinkedInput<Body, Own>, entries: Array<number | Body>, language: Language, caller: Caller, writer: Writer,
+): Promise<Array<number | NewLinked<Own>>> {
+  const checked: Array<number | NewLinked<Own>> = []
+  for (const entry of entries) {
+    if (typeof entry === 'number') {
+      if (!(await linkable(db, input.table, entry, language))) throw invalidParam(input.resource, 'unknownLinked', { value: String(entry) })
+      checked.push(entry)
+    } else {
+      checked.push(await checkNewLinked(db, input, entry, language, undefined, statusToStore(caller, entry.status), writer))
+    }
+  }
+  return checked
 }

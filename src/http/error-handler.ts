@@ -8,6 +8,7 @@ import { ApiError, forbidden, invalidParam, noRoute } from './errors.js'
 import { NotModified } from './etag.js'
 import { requestedLanguage } from './language.js'
 import { isMessageKey, type Catalog } from './messages.js'
+import { isRecord } from '../lib/json.js'
 
 /** The protection space a 401 names: the namespace. */
 const REALM = 'calendar/events/v1'
@@ -177,6 +178,3 @@ function unknownFields(req: FastifyRequest): string[] {
   return Object.keys(body).filter((name) => !Object.hasOwn(properties, name))
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-}

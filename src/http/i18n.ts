@@ -7,6 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { LANGUAGES, type Language } from '../contract.js'
 import { parseYaml } from './yaml.js'
+import { isRecord, type Json } from '../lib/json.js'
 
 export type MessageTable = Record<string, string | Record<string, string>>
 
@@ -17,16 +18,7 @@ export interface LanguagePack {
 
 const I18N_DIR = new URL('../../openapi/i18n/', import.meta.url)
 
-type Json = Record<string, unknown>
 
-function isJson(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
-
-/** The translation files of every language but English (missing files load as empty packs). */
-export function loadLanguagePacks(): Record<Exclude<Language, 'en'>, LanguagePack> {
-  return parseLanguagePacks(readLanguagePackSources())
-}
 
 /** The YAML text of each language's translation file, `undefined` where the file is missing. */
 export function readLanguagePackSources(): Record<Exclude<Language, 'en'>, string | undefined> {
@@ -51,46 +43,33 @@ export function parseLanguagePacks(sources: Record<Exclude<Language, 'en'>, stri
 /** A pack from parsed data (a translation file, or the build's contract cache). */
 export function languagePack(data: unknown): LanguagePack {
   return {
-    texts: stringTable(isJson(data) ? data.texts : undefined),
-    messages: messageTable(isJson(data) ? data.messages : undefined),
+    texts: stringTable(isRecord(data) ? data.texts : undefined),
+    messages: messageTable(isRecord(data) ? data.messages : undefined),
   }
 }
 
 function stringTable(value: unknown): Record<string, string> {
   const out: Record<string, string> = {}
-  if (isJson(value)) for (const [k, v] of Object.entries(value)) if (typeof v === 'string') out[k] = v
+  if (isRecord(value)) for (const [k, v] of Object.entries(value)) if (typeof v === 'string') out[k] = v
   return out
 }
 
 export function messageTable(value: unknown): MessageTable {
   const out: MessageTable = {}
-  if (!isJson(value)) return out
+  if (!isRecord(value)) return out
   for (const [k, v] of Object.entries(value)) {
     if (typeof v === 'string') out[k] = v
-    else if (isJson(v)) out[k] = stringTable(v)
+    else if (isRecord(v)) out[k] = stringTable(v)
   }
   return out
 }
 
 const TEXT_KEYS = new Set(['description', 'summary'])
 
-/**
- * Every translatable English text of the document: descriptions and summaries anywhere (a property
- * *named* `description` is a schema, not a text, and is walked into), and `info.title`.
- */
-export function translatableTexts(document: Json): Set<string> {
-  const texts = new Set<string>()
-  walkTexts(document, (text) => {
-    texts.add(text)
-    return text
-  })
-  return texts
-}
-
 /** A copy of the document with every text replaced by `translate(text)`. `x-messages` is left out. */
-function walkTexts(node: unknown, translate: (text: string) => string, root = true): unknown {
+export function walkTexts(node: unknown, translate: (text: string) => string, root = true): unknown {
   if (Array.isArray(node)) return node.map((n) => walkTexts(n, translate, false))
-  if (!isJson(node)) return node
+  if (!isRecord(node)) return node
   const out: Json = {}
   for (const [key, value] of Object.entries(node)) {
     if (root && key === 'x-messages') continue
@@ -121,48 +100,4 @@ function isInfo(node: Json): boolean {
 export function localizeDocument<T extends Json>(document: T, pack: LanguagePack | undefined): T {
   const translated = walkTexts(document, (text) => pack?.texts[text] ?? text)
   return translated as T
-}
-
-const PLACEHOLDER = /\{(\w+)\}/g
-
-function placeholders(text: string): string {
-  return [...text.matchAll(PLACEHOLDER)].map((m) => m[1]).sort().join(',')
-}
-
-function wordCount(text: string): number {
-  return text.trim().split(/\s+/).filter((w) => w !== '').length
-}
-
-/**
- * What keeps a language from being complete: a text or message without a translation, an empty one,
- * one left in English (over two words), lost `{placeholders}`, a `ß` in Swiss German, or an entry whose
- * English text no longer exists. The completeness test and `npm run i18n -- check` report these.
- */
-export function translationProblems(document: Json, language: Exclude<Language, 'en'>, pack: LanguagePack): string[] {
-  const problems: string[] = []
-  const english = messageTable(document['x-messages'])
-  const texts = translatableTexts(document)
-  const check = (where: string, source: string, translated: string | undefined) => {
-    if (translated === undefined) problems.push(`${language}: missing ${where}: ${JSON.stringify(source)}`)
-    else if (translated.trim() === '') problems.push(`${language}: empty ${where}: ${JSON.stringify(source)}`)
-    else {
-      if (wordCount(source) > 2 && translated === source) problems.push(`${language}: ${where} left in English: ${JSON.stringify(source)}`)
-      if (placeholders(source) !== placeholders(translated)) problems.push(`${language}: ${where} placeholders differ: ${JSON.stringify(translated)}`)
-      if (language === 'ch-de' && translated.includes('ß')) problems.push(`${language}: ${where} uses ß: ${JSON.stringify(translated)}`)
-    }
-  }
-  for (const text of texts) check('text', text, pack.texts[text])
-  for (const text of Object.keys(pack.texts)) if (!texts.has(text)) problems.push(`${language}: stale text (no such English text): ${JSON.stringify(text)}`)
-  for (const [key, entry] of Object.entries(english)) {
-    const translated = pack.messages[key]
-    if (typeof entry === 'string') {
-      check(`message ${key}`, entry, typeof translated === 'string' ? translated : undefined)
-    } else {
-      for (const [resource, text] of Object.entries(entry)) {
-        check(`message ${key}.${resource}`, text, typeof translated === 'object' ? translated[resource] : undefined)
-      }
-    }
-  }
-  for (const key of Object.keys(pack.messages)) if (english[key] === undefined) problems.push(`${language}: stale message ${key}`)
-  return problems
 }

@@ -5,6 +5,7 @@
  * as it is, so that validation rejects it with a 400 naming the field: nothing is silently dropped.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { isRecord } from '../lib/json.js'
 
 type JsonSchema = Record<string, unknown>
 
@@ -131,9 +132,6 @@ function asList(value: unknown): unknown[] {
   return value === undefined ? [] : Array.isArray(value) ? value : [value]
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
 
 /** Query values as they should appear again in a `rest_url`: arrays as comma lists. */
 export function queryValueText(value: unknown): string {

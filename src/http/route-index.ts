@@ -5,12 +5,12 @@
  */
 import type { RouteArg, RouteEntry, RouteIndex } from '../contract.js'
 import { NAMESPACE, PREFIX, type OpenApiDocument } from './spec.js'
+import { isRecord, type Json } from '../lib/json.js'
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const
 
 type RouteEndpoint = RouteEntry['endpoints'][number]
 
-type Json = Record<string, unknown>
 
 export function buildRouteIndex(document: OpenApiDocument, baseUrl: string, help: boolean): RouteIndex {
   const routes: RouteIndex['routes'] = {}
@@ -19,7 +19,7 @@ export function buildRouteIndex(document: OpenApiDocument, baseUrl: string, help
     const methods: string[] = []
     for (const method of METHODS) {
       const operation = item[method]
-      if (!isJson(operation)) continue
+      if (!isRecord(operation)) continue
       methods.push(method.toUpperCase())
       const args = argsOf(operation)
       const same = endpoints.find((e) => JSON.stringify(e.args) === JSON.stringify(args))
@@ -48,17 +48,17 @@ function argsOf(operation: Json): Record<string, RouteArg> {
   const args: Record<string, RouteArg> = {}
   const parameters = Array.isArray(operation.parameters) ? operation.parameters : []
   for (const parameter of parameters) {
-    if (!isJson(parameter) || (parameter.in !== 'query' && parameter.in !== 'path')) continue
+    if (!isRecord(parameter) || (parameter.in !== 'query' && parameter.in !== 'path')) continue
     if (typeof parameter.name !== 'string') continue
-    const schema = isJson(parameter.schema) ? parameter.schema : {}
+    const schema = isRecord(parameter.schema) ? parameter.schema : {}
     args[parameter.name] = arg(schema, textOf(parameter.description, schema.description), parameter.required === true)
   }
-  const body = isJson(operation.requestBody) && isJson(operation.requestBody.content) ? operation.requestBody.content['application/json'] : undefined
-  const schema = isJson(body) && isJson(body.schema) ? body.schema : undefined
-  if (schema !== undefined && isJson(schema.properties)) {
+  const body = isRecord(operation.requestBody) && isRecord(operation.requestBody.content) ? operation.requestBody.content['application/json'] : undefined
+  const schema = isRecord(body) && isRecord(body.schema) ? body.schema : undefined
+  if (schema !== undefined && isRecord(schema.properties)) {
     const required = Array.isArray(schema.required) ? schema.required : []
     for (const [name, property] of Object.entries(schema.properties)) {
-      if (!isJson(property) || name in args) continue
+      if (!isRecord(property) || name in args) continue
       args[name] = arg(property, textOf(property.description), required.includes(name))
     }
   }
@@ -80,7 +80,7 @@ function typeOf(schema: Json): string | string[] {
     const alternatives = schema[key]
     if (Array.isArray(alternatives)) {
       for (const alt of alternatives) {
-        if (!isJson(alt)) continue
+        if (!isRecord(alt)) continue
         const t = typeOf(alt)
         for (const name of Array.isArray(t) ? t : [t]) types.add(name)
       }
@@ -95,6 +95,3 @@ function textOf(...candidates: unknown[]): string {
   return ''
 }
 
-function isJson(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-}

@@ -4,7 +4,7 @@
  * number of queries whatever its size, and remembered by the read cache. Records hold every linked
  * venue and organizer: what a caller may see of them is decided by the handler (lib/event-view.ts).
  */
-import { asLanguage, asStatus, type Event, type Image, type Language } from '../contract.js'
+import type { Event, Image, Language } from '../contract.js'
 import type { EventRow, Flag } from '../db/schema.js'
 import type { Db } from '../db/unit-of-work.js'
 import { costDetails } from '../lib/cost.js'
@@ -13,7 +13,7 @@ import { tzAbbreviation } from '../lib/tz-abbreviation.js'
 import { imagesOf } from './images.js'
 import { linkedRecords } from './linked.js'
 import { ORGANIZER } from './organizers.js'
-import { resolvePostId, type PostRef } from './posts.js'
+import { postFields, resolvePostId, type PostRef } from './posts.js'
 import { recordsById, rememberedRecord, rememberedResult } from './read-cache.js'
 import type { Site } from './site.js'
 import { CATEGORY, TAG, termRecords } from './terms.js'
@@ -117,20 +117,10 @@ interface EventLinks {
 function toEventRecord(site: Site, row: EventRow, links: EventLinks): Event {
   const flag = (value: Flag): boolean => value === 1
   return {
-    id: row.id,
+    ...postFields(row, site, 'events', links.image, links.translations),
     global_id: `${new URL(site.apiUrl).host}?id=${row.id}`,
-    author: row.author,
-    status: asStatus(row.status),
-    date: row.date,
-    date_utc: row.date_utc,
-    modified: row.modified,
-    modified_utc: row.modified_utc,
-    rest_url: `${site.apiUrl}/events/${row.id}`,
     title: row.title,
-    description: row.description,
     excerpt: row.excerpt,
-    slug: row.slug,
-    image: links.image,
     all_day: flag(row.all_day),
     start_date: row.start_date,
     start_date_details: dateDetails(row.start_date),
@@ -154,7 +144,5 @@ function toEventRecord(site: Site, row: EventRow, links: EventLinks): Event {
     tags: links.tags,
     venue: links.venue,
     organizer: links.organizer,
-    ml_language: asLanguage(row.language),
-    translations: links.translations,
   }
 }

@@ -1,9 +1,10 @@
 /**
  * Organizers: their row, record (CONTRACT §2) and own columns, for the shared linked-post queries.
  */
-import { asLanguage, asStatus, type Organizer } from '../contract.js'
+import type { Organizer } from '../contract.js'
 import type { OrganizerRow } from '../db/schema.js'
 import type { LinkedKind } from './linked.js'
+import { postFields } from './posts.js'
 
 /** An organizer's own columns as a write sets them. */
 export type OrganizerColumns = Partial<Pick<OrganizerRow, 'phone' | 'website' | 'email'>>
@@ -18,23 +19,11 @@ export const ORGANIZER: LinkedKind<OrganizerRow, Organizer, OrganizerColumns> = 
 
   toRecord(row, { image, translations, site }) {
     return {
-      id: row.id,
-      author: row.author,
-      status: asStatus(row.status),
-      date: row.date,
-      date_utc: row.date_utc,
-      modified: row.modified,
-      modified_utc: row.modified_utc,
-      rest_url: `${site.apiUrl}/organizers/${row.id}`,
+      ...postFields(row, site, 'organizers', image, translations),
       organizer: row.name,
-      description: row.description,
-      slug: row.slug,
-      image,
       phone: row.phone,
       website: row.website,
       email: row.email,
-      ml_language: asLanguage(row.language),
-      translations,
     }
   },
 

@@ -4,9 +4,10 @@
  * (compare-and-swap on the version).
  */
 import { sql, type Expression, type SqlBool } from 'kysely'
-import type { Language } from '../contract.js'
+import { asLanguage, asStatus, type Image, type Language } from '../contract.js'
 import { recordChange, type Db, type Tx } from '../db/unit-of-work.js'
 import type { ListScope } from '../lib/rights.js'
+import type { Site } from './site.js'
 import { freeSlug } from './slugs.js'
 
 export type PostTable = 'events' | 'venues' | 'organizers'
@@ -73,3 +74,36 @@ export async function deletePost(trx: Tx, table: PostTable, id: number, version:
 }
 
 const RESOURCE = { events: 'event', venues: 'venue', organizers: 'organizer' } as const
+
+/** The columns every event, venue and organizer row has that its record shows as they are. */
+interface PostRow {
+  id: number
+  author: number | null
+  status: string
+  date: string
+  date_utc: string
+  modified: string
+  modified_utc: string
+  description: string | null
+  slug: string
+  language: string
+}
+
+/** The fields every event, venue and organizer record has, mapped once for the three. */
+export function postFields(row: PostRow, site: Site, table: PostTable, image: Image | null, translations: Record<string, number>) {
+  return {
+    id: row.id,
+    author: row.author,
+    status: asStatus(row.status),
+    date: row.date,
+    date_utc: row.date_utc,
+    modified: row.modified,
+    modified_utc: row.modified_utc,
+    rest_url: `${site.apiUrl}/${table}/${row.id}`,
+    description: row.description,
+    slug: row.slug,
+    image,
+    ml_language: asLanguage(row.language),
+    translations,
+  }
+}

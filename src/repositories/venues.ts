@@ -1,9 +1,10 @@
 /**
  * Venues: their row, record (CONTRACT §2) and own columns, for the shared linked-post queries.
  */
-import { asLanguage, asStatus, type Venue } from '../contract.js'
+import type { Venue } from '../contract.js'
 import type { Flag, VenueRow } from '../db/schema.js'
 import type { LinkedKind } from './linked.js'
+import { postFields } from './posts.js'
 
 /** A venue's own columns as a write sets them (booleans become 0/1 here). */
 export interface VenueColumns {
@@ -41,18 +42,8 @@ export const VENUE: LinkedKind<VenueRow, Venue, VenueColumns> = {
 
   toRecord(row, { image, translations, site }) {
     return {
-      id: row.id,
-      author: row.author,
-      status: asStatus(row.status),
-      date: row.date,
-      date_utc: row.date_utc,
-      modified: row.modified,
-      modified_utc: row.modified_utc,
-      rest_url: `${site.apiUrl}/venues/${row.id}`,
+      ...postFields(row, site, 'venues', image, translations),
       venue: row.name,
-      description: row.description,
-      slug: row.slug,
-      image,
       address: row.address,
       city: row.city,
       country: row.country,
@@ -66,8 +57,6 @@ export const VENUE: LinkedKind<VenueRow, Venue, VenueColumns> = {
       show_map_link: row.show_map_link === 1,
       geo_lat: site.geoloc ? row.geo_lat : null,
       geo_lng: site.geoloc ? row.geo_lng : null,
-      ml_language: asLanguage(row.language),
-      translations,
     }
   },
 

@@ -5,8 +5,17 @@
  * Portable to PostgreSQL: instants are `YYYY-MM-DD HH:MM:SS` text (sortable, exact), booleans are 0/1
  * integers, coordinates double precision; only the identity column differs by dialect (`idColumn`).
  */
-import type { Kysely } from 'kysely'
-import { idColumn } from '../dialect.js'
+import { PostgresAdapter, type CreateTableBuilder, type Kysely } from 'kysely'
+
+/**
+ * An `id` primary key that only ever grows: ids are never reused, even after the highest is deleted.
+ * Written here, not imported: a migration never changes, whatever becomes of the app's code.
+ */
+function idColumn<T extends string>(db: Kysely<any>, table: CreateTableBuilder<T, never>): CreateTableBuilder<T, 'id'> {
+  return db.getExecutor().adapter instanceof PostgresAdapter
+    ? table.addColumn('id', 'integer', (c) => c.primaryKey().generatedByDefaultAsIdentity())
+    : table.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+}
 
 export async function up(db: Kysely<any>): Promise<void> {
   await idColumn(db, db.schema.createTable('users'))
