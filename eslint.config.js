@@ -1,7 +1,7 @@
 /**
  * The rules that keep the code's shape (docs/architecture.md): no `any`, no promise left floating, no
- * unused code. Type-aware (the TypeScript project itself), so that a floating promise is seen wherever
- * it comes from.
+ * unused code, and imports that follow the layers. Type-aware (the TypeScript project itself), so that
+ * a floating promise is seen wherever it comes from.
  */
 import js from '@eslint/js'
 import tseslint from 'typescript-eslint'
@@ -30,6 +30,39 @@ export default tseslint.config(
       // Input checks and their tests match control characters on purpose.
       'no-control-regex': 'off',
       'no-unused-private-class-members': 'error',
+    },
+  },
+  {
+    // The layers (docs/architecture.md): storage and rules know nothing of HTTP or of the handlers.
+    files: ['src/repositories/**/*.ts', 'src/lib/**/*.ts', 'src/db/**/*.ts', 'src/contract.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [{
+          group: ['**/http/*', '**/handlers/*', '**/app.js', '**/server.js'],
+          message: 'repositories, lib/, db/ and the contract types may not import http/ or handlers/ (docs/architecture.md)',
+        }],
+      }],
+    },
+  },
+  {
+    // Rules of the contract are plain functions of their arguments: no storage in lib/.
+    files: ['src/lib/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [
+          { group: ['**/http/*', '**/handlers/*', '**/app.js', '**/server.js'], message: 'lib/ may not import http/ or handlers/ (docs/architecture.md)' },
+          { group: ['**/repositories/*', '**/db/*', 'kysely', 'better-sqlite3'], message: 'lib/ holds rules, not storage (docs/architecture.md)' },
+        ],
+      }],
+    },
+  },
+  {
+    // http/ holds the cross-cutting concerns of the HTTP layer: handlers and storage are wired by app.ts.
+    files: ['src/http/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [{ group: ['**/handlers/*', '**/repositories/*', '**/db/*'], message: 'http/ may not import handlers, repositories or db/: app.ts wires them (docs/architecture.md)' }],
+      }],
     },
   },
   {
