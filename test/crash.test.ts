@@ -10,93 +10,21 @@
 import t from 'tap'
 import type { Test } from 'tap'
 import assert from 'node:assert/strict'
-import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, statSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
 import { join } from 'node:path'
 import SQLite from 'better-sqlite3'
-import { openDatabase } from '../src/db/database.js'
-import { generateKey } from '../src/lib/api-keys.js'
-import { createUserWithKey } from '../src/repositories/users.js'
 import { freePort } from './helpers/net.js'
+import { API, REQUEST_TIMEOUT_MS, call, editorKey, startServer, type Server } from './helpers/server.js'
 
-const ROOT = new URL('..', import.meta.url).pathname
-const API = '/calendar/events/v1'
 /** Writes acknowledged before the kill, and how many run at once. */
 const ACKED_BEFORE_KILL = 150
 const WORKERS = 8
-const REQUEST_TIMEOUT_MS = 15_000
 
 type Json = Record<string, unknown>
 
 function isJson(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
-
-/** Creates an editor and returns its key, straight in the database file (before the server runs). */
-async function editorKey(file: string): Promise<string> {
-  const handle = await openDatabase(file)
-  try {
-    const key = generateKey()
-    await createUserWithKey(handle.db, 'editor', key, '2026-01-01 00:00:00')
-    return key
-  } finally {
-    await handle.close()
-  }
-}
-
-interface Server {
-  child: ChildProcess
-  base: string
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
-  stderr(): string
-}
-
-/** Starts `src/server.ts` on `file` and `port`; resolves once it listens (bounded wait). */
-async function startServer(t: Test, file: string, port: number): Promise<Server> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    cwd: ROOT,
-    // No NODE_V8_COVERAGE: the child runs the sources through tsx, whose coverage would not map onto
-    // tap's and would blur the report of every file it loads.
-    env: { ...process.env, DATABASE_URL: file, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'silent', PUBLIC_URL: 'http://calendar.test', NODE_OPTIONS: '', NODE_V8_COVERAGE: undefined },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  t.teardown(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
-  })
-  let out = ''
-  let err = ''
-  child.stderr?.on('data', (chunk: Buffer) => { err += chunk.toString() })
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    child.once('exit', (code, signal) => resolve({ code, signal }))
-  })
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not listen within 30 s: ${err}`)), 30_000)
-    child.stdout?.on('data', (chunk: Buffer) => {
-      out += chunk.toString()
-      if (out.includes('listening on')) {
-        clearTimeout(timer)
-        resolve()
-      }
-    })
-    void exited.then(({ code, signal }) => {
-      clearTimeout(timer)
-      reject(new Error(`server exited before listening (${code ?? signal}): ${err}`))
-    })
-  })
-  return { child, base: `http://127.0.0.1:${port}${API}`, exited, stderr: () => err }
-}
-
-async function call(base: string, key: string, method: string, path: string, body?: Json): Promise<{ status: number; body: Json }> {
-  const res = await fetch(`${base}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-  })
-  const text = await res.text()
-  const parsed: unknown = text === '' ? {} : JSON.parse(text)
-  return { status: res.status, body: isJson(parsed) ? parsed : {} }
 }
 
 type Kind = 'event' | 'venue' | 'category'

@@ -1,0 +1,88 @@
+/**
+ * The real server as a child process over a database file, for the tests that need a process of their
+ * own (a kill, a signal, a second process on the same file): started from the sources through tsx, on
+ * 127.0.0.1 only, killed in teardown; every wait is bounded.
+ */
+import type { Test } from 'tap'
+import { spawn, type ChildProcess } from 'node:child_process'
+import { openDatabase } from '../../src/db/database.js'
+import { generateKey } from '../../src/lib/api-keys.js'
+import { createUserWithKey } from '../../src/repositories/users.js'
+
+const ROOT = new URL('../..', import.meta.url).pathname
+export const API = '/calendar/events/v1'
+/** How long one request may take before the test gives up on it. */
+export const REQUEST_TIMEOUT_MS = 15_000
+
+type Json = Record<string, unknown>
+
+function isJson(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+/** Creates an editor and returns its key, straight in the database file (before the server runs). */
+export async function editorKey(file: string): Promise<string> {
+  const handle = await openDatabase(file)
+  try {
+    const key = generateKey()
+    await createUserWithKey(handle.db, 'editor', key, '2026-01-01 00:00:00')
+    return key
+  } finally {
+    await handle.close()
+  }
+}
+
+export interface Server {
+  child: ChildProcess
+  base: string
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
+  stderr(): string
+}
+
+/** Starts `src/server.ts` on `file` and `port`; resolves once it listens (bounded wait). */
+export async function startServer(t: Test, file: string, port: number): Promise<Server> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    cwd: ROOT,
+    // No NODE_V8_COVERAGE: the child runs the sources through tsx, whose coverage would not map onto
+    // tap's and would blur the report of every file it loads.
+    env: { ...process.env, DATABASE_URL: file, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'silent', PUBLIC_URL: 'http://calendar.test', NODE_OPTIONS: '', NODE_V8_COVERAGE: undefined },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  t.teardown(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  })
+  let out = ''
+  let err = ''
+  child.stderr?.on('data', (chunk: Buffer) => { err += chunk.toString() })
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.once('exit', (code, signal) => resolve({ code, signal }))
+  })
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not listen within 30 s: ${err}`)), 30_000)
+    child.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString()
+      if (out.includes('listening on')) {
+        clearTimeout(timer)
+        resolve()
+      }
+    })
+    void exited.then(({ code, signal }) => {
+      clearTimeout(timer)
+      reject(new Error(`server exited before listening (${code ?? signal}): ${err}`))
+    })
+  })
+  return { child, base: `http://127.0.0.1:${port}${API}`, exited, stderr: () => err }
+}
+
+export async function call(base: string, key: string, method: string, path: string, body?: Json): Promise<{ status: number; body: Json }> {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+  })
+  const text = await res.text()
+  const parsed: unknown = text === '' ? {} : JSON.parse(text)
+  return { status: res.status, body: isJson(parsed) ? parsed : {} }
+}
+
