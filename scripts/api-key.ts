@@ -8,6 +8,7 @@ import { openDatabase } from '../src/db/database.js'
 import { ROLES, generateKey, isRole } from '../src/lib/api-keys.js'
 import { formatUtc } from '../src/lib/dates.js'
 import { DuplicateNameError, createUserWithKey, listKeys, revokeKeys } from '../src/repositories/users.js'
+import { withTransaction } from '../src/db/unit-of-work.js'
 
 const USAGE = `usage:
   npm run -s api-key -- create --role <${ROLES.join('|')}> [--name <label>]
@@ -41,7 +42,7 @@ async function main(args: string[]): Promise<void> {
       const name = option(rest, 'name')
       if (name !== undefined && name.trim() === '') throw new UsageError('--name must not be empty')
       const key = generateKey()
-      await createUserWithKey(database.db, role, key, now, name)
+      await withTransaction(database.db, (trx) => createUserWithKey(trx, role, key, now, name))
       process.stdout.write(`${key}\n`)
     } else if (command === 'list') {
       const keys = await listKeys(database.db)
@@ -52,7 +53,7 @@ async function main(args: string[]): Promise<void> {
     } else {
       const name = rest[0]
       if (name === undefined) throw new UsageError('revoke needs the name of a key')
-      const count = await revokeKeys(database.db, name, now)
+      const count = await withTransaction(database.db, (trx) => revokeKeys(trx, name, now))
       if (count === 0) throw new UsageError(`no active key named "${name}"`)
       process.stdout.write(`revoked ${name}\n`)
     }

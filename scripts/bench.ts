@@ -24,6 +24,7 @@ import { openDatabase } from '../src/db/database.js'
 import { generateKey } from '../src/lib/api-keys.js'
 import { formatUtc } from '../src/lib/dates.js'
 import { createUserWithKey } from '../src/repositories/users.js'
+import { withTransaction } from '../src/db/unit-of-work.js'
 import { runScenario, type Scenario, type ScenarioResult } from './bench/driver.js'
 import { buildDatabase, removeDatabaseFiles, type LoadResult } from './bench/loader.js'
 import {
@@ -162,7 +163,7 @@ async function createKey(file: string): Promise<string> {
   const database = await openDatabase(file)
   try {
     const key = generateKey()
-    await createUserWithKey(database.db, 'editor', key, formatUtc(new Date()), 'bench')
+    await withTransaction(database.db, (trx) => createUserWithKey(trx, 'editor', key, formatUtc(new Date()), 'bench'))
     return key
   } finally {
     await database.close()

@@ -13,6 +13,7 @@ import { openDatabase } from '../src/db/database.js'
 import { generateKey } from '../src/lib/api-keys.js'
 import { addDays, formatUtc, parseFilterDate } from '../src/lib/dates.js'
 import { DuplicateNameError, createUserWithKey } from '../src/repositories/users.js'
+import { withTransaction } from '../src/db/unit-of-work.js'
 import { CATEGORIES, EVENTS, ORGANIZERS, TAGS, VENUES, type DemoLanguage, type DemoTerm } from './demo-data.js'
 
 const API = '/calendar/events/v1'
@@ -132,7 +133,7 @@ async function main(): Promise<void> {
     let name = 'demo'
     for (let n = 2; ; n++) {
       try {
-        await createUserWithKey(database.db, 'editor', key, formatUtc(now), name)
+        await withTransaction(database.db, (trx) => createUserWithKey(trx, 'editor', key, formatUtc(now), name))
         break
       } catch (error) {
         if (!(error instanceof DuplicateNameError)) throw error

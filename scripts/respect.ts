@@ -17,6 +17,7 @@ import { openDatabase } from '../src/db/database.js'
 import { generateKey } from '../src/lib/api-keys.js'
 import { formatUtc } from '../src/lib/dates.js'
 import { createUserWithKey } from '../src/repositories/users.js'
+import { withTransaction } from '../src/db/unit-of-work.js'
 import { loadDemo } from './demo.js'
 import { freePort } from './free-port.js'
 
@@ -54,7 +55,7 @@ async function main(): Promise<number> {
   try {
     const now = new Date()
     const key = generateKey()
-    await createUserWithKey(database.db, 'editor', key, formatUtc(now), 'respect')
+    await withTransaction(database.db, (trx) => createUserWithKey(trx, 'editor', key, formatUtc(now), 'respect'))
     const loaded = await loadDemo(app, `Bearer ${key}`, config, now)
     await app.listen({ host: '127.0.0.1', port })
     const doc = await (await fetch(`${base}/calendar/events/v1/doc`)).text()

@@ -18,6 +18,7 @@ import { defaultConfig } from '../src/config.js'
 import { openDatabase } from '../src/db/database.js'
 import { generateKey } from '../src/lib/api-keys.js'
 import { createUserWithKey } from '../src/repositories/users.js'
+import { withTransaction } from '../src/db/unit-of-work.js'
 import { freePort } from './free-port.js'
 
 const BROWSERS = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome', '/usr/bin/google-chrome-stable']
@@ -46,7 +47,7 @@ async function server(): Promise<{ base: string; key: string | undefined; close(
   if (url !== undefined) return { base: url.replace(/\/$/, ''), key: option('key'), close: async () => {} }
   const database = await openDatabase(':memory:')
   const key = generateKey()
-  await createUserWithKey(database.db, 'editor', key, '2026-01-01 00:00:00', 'ui-check')
+  await withTransaction(database.db, (trx) => createUserWithKey(trx, 'editor', key, '2026-01-01 00:00:00', 'ui-check'))
   const port = await freePort()
   const base = `http://127.0.0.1:${port}`
   const app = await buildApp({ db: database.db, config: defaultConfig({ port, publicUrl: base }) })

@@ -6,6 +6,7 @@ import t from 'tap'
 import { ROLES, generateKey } from '../src/lib/api-keys.js'
 import { dereference } from '../src/http/spec.js'
 import { revokeKeys } from '../src/repositories/users.js'
+import { withTransaction } from '../src/db/unit-of-work.js'
 import { API, API_URL, build, type Injected } from './helpers/build.js'
 import { SPEC } from './helpers/contract.js'
 
@@ -106,7 +107,7 @@ t.test('a revoked key is 401 from the next request on', async (t) => {
   const editor = await auth('editor', 'ci')
   const before = await inject({ method: 'POST', url: `${API}/categories`, headers: editor, payload: { name: 'Rock' } })
   t.equal(before.statusCode, 201)
-  t.equal(await revokeKeys(db, 'ci', '2026-06-15 12:00:00'), 1)
+  t.equal(await withTransaction(db, (trx) => revokeKeys(trx, 'ci', '2026-06-15 12:00:00')), 1)
   const after = await inject({ method: 'POST', url: `${API}/categories`, headers: editor, payload: { name: 'Jazz' } })
   t.equal(after.statusCode, 401)
   t.strictSame(after.json(), UNAUTHORIZED)
@@ -241,7 +242,7 @@ t.test('reads are public, and a bad key on a read is ignored', async (t) => {
   const { inject, auth, db } = await build(t)
   const editor = await auth('editor', 'revoked')
   await inject({ method: 'POST', url: `${API}/categories`, headers: editor, payload: { name: 'Rock' } })
-  await revokeKeys(db, 'revoked', '2026-06-15 12:00:00')
+  await withTransaction(db, (trx) => revokeKeys(trx, 'revoked', '2026-06-15 12:00:00'))
   const reads = [API, `${API}/doc`, `${API}/categories?hide_empty=false`, `${API}/categories/1`, `${API}/tags`, `${API}/events`, `${API}/venues`, `${API}/organizers`]
   const keys = [undefined, `Bearer ${generateKey()}`, 'Bearer', 'Basic dXNlcjpwYXNz', 'garbage', editor.authorization]
   for (const url of reads) {

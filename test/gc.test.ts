@@ -19,6 +19,7 @@ import { join } from 'node:path'
 import { openDatabase } from '../src/db/database.js'
 import { generateKey } from '../src/lib/api-keys.js'
 import { createUserWithKey } from '../src/repositories/users.js'
+import { withTransaction } from '../src/db/unit-of-work.js'
 import { contractProblems } from './helpers/contract.js'
 import type { GcReport } from './helpers/gc-probe.js'
 import { freePort } from './helpers/net.js'
@@ -122,7 +123,7 @@ t.test('thousands of statements prepared, dropped and collected: the server stil
   const key = generateKey()
   const seed = await openDatabase(file)
   try {
-    await createUserWithKey(seed.db, 'editor', key, '2026-01-01 00:00:00')
+    await withTransaction(seed.db, (trx) => createUserWithKey(trx, 'editor', key, '2026-01-01 00:00:00'))
   } finally {
     await seed.close()
   }

@@ -19,6 +19,7 @@ import { openDatabase } from '../src/db/database.js'
 import { freePort } from '../scripts/free-port.js'
 import { generateKey } from '../src/lib/api-keys.js'
 import { createUserWithKey } from '../src/repositories/users.js'
+import { withTransaction } from '../src/db/unit-of-work.js'
 import { README_API, readmeExamples } from './helpers/readme.js'
 
 const root = new URL('..', import.meta.url).pathname
@@ -105,7 +106,7 @@ t.test('the README and every route of the index, through Prism: zero request and
 
   // 2. Every route and method of the route index, with the document's examples.
   const key = generateKey()
-  await createUserWithKey(database.db, 'editor', key, '2026-01-01 00:00:00', 'prism')
+  await withTransaction(database.db, (trx) => createUserWithKey(trx, 'editor', key, '2026-01-01 00:00:00', 'prism'))
   const index = await (await fetch(`${base}${PREFIX}`)).json() as { routes: Record<string, { methods: string[] }> }
   const sent: Array<{ request: string; status: number; violations: string }> = []
   for (const [route, { methods }] of Object.entries(index.routes)) {

@@ -23,6 +23,7 @@ import { openDatabase } from '../src/db/database.js'
 import { createCompilers } from '../src/http/compilers.js'
 import { generateKey } from '../src/lib/api-keys.js'
 import { createUserWithKey } from '../src/repositories/users.js'
+import { withTransaction } from '../src/db/unit-of-work.js'
 import { API, API_URL, BASE_URL, NOW, build } from './helpers/build.js'
 import { contractProblems, SPEC } from './helpers/contract.js'
 
@@ -76,7 +77,7 @@ async function makeSut(): Promise<Sut> {
   const keys: Record<string, string> = {}
   for (const role of ['editor', 'author', 'contributor'] as const) {
     const key = generateKey()
-    const user = await createUserWithKey(handle.db, role, key, '2026-01-01 00:00:00')
+    const user = await withTransaction(handle.db, (trx) => createUserWithKey(trx, role, key, '2026-01-01 00:00:00'))
     assert.equal(user.id, USER_ID[role])
     keys[role] = key
   }

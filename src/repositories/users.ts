@@ -4,7 +4,7 @@
 import type { Kysely } from 'kysely'
 import { hashKey, isRole, type Role } from '../lib/api-keys.js'
 import type { Database } from '../db/schema.js'
-import type { Db } from '../db/unit-of-work.js'
+import { recordChange, type Db, type Tx } from '../db/unit-of-work.js'
 
 export interface User {
   id: number
@@ -41,21 +41,23 @@ export async function userExists(db: Db, id: number): Promise<boolean> {
 
 export class DuplicateNameError extends Error {}
 
-/** Creates a user with `role` and its key (stored hashed). The name defaults to `<role>-<id>`. */
-export async function createUserWithKey(db: Kysely<Database>, role: Role, key: string, now: string, name?: string): Promise<User> {
-  return db.transaction().execute(async (trx) => {
-    if (name !== undefined) {
-      const taken = await trx.selectFrom('users').select('id').where('name', '=', name).executeTakeFirst()
-      if (taken !== undefined) throw new DuplicateNameError(`a key named "${name}" already exists`)
-    }
-    const placeholder = name ?? `pending-${hashKey(key).slice(0, 16)}`
-    const { id } = await trx.insertInto('users').values({ name: placeholder, role, created_at: now })
-      .returning('id').executeTakeFirstOrThrow()
-    const finalName = name ?? `${role}-${id}`
-    if (name === undefined) await trx.updateTable('users').set({ name: finalName }).where('id', '=', id).execute()
-    await trx.insertInto('api_keys').values({ user_id: id, key_hash: hashKey(key), created_at: now, revoked_at: null }).execute()
-    return { id, name: finalName, role }
-  })
+/**
+ * Creates a user with `role` and its key (stored hashed), in a unit of work. The name defaults to
+ * `<role>-<id>`; a name already taken is a `DuplicateNameError`.
+ */
+export async function createUserWithKey(trx: Tx, role: Role, key: string, now: string, name?: string): Promise<User> {
+  if (name !== undefined) {
+    const taken = await trx.selectFrom('users').select('id').where('name', '=', name).executeTakeFirst()
+    if (taken !== undefined) throw new DuplicateNameError(`a key named "${name}" already exists`)
+  }
+  const placeholder = name ?? `pending-${hashKey(key).slice(0, 16)}`
+  const { id } = await trx.insertInto('users').values({ name: placeholder, role, created_at: now })
+    .returning('id').executeTakeFirstOrThrow()
+  const finalName = name ?? `${role}-${id}`
+  if (name === undefined) await trx.updateTable('users').set({ name: finalName }).where('id', '=', id).execute()
+  await trx.insertInto('api_keys').values({ user_id: id, key_hash: hashKey(key), created_at: now, revoked_at: null }).execute()
+  recordChange(trx, { resource: 'user', id, action: 'create' })
+  return { id, name: finalName, role }
 }
 
 export async function listKeys(db: Kysely<Database>): Promise<KeyListing[]> {
@@ -67,12 +69,12 @@ export async function listKeys(db: Kysely<Database>): Promise<KeyListing[]> {
   return rows.flatMap((r) => (isRole(r.role) ? [{ ...r, role: r.role }] : []))
 }
 
-/** Revokes every active key of the user named `name`; returns how many were revoked. */
-export async function revokeKeys(db: Kysely<Database>, name: string, now: string): Promise<number> {
-  const result = await db.updateTable('api_keys')
+/** Revokes every active key of the user named `name`, in a unit of work; returns how many were revoked. */
+export async function revokeKeys(trx: Tx, name: string, now: string): Promise<number> {
+  const result = await trx.updateTable('api_keys')
     .set({ revoked_at: now })
     .where('revoked_at', 'is', null)
-    .where('user_id', 'in', db.selectFrom('users').select('id').where('name', '=', name))
+    .where('user_id', 'in', trx.selectFrom('users').select('id').where('name', '=', name))
     .executeTakeFirst()
   return Number(result.numUpdatedRows)
 }

@@ -10,6 +10,7 @@ import { openDatabase } from '../../src/db/database.js'
 import { createCompilers } from '../../src/http/compilers.js'
 import { generateKey, type Role } from '../../src/lib/api-keys.js'
 import { createUserWithKey } from '../../src/repositories/users.js'
+import { withTransaction } from '../../src/db/unit-of-work.js'
 import { contractProblems, SPEC } from './contract.js'
 
 export const API = '/calendar/events/v1'
@@ -47,7 +48,7 @@ export async function build(t: Test, options: BuildOptions = {}) {
   /** Creates a user with `role` and returns the Authorization header of its new key. */
   async function auth(role: Role, name?: string): Promise<{ authorization: string }> {
     const key = generateKey()
-    await createUserWithKey(handle.db, role, key, '2026-01-01 00:00:00', name)
+    await withTransaction(handle.db, (trx) => createUserWithKey(trx, role, key, '2026-01-01 00:00:00', name))
     return { authorization: `Bearer ${key}` }
   }
 

@@ -33,6 +33,7 @@ import { createCompilers } from '../../src/http/compilers.js'
 import { PREFIX, dereference, type OpenApiDocument } from '../../src/http/spec.js'
 import { generateKey, type Role } from '../../src/lib/api-keys.js'
 import { createUserWithKey } from '../../src/repositories/users.js'
+import { withTransaction } from '../../src/db/unit-of-work.js'
 import { contractProblems, SPEC } from './contract.js'
 
 type Json = Record<string, unknown>
@@ -862,7 +863,7 @@ async function createInstance(fuzzConfig: FuzzConfig): Promise<Instance> {
   const keys = {} as Record<Role, string>
   for (const role of ROLES) {
     keys[role] = generateKey()
-    await createUserWithKey(handle.db, role, keys[role], '2026-01-01 00:00:00')
+    await withTransaction(handle.db, (trx) => createUserWithKey(trx, role, keys[role], '2026-01-01 00:00:00'))
   }
   await seed(app, keys, config)
   const sqlite = handle.sqlite

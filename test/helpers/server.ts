@@ -8,6 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { openDatabase } from '../../src/db/database.js'
 import { generateKey } from '../../src/lib/api-keys.js'
 import { createUserWithKey } from '../../src/repositories/users.js'
+import { withTransaction } from '../../src/db/unit-of-work.js'
 
 const ROOT = new URL('../..', import.meta.url).pathname
 export const API = '/calendar/events/v1'
@@ -25,7 +26,7 @@ export async function editorKey(file: string): Promise<string> {
   const handle = await openDatabase(file)
   try {
     const key = generateKey()
-    await createUserWithKey(handle.db, 'editor', key, '2026-01-01 00:00:00')
+    await withTransaction(handle.db, (trx) => createUserWithKey(trx, 'editor', key, '2026-01-01 00:00:00'))
     return key
   } finally {
     await handle.close()
