@@ -6,10 +6,8 @@
 import t from 'tap'
 import type { Test } from 'tap'
 import { build } from './helpers/build.js'
-import {
-  EVENTS, EVENTS_URL, eventRecord, eventsOf, expectError, idsOf, recordStatements, restUrlOf, setup,
-  type Body, type Event, type Setup,
-} from './helpers/events.js'
+import { expectError } from './helpers/errors.js'
+import { EVENTS, EVENTS_URL, eventRecord, eventsOf, idsOf, recordStatements, restUrlOf, setup, type Body, type Event, type Setup } from './helpers/events.js'
 
 /** The default window of the pinned clock (2026-06-15 12:00 UTC) on a UTC site, as rest_url shows it. */
 const WINDOW = 'start_date=2026-06-15%2000%3A00%3A00&end_date=2028-06-15%2023%3A59%3A59'

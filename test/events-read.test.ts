@@ -4,9 +4,8 @@
  * password protection (§6), languages (§7), conditional reads (§5) and not-found answers (§10).
  */
 import t from 'tap'
-import {
-  EVENTS, eventRecord, expectError, organizerRecord, setup, venueRecord, type Event,
-} from './helpers/events.js'
+import { expectError } from './helpers/errors.js'
+import { EVENTS, eventRecord, organizerRecord, setup, venueRecord, type Event } from './helpers/events.js'
 
 t.test('read: by id, the whole record with its schema.org json_ld and an ETag', async (t) => {
   const s = await setup(t)

@@ -5,10 +5,8 @@
  */
 import t from 'tap'
 import { API } from './helpers/build.js'
-import {
-  EVENTS, EVENTS_URL, NOW_TEXT, categoryRecord, eventBody, eventRecord, expectError, organizerRecord, setup, tagRecord,
-  venueRecord, type Event, type Setup,
-} from './helpers/events.js'
+import { expectError } from './helpers/errors.js'
+import { EVENTS, EVENTS_URL, NOW_TEXT, categoryRecord, eventBody, eventRecord, organizerRecord, setup, tagRecord, venueRecord, type Event, type Setup } from './helpers/events.js'
 
 /** How many records of a resource exist in any status but trash (read as an editor). */
 async function totalOf(s: Setup, collection: 'events' | 'venues' | 'organizers'): Promise<number> {

@@ -11,10 +11,8 @@ import type { Test } from 'tap'
 import { sql } from 'kysely'
 import { EARTH_RADIUS_KM, distanceKm, haversineKm } from '../src/db/dialect.js'
 import { API, build, type BuildOptions } from './helpers/build.js'
-import {
-  EVENTS, EVENTS_URL, eventRecord, expectError, idsOf, organizerRecord, setup, venueRecord,
-  type Body, type ErrorBody, type Event, type Setup, type Venue,
-} from './helpers/events.js'
+import { expectError, type ErrorBody } from './helpers/errors.js'
+import { EVENTS, EVENTS_URL, eventRecord, idsOf, organizerRecord, setup, venueRecord, type Body, type Event, type Setup, type Venue } from './helpers/events.js'
 
 const VENUES = `${API}/venues`
 const ON: BuildOptions = { config: { extensions: new Set(['geoloc']) } }

@@ -6,7 +6,8 @@ import t from 'tap'
 import type { Schema } from '../src/contract.js'
 import { API, build } from './helpers/build.js'
 import { insertEvent } from './helpers/fixtures.js'
-import { expectError, termListTests, termTools, termWriteTests } from './helpers/terms.js'
+import { expectError } from './helpers/errors.js'
+import { termListTests, termTools, termWriteTests } from './helpers/terms.js'
 
 type Tag = Schema<'Tag'>
 

@@ -5,6 +5,7 @@ import t from 'tap'
 import type { Test } from 'tap'
 import type { Schema } from '../src/contract.js'
 import { API, API_URL, NOW, build, type BuildOptions, type Injected } from './helpers/build.js'
+import { expectError } from './helpers/errors.js'
 import { insertLinkedEvent, linkedIds } from './helpers/links.js'
 
 type Venue = Schema<'Venue'>
@@ -53,18 +54,6 @@ async function setup(t: Test, options: BuildOptions = {}) {
     return built.inject({ method: 'PATCH', url: `${PATH}/${id}`, headers, payload })
   }
   return { ...built, editor, create, list, read, patch }
-}
-
-function expectError(t: Test, res: Injected, status: number, code: string, params?: string[]) {
-  t.equal(res.statusCode, status, `status ${status} ${code}`)
-  const body = res.json<{ code: string; message: string; data: { status: number; params?: unknown } }>()
-  t.equal(body.code, code)
-  t.equal(body.data.status, status)
-  t.type(body.message, 'string')
-  if (params !== undefined) {
-    const named = Array.isArray(body.data.params) ? body.data.params : Object.keys(body.data.params ?? {})
-    t.same(named, params, 'data.params names the fields')
-  }
 }
 
 const FORBIDDEN_401 = { code: 'rest_forbidden', message: 'Sorry, you are not allowed to do that.', data: { status: 401 } }

@@ -138,26 +138,6 @@ export function tagRecord(id: number, name: string, count: number, fields: Parti
   }
 }
 
-export interface ErrorBody {
-  code: string
-  message: string
-  data: { status: number; params?: Record<string, string> | string[]; details?: unknown[] }
-}
-
-/** Asserts an error answer: status, code, data.status, a message, and (when given) the fields named. */
-export function expectError(t: Test, res: Injected, status: number, code: string, params?: string[]): ErrorBody {
-  t.equal(res.statusCode, status, `status ${status} ${code}`)
-  const body = res.json<ErrorBody>()
-  t.equal(body.code, code, `code ${code}`)
-  t.equal(body.data.status, status)
-  t.type(body.message, 'string')
-  if (params !== undefined) {
-    const named = Array.isArray(body.data.params) ? body.data.params : Object.keys(body.data.params ?? {})
-    t.same(named, params, 'data.params names the fields')
-  }
-  return body
-}
-
 export const eventsOf = (res: Injected): Event[] => res.json<{ events: Event[] }>().events
 export const idsOf = (res: Injected): number[] => eventsOf(res).map((e) => e.id)
 export const restUrlOf = (res: Injected): string => res.json<{ rest_url: string }>().rest_url

@@ -7,6 +7,7 @@ import t from 'tap'
 import type { Test } from 'tap'
 import type { Schema } from '../../src/contract.js'
 import { API, API_URL, build, type Injected } from './build.js'
+import { expectError } from './errors.js'
 import { insertEvent } from './fixtures.js'
 
 export interface TermKind<R> {
@@ -23,18 +24,6 @@ interface TermLike {
   count: number
   ml_language: Schema<'Language'>
   translations: Record<string, number>
-}
-
-export function expectError(t: Test, res: Injected, status: number, code: string, params?: string[]) {
-  t.equal(res.statusCode, status, `status ${status}`)
-  const body = res.json<{ code: string; message: string; data: { status: number; params?: unknown } }>()
-  t.equal(body.code, code)
-  t.equal(body.data.status, status)
-  t.type(body.message, 'string')
-  if (params !== undefined) {
-    const named = Array.isArray(body.data.params) ? body.data.params : Object.keys(body.data.params ?? {})
-    t.same(named, params, 'data.params names the fields')
-  }
 }
 
 /** The paths, a fresh-app `setup` and the readers of list answers for one collection. */
