@@ -135,6 +135,8 @@ export interface Database {
 }
 
 export type EventRow = Selectable<EventsTable>
+/** The columns events, venues and organizers share, as read. */
+export type PostRow = Selectable<PostColumns>
 export type VenueRow = Selectable<VenuesTable>
 export type OrganizerRow = Selectable<OrganizersTable>
 export type TermRow = Selectable<TermsTable>

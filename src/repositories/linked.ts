@@ -7,6 +7,7 @@
 import { sql, type Expression, type SqlBool } from 'kysely'
 import type { Image, Language } from '../contract.js'
 import { containsText } from '../db/dialect.js'
+import type { OrganizerRow, VenueRow } from '../db/schema.js'
 import { recordChange, type Db, type Tx } from '../db/unit-of-work.js'
 import type { ListScope } from '../lib/rights.js'
 import { imagesOf, storeImage, type ImageChoice } from './images.js'
@@ -30,16 +31,7 @@ export interface LinkedRow {
 }
 
 /** Columns every linked post writes, as the handler decided them. */
-export interface CommonColumns {
-  name: string
-  description: string | null
-  author: number | null
-  status: string
-  date: string
-  date_utc: string
-  modified: string
-  modified_utc: string
-}
+export type CommonColumns = Pick<VenueRow & OrganizerRow, 'name' | 'description' | 'author' | 'status' | 'date' | 'date_utc' | 'modified' | 'modified_utc'>
 
 export interface LinkedKind<Row extends LinkedRow, Rec, Own> {
   table: 'venues' | 'organizers'

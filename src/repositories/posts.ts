@@ -5,6 +5,7 @@
  */
 import { sql, type Expression, type SqlBool } from 'kysely'
 import { asLanguage, asStatus, type Image, type Language } from '../contract.js'
+import type { PostRow } from '../db/schema.js'
 import { recordChange, type Db, type Tx } from '../db/unit-of-work.js'
 import type { ListScope } from '../lib/rights.js'
 import type { Site } from './site.js'
@@ -74,20 +75,6 @@ export async function deletePost(trx: Tx, table: PostTable, id: number, version:
 }
 
 const RESOURCE = { events: 'event', venues: 'venue', organizers: 'organizer' } as const
-
-/** The columns every event, venue and organizer row has that its record shows as they are. */
-interface PostRow {
-  id: number
-  author: number | null
-  status: string
-  date: string
-  date_utc: string
-  modified: string
-  modified_utc: string
-  description: string | null
-  slug: string
-  language: string
-}
 
 /** The fields every event, venue and organizer record has, mapped once for the three. */
 export function postFields(row: PostRow, site: Site, table: PostTable, image: Image | null, translations: Record<string, number>) {
