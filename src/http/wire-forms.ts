@@ -11,6 +11,7 @@
  * converted to. So a request is checked once, as the handler will read it, and the types cannot claim
  * a text form that never reaches a handler.
  */
+import { isRecord, type Json } from '../lib/json.js'
 import type { OpenApiDocument } from './spec.js'
 
 export const WIRE_FORM = 'x-calendar-wire-form'
@@ -18,18 +19,13 @@ export const WIRE_FORM = 'x-calendar-wire-form'
 const FORM = 'application/x-www-form-urlencoded'
 const JSON_MEDIA = 'application/json'
 
-type Json = Record<string, unknown>
-
-function isJson(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
 
 /** `#/components/schemas/<name>` of every schema marked as a wire form. */
 export function wireFormRefs(document: OpenApiDocument): Set<string> {
   const refs = new Set<string>()
-  const components = isJson(document.components) && isJson(document.components.schemas) ? document.components.schemas : {}
+  const components = isRecord(document.components) && isRecord(document.components.schemas) ? document.components.schemas : {}
   for (const [name, schema] of Object.entries(components)) {
-    if (isJson(schema) && schema[WIRE_FORM] === true) refs.add(`#/components/schemas/${name}`)
+    if (isRecord(schema) && schema[WIRE_FORM] === true) refs.add(`#/components/schemas/${name}`)
   }
   return refs
 }
@@ -37,15 +33,15 @@ export function wireFormRefs(document: OpenApiDocument): Set<string> {
 /** A copy of `document` without the wire forms (see above). */
 export function typedDocument<T extends OpenApiDocument>(document: T): T {
   const wire = wireFormRefs(document)
-  const isWire = (node: unknown) => isJson(node) && typeof node.$ref === 'string' && wire.has(node.$ref)
+  const isWire = (node: unknown) => isRecord(node) && typeof node.$ref === 'string' && wire.has(node.$ref)
   const walk = (node: unknown): unknown => {
     if (Array.isArray(node)) return node.map(walk)
-    if (!isJson(node)) return node
+    if (!isRecord(node)) return node
     if (Array.isArray(node.anyOf) && node.anyOf.some(isWire)) {
       const { anyOf, ...rest } = node
       const kept = anyOf.filter((alternative) => !isWire(alternative))
       // One alternative left: it becomes the schema itself (the outer keys, such as `default`, stay).
-      const only = kept.length === 1 && isJson(kept[0]) ? kept[0] : undefined
+      const only = kept.length === 1 && isRecord(kept[0]) ? kept[0] : undefined
       return walk(only !== undefined ? { ...only, ...rest } : { ...rest, anyOf: kept })
     }
     const out: Json = {}
@@ -53,7 +49,7 @@ export function typedDocument<T extends OpenApiDocument>(document: T): T {
       if (key === '__proto__') Object.defineProperty(out, key, { value: walk(value), enumerable: true, writable: true, configurable: true })
       else out[key] = walk(value)
     }
-    if (isJson(out.content) && isJson(out.content[FORM]) && isJson(out.content[JSON_MEDIA])) {
+    if (isRecord(out.content) && isRecord(out.content[FORM]) && isRecord(out.content[JSON_MEDIA])) {
       // A form body is converted to the JSON body's shape (query.ts), then validated as that. Its
       // examples show the text sent, so they go too.
       const { example: _example, examples: _examples, ...form } = out.content[FORM]
@@ -75,11 +71,11 @@ function referencedSchemas(node: unknown): Set<string> {
 
 /** Removes the schemas (wire forms, form bodies) that only the dropped text forms referred to. */
 function dropUnreferenced(document: OpenApiDocument, before: Set<string>): void {
-  const schemas = isJson(document.components) && isJson(document.components.schemas) ? document.components.schemas : undefined
+  const schemas = isRecord(document.components) && isRecord(document.components.schemas) ? document.components.schemas : undefined
   if (schemas === undefined) return
   for (;;) {
     const now = referencedSchemas(document)
-    const orphans = Object.keys(schemas).filter((name) => !now.has(name) && (before.has(name) || isJson(schemas[name]) && schemas[name][WIRE_FORM] === true))
+    const orphans = Object.keys(schemas).filter((name) => !now.has(name) && (before.has(name) || isRecord(schemas[name]) && schemas[name][WIRE_FORM] === true))
     if (orphans.length === 0) return
     for (const name of orphans) delete schemas[name]
   }
