@@ -4,7 +4,7 @@
  * `organizer-input.ts`), in the order of CONTRACT §1 (every field's 400 before the right to set `author`,
  * 403). Used by the venue and organizer routes and by event writes that create them inline.
  */
-import type { Language, WritableStatus } from '../contract.js'
+import type { Language, Schema } from '../contract.js'
 import type { Db } from '../db/unit-of-work.js'
 import { invalidParam } from '../http/errors.js'
 import { modifiedNow, nowDates, type PublicationDates } from '../lib/post-dates.js'
@@ -19,15 +19,8 @@ export interface LinkedFields<Own> {
   own: Own
 }
 
-/** The fields every linked post body may carry besides its kind's own. */
-export interface LinkedBody {
-  author?: number
-  date?: string
-  date_utc?: string
-  status?: WritableStatus
-  slug?: string
-  image?: number | string | null
-}
+/** The fields every linked post body may carry besides its kind's own (alike for venues and organizers). */
+export type LinkedBody = Pick<Schema<'VenueUpdate'> | Schema<'OrganizerUpdate'>, 'author' | 'date' | 'date_utc' | 'status' | 'slug' | 'image'>
 
 /** How a kind's body is checked. */
 export interface LinkedInput<Body, Own> {

@@ -3,7 +3,7 @@
  * force delete (§5), conditional requests, list filters. `venues.ts` and `organizers.ts` bind it.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import type { Language, QueryOf } from '../contract.js'
+import type { Language, Organizer, QueryOf, Venue } from '../contract.js'
 import { withTransaction } from '../db/unit-of-work.js'
 import { forbidden, inTrash, invalidParam, notAccessible, notFound, preconditionFailed } from '../http/errors.js'
 import { checkNotModified, etagOf, expectedVersion } from '../http/etag.js'
@@ -21,16 +21,6 @@ import { checkLinkedUpdate, checkNewLinked, precheckLinkedUpdate, type LinkedBod
 
 type LinkedListParams = QueryOf<'listVenues'> | QueryOf<'listOrganizers'>
 
-interface LinkedRecord {
-  id: number
-  author: number | null
-  status: string
-  slug: string
-  date: string
-  date_utc: string
-  ml_language: Language
-}
-
 /** Path parameters as a reference to a record. */
 export const byId = (params: { id: number }): PostRef => ({ id: params.id })
 export const bySlug = (params: { slug: string }): PostRef => ({ slug: params.slug })
@@ -45,7 +35,7 @@ export function lookupLanguage(ctx: AppContext, ref: PostRef, requested: Languag
   return 'slug' in ref ? requested ?? ctx.config.defaultLanguage : requested
 }
 
-export function linkedOperations<Rec extends LinkedRecord, C extends LinkedBody & { ml_language?: Language; translation_of?: number }, U extends LinkedBody, O>(
+export function linkedOperations<Rec extends Venue | Organizer, C extends LinkedBody & { ml_language?: Language; translation_of?: number }, U extends LinkedBody, O>(
   ctx: AppContext, kind: LinkedKind<LinkedRow, Rec, O>, input: LinkedInput<C | U, O>, collection: 'venues' | 'organizers',
 ) {
   const { resource } = kind

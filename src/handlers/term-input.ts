@@ -3,7 +3,7 @@
  * is written, in the contract's order: the parent (it exists, in the same language, not below the term
  * itself), then the name (free under its parent), then `translation_of`.
  */
-import type { Language } from '../contract.js'
+import type { Category, Language, Schema, Tag } from '../contract.js'
 import type { Db } from '../db/unit-of-work.js'
 import { ApiError, invalidParam } from '../http/errors.js'
 import { emptyToNull } from '../lib/text.js'
@@ -11,18 +11,14 @@ import type { NewTerm, TermUpdate } from '../repositories/term-writes.js'
 import { nameKey, nameTaken, termAndAncestors, termLanguage, type StoredTerm, type TermKind } from '../repositories/terms.js'
 import { groupHasLanguage, translationGroupOf } from '../repositories/translations.js'
 
-export interface TermBody {
-  name?: string
-  description?: string | null
-  slug?: string
-  parent?: number
-}
+/** A category's or tag's write body (a tag's is a category's without `parent`). */
+export type TermBody = Schema<'CategoryUpdate'>
 
 export const termExists = (): ApiError =>
   new ApiError(400, 'term_exists', 'termExists', {}, { reasons: { name: { key: 'termExists', vars: {} } } })
 
 /** The values of a new term, or the first rule its body breaks. */
-export async function checkNewTerm<R>(db: Db, kind: TermKind<R>, body: TermBody & { name: string }, language: Language, translationOf: number | undefined): Promise<NewTerm> {
+export async function checkNewTerm<R>(db: Db, kind: TermKind<R>, body: Schema<'CategoryCreate'>, language: Language, translationOf: number | undefined): Promise<NewTerm> {
   const parent = body.parent ?? 0
   await checkParent(db, kind, parent, language, undefined)
   if (await nameTaken(db, kind.taxonomy, language, parent, body.name, undefined)) throw termExists()
@@ -35,16 +31,8 @@ export async function checkNewTerm<R>(db: Db, kind: TermKind<R>, body: TermBody 
   return { language, name: body.name, description: emptyToNull(body.description) ?? null, slug: body.slug ?? '', parent, translationGroup: group }
 }
 
-interface TermRecord {
-  id: number
-  name: string
-  slug: string
-  description: string | null
-  ml_language: Language
-}
-
 /** The values of a term after a partial update, or the first rule the body breaks. */
-export async function checkTermUpdate<R extends TermRecord>(db: Db, kind: TermKind<R>, current: StoredTerm<R>, body: TermBody): Promise<TermUpdate> {
+export async function checkTermUpdate<R extends Category | Tag>(db: Db, kind: TermKind<R>, current: StoredTerm<R>, body: TermBody): Promise<TermUpdate> {
   const { record } = current
   const language = record.ml_language
   const parent = body.parent ?? current.parent

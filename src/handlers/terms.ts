@@ -4,7 +4,7 @@
  * of work each (checks first, then the write, then the record read back).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import type { Language, QueryOf } from '../contract.js'
+import type { Category, Language, QueryOf, Schema, Tag } from '../contract.js'
 import { withTransaction } from '../db/unit-of-work.js'
 import { invalidParam, notFound, preconditionFailed } from '../http/errors.js'
 import { checkNotModified, etagOf, expectedVersion } from '../http/etag.js'
@@ -19,16 +19,7 @@ import { checkNewTerm, checkTermUpdate, termExists as termExistsError, type Term
 
 type TermListParams = QueryOf<'listCategories'> | QueryOf<'listTags'>
 
-interface TermRecord {
-  id: number
-  name: string
-  slug: string
-  description: string | null
-  rest_url: string
-  ml_language: Language
-}
-
-export function termOperations<R extends TermRecord>(ctx: AppContext, kind: TermKind<R>) {
+export function termOperations<R extends Category | Tag>(ctx: AppContext, kind: TermKind<R>) {
   const { taxonomy, resource } = kind
   const languageOf = (req: FastifyRequest): Language => requestedLanguage(req) ?? ctx.config.defaultLanguage
   const etag = (stored: StoredTerm<R>): string => etagOf(resource, stored.record.id, stored.version)
@@ -81,7 +72,7 @@ export function termOperations<R extends TermRecord>(ctx: AppContext, kind: Term
       return stored.record
     },
 
-    async create(req: FastifyRequest, body: TermBody & { name: string; translation_of?: number }, reply: FastifyReply): Promise<R> {
+    async create(req: FastifyRequest, body: Schema<'CategoryCreate'>, reply: FastifyReply): Promise<R> {
       const language = languageOf(req)
       const id = await withTransaction(ctx.db, async (trx) =>
         insertTerm(trx, kind, await checkNewTerm(trx, kind, body, language, body.translation_of)))
