@@ -1,13 +1,15 @@
 /**
- * Opens the embedded SQLite database for Kysely: WAL, foreign keys, a busy timeout and a cache of
+ * Opens the embedded SQLite database for Kysely: WAL, foreign keys, a busy timeout that write
+ * transactions wait on (they take the write lock up front, see sqlite-dialect.ts) and a cache of
  * prepared statements (Kysely prepares every query anew, which costs more than running it).
  */
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import SQLite from 'better-sqlite3'
-import { Kysely, SqliteDialect, type SqliteDatabase, type SqliteStatement } from 'kysely'
+import { Kysely, type SqliteDatabase, type SqliteStatement } from 'kysely'
 import { SQLITE_VERSION_QUERY, foldCase, haversineKm, setVersionProbe } from './dialect.js'
 import { migrateToLatest } from './migrate.js'
+import { WriteLockingSqliteDialect } from './sqlite-dialect.js'
 import type { Database } from './schema.js'
 
 export interface DatabaseHandle {
@@ -30,7 +32,7 @@ export async function openDatabase(url: string): Promise<DatabaseHandle> {
   sqlite.function('distance_km', { deterministic: true }, (latA: unknown, lngA: unknown, latB: unknown, lngB: unknown) =>
     typeof latA === 'number' && typeof lngA === 'number' && typeof latB === 'number' && typeof lngB === 'number'
       ? haversineKm(latA, lngA, latB, lngB) : null)
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) })
+  const db = new Kysely<Database>({ dialect: new WriteLockingSqliteDialect({ database: withStatementCache(sqlite) }) })
   const version = sqlite.prepare(SQLITE_VERSION_QUERY)
   setVersionProbe(db, () => {
     const row = version.get() as { v: number; c: number }

@@ -103,3 +103,13 @@ export async function dataVersion(db: QueryExecutorProvider): Promise<string | u
   const row = rows[0]
   return row === undefined ? undefined : `${row.v}:${row.c}`
 }
+
+/**
+ * Whether a write failed only because another connection held what it needed, so that the whole unit
+ * of work may be tried again: SQLite's SQLITE_BUSY (and its variants) once the busy timeout ran out,
+ * PostgreSQL's serialization failure (40001) and deadlock (40P01).
+ */
+export function isWriteConflict(error: unknown): boolean {
+  const code = typeof error === 'object' && error !== null && 'code' in error ? error.code : undefined
+  return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code === '40001' || code === '40P01')
+}

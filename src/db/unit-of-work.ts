@@ -4,8 +4,9 @@
  * a write causes (links, counts, inline records, images) commits with it or not at all.
  *
  * Three things belong to every write and live here, once:
- * - how a write transaction begins, which is the engine's business (`db.transaction()` asks the
- *   dialect's driver, set up where the database is opened);
+ * - how a write transaction begins and when it is tried again, which is the engine's business: the
+ *   dialect's driver begins it (SQLite: `BEGIN IMMEDIATE`, sqlite-dialect.ts), and a unit of work that
+ *   lost to another connection (`isWriteConflict` in dialect.ts) is run again, whole, a few times;
  * - what the write changed: repositories report each record they create, update or delete
  *   (`recordChange`), and the unit of work hands the list on when it ends (a change log can append it
  *   in the same transaction, before the commit);
@@ -13,6 +14,7 @@
  *   once it has ended, committed or rolled back.
  */
 import type { Kysely, Transaction } from 'kysely'
+import { isWriteConflict } from './dialect.js'
 import type { Database } from './schema.js'
 
 /** What repositories take first: the database, or the transaction of a unit of work. */
@@ -35,17 +37,30 @@ type Listener = (changes: readonly Change[], committed: boolean) => void
 const pending = new WeakMap<Tx, Change[]>()
 const listeners = new WeakMap<Kysely<Database>, Listener[]>()
 
-/** Runs `work` in one write transaction on `db`: committed when it resolves, rolled back when it throws. */
+/** How many times a unit of work runs at most when it keeps losing to another connection. */
+const ATTEMPTS = 3
+
+/**
+ * Runs `work` in one write transaction on `db`: committed when it resolves, rolled back when it throws.
+ * `work` may run again after a write conflict, so it does nothing but read and write through `trx`.
+ */
 export async function withTransaction<T>(db: Kysely<Database>, work: (trx: Tx) => Promise<T>): Promise<T> {
-  const changes: Change[] = []
+  let changes: Change[] = []
   let committed = false
   try {
-    const result = await db.transaction().execute(async (trx) => {
-      pending.set(trx, changes)
-      return work(trx)
-    })
-    committed = true
-    return result
+    for (let attempt = 1; ; attempt++) {
+      changes = []
+      try {
+        const result = await db.transaction().execute(async (trx) => {
+          pending.set(trx, changes)
+          return work(trx)
+        })
+        committed = true
+        return result
+      } catch (error) {
+        if (attempt >= ATTEMPTS || !isWriteConflict(error)) throw error
+      }
+    }
   } finally {
     for (const listener of listeners.get(db) ?? []) listener(changes, committed)
   }

@@ -1,0 +1,78 @@
+/**
+ * The unit of work (src/db/unit-of-work.ts): on SQLite a write transaction takes the write lock when it
+ * begins, a unit of work that lost to another connection runs again (whole, a bounded number of times),
+ * and its listeners learn what it changed and whether it committed.
+ */
+import t from 'tap'
+import { join } from 'node:path'
+import { openDatabase } from '../src/db/database.js'
+import { onWritten, recordChange, withTransaction, type Change } from '../src/db/unit-of-work.js'
+
+const busy = (): Error => Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' })
+
+t.test('a write transaction holds the write lock from its first statement', async (t) => {
+  const file = join(t.testdir(), 'calendar.db')
+  const own = await openDatabase(file)
+  const other = await openDatabase(file)
+  t.teardown(async () => {
+    await own.close()
+    await other.close()
+  })
+  other.sqlite.pragma('busy_timeout = 0')
+  await withTransaction(own.db, async (trx) => {
+    // Only a read so far: a deferred transaction would hold no lock yet.
+    await trx.selectFrom('users').select('id').execute()
+    t.throws(() => other.sqlite.prepare("insert into users (name, role, created_at) values ('x', 'editor', '')").run(), { code: 'SQLITE_BUSY' },
+      'another connection cannot write meanwhile')
+  })
+  t.equal(other.sqlite.prepare("insert into users (name, role, created_at) values ('y', 'editor', '')").run().changes, 1, 'it can once the unit of work ends')
+})
+
+t.test('a unit of work that lost to another connection runs again, whole; other errors are not retried', async (t) => {
+  const handle = await openDatabase(':memory:')
+  t.teardown(() => handle.close())
+  let runs = 0
+  const id = await withTransaction(handle.db, async (trx) => {
+    runs += 1
+    const row = await trx.insertInto('users').values({ name: `user-${runs}`, role: 'editor', created_at: '' }).returning('id').executeTakeFirstOrThrow()
+    if (runs === 1) throw busy()
+    return row.id
+  })
+  t.equal(runs, 2, 'run twice')
+  t.same((await handle.db.selectFrom('users').select('name').execute()).map((r) => r.name), ['user-2'], 'the first run was rolled back')
+  t.equal(typeof id, 'number')
+
+  let always = 0
+  await t.rejects(withTransaction(handle.db, async () => {
+    always += 1
+    throw busy()
+  }), { code: 'SQLITE_BUSY' }, 'a conflict that lasts is thrown at last')
+  t.equal(always, 3, 'after three runs')
+
+  let once = 0
+  await t.rejects(withTransaction(handle.db, async () => {
+    once += 1
+    throw new Error('a refusal')
+  }), { message: 'a refusal' })
+  t.equal(once, 1, 'any other error ends it at once')
+})
+
+t.test('listeners learn what a unit of work changed, and whether it committed', async (t) => {
+  const handle = await openDatabase(':memory:')
+  t.teardown(() => handle.close())
+  const heard: Array<{ changes: readonly Change[]; committed: boolean }> = []
+  onWritten(handle.db, (changes, committed) => heard.push({ changes, committed }))
+  await withTransaction(handle.db, async (trx) => {
+    recordChange(trx, { resource: 'venue', id: 1, action: 'create' })
+    recordChange(trx, { resource: 'event', id: 2, action: 'update' })
+  })
+  await t.rejects(withTransaction(handle.db, async (trx) => {
+    recordChange(trx, { resource: 'tag', id: 3, action: 'delete' })
+    throw new Error('refused')
+  }))
+  t.same(heard, [
+    { changes: [{ resource: 'venue', id: 1, action: 'create' }, { resource: 'event', id: 2, action: 'update' }], committed: true },
+    { changes: [{ resource: 'tag', id: 3, action: 'delete' }], committed: false },
+  ])
+  t.throws(() => recordChange(handle.db as never, { resource: 'tag', id: 4, action: 'create' }), /outside a unit of work/, 'a write outside a unit of work is refused')
+})
