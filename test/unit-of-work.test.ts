@@ -67,12 +67,12 @@ t.test('listeners learn what a unit of work changed, and whether it committed', 
     recordChange(trx, { resource: 'event', id: 2, action: 'update' })
   })
   await t.rejects(withTransaction(handle.db, async (trx) => {
-    recordChange(trx, { resource: 'tag', id: 3, action: 'delete' })
+    recordChange(trx, { resource: 'tag', id: 3, action: 'delete', language: 'en' })
     throw new Error('refused')
   }))
   t.same(heard, [
     { changes: [{ resource: 'venue', id: 1, action: 'create' }, { resource: 'event', id: 2, action: 'update' }], committed: true },
-    { changes: [{ resource: 'tag', id: 3, action: 'delete' }], committed: false },
+    { changes: [{ resource: 'tag', id: 3, action: 'delete', language: 'en' }], committed: false },
   ])
   t.throws(() => recordChange(handle.db as never, { resource: 'tag', id: 4, action: 'create' }), /outside a unit of work/, 'a write outside a unit of work is refused')
 })

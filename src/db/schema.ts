@@ -121,6 +121,28 @@ export interface EventOrganizersTable {
   position: number
 }
 
+/** The resources the change log speaks of, as `GET /changes` names them. */
+export type ChangeResource = 'events' | 'venues' | 'organizers' | 'categories' | 'tags'
+export type ChangeAction = 'created' | 'updated' | 'deleted'
+
+/** One entry of the change log: a record as one write left it (status and author null for terms and deletes). */
+export interface ChangesTable {
+  position: Generated<number>
+  resource: ChangeResource
+  record_id: number
+  language: string
+  action: ChangeAction
+  changed_utc: string
+  status: string | null
+  author: number | null
+}
+
+export interface ChangeLogTable {
+  id: number
+  /** The highest position retention has pruned (0: none): older cursors are expired. */
+  pruned_through: number
+}
+
 export interface Database {
   users: UsersTable
   api_keys: ApiKeysTable
@@ -132,6 +154,8 @@ export interface Database {
   event_terms: EventTermsTable
   event_venues: EventVenuesTable
   event_organizers: EventOrganizersTable
+  changes: ChangesTable
+  change_log: ChangeLogTable
 }
 
 export type EventRow = Selectable<EventsTable>

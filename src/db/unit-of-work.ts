@@ -8,29 +8,23 @@
  *   dialect's driver begins it (SQLite: `BEGIN IMMEDIATE`, sqlite-dialect.ts), and a unit of work that
  *   lost to another connection (`isWriteConflict` in dialect.ts) is run again, whole, a few times;
  * - what the write changed: repositories report each record they create, update or delete
- *   (`recordChange`), and the unit of work hands the list on when it ends (a change log can append it
- *   in the same transaction, before the commit);
+ *   (`recordChange`), and the unit of work appends it to the change log in the same transaction, just
+ *   before the commit (change-log.ts), then hands the list on when it ends;
  * - who must hear of it: the listeners given by `onWritten` (the read cache) learn of every unit of work
  *   once it has ended, committed or rolled back.
  */
 import type { Kysely, Transaction } from 'kysely'
+import { appendChanges, type Change } from './change-log.js'
 import { isWriteConflict } from './dialect.js'
 import type { Database } from './schema.js'
+
+export type { Change, ChangedResource } from './change-log.js'
 
 /** What repositories take first: the database, or the transaction of a unit of work. */
 export type Db = Kysely<Database> | Transaction<Database>
 
 /** The transaction of a unit of work: what every repository function that writes takes first. */
 export type Tx = Transaction<Database>
-
-export type ChangedResource = 'event' | 'venue' | 'organizer' | 'category' | 'tag' | 'image' | 'user'
-
-/** A record a write created, updated or deleted. */
-export interface Change {
-  resource: ChangedResource
-  id: number
-  action: 'create' | 'update' | 'delete'
-}
 
 type Listener = (changes: readonly Change[], committed: boolean) => void
 
@@ -53,7 +47,9 @@ export async function withTransaction<T>(db: Kysely<Database>, work: (trx: Tx) =
       try {
         const result = await db.transaction().execute(async (trx) => {
           pending.set(trx, changes)
-          return work(trx)
+          const result = await work(trx)
+          await appendChanges(trx, db, changes)
+          return result
         })
         committed = true
         return result

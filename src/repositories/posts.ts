@@ -10,6 +10,7 @@ import { recordChange, type Db, type Tx } from '../db/unit-of-work.js'
 import type { ListScope } from '../lib/rights.js'
 import type { Site } from './site.js'
 import { freeSlug } from './slugs.js'
+import { reportGroupChanged } from './translations.js'
 
 export type PostTable = 'events' | 'venues' | 'organizers'
 
@@ -41,6 +42,7 @@ export async function resolvePostId(db: Db, table: PostTable, ref: PostRef, lang
 export async function settleNewPost(trx: Tx, table: PostTable, id: number, singular: string, language: string, slug: string, group: number | null): Promise<void> {
   const finalSlug = slug === '' ? await freeSlug(trx, table, language, `${singular}-${id}`, id) : slug
   await trx.updateTable(table).set({ slug: finalSlug, translation_group: group ?? id }).where('id', '=', id).execute()
+  if (group !== null) await reportGroupChanged(trx, table, RESOURCE[table], group, id)
 }
 
 /** The list condition for a caller's scope (see `listScope`). */
@@ -65,12 +67,21 @@ export async function trashPost(trx: Tx, table: PostTable, id: number, version: 
 
 /**
  * Deletes a record for good if its version is still `version` (false when it moved on); its links go
- * with it (foreign keys cascade).
+ * with it (foreign keys cascade), so the events that showed a venue or organizer change, and so do the
+ * other versions of its translation group.
  */
 export async function deletePost(trx: Tx, table: PostTable, id: number, version: number): Promise<boolean> {
-  const result = await trx.deleteFrom(table).where('id', '=', id).where('version', '=', version).executeTakeFirst()
-  if (Number(result.numDeletedRows) !== 1) return false
-  recordChange(trx, { resource: RESOURCE[table], id, action: 'delete' })
+  const linkedEvents = table === 'venues'
+    ? await trx.selectFrom('event_venues').select('event_id').where('venue_id', '=', id).execute()
+    : table === 'organizers'
+      ? await trx.selectFrom('event_organizers').select('event_id').where('organizer_id', '=', id).execute()
+      : []
+  const deleted = await trx.deleteFrom(table).where('id', '=', id).where('version', '=', version)
+    .returning(['language', 'translation_group']).executeTakeFirst()
+  if (deleted === undefined) return false
+  recordChange(trx, { resource: RESOURCE[table], id, action: 'delete', language: deleted.language })
+  for (const { event_id } of linkedEvents) recordChange(trx, { resource: 'event', id: event_id, action: 'update' })
+  if (deleted.translation_group !== null) await reportGroupChanged(trx, table, RESOURCE[table], deleted.translation_group, id)
   return true
 }
 

@@ -6,6 +6,7 @@
 import { recordChange, type Db, type Tx } from '../db/unit-of-work.js'
 import { slugify } from '../lib/slug.js'
 import { freeSlug } from './slugs.js'
+import { reportGroupChanged } from './translations.js'
 import { nameKey, type TermKind } from './terms.js'
 
 export interface NewTerm {
@@ -41,6 +42,7 @@ export async function insertTerm<R>(trx: Tx, kind: TermKind<R>, term: NewTerm): 
     .where('id', '=', id)
     .execute()
   recordChange(trx, { resource, id, action: 'create' })
+  if (term.translationGroup !== null) await reportGroupChanged(trx, 'terms', resource, term.translationGroup, id)
   return id
 }
 
@@ -73,11 +75,18 @@ export async function updateTerm<R>(trx: Tx, kind: TermKind<R>, term: TermUpdate
   return true
 }
 
-/** Deletes a term for good if its version is still `version` (false when it moved on); its events lose the link. */
+/**
+ * Deletes a term for good if its version is still `version` (false when it moved on); its events lose
+ * the link (they change), and so do the other versions of its translation group.
+ */
 export async function deleteTerm<R>(trx: Tx, kind: TermKind<R>, id: number, version: number): Promise<boolean> {
-  const result = await trx.deleteFrom('terms').where('id', '=', id).where('version', '=', version).executeTakeFirst()
-  if (Number(result.numDeletedRows) !== 1) return false
-  recordChange(trx, { resource: kind.resource, id, action: 'delete' })
+  const linkedEvents = await trx.selectFrom('event_terms').select('event_id').where('term_id', '=', id).execute()
+  const deleted = await trx.deleteFrom('terms').where('id', '=', id).where('version', '=', version)
+    .returning(['language', 'translation_group']).executeTakeFirst()
+  if (deleted === undefined) return false
+  recordChange(trx, { resource: kind.resource, id, action: 'delete', language: deleted.language })
+  for (const { event_id } of linkedEvents) recordChange(trx, { resource: 'event', id: event_id, action: 'update' })
+  if (deleted.translation_group !== null) await reportGroupChanged(trx, 'terms', kind.resource, deleted.translation_group, id)
   return true
 }
 

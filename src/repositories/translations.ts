@@ -5,7 +5,7 @@
 import { sql } from 'kysely'
 import { inIdList } from '../db/dialect.js'
 import type { Taxonomy } from '../db/schema.js'
-import type { Db } from '../db/unit-of-work.js'
+import { recordChange, type ChangedResource, type Db, type Tx } from '../db/unit-of-work.js'
 
 export type TranslatedTable = 'terms' | 'events' | 'venues' | 'organizers'
 
@@ -49,4 +49,13 @@ export async function translationGroupOf(db: Db, table: TranslatedTable, source:
 export async function groupHasLanguage(db: Db, table: TranslatedTable, group: number, language: string): Promise<boolean> {
   const row = await db.selectFrom(table).select('id').where('translation_group', '=', group).where('language', '=', language).executeTakeFirst()
   return row !== undefined
+}
+
+/**
+ * Reports the other versions in translation group `group` as changed: their `translations` name a
+ * version that was just added to or removed from the group (`self`).
+ */
+export async function reportGroupChanged(trx: Tx, table: TranslatedTable, resource: ChangedResource, group: number, self: number): Promise<void> {
+  const members = await trx.selectFrom(table).select('id').where('translation_group', '=', group).where('id', '!=', self).execute()
+  for (const member of members) recordChange(trx, { resource, id: member.id, action: 'update' })
 }

@@ -1,0 +1,111 @@
+/**
+ * Appending to the change log (CONTRACT §12), which the unit of work does for every write, in the
+ * write's own transaction, just before it commits: what a write changed commits with it or not at all.
+ * Repositories report each record they create, update or delete (`recordChange`); here the reports of
+ * one unit of work become at most one entry per record (created and then updated is `created`; deleted
+ * is `deleted`; created and deleted in one go leaves nothing), with the record's language, status and
+ * author as the write left them, so that readers of the log can tell who could see the record without
+ * reading it. Images and users are not resources of the API: they are not logged.
+ *
+ * The time of an entry is the clock of whoever writes (`useClock`, bound by `buildApp`), so that tests
+ * and the retention that reads it agree on one clock.
+ */
+import type { Insertable, Kysely } from 'kysely'
+import { formatUtc } from '../lib/dates.js'
+import type { ChangeAction, ChangeResource, ChangesTable, Database } from './schema.js'
+import type { Tx } from './unit-of-work.js'
+
+export type ChangedResource = 'event' | 'venue' | 'organizer' | 'category' | 'tag' | 'image' | 'user'
+
+/** A record a write created, updated or deleted; a delete says the record's language (the row is gone). */
+export type Change =
+  | { resource: ChangedResource; id: number; action: 'create' | 'update' }
+  | { resource: ChangedResource; id: number; action: 'delete'; language: string }
+
+const RESOURCES: Partial<Record<ChangedResource, ChangeResource>> = {
+  event: 'events', venue: 'venues', organizer: 'organizers', category: 'categories', tag: 'tags',
+}
+
+const clocks = new WeakMap<Kysely<Database>, () => Date>()
+
+/** The clock whose time the entries of writes on `db` carry (default: the system's). */
+export function useClock(db: Kysely<Database>, now: () => Date): void {
+  clocks.set(db, now)
+}
+
+export function clockOf(db: Kysely<Database>): () => Date {
+  return clocks.get(db) ?? (() => new Date())
+}
+
+interface Entry {
+  resource: ChangeResource
+  id: number
+  action: ChangeAction
+  language?: string
+}
+
+/** One entry per record, in the order the records were first reported. */
+function collapse(changes: readonly Change[]): Entry[] {
+  const entries = new Map<string, Entry>()
+  for (const change of changes) {
+    const resource = RESOURCES[change.resource]
+    if (resource === undefined) continue
+    const key = `${resource}:${change.id}`
+    const known = entries.get(key)
+    if (change.action === 'delete') {
+      if (known?.action === 'created') entries.delete(key)
+      else entries.set(key, { resource, id: change.id, action: 'deleted', language: change.language })
+    } else if (known === undefined) {
+      entries.set(key, { resource, id: change.id, action: change.action === 'create' ? 'created' : 'updated' })
+    }
+  }
+  return [...entries.values()]
+}
+
+/** Entries per INSERT: SQLite binds at most 32,766 parameters per statement. */
+const CHUNK = 1000
+
+/** Appends the changes of a unit of work to the log, in its transaction. */
+export async function appendChanges(trx: Tx, db: Kysely<Database>, changes: readonly Change[]): Promise<void> {
+  const entries = collapse(changes)
+  if (entries.length === 0) return
+  const changedUtc = formatUtc(clockOf(db)())
+  const states = await currentStates(trx, entries)
+  const rows = entries.flatMap((entry): Array<Insertable<ChangesTable>> => {
+    if (entry.action === 'deleted') {
+      return [{ resource: entry.resource, record_id: entry.id, language: entry.language ?? '', action: entry.action, changed_utc: changedUtc, status: null, author: null }]
+    }
+    const state = states.get(`${entry.resource}:${entry.id}`)
+    // Reported, then gone within the same unit of work (a cascade): its delete is reported too.
+    if (state === undefined) return []
+    return [{ resource: entry.resource, record_id: entry.id, language: state.language, action: entry.action, changed_utc: changedUtc, status: state.status, author: state.author }]
+  })
+  for (let i = 0; i < rows.length; i += CHUNK) await trx.insertInto('changes').values(rows.slice(i, i + CHUNK)).execute()
+}
+
+interface State {
+  language: string
+  status: string | null
+  author: number | null
+}
+
+/** Language, status and author of the records entries name that still exist, by `resource:id`. */
+async function currentStates(trx: Tx, entries: readonly Entry[]): Promise<Map<string, State>> {
+  const states = new Map<string, State>()
+  const idsOf = (resource: ChangeResource) => entries.filter((e) => e.resource === resource && e.action !== 'deleted').map((e) => e.id)
+  for (const table of ['events', 'venues', 'organizers'] as const) {
+    const ids = idsOf(table)
+    for (let i = 0; i < ids.length; i += CHUNK) {
+      const rows = await trx.selectFrom(table).select(['id', 'language', 'status', 'author']).where('id', 'in', ids.slice(i, i + CHUNK)).execute()
+      for (const row of rows) states.set(`${table}:${row.id}`, { language: row.language, status: row.status, author: row.author })
+    }
+  }
+  const terms = [...idsOf('categories'), ...idsOf('tags')]
+  for (let i = 0; i < terms.length; i += CHUNK) {
+    const rows = await trx.selectFrom('terms').select(['id', 'taxonomy', 'language']).where('id', 'in', terms.slice(i, i + CHUNK)).execute()
+    for (const row of rows) {
+      states.set(`${row.taxonomy === 'category' ? 'categories' : 'tags'}:${row.id}`, { language: row.language, status: null, author: null })
+    }
+  }
+  return states
+}
