@@ -732,7 +732,7 @@ t.test('fast: GET /events runs the same number of statements for 5 and for 50 ev
   const editor = await built.auth('editor')
   const post = async (url: string, payload: Body) => {
     const res = await built.inject({ method: 'POST', url: `/calendar/events/v1${url}`, headers: editor, payload })
-    t.equal(res.statusCode, 201, `${url} ${JSON.stringify(payload).slice(0, 60)}`)
+    t.equal(res.statusCode, /\/\d+$/.test(url) ? 200 : 201, `${url} ${JSON.stringify(payload).slice(0, 60)}`)
   }
   for (const name of ['Rock', 'Jazz', 'Pop']) await post('/categories', { name })
   for (const name of ['Outdoor', 'Indoor', 'Free']) await post('/tags', { name })
@@ -754,8 +754,8 @@ t.test('fast: GET /events runs the same number of statements for 5 and for 50 ev
   }
   const counts: number[] = []
   for (const perPage of [5, 50]) {
-    // A write between the two reads, so that neither finds the list's total already counted.
-    await post('/tags', { name: `Busts the count cache ${perPage}` })
+    // An event write between the two reads, so that neither finds the list's total already counted.
+    await post('/events/1', { title: `Busts the count cache ${perPage}` })
     let res: Awaited<ReturnType<typeof built.inject>> | undefined
     const statements = await recorder.during(async () => {
       res = await built.inject({ url: `${EVENTS}?per_page=${perPage}` })
@@ -775,8 +775,13 @@ t.test('fast: GET /events runs the same number of statements for 5 and for 50 ev
   })
   t.equal(again.filter((s) => /count\(\*\)/i.test(s.sql)).length, 0, 'the cached total is reused for the next page')
   await post('/tags', { name: 'A later write' })
+  const afterTagWrite = await recorder.during(async () => {
+    await built.inject({ url: `${EVENTS}?per_page=5` })
+  })
+  t.equal(afterTagWrite.filter((s) => /count\(\*\)/i.test(s.sql)).length, 0, 'a new tag changes no event list: the total stays')
+  await post('/events/2', { title: 'A later write' })
   const afterWrite = await recorder.during(async () => {
     await built.inject({ url: `${EVENTS}?per_page=5` })
   })
-  t.equal(afterWrite.filter((s) => /count\(\*\)/i.test(s.sql)).length, 1, 'a write makes the next read count again')
+  t.equal(afterWrite.filter((s) => /count\(\*\)/i.test(s.sql)).length, 1, 'an event write makes the next read count again')
 })

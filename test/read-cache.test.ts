@@ -104,7 +104,7 @@ t.test('the cache is bounded and keeps nothing computed across a change', async 
   t.equal(cache.get('d'), undefined, 'a value computed before the change is not kept')
   t.equal(cache.get('c'), undefined, 'the change dropped everything')
   let computed = 0
-  const count = () => cache.count(handle.db, 'total', async () => ++computed)
+  const count = () => cache.remember(handle.db, 'count:events:total', async () => ++computed)
   t.equal(await count(), 1)
   t.equal(await count(), 1, 'remembered')
   await handle.db.insertInto('users').values({ role: 'editor', name: 'someone', created_at: '2026-01-01 00:00:00' }).execute()

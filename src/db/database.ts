@@ -7,7 +7,7 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { Kysely, type SqliteDatabase, type SqliteStatement } from 'kysely'
-import { SQLITE_VERSION_QUERY, foldCase, haversineKm, setVersionProbe } from './dialect.js'
+import { SQLITE_VERSION_QUERY, foldCase, haversineKm, setVersionProbe, sqliteVersion } from './dialect.js'
 import { migrateToLatest } from './migrate.js'
 import { WriteLockingSqliteDialect } from './sqlite-dialect.js'
 import type { Database } from './schema.js'
@@ -33,17 +33,15 @@ export async function openDatabase(url: string): Promise<DatabaseHandle> {
     typeof latA === 'number' && typeof lngA === 'number' && typeof latB === 'number' && typeof lngB === 'number'
       ? haversineKm(latA, lngA, latB, lngB) : null)
   const db = new Kysely<Database>({ dialect: new WriteLockingSqliteDialect({ database: withStatementCache(sqlite) }) })
-  const version = sqlite.prepare(SQLITE_VERSION_QUERY)
-  setVersionProbe(db, () => {
-    const row = version.get() as { v: number; c: number }
-    return `${row.v}:${row.c}`
-  })
   try {
     await migrateToLatest(db)
   } catch (error) {
     await db.destroy()
     throw error
   }
+  // Prepared once the log's table exists.
+  const version = sqlite.prepare(SQLITE_VERSION_QUERY)
+  setVersionProbe(db, () => sqliteVersion(version.get() as { h: number; v: number; c: number }))
   return { db, sqlite, close: () => db.destroy() }
 }
 

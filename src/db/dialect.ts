@@ -75,33 +75,48 @@ export function distanceKm(db: QueryExecutorProvider, lat: Expression<unknown>, 
     + cos(radians(${pointLat})) * cos(radians(${lat})) * power(sin(radians(${lng} - ${pointLng}) / 2), 2)))))`
 }
 
-const versionProbes = new WeakMap<object, () => string>()
+/**
+ * Where the data stands: `head`, the change log's last position (every write through a unit of work
+ * moves it, on any node), and `local`, the engine's own signal of writes that bypass the log (SQLite:
+ * another connection committed, or this one changed rows; PostgreSQL has none, and gives `head` again).
+ */
+export interface DataVersion {
+  head: number
+  local: string
+}
+
+const versionProbes = new WeakMap<object, () => DataVersion>()
 
 /**
  * Lets `dataVersion` read the version of `db`'s connection through `probe` (a statement prepared once
  * on the connection itself, run synchronously: every read asks, and going through the query builder
  * cost more than the statement). Set by `openDatabase`.
  */
-export function setVersionProbe(db: QueryExecutorProvider, probe: () => string): void {
+export function setVersionProbe(db: QueryExecutorProvider, probe: () => DataVersion): void {
   versionProbes.set(db, probe)
 }
 
 /** What `dataVersion` reads, in SQLite. */
-export const SQLITE_VERSION_QUERY = 'select (select data_version from pragma_data_version) as v, total_changes() as c'
+export const SQLITE_VERSION_QUERY = 'select (select coalesce(max(position), 0) from changes) as h, '
+  + '(select data_version from pragma_data_version) as v, total_changes() as c'
 
-/**
- * A value that changes whenever the data may have changed: another connection committed (SQLite's
- * `PRAGMA data_version`) or this connection changed rows (`total_changes()`, which also covers writes
- * that bypass the HTTP layer, such as tools sharing the handle). For caches of what reads compute;
- * undefined where the engine offers no such cheap signal (PostgreSQL), which turns those caches off.
- */
-export async function dataVersion(db: QueryExecutorProvider): Promise<string | undefined> {
+/** A SQLite version row as `DataVersion`. */
+export function sqliteVersion(row: { h: number; v: number; c: number }): DataVersion {
+  return { head: row.h, local: `${row.v}:${row.c}` }
+}
+
+/** Where the data stands (see `DataVersion`): one statement, read before every cached read. */
+export async function dataVersion(db: QueryExecutorProvider): Promise<DataVersion | undefined> {
   const probe = versionProbes.get(db)
   if (probe !== undefined) return probe()
-  if (isPostgres(db)) return undefined
-  const { rows } = await sql<{ v: number; c: number }>`${sql.raw(SQLITE_VERSION_QUERY)}`.execute(db)
+  if (isPostgres(db)) {
+    const { rows } = await sql<{ h: string | number }>`select coalesce(max(position), 0) as h from changes`.execute(db)
+    const head = Number(rows[0]?.h ?? 0)
+    return { head, local: String(head) }
+  }
+  const { rows } = await sql<{ h: number; v: number; c: number }>`${sql.raw(SQLITE_VERSION_QUERY)}`.execute(db)
   const row = rows[0]
-  return row === undefined ? undefined : `${row.v}:${row.c}`
+  return row === undefined ? undefined : sqliteVersion(row)
 }
 
 /**

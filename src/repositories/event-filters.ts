@@ -32,6 +32,9 @@ export interface EventFilter {
   organizers?: number[]
   featured?: boolean
   postParent?: number
+  /** `modified_after` / `modified_before`: exact UTC instants compared with `modified_utc`. */
+  modifiedAfter?: string
+  modifiedBefore?: string
   /** `geoloc`: events with (true) or without (false) a published venue that has coordinates. */
   hasGeo?: boolean
   /** Events with a published venue within `km` of the point. */
@@ -100,6 +103,8 @@ function filterCondition(db: Db, f: EventFilter, links: readonly LinkFilter[]): 
   for (const link of links) c.push(linkedCondition(db, link))
   if (f.featured !== undefined) c.push(sql<SqlBool>`events.featured = ${f.featured ? 1 : 0}`)
   if (f.postParent !== undefined) c.push(sql<SqlBool>`events.post_parent = ${f.postParent}`)
+  if (f.modifiedAfter !== undefined) c.push(sql<SqlBool>`events.modified_utc > ${f.modifiedAfter}`)
+  if (f.modifiedBefore !== undefined) c.push(sql<SqlBool>`events.modified_utc < ${f.modifiedBefore}`)
   if (f.hasGeo !== undefined) {
     const located = sql<SqlBool>`exists (select 1 from event_venues l inner join venues v on v.id = l.venue_id
       where l.event_id = events.id and v.status = 'publish' and v.geo_lat is not null and v.geo_lng is not null)`
@@ -155,7 +160,7 @@ export async function filterTermId(db: Db, taxonomy: Taxonomy, entry: number | s
   const isId = typeof entry === 'number' || /^\d+$/.test(text)
   const id = Number(text)
   if (isId && !Number.isSafeInteger(id)) return undefined
-  const key = isId ? `term:${taxonomy}:id:${id}` : `term:${taxonomy}:${language}:slug:${text}`
+  const key = isId ? `terms:${taxonomy}:id:${id}` : `terms:${taxonomy}:${language}:slug:${text}`
   return rememberedResult(db, `lookup:${key}`, async () => (await db.selectFrom('terms').select('id').where('taxonomy', '=', taxonomy)
     .where(isId ? sql<SqlBool>`id = ${id}` : sql<SqlBool>`language = ${language} and slug = ${text}`)
     .executeTakeFirst())?.id)

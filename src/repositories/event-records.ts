@@ -26,6 +26,8 @@ export interface StoredEvent {
   version: number
   /** The password that protects it, or null. */
   password: string | null
+  /** The records it shows (`venue:3`, `category:7`, …): a change of any of them changes it too. */
+  embeds: readonly string[]
 }
 
 /**
@@ -52,7 +54,7 @@ export async function findEvent(db: Db, site: Site, ref: PostRef, language: Lang
 
 /** Stored events for ids, in that order (ids with no event left out). */
 export async function storedEvents(db: Db, site: Site, ids: readonly number[]): Promise<StoredEvent[]> {
-  return recordsById(db, 'event', ids, (missing) => assembleEvents(db, site, missing))
+  return recordsById(db, 'event', ids, (missing) => assembleEvents(db, site, missing), (stored) => stored.embeds)
 }
 
 /** Whether an event with this id exists (the `post`/`event` filters must name one). */
@@ -100,7 +102,12 @@ async function assembleEvents(db: Db, site: Site, ids: readonly number[]): Promi
       venue: pick(venueLinks, venueById, row.id),
       organizer: pick(organizerLinks, organizerById, row.id),
     })
-    return [row.id, { record, version: row.version, password: row.password }]
+    const embeds = [
+      ...eventTerms.map((l) => `${l.taxonomy}:${l.term_id}`),
+      ...venueLinks.filter((l) => l.event_id === row.id).map((l) => `venue:${l.id}`),
+      ...organizerLinks.filter((l) => l.event_id === row.id).map((l) => `organizer:${l.id}`),
+    ]
+    return [row.id, { record, version: row.version, password: row.password, embeds }]
   }))
 }
 

@@ -65,6 +65,9 @@ export interface LinkedListQuery {
   event?: number
   hasEvents?: boolean
   onlyWithUpcoming?: boolean
+  /** `modified_after` / `modified_before`: exact UTC instants compared with `modified_utc`. */
+  modifiedAfter?: string
+  modifiedBefore?: string
   nowUtc: string
 }
 
@@ -86,6 +89,8 @@ function listConditions<R extends LinkedRow>(db: Db, kind: AnyKind<R>, q: Linked
   if (q.hasEvents === true) conditions.push(linkedEvents(kind, sql<SqlBool>`1 = 1`))
   if (q.hasEvents === false) conditions.push(sql<SqlBool>`not ${linkedEvents(kind, sql<SqlBool>`1 = 1`)}`)
   if (q.onlyWithUpcoming === true) conditions.push(linkedEvents(kind, sql<SqlBool>`e.start_utc >= ${q.nowUtc}`))
+  if (q.modifiedAfter !== undefined) conditions.push(sql<SqlBool>`${ref('modified_utc')} > ${q.modifiedAfter}`)
+  if (q.modifiedBefore !== undefined) conditions.push(sql<SqlBool>`${ref('modified_utc')} < ${q.modifiedBefore}`)
   return sql<SqlBool>`${sql.join(conditions, sql` and `)}`
 }
 
@@ -95,7 +100,7 @@ export async function listLinked<R extends LinkedRow, Rec>(db: Db, site: Site, k
   const counting = db.selectFrom(kind.table).select((eb) => eb.fn.countAll<number>().as('n')).where(where)
   // The compiled statement and its parameters say exactly what is counted.
   const compiled = counting.compile()
-  const key = `${compiled.sql}\u0000${JSON.stringify(compiled.parameters)}`
+  const key = `${kind.table}:${compiled.sql}\u0000${JSON.stringify(compiled.parameters)}`
   const total = await rememberedResult(db, `count:${key}`, async () => Number((await counting.executeTakeFirstOrThrow()).n))
   return {
     total,

@@ -8,49 +8,80 @@
  * bound to the database it remembers (`useReadCache`) and never used inside a unit of work, whose
  * reads must see its own writes.
  *
- * What drops it, all here: everything goes when a unit of work on this database ends (`onWritten`),
- * and whenever `dataVersion` moves (another process committed, or this connection changed rows outside
- * a unit of work). Each read first calls `sync`, which returns the generation it belongs to; what it
- * computes is kept only if no change happened in between (`set` with that generation), so a value
- * computed across a write is never served.
+ * What drops it is the change log (CONTRACT §12), read in one place: before each read, `sync` asks the
+ * engine for the log's last position (`dataVersion`, one statement). When it moved, by a write of this
+ * process or of any other node, the entries since the last look name the records that changed: each
+ * is dropped with the records that embed it (an event shows its venues, organizers and terms), and so
+ * are the list results that depend on their resources. Writes that bypass the log (SQLite's own
+ * signal: another connection committed, or this one changed rows, while the log stayed put) drop
+ * everything. Each read belongs to the generation `sync` returns; anything computed while a change
+ * was being taken in is not kept (`set` with that generation), so a value computed across a change is
+ * never served.
  *
  * Bounded: at most `maxEntries` records and `maxEntries` list results and lookups, the least recently
- * used dropped first. Off (every call computes) where the engine gives no change signal (PostgreSQL) or
- * when created with 0 entries.
+ * used dropped first. Off (every call computes) when created with 0 entries.
  */
 import type { Kysely } from 'kysely'
-import { dataVersion } from '../db/dialect.js'
-import type { Database } from '../db/schema.js'
-import { onWritten, type Db } from '../db/unit-of-work.js'
+import { dataVersion, type DataVersion } from '../db/dialect.js'
+import type { ChangeResource, Database } from '../db/schema.js'
+import type { Db } from '../db/unit-of-work.js'
+import { changesBetween as changesInLog } from './changes.js'
 
 export const DEFAULT_CACHE_ENTRIES = 2500
 
+/** A record changed since the last look at the log, as the log names it. */
+export interface ChangedRecord {
+  resource: ChangeResource
+  record_id: number
+}
+
+/**
+ * The records changed at positions after `from` up to `to`, or undefined when the log no longer holds
+ * them all (retention pruned some, or too many to be worth picking out): then everything is dropped.
+ */
+export type ChangesBetween = (db: Db, from: number, to: number) => Promise<readonly ChangedRecord[] | undefined>
+
 export interface ReadCache {
-  /** The generation of this read, after dropping everything if the data changed; undefined: caching off. */
+  /** The generation of this read, after taking in what changed since the last look; undefined: caching off. */
   sync(db: Db): Promise<number | undefined>
-  /**
-   * A list total: remembered, or computed (and remembered if nothing changed meanwhile). `synced`: the
-   * generation a `sync` of this same read just returned, which saves looking at the data version again.
-   */
-  count(db: Db, key: string, compute: () => Promise<number>, synced?: number): Promise<number>
-  /** The ids of a list page, remembered like totals. */
-  ids(db: Db, key: string, compute: () => Promise<number[]>, synced?: number): Promise<readonly number[]>
-  /** The id a lookup (a slug) resolves to, remembered like totals; an id not found is not remembered. */
-  lookup(db: Db, key: string, compute: () => Promise<number | undefined>, synced?: number): Promise<number | undefined>
-  /** Any computed result, remembered like totals (undefined is not remembered). */
+  /** Any computed result, remembered under `key` (`<kind>:<table>:…`) until its resources change (undefined is not remembered). */
   remember<T>(db: Db, key: string, compute: () => Promise<T>): Promise<T>
   /** A remembered record (never to be mutated by its reader). */
   get<T>(key: string): T | undefined
-  /** Remembers a record computed during `generation`; ignored if the data changed since. */
-  set(generation: number | undefined, key: string, value: unknown): void
+  /**
+   * Remembers a record computed during `generation` (ignored if the data changed since); `embeds`:
+   * the keys of the records it shows (`venue:3`), whose change drops it too.
+   */
+  set(generation: number | undefined, key: string, value: unknown, embeds?: readonly string[]): void
+  /** Drops everything. */
   invalidate(): void
 }
 
-export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES): ReadCache {
+/** The record kind of each resource of the log (`event:12` is the key of event 12). */
+const KIND: Record<ChangeResource, string> = { events: 'event', venues: 'venue', organizers: 'organizer', categories: 'category', tags: 'tag' }
+
+/** The tables a remembered result depends on, from its key `<kind>:<table>:…`. */
+function dependenciesOf(key: string): ReadonlySet<string> {
+  const [kind, table = ''] = key.split(':', 2)
+  const tables = new Set([table])
+  // Every list can filter by event (venues, organizers and terms by `event`/`post`, venues by upcoming events).
+  if (kind === 'count' || kind === 'ids') tables.add('events')
+  // Event lists filter on their venues' coordinates (geoloc).
+  if (table === 'events' && (kind === 'count' || kind === 'ids')) tables.add('venues')
+  return tables
+}
+
+const TABLE: Record<ChangeResource, string> = { events: 'events', venues: 'venues', organizers: 'organizers', categories: 'terms', tags: 'terms' }
+
+export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetween: ChangesBetween = changesInLog): ReadCache {
   const records = new Map<string, unknown>()
-  const results = new Map<string, unknown>()
+  const results = new Map<string, { value: unknown; tables: ReadonlySet<string> }>()
+  // Which remembered records show a record (`venue:3` → `event:12`, …), and the reverse, to forget both ways.
+  const shownIn = new Map<string, Set<string>>()
+  const shows = new Map<string, readonly string[]>()
   let generation = 0
-  let seenVersion: string | undefined
+  let seen: DataVersion | undefined
+  let catchingUp: Promise<void> | undefined
 
   // A Map keeps insertion order: a hit moves to the end, so the first key is the least recently used.
   const recall = <V>(map: Map<string, V>, key: string): V | undefined => {
@@ -61,48 +92,108 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES): ReadCache {
     }
     return value
   }
-  const remember = <V>(map: Map<string, V>, key: string, value: V) => {
-    if (map.size >= maxEntries) {
-      const oldest = map.keys().next()
-      if (oldest.done !== true) map.delete(oldest.value)
-    }
-    map.set(key, value)
+  const forgetRecord = (key: string) => {
+    records.delete(key)
+    for (const shown of shows.get(key) ?? []) shownIn.get(shown)?.delete(key)
+    shows.delete(key)
+  }
+  const dropRecord = (key: string) => {
+    forgetRecord(key)
+    const embedders = shownIn.get(key)
+    if (embedders === undefined) return
+    shownIn.delete(key)
+    for (const embedder of embedders) forgetRecord(embedder)
   }
 
-  async function remembered<T>(db: Db, key: string, compute: () => Promise<T>, synced: number | undefined): Promise<T> {
-    const current = synced ?? await cache.sync(db)
-    if (current === undefined) return compute()
-    const hit = recall(results, key)
-    if (hit !== undefined) return hit as T
-    const value = await compute()
-    if (generation === current) remember(results, key, value)
-    return value
+  async function takeIn(db: Db, from: DataVersion, to: DataVersion): Promise<void> {
+    const changed = await changesBetween(db, from.head, to.head)
+    if (changed === undefined) {
+      cache.invalidate()
+      return
+    }
+    const tables = new Set<string>()
+    for (const { resource, record_id: id } of changed) {
+      dropRecord(`${KIND[resource]}:${id}`)
+      tables.add(TABLE[resource])
+    }
+    for (const [key, entry] of results) {
+      for (const table of entry.tables) {
+        if (tables.has(table)) {
+          results.delete(key)
+          break
+        }
+      }
+    }
   }
 
   const cache: ReadCache = {
     async sync(db) {
       if (maxEntries <= 0) return undefined
-      const version = await dataVersion(db)
-      if (version === undefined) return undefined
-      if (version !== seenVersion) {
-        cache.invalidate()
-        seenVersion = version
+      for (;;) {
+        if (catchingUp !== undefined) {
+          await catchingUp
+          continue
+        }
+        const version = await dataVersion(db)
+        if (version === undefined) return undefined
+        if (seen === undefined) {
+          cache.invalidate()
+          seen = version
+        } else if (version.head !== seen.head) {
+          // Nothing begun before this point is kept, and every read waits until the change is taken in.
+          generation += 1
+          const from = seen
+          seen = version
+          catchingUp = takeIn(db, from, version).catch(() => cache.invalidate()).finally(() => {
+            catchingUp = undefined
+          })
+          continue
+        } else if (version.local !== seen.local) {
+          cache.invalidate()
+          seen = version
+        }
+        return generation
       }
-      return generation
     },
-    count: (db, key, compute, synced) => remembered(db, `count:${key}`, compute, synced),
-    ids: (db, key, compute, synced) => remembered(db, `ids:${key}`, compute, synced),
-    lookup: (db, key, compute, synced) => remembered(db, `lookup:${key}`, compute, synced),
-    remember: (db, key, compute) => remembered(db, `result:${key}`, compute, undefined),
+    async remember<T>(db: Db, key: string, compute: () => Promise<T>): Promise<T> {
+      const current = await cache.sync(db)
+      if (current === undefined) return compute()
+      const hit = recall(results, key)
+      if (hit !== undefined) return hit.value as T
+      const value = await compute()
+      if (generation === current && value !== undefined) {
+        if (results.size >= maxEntries) {
+          const oldest = results.keys().next()
+          if (oldest.done !== true) results.delete(oldest.value)
+        }
+        results.set(key, { value, tables: dependenciesOf(key) })
+      }
+      return value
+    },
     get<T>(key: string) {
       return recall(records, key) as T | undefined
     },
-    set(current, key, value) {
-      if (current !== undefined && current === generation) remember(records, key, value)
+    set(current, key, value, embeds = []) {
+      if (current === undefined || current !== generation) return
+      if (records.size >= maxEntries) {
+        const oldest = records.keys().next()
+        if (oldest.done !== true) forgetRecord(oldest.value)
+      }
+      forgetRecord(key)
+      records.set(key, value)
+      if (embeds.length === 0) return
+      shows.set(key, embeds)
+      for (const shown of embeds) {
+        let set = shownIn.get(shown)
+        if (set === undefined) shownIn.set(shown, set = new Set())
+        set.add(key)
+      }
     },
     invalidate() {
       records.clear()
       results.clear()
+      shownIn.clear()
+      shows.clear()
       generation += 1
     },
   }
@@ -112,12 +203,11 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES): ReadCache {
 const bound = new WeakMap<object, ReadCache>()
 
 /**
- * Makes `cache` remember what the repositories read from `db`, and forget it whenever a unit of work on
- * `db` ends. One cache per database handle (the app that owns the handle binds it).
+ * Makes `cache` remember what the repositories read from `db` (it learns of changes from the log). One
+ * cache per database handle (the app that owns the handle binds it).
  */
 export function useReadCache(db: Kysely<Database>, cache: ReadCache): void {
   bound.set(db, cache)
-  onWritten(db, () => cache.invalidate())
 }
 
 /**
@@ -125,7 +215,10 @@ export function useReadCache(db: Kysely<Database>, cache: ReadCache): void {
  * change, the others from `load` (remembered if nothing changed meanwhile). `kind` names the records
  * (`event`, `venue`, …): one id space per kind.
  */
-export async function recordsById<T>(db: Db, kind: string, ids: readonly number[], load: (ids: readonly number[]) => Promise<ReadonlyMap<number, T>>): Promise<T[]> {
+export async function recordsById<T>(
+  db: Db, kind: string, ids: readonly number[], load: (ids: readonly number[]) => Promise<ReadonlyMap<number, T>>,
+  embeds?: (record: T) => readonly string[],
+): Promise<T[]> {
   if (ids.length === 0) return []
   const cache = bound.get(db)
   const generation = cache === undefined ? undefined : await cache.sync(db)
@@ -141,7 +234,7 @@ export async function recordsById<T>(db: Db, kind: string, ids: readonly number[
   if (missing.length > 0) {
     for (const [id, record] of await load(missing)) {
       byId.set(id, record)
-      cache?.set(generation, key(id), record)
+      cache?.set(generation, key(id), record, embeds?.(record))
     }
   }
   return ids.flatMap((id) => {
