@@ -11,6 +11,8 @@ import type { Kysely } from 'kysely'
 import type { Config } from './config.js'
 import type { Database } from './db/schema.js'
 import { categoryHandlers } from './handlers/categories.js'
+import { changeHandlers } from './handlers/changes.js'
+import { useClock } from './db/change-log.js'
 import type { AppContext } from './handlers/context.js'
 import { eventHandlers } from './handlers/events.js'
 import { organizerHandlers } from './handlers/organizers.js'
@@ -54,9 +56,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { db, config } = options
   const spec = options.spec ?? loadSpec()
   useReadCache(db, createReadCache(config.cacheEntries))
+  const now = options.now ?? (() => new Date())
+  useClock(db, now)
   const apiUrl = `${config.publicUrl}${PREFIX}`
   const ctx: AppContext = {
-    db, config, apiUrl, site: { apiUrl, geoloc: config.extensions.has('geoloc') }, now: options.now ?? (() => new Date()), spec,
+    db, config, apiUrl, site: { apiUrl, geoloc: config.extensions.has('geoloc') }, now, spec,
     json: recordSerializers(spec.document),
   }
 
@@ -101,6 +105,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ...venueHandlers(ctx),
     ...organizerHandlers(ctx),
     ...eventHandlers(ctx),
+    ...changeHandlers(ctx),
   } satisfies Handlers
   await app.register(openapiGlue, {
     // Validation as handlers read requests: the text forms of query strings and forms are converted first.

@@ -23,6 +23,8 @@ export interface Config {
   geofenceKm: number
   /** Records and list totals remembered until the next change (CALENDAR_CACHE_ENTRIES; 0 turns it off). */
   cacheEntries: number
+  /** How long the change log keeps its entries (CALENDAR_CHANGES_RETENTION_DAYS, default 30). */
+  changesRetentionDays: number
 }
 
 export class ConfigError extends Error {}
@@ -52,6 +54,7 @@ export function loadConfig(env: Env = process.env): Config {
     extensions: parseExtensions(env.CALENDAR_EXTENSIONS),
     geofenceKm: parseGeofence(env.CALENDAR_GEOFENCE_KM),
     cacheEntries: parseCacheEntries(env.CALENDAR_CACHE_ENTRIES),
+    changesRetentionDays: parseRetentionDays(env.CALENDAR_CHANGES_RETENTION_DAYS),
   }
 }
 
@@ -116,4 +119,14 @@ function parseGeofence(value: string | undefined): number {
   const km = Number(raw)
   if (!Number.isFinite(km) || km <= 0) throw new ConfigError(`CALENDAR_GEOFENCE_KM must be a positive number, got ${raw}`)
   return km
+}
+
+function parseRetentionDays(value: string | undefined): number {
+  const raw = nonEmpty(value)
+  if (raw === undefined) return 30
+  const days = Number(raw)
+  if (!/^\d+(\.\d+)?$/.test(raw) || days <= 0 || days > 36500) {
+    throw new ConfigError(`CALENDAR_CHANGES_RETENTION_DAYS must be a number of days above 0 and at most 36500, got ${raw}`)
+  }
+  return days
 }

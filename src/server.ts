@@ -5,16 +5,20 @@
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig } from './config.js'
 import { openDatabase } from './db/database.js'
+import { scheduleRetention } from './retention.js'
 
 async function main(): Promise<void> {
   const config = loadConfig()
   const database = await openDatabase(config.databaseUrl)
   const app = await buildApp({ db: database.db, config })
+  const stopRetention = scheduleRetention(database.db, () => new Date(), config.changesRetentionDays,
+    (error) => app.log.error({ err: error }, 'pruning the change log failed'))
   let closing = false
   const shutdown = (signal: string) => {
     if (closing) return
     closing = true
     app.log.info({ signal }, 'draining')
+    stopRetention()
     app.close()
       .then(() => database.close())
       .then(() => process.exit(0))

@@ -33,6 +33,7 @@ t.test('defaults', async (t) => {
     extensions: new Set(),
     geofenceKm: 40.2,
     cacheEntries: 2500,
+    changesRetentionDays: 30,
   } satisfies Config)
   t.equal(config.extensions.size, 0, 'no extension is on by default')
 })
@@ -41,6 +42,7 @@ t.test('empty and blank variables count as unset', async (t) => {
   const blank = loadConfig({
     HOST: '', PORT: ' ', DATABASE_URL: '', LOG_LEVEL: '', PUBLIC_URL: '  ', CALENDAR_TIMEZONE: '',
     CALENDAR_DEFAULT_LANGUAGE: '', CALENDAR_EXTENSIONS: '', CALENDAR_GEOFENCE_KM: '', CALENDAR_CACHE_ENTRIES: '',
+    CALENDAR_CHANGES_RETENTION_DAYS: '',
   })
   t.strictSame(blank, loadConfig({}))
 })
@@ -57,6 +59,7 @@ t.test('every variable is read', async (t) => {
     CALENDAR_EXTENSIONS: 'geoloc',
     CALENDAR_GEOFENCE_KM: '12.5',
     CALENDAR_CACHE_ENTRIES: '0',
+    CALENDAR_CHANGES_RETENTION_DAYS: '7',
   })
   t.strictSame(config, {
     host: '0.0.0.0',
@@ -69,6 +72,7 @@ t.test('every variable is read', async (t) => {
     extensions: new Set(['geoloc']),
     geofenceKm: 12.5,
     cacheEntries: 0,
+    changesRetentionDays: 7,
   } satisfies Config)
 })
 
@@ -163,4 +167,12 @@ t.test('loadConfig reads process.env when given nothing', async (t) => {
 t.test('defaultConfig has the same defaults, an in-memory database and no logs', async (t) => {
   t.strictSame(defaultConfig(), { ...loadConfig({}), databaseUrl: ':memory:', logLevel: 'silent' })
   t.equal(defaultConfig({ timezone: 'Europe/Vienna' }).timezone, 'Europe/Vienna')
+})
+
+t.test('CALENDAR_CHANGES_RETENTION_DAYS takes a number of days above 0', async (t) => {
+  t.equal(loadConfig({ CALENDAR_CHANGES_RETENTION_DAYS: '0.5' }).changesRetentionDays, 0.5)
+  t.equal(loadConfig({ CALENDAR_CHANGES_RETENTION_DAYS: '365' }).changesRetentionDays, 365)
+  for (const value of ['0', '-1', 'week', '1e3', '36501']) {
+    expectError(t, { CALENDAR_CHANGES_RETENTION_DAYS: value }, `CALENDAR_CHANGES_RETENTION_DAYS must be a number of days above 0 and at most 36500, got ${value}`)
+  }
 })

@@ -14,6 +14,7 @@ type Json = Record<string, unknown>
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const
 const LANGUAGES = ['at', 'en', 'de', 'es', 'ch-fr', 'ch-de'] as const
 const RESOLVED = dereference(SPEC.document)
+/** The source's routes, and those CONTRACT §1 adds (`/changes`, §12). */
 const SOURCE_PATHS = [
   '/', '/doc',
   '/events', '/events/{id}', '/events/by-slug/{slug}',
@@ -21,6 +22,7 @@ const SOURCE_PATHS = [
   '/organizers', '/organizers/{id}', '/organizers/by-slug/{slug}',
   '/categories', '/categories/{id}',
   '/tags', '/tags/{id}',
+  '/changes',
 ]
 
 const NO_ROUTE = { code: 'rest_no_route', message: 'No route was found matching the URL and request method.', data: { status: 404 } }

@@ -452,6 +452,26 @@ export interface paths {
         patch: operations["updateTag"];
         trace?: never;
     };
+    "/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List changes since a cursor
+         * @description Returns what changed after the position named by `since`, oldest first, for clients that keep a copy of the calendar. Each record appears at most once per answer, at the position of its latest change, with its current state as the caller would see it in a list; a record the caller could not read before and can now is `created`, one it could read and no longer can (unpublished, trashed or deleted) is `deleted`, and the changes of records the caller could never read are left out. Follow `next_cursor` until `has_more` is false to visit every change; keep the last `next_cursor` and ask again later.
+         */
+        get: operations["listChanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -909,6 +929,42 @@ export interface components {
             total: number;
             /** @description Number of pages; 0 when nothing matches. */
             total_pages: number;
+        };
+        /**
+         * @description A resource of this interface, as `GET /changes` names it.
+         * @enum {string}
+         */
+        ChangeResource: "events" | "venues" | "organizers" | "categories" | "tags";
+        /** @description The latest change of one record after the cursor asked for. */
+        Change: {
+            /** @description Opaque cursor of this change; `since` with it lists what changed after it. */
+            cursor: string;
+            resource: components["schemas"]["ChangeResource"];
+            /** @description Id of the record. */
+            id: number;
+            /**
+             * @description `created`: the record is new to the caller (new, or visible to the caller since); `updated`: it changed; `deleted`: the caller can no longer read it (deleted, trashed or unpublished).
+             * @enum {string}
+             */
+            action: "created" | "updated" | "deleted";
+            /** @description When the change happened, in UTC. */
+            modified_utc: string;
+            /**
+             * Format: uri
+             * @description Absolute URL of the record.
+             */
+            rest_url: string;
+            /** @description The record as it is now, as the caller would see it in a list; absent for `deleted`. */
+            record?: components["schemas"]["Event"] | components["schemas"]["Venue"] | components["schemas"]["Organizer"] | components["schemas"]["Category"] | components["schemas"]["Tag"];
+        };
+        /** @description The changes after a cursor, oldest first, and the cursor to ask with next. */
+        ChangeList: {
+            /** @description One entry per changed record, in the order of their latest changes. */
+            changes: components["schemas"]["Change"][];
+            /** @description The cursor to send as `since` next; the one sent when nothing changed. */
+            next_cursor: string;
+            /** @description Whether more changes follow already; ask again with `next_cursor` until it is false. */
+            has_more: boolean;
         };
         /** @description Answer to a permanent deletion (`force=true`) of the event. */
         EventDeleted: {
@@ -1547,6 +1603,25 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description The cursor is older than the kept history of changes: `rest-changes-cursor-expired`. Read again what you keep, then go on from `since=now`. */
+        CursorExpired: {
+            headers: {
+                "Content-Language": components["headers"]["Content-Language"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "rest-changes-cursor-expired",
+                 *       "message": "The cursor is older than the kept history of changes; read the records again and go on from since=now.",
+                 *       "data": {
+                 *         "status": 410
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description The `If-Match` entity tag does not name the stored version: `rest-precondition-failed`; nothing was written. */
         PreconditionFailed: {
             headers: {
@@ -1663,6 +1738,10 @@ export interface components {
         };
     };
     parameters: {
+        /** @description Keep records last modified after this moment (`modified_utc`, exact, never widened to a whole day). Accepts `YYYY-MM-DD`, `YYYY-MM-DD HH:MM[:SS]`, ISO 8601 with `T` and an offset or `Z`, a UNIX timestamp, or `now`, `today`, `tomorrow` or `yesterday`; a value without an offset is wall time in the site time zone (a day alone is its 00:00:00), and any other value is a 400 naming the parameter. */
+        ModifiedAfter: string;
+        /** @description Keep records last modified before this moment (`modified_utc`, exact, never widened to a whole day). Accepts the same values as `modified_after`. */
+        ModifiedBefore: string;
         /**
          * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
          * @example en
@@ -2048,6 +2127,10 @@ export interface operations {
                 post_parent?: number;
                 /** @description Filter by tickets. This service has no ticketing module: true is a 400 `event-tickets-not-active` and false filters nothing. Accepts `true`, `false`, `1` or `0`. */
                 ticketed?: boolean;
+                /** @description Keep records last modified after this moment (`modified_utc`, exact, never widened to a whole day). Accepts `YYYY-MM-DD`, `YYYY-MM-DD HH:MM[:SS]`, ISO 8601 with `T` and an offset or `Z`, a UNIX timestamp, or `now`, `today`, `tomorrow` or `yesterday`; a value without an offset is wall time in the site time zone (a day alone is its 00:00:00), and any other value is a 400 naming the parameter. */
+                modified_after?: components["parameters"]["ModifiedAfter"];
+                /** @description Keep records last modified before this moment (`modified_utc`, exact, never widened to a whole day). Accepts the same values as `modified_after`. */
+                modified_before?: components["parameters"]["ModifiedBefore"];
                 /**
                  * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
                  * @example en
@@ -2628,6 +2711,10 @@ export interface operations {
                 only_with_upcoming?: boolean;
                 /** @description Keep only venues with this status. Anonymous callers may only ask `publish`; without it, editors and administrators see every status except `trash`, authors and contributors see published venues plus their own, and anonymous callers see published ones only. */
                 status?: "publish" | "draft" | "pending" | "private";
+                /** @description Keep records last modified after this moment (`modified_utc`, exact, never widened to a whole day). Accepts `YYYY-MM-DD`, `YYYY-MM-DD HH:MM[:SS]`, ISO 8601 with `T` and an offset or `Z`, a UNIX timestamp, or `now`, `today`, `tomorrow` or `yesterday`; a value without an offset is wall time in the site time zone (a day alone is its 00:00:00), and any other value is a 400 naming the parameter. */
+                modified_after?: components["parameters"]["ModifiedAfter"];
+                /** @description Keep records last modified before this moment (`modified_utc`, exact, never widened to a whole day). Accepts the same values as `modified_after`. */
+                modified_before?: components["parameters"]["ModifiedBefore"];
                 /**
                  * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
                  * @example en
@@ -3196,6 +3283,10 @@ export interface operations {
                 only_with_upcoming?: boolean;
                 /** @description Keep only organizers with this status. Anonymous callers may only ask `publish`; without it, editors and administrators see every status except `trash`, authors and contributors see published organizers plus their own, and anonymous callers see published ones only. */
                 status?: "publish" | "draft" | "pending" | "private";
+                /** @description Keep records last modified after this moment (`modified_utc`, exact, never widened to a whole day). Accepts `YYYY-MM-DD`, `YYYY-MM-DD HH:MM[:SS]`, ISO 8601 with `T` and an offset or `Z`, a UNIX timestamp, or `now`, `today`, `tomorrow` or `yesterday`; a value without an offset is wall time in the site time zone (a day alone is its 00:00:00), and any other value is a 400 naming the parameter. */
+                modified_after?: components["parameters"]["ModifiedAfter"];
+                /** @description Keep records last modified before this moment (`modified_utc`, exact, never widened to a whole day). Accepts the same values as `modified_after`. */
+                modified_before?: components["parameters"]["ModifiedBefore"];
                 /**
                  * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
                  * @example en
@@ -4413,6 +4504,44 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listChanges: {
+        parameters: {
+            query?: {
+                /** @description A cursor from an earlier answer (`next_cursor`, or the `cursor` of an entry): only what changed after it is listed. Without it, the list starts at the oldest change still kept; `now` answers no changes and the current `next_cursor`. A cursor that is not one of ours is a 400; one older than the kept history is a 410 `rest-changes-cursor-expired`: read again what you keep, then go on from `since=now`. */
+                since?: string;
+                /** @description Keep only changes of these resources (default all). Repeated (`resource=events&resource=venues`), bracketed (`resource[]=events`) and comma-separated (`resource=events,venues`) forms are all accepted. */
+                resource?: components["schemas"]["ChangeResource"][];
+                /**
+                 * @description Number of records per answer; values above 500 are clamped to 500.
+                 * @example 100
+                 */
+                per_page?: number;
+                /** @description Keep only changes of records in this language, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive); without it, changes in every language are listed. It also selects the language of error messages. */
+                ml_language?: "at" | "en" | "de" | "es" | "ch-fr" | "ch-de";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The changes after the cursor, oldest first. */
+            200: {
+                headers: {
+                    "Content-Language": components["headers"]["Content-Language"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChangeList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            408: components["responses"]["RequestTimeout"];
+            410: components["responses"]["CursorExpired"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };

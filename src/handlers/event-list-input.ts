@@ -7,6 +7,7 @@ import type { FastifyRequest } from 'fastify'
 import type { Language, QueryOf } from '../contract.js'
 import { ApiError, geolocInactive, invalidParam } from '../http/errors.js'
 import { dateWindow } from '../lib/date-window.js'
+import { modifiedWindow } from '../lib/modified-window.js'
 import { listScope } from '../lib/rights.js'
 import { filterTermId, firstUnknownId, type EventFilter } from '../repositories/event-filters.js'
 import type { AppContext } from './context.js'
@@ -25,6 +26,8 @@ export async function eventFilterOf(ctx: AppContext, req: FastifyRequest, query:
   const window = dateWindow(query, ctx.config.timezone, ctx.now())
   if ('invalid' in window) throw invalidParam(window.invalid, 'invalidFilterDate')
   const { bounds, shown } = window
+  const modified = modifiedWindow(query, ctx.config.timezone, ctx.now())
+  if ('invalid' in modified) throw invalidParam(modified.invalid, 'invalidFilterDate')
   const nonEmpty = <T>(list: T[] | undefined): T[] | undefined => (list === undefined || list.length === 0 ? undefined : list)
   const categories = nonEmpty(query.categories)
   const tags = nonEmpty(query.tags)
@@ -52,6 +55,7 @@ export async function eventFilterOf(ctx: AppContext, req: FastifyRequest, query:
     ...(organizers !== undefined ? { organizers } : {}),
     ...(query.featured !== undefined ? { featured: query.featured } : {}),
     ...(query.post_parent !== undefined ? { postParent: query.post_parent } : {}),
+    ...modified,
   }
   return { filter, shown }
 }

@@ -12,6 +12,7 @@ import { checkPage, listLinks, pageOf, type ListPage } from '../http/pagination.
 import { sentQueryOf } from '../http/query.js'
 import { formatUtc } from '../lib/dates.js'
 import { modifiedNow } from '../lib/post-dates.js'
+import { modifiedWindow } from '../lib/modified-window.js'
 import { canEdit, canRead, editsAll, listScope, statusToStore, type Caller } from '../lib/rights.js'
 import { eventExists } from '../repositories/event-records.js'
 import { findLinked, insertLinked, listLinked, updateLinked, type LinkedKind, type LinkedRow, type StoredLinked } from '../repositories/linked.js'
@@ -62,6 +63,8 @@ export function linkedOperations<Rec extends Venue | Organizer, C extends Linked
       const scope = listScope(req.user, query.status)
       if (scope.kind === 'refused') throw invalidParam('status', 'statusNotAllowed')
       if (query.event !== undefined && !(await eventExists(ctx.db, query.event))) throw invalidParam('event', 'unknownEvent')
+      const modified = modifiedWindow(query, ctx.config.timezone, ctx.now())
+      if ('invalid' in modified) throw invalidParam(modified.invalid, 'invalidFilterDate')
       const page = pageOf(query)
       const result = await listLinked(ctx.db, ctx.site, kind, {
         language: query.ml_language ?? ctx.config.defaultLanguage,
@@ -73,6 +76,7 @@ export function linkedOperations<Rec extends Venue | Organizer, C extends Linked
         ...(query.event !== undefined ? { event: query.event } : {}),
         ...(query.has_events !== undefined ? { hasEvents: query.has_events } : {}),
         ...(query.only_with_upcoming !== undefined ? { onlyWithUpcoming: query.only_with_upcoming } : {}),
+        ...modified,
       }, scopeCondition(kind.table, scope))
       const totalPages = checkPage(resource, page, result.total)
       const records = result.total === 0 ? [] : await result.records()

@@ -24,6 +24,8 @@ const compilers = createCompilers()
 export interface BuildOptions {
   config?: Partial<Config>
   now?: Date
+  /** A clock the test moves (wins over `now`). */
+  clock?: () => Date
 }
 
 export type Injected = LightMyRequestResponse & { json<T = Record<string, unknown>>(): T }
@@ -32,7 +34,7 @@ export async function build(t: Test, options: BuildOptions = {}) {
   const config = defaultConfig({ publicUrl: BASE_URL, ...options.config })
   const handle = await openDatabase(':memory:')
   const now = options.now ?? NOW
-  const app = await buildApp({ db: handle.db, config, now: () => now, spec: SPEC, compilers })
+  const app = await buildApp({ db: handle.db, config, now: options.clock ?? (() => now), spec: SPEC, compilers })
   t.teardown(async () => {
     await app.close()
     await handle.close()

@@ -290,6 +290,7 @@ function hintFor(schema: Json, name: string, where: Where, seeds: Seeds): fc.Arb
     case 'start_date': case 'end_date': case 'date': case 'date_utc':
       return where === 'query' ? FILTER_DATES : BODY_DATES
     case 'starts_before': case 'starts_after': case 'ends_before': case 'ends_after':
+    case 'modified_after': case 'modified_before':
       return FILTER_DATES
     case 'timezone': return TIMEZONES
     case 'website': return types.has('null') ? fc.oneof(URLS, fc.constant(null)) : URLS
@@ -773,9 +774,10 @@ export const CONTRACT_RULES: readonly ContractRule[] = [
   {
     name: 'dates the schema types as strings but the contract does not parse (or that leave years 0001–9999 in a time zone)',
     contract: '§4, §5', codes: ['rest_invalid_param'],
-    fields: ['start_date', 'end_date', 'date', 'date_utc', 'starts_before', 'starts_after', 'ends_before', 'ends_after'],
+    fields: ['start_date', 'end_date', 'date', 'date_utc', 'starts_before', 'starts_after', 'ends_before', 'ends_after', 'modified_after', 'modified_before'],
     applies: (values) => values.some((v) => !surelyValidDate(v)),
   },
+  { name: 'cursors that no earlier answer gave (or from beyond the log)', contract: '§12', codes: ['rest_invalid_param', 'rest-changes-cursor-expired'], fields: ['since'], applies: (values) => values.some((v) => v !== 'now') },
   { name: 'time zone names that are not real zones', contract: '§2', codes: ['rest_invalid_param'], fields: ['timezone'], applies: (values) => values.some((v) => typeof v === 'string' && !KNOWN_ZONES.has(v)) },
   { name: 'URLs that are not absolute http(s) (format: uri also admits ftp:, urn:, mailto:)', contract: '§2 image, §5 website', codes: ['rest_invalid_param'], fields: ['website'], applies: (values) => values.some((v) => typeof v === 'string' && !surelyHttpUrl(v)) },
   {
@@ -1038,7 +1040,8 @@ export async function judge(target: Target, instance: Instance, request: WireReq
     problems.push('a request to a route of the spec was answered rest_no_route')
   }
 
-  if (status === 200 && request.op.startsWith('list')) problems.push(...pageProblems(res.headers, json))
+  // The change feed pages by cursor (CONTRACT §12), not by page and total (§3).
+  if (status === 200 && request.op.startsWith('list') && request.op !== 'listChanges') problems.push(...pageProblems(res.headers, json))
 
   if ((request.method === 'GET' || status >= 300) && instance.hash() !== before) {
     problems.push(`the data changed although the request ${request.method === 'GET' ? 'only read' : `failed (${status})`}`)

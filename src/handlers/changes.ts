@@ -1,0 +1,147 @@
+/**
+ * `GET /changes` (CONTRACT §12): what changed after a cursor, for clients that keep a copy of the
+ * calendar. The log gives the latest change of each record after the cursor, in order; this handler
+ * decides what the caller is told of each: the record's state now, as the caller would see it in a
+ * list, and whether the caller could read it before the cursor and can now (a record that became
+ * readable is `created`, one that no longer is `deleted`, one never readable is left out).
+ */
+import type { FastifyRequest } from 'fastify'
+import type { Category, Event, Organizer, QueryOf, Schema, Tag, Venue } from '../contract.js'
+import type { ChangeAction, ChangeResource } from '../db/schema.js'
+import { ApiError, invalidParam } from '../http/errors.js'
+import type { Handlers } from '../http/operations.js'
+import { listed, seenBy } from '../lib/event-view.js'
+import { canRead, type Caller, type Owned } from '../lib/rights.js'
+import { latestChanges, logBounds, priorStates, type LogEntry, type PriorState } from '../repositories/changes.js'
+import { storedEvents } from '../repositories/event-records.js'
+import { linkedRecords } from '../repositories/linked.js'
+import { ORGANIZER } from '../repositories/organizers.js'
+import { CATEGORY, TAG, termRecords } from '../repositories/terms.js'
+import { VENUE } from '../repositories/venues.js'
+import type { AppContext } from './context.js'
+
+type ChangeHandlers = Pick<Handlers, 'listChanges'>
+type ChangeQuery = QueryOf<'listChanges'>
+type ChangeRecord = Event | Venue | Organizer | Category | Tag
+
+const RESOURCES: readonly ChangeResource[] = ['events', 'venues', 'organizers', 'categories', 'tags']
+const DEFAULT_PER_PAGE = 100
+const MAX_PER_PAGE = 500
+
+/** Cursors are opaque to clients: a versioned position, base64url. */
+export function cursorOf(position: number): string {
+  return Buffer.from(`v1:${position}`).toString('base64url')
+}
+
+/** The position a cursor names, or undefined when it is not one of ours. */
+export function positionOf(cursor: string): number | undefined {
+  if (!/^[A-Za-z0-9_-]{1,200}$/.test(cursor)) return undefined
+  const match = /^v1:(0|[1-9]\d{0,15})$/.exec(Buffer.from(cursor, 'base64url').toString('latin1'))
+  if (match?.[1] === undefined) return undefined
+  const position = Number(match[1])
+  return Number.isSafeInteger(position) && cursorOf(position) === cursor ? position : undefined
+}
+
+/** Whether `caller` could read a record in this state (terms: anyone; trash: no one, for sync). */
+function readable(caller: Caller | null, resource: ChangeResource, state: Owned | undefined): boolean {
+  if (state === undefined) return false
+  if (resource === 'categories' || resource === 'tags') return true
+  return state.status !== 'trash' && canRead(caller, state)
+}
+
+function readableBefore(caller: Caller | null, resource: ChangeResource, prior: PriorState | undefined): boolean | undefined {
+  if (prior === undefined || !prior.known) return undefined
+  if (!prior.existed || prior.action === 'deleted') return false
+  return readable(caller, resource, { status: prior.status ?? 'publish', author: prior.author })
+}
+
+export function changeHandlers(ctx: AppContext): ChangeHandlers {
+  /** The current records of one resource, as the caller would see them in a list, by id. */
+  async function currentRecords(caller: Caller | null, resource: ChangeResource, ids: number[]): Promise<Map<number, { record: ChangeRecord; state: Owned }>> {
+    const out = new Map<number, { record: ChangeRecord; state: Owned }>()
+    if (ids.length === 0) return out
+    switch (resource) {
+      case 'events':
+        for (const s of await storedEvents(ctx.db, ctx.site, ids)) {
+          out.set(s.record.id, { record: listed(seenBy(caller, s.record), s.password !== null), state: s.record })
+        }
+        break
+      case 'venues':
+        for (const r of await linkedRecords(ctx.db, ctx.site, VENUE, ids)) out.set(r.id, { record: r, state: r })
+        break
+      case 'organizers':
+        for (const r of await linkedRecords(ctx.db, ctx.site, ORGANIZER, ids)) out.set(r.id, { record: r, state: r })
+        break
+      case 'categories':
+        for (const r of await termRecords(ctx.db, ctx.site, CATEGORY, ids)) out.set(r.id, { record: r, state: { status: 'publish', author: null } })
+        break
+      case 'tags':
+        for (const r of await termRecords(ctx.db, ctx.site, TAG, ids)) out.set(r.id, { record: r, state: { status: 'publish', author: null } })
+        break
+    }
+    return out
+  }
+
+  /** What the caller is told of one record's latest change; undefined: nothing (it never could read it). */
+  function entryFor(caller: Caller | null, entry: LogEntry, current: { record: ChangeRecord } | undefined, readableNow: boolean, before: boolean | undefined): Schema<'Change'> | undefined {
+    let action: ChangeAction
+    if (readableNow && current !== undefined) {
+      action = before === true ? 'updated' : before === false ? 'created' : entry.action === 'created' ? 'created' : 'updated'
+    } else {
+      if (before === false) return undefined
+      action = 'deleted'
+    }
+    const base = {
+      cursor: cursorOf(entry.position),
+      resource: entry.resource,
+      id: entry.record_id,
+      action,
+      modified_utc: entry.changed_utc,
+      rest_url: `${ctx.apiUrl}/${entry.resource}/${entry.record_id}`,
+    }
+    return action === 'deleted' || current === undefined ? base : { ...base, record: current.record }
+  }
+
+  async function list(req: FastifyRequest, query: ChangeQuery): Promise<Schema<'ChangeList'>> {
+    const caller = req.user
+    const { head, prunedThrough } = await logBounds(ctx.db)
+    let since: number
+    if (query.since === undefined) since = prunedThrough
+    else if (query.since === 'now') since = head
+    else {
+      const position = positionOf(query.since)
+      if (position === undefined) throw invalidParam('since', 'invalidCursor')
+      since = position
+    }
+    if (since < prunedThrough || since > head) throw new ApiError(410, 'rest-changes-cursor-expired', 'changesCursorExpired')
+    const perPage = Math.min(query.per_page ?? DEFAULT_PER_PAGE, MAX_PER_PAGE)
+    const resources = query.resource === undefined || query.resource.length === 0 ? RESOURCES : RESOURCES.filter((r) => query.resource?.includes(r))
+    const latest = since === head ? [] : await latestChanges(ctx.db, {
+      since, head, resources, limit: perPage + 1, ...(query.ml_language !== undefined ? { language: query.ml_language } : {}),
+    })
+    const hasMore = latest.length > perPage
+    const page = latest.slice(0, perPage)
+    const changes: Array<Schema<'Change'>> = []
+    const byResource = new Map<ChangeResource, number[]>()
+    for (const entry of page) byResource.set(entry.resource, [...(byResource.get(entry.resource) ?? []), entry.record_id])
+    const current = new Map<string, { record: ChangeRecord; state: Owned }>()
+    const prior = new Map<string, PriorState>()
+    await Promise.all([...byResource].map(async ([resource, ids]) => {
+      const [records, states] = await Promise.all([currentRecords(caller, resource, ids), priorStates(ctx.db, resource, ids, since)])
+      for (const [id, record] of records) current.set(`${resource}:${id}`, record)
+      for (const [id, state] of states) prior.set(`${resource}:${id}`, state)
+    }))
+    for (const entry of page) {
+      const key = `${entry.resource}:${entry.record_id}`
+      const now = current.get(key)
+      const told = entryFor(caller, entry, now, readable(caller, entry.resource, now?.state), readableBefore(caller, entry.resource, prior.get(key)))
+      if (told !== undefined) changes.push(told)
+    }
+    const last = page.at(-1)
+    return { changes, next_cursor: cursorOf(hasMore && last !== undefined ? last.position : head), has_more: hasMore }
+  }
+
+  return {
+    listChanges: (req) => list(req, req.query ?? {}),
+  }
+}

@@ -1,0 +1,38 @@
+/**
+ * Retention of the change log (CONTRACT §12, `CALENDAR_CHANGES_RETENTION_DAYS`): entries older than
+ * the retention are pruned, oldest first, a batch per unit of work with a turn of the event loop in
+ * between, so that requests and writes go on while a large backlog is pruned. The server runs it at
+ * start and then every hour; cursors older than what is kept are answered 410 from then on.
+ */
+import type { Kysely } from 'kysely'
+import type { Database } from './db/schema.js'
+import { withTransaction } from './db/unit-of-work.js'
+import { formatUtc } from './lib/dates.js'
+import { DAY } from './lib/time-zones.js'
+import { pruneBatch } from './repositories/changes.js'
+
+/** Prunes every entry older than `days` before `now`; returns how many went. */
+export async function pruneExpiredChanges(db: Kysely<Database>, now: Date, days: number): Promise<number> {
+  const cutoff = formatUtc(new Date(now.getTime() - days * DAY))
+  let pruned = 0
+  for (;;) {
+    const batch = await withTransaction(db, (trx) => pruneBatch(trx, cutoff))
+    if (batch === 0) return pruned
+    pruned += batch
+    await new Promise<void>((resolve) => setImmediate(resolve))
+  }
+}
+
+const HOUR_MS = 60 * 60 * 1000
+
+/** Prunes now and every hour until the returned function is called. */
+export function scheduleRetention(db: Kysely<Database>, now: () => Date, days: number, onError: (error: unknown) => void): () => void {
+  let running: Promise<unknown> = Promise.resolve()
+  const run = () => {
+    running = running.then(() => pruneExpiredChanges(db, now(), days)).catch(onError)
+  }
+  run()
+  const timer = setInterval(run, HOUR_MS)
+  timer.unref()
+  return () => clearInterval(timer)
+}
