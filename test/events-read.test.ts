@@ -24,7 +24,7 @@ t.test('read: by id, the whole record with its schema.org json_ld and an ETag', 
   })
   const res = await s.get(1)
   t.equal(res.statusCode, 200)
-  t.equal(res.headers.etag, '"event-1-1"')
+  t.match(res.headers.etag, /^"event-1-1-[\w-]{16}"$/, 'the id, the version and a digest of what the answer shows')
   t.equal(res.headers['content-type'], 'application/json; charset=utf-8')
   const venue = venueRecord(1, 'Park', { address: 'Main Street 1', city: 'Bern', country: 'Switzerland', zip: '3000', phone: '+41 31 000 00 00', website: 'https://park.example/' })
   const organizer = organizerRecord(1, 'Club', { email: 'club@example.org', phone: '+41 31 111 11 11', website: 'https://club.example/' })
@@ -280,7 +280,7 @@ t.test('read: If-None-Match with the current ETag is 304; every write changes th
   await s.event('Cached')
   const first = await s.get(1)
   const etag = String(first.headers.etag)
-  t.equal(etag, '"event-1-1"')
+  t.match(etag, /^"event-1-1-[\w-]{16}"$/)
   const notModified = await s.get(1, '', { 'if-none-match': etag })
   t.equal(notModified.statusCode, 304)
   t.equal(notModified.body, '')
@@ -293,11 +293,12 @@ t.test('read: If-None-Match with the current ETag is 304; every write changes th
 
   const updated = await s.patch(1, { title: 'Cached again' })
   t.equal(updated.statusCode, 200)
-  t.equal(updated.headers.etag, '"event-1-2"')
+  const current = String(updated.headers.etag)
+  t.match(current, /^"event-1-2-[\w-]{16}"$/)
   const second = await s.get(1, '', { 'if-none-match': etag })
   t.equal(second.statusCode, 200, 'the old ETag no longer matches')
-  t.equal(second.headers.etag, '"event-1-2"')
-  t.equal((await s.get(1, '', { ...s.editor, 'if-none-match': '"event-1-2"' })).statusCode, 304, 'the same ETag for every caller')
+  t.equal(second.headers.etag, current)
+  t.equal((await s.get(1, '', { ...s.editor, 'if-none-match': current })).statusCode, 304, 'the same ETag for every caller who sees the same')
 })
 
 t.test('read: by id without ml_language gives that record; with it, its version in that language', async (t) => {

@@ -32,7 +32,8 @@ type EventHandlers = Pick<Handlers,
   | 'getEventBySlug' | 'updateEventBySlug' | 'updateEventBySlugPut' | 'updateEventBySlugPost' | 'deleteEventBySlug'>
 
 export function eventHandlers(ctx: AppContext): EventHandlers {
-  const etag = (stored: StoredEvent): string => etagOf('event', stored.record.id, stored.version)
+  /** The ETag of the event as `caller` sees it. */
+  const etag = (stored: StoredEvent, caller: Caller | null): string => etagOf('event', seenBy(caller, stored.record), stored.version)
 
   async function find(ref: PostRef, language: Language | undefined): Promise<StoredEvent> {
     const stored = await findEvent(ctx.db, ctx.site, ref, lookupLanguage(ctx, ref, language))
@@ -43,7 +44,7 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
   /** A write's answer: the record as its writer sees it (protected text and all, no JSON-LD). */
   async function written(id: number, caller: Caller): Promise<{ record: Event; etag: string }> {
     const stored = await find({ id }, undefined)
-    return { record: seenBy(caller, stored.record), etag: etag(stored) }
+    return { record: seenBy(caller, stored.record), etag: etag(stored, caller) }
   }
 
   async function list(req: FastifyRequest, query: ListQuery, reply: FastifyReply) {
@@ -72,7 +73,7 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     if (stored.password !== null && !canEdit(caller, record) && (password === undefined || !samePassword(password, stored.password))) {
       throw new ApiError(403, 'event-password-protected', 'passwordProtected')
     }
-    checkNotModified(req, reply, etag(stored))
+    checkNotModified(req, reply, etag(stored, caller))
     return sendSerialized(reply, ctx.json.event(withJsonLd(seenBy(caller, record))))
   }
 
@@ -101,7 +102,7 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     if (!canEdit(caller, record) && !(record.status === 'trash' && editsAll(caller))) throw forbidden(403)
     // Setting another author is a right on the record (403), checked before If-Match (412).
     if (body.author !== undefined && body.author !== caller.id && !editsAll(caller)) throw forbidden(403)
-    const expected = expectedVersion(req, etag(current), current.version) ?? current.version
+    const expected = expectedVersion(req, etag(current, caller), current.version) ?? current.version
     const status = body.status === undefined ? undefined : statusToStore(caller, body.status, record.status)
     const columns = eventColumns(body, datesOf(record), ctx.config.timezone)
     await withTransaction(ctx.db, async (trx) => {
@@ -120,7 +121,7 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     const { record } = current
     if (record.status === 'trash' && !force) throw inTrash('event')
     if (!canEdit(caller, record) && !editsAll(caller)) throw forbidden(403)
-    const expected = expectedVersion(req, etag(current), current.version) ?? current.version
+    const expected = expectedVersion(req, etag(current, caller), current.version) ?? current.version
     await withTransaction(ctx.db, async (trx) => {
       const done = force
         ? await deleteEvent(trx, record.id, record.status, expected)

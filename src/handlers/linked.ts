@@ -40,7 +40,7 @@ export function linkedOperations<Rec extends Venue | Organizer, C extends Linked
   ctx: AppContext, kind: LinkedKind<LinkedRow, Rec, O>, input: LinkedInput<C | U, O>, collection: 'venues' | 'organizers',
 ) {
   const { resource } = kind
-  const etag = (stored: StoredLinked<Rec>): string => etagOf(resource, stored.record.id, stored.version)
+  const etag = (stored: StoredLinked<Rec>): string => etagOf(resource, stored.record, stored.version)
   const label = (ref: PostRef): [number | string, 'id' | 'slug'] => ('id' in ref ? [ref.id, 'id'] : [ref.slug, 'slug'])
 
   async function find(ref: PostRef, language: Language | undefined): Promise<StoredLinked<Rec>> {

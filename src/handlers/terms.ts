@@ -22,7 +22,7 @@ type TermListParams = QueryOf<'listCategories'> | QueryOf<'listTags'>
 export function termOperations<R extends Category | Tag>(ctx: AppContext, kind: TermKind<R>) {
   const { taxonomy, resource } = kind
   const languageOf = (req: FastifyRequest): Language => requestedLanguage(req) ?? ctx.config.defaultLanguage
-  const etag = (stored: StoredTerm<R>): string => etagOf(resource, stored.record.id, stored.version)
+  const etag = (stored: StoredTerm<R>): string => etagOf(resource, stored.record, stored.version)
 
   async function find(id: number, language: Language | undefined): Promise<StoredTerm<R>> {
     const stored = await findTerm(ctx.db, ctx.site, kind, id, language)

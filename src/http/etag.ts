@@ -1,12 +1,25 @@
 /**
- * Strong ETags naming a record's stored version (CONTRACT §5): `If-None-Match` on reads gives 304,
- * a stale `If-Match` on writes gives 412. The version check itself is compare-and-swap in SQL.
+ * Strong ETags naming the version of everything an answer shows (CONTRACT §5): the record's own stored
+ * version and a digest of the record as the caller sees it, so that a change of what it embeds (an
+ * event's venue renamed, a term's count moved) changes the ETag too, on every node, without touching
+ * the record's row. `If-None-Match` on reads gives 304, a stale `If-Match` on writes gives 412; the
+ * version check itself is compare-and-swap in SQL.
  */
+import { createHash } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { preconditionFailed } from './errors.js'
 
-export function etagOf(resource: string, id: number, version: number): string {
-  return `"${resource}-${id}-${version}"`
+// Records are never changed once made, and the read cache keeps them: a digest is made once per object.
+const digests = new WeakMap<object, string>()
+
+/** The ETag of `record` (as the caller sees it, without JSON-LD) at its stored `version`. */
+export function etagOf(resource: string, record: { id: number }, version: number): string {
+  let digest = digests.get(record)
+  if (digest === undefined) {
+    digest = createHash('sha256').update(JSON.stringify(record)).digest('base64url').slice(0, 16)
+    digests.set(record, digest)
+  }
+  return `"${resource}-${record.id}-${version}-${digest}"`
 }
 
 /** A 304 answer, thrown so that handlers keep returning only contract bodies. */

@@ -18,7 +18,8 @@ export async function moveTermCounts(trx: Tx, before: readonly number[], after: 
   const removed = [...was].filter((id) => !is.has(id))
   for (const [ids, step] of [[added, 1], [removed, -1]] as const) {
     if (ids.length === 0) continue
-    const moved = await trx.updateTable('terms').set((eb) => ({ event_count: eb('event_count', '+', step) }))
+    // The version moves too: a term's ETag changes with every write that moves its count (CONTRACT §5).
+    const moved = await trx.updateTable('terms').set((eb) => ({ event_count: eb('event_count', '+', step), version: eb('version', '+', 1) }))
       .where(inIdList(trx, sql.ref('id'), ids)).returning(['id', 'taxonomy']).execute()
     for (const term of moved) recordChange(trx, { resource: term.taxonomy, id: term.id, action: 'update' })
   }
