@@ -5,7 +5,7 @@
  *
  *   node --import tsx scripts/bench.ts [--events N] [--duration S] [--warmup S] [--connections C]
  *                                      [--timeout S] [--scale [--sizes 1000,100000,1000000]] [--out FILE]
- *                                      [--db-dir DIR] [--keep-db] [--no-pin] [--cache-entries N]
+ *                                      [--db-dir DIR] [--keep-db] [--no-pin] [--cache-entries N] [--only K1,K2]
  *
  * `--scale` runs the list and filter routes at 1,000, 100,000 and 1,000,000 events instead (one
  * database and one server process per size) and reports how p50 grows and the server's peak RSS.
@@ -33,7 +33,7 @@ import {
 import {
   FAILED_ANSWERS, runTargets, scaleTable, scaleTargets, scenarioTable, targetLines, type ScalePoint, type TargetCheck,
 } from './bench/report.js'
-import { PREFIX, allScenarios, ceilingScenario, listScenarios, sampleData } from './bench/scenarios.js'
+import { PREFIX, allScenarios, ceilingScenario, listScenarios, realScenarios, sampleData } from './bench/scenarios.js'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const SERVER_CORE = 0
@@ -53,6 +53,8 @@ interface Options {
   pin: boolean
   /** CALENDAR_CACHE_ENTRIES of the API server (undefined: its default; 0: no read cache). */
   cacheEntries: number | undefined
+  /** Only these scenarios (keys), undefined: all. */
+  only: string[] | undefined
 }
 
 const USAGE = `usage: node --import tsx scripts/bench.ts [options]
@@ -67,7 +69,8 @@ const USAGE = `usage: node --import tsx scripts/bench.ts [options]
   --db-dir DIR      where the database files go (default <tmpdir>/calendar-bench)
   --keep-db         keep the database files afterwards
   --no-pin          do not pin server and client to separate cores
-  --cache-entries N the server's CALENDAR_CACHE_ENTRIES (0: no read cache, to measure the engine alone)`
+  --cache-entries N the server's CALENDAR_CACHE_ENTRIES (0: no read cache, to measure the engine alone)
+  --only K1,K2      run only these scenarios (keys as in the JSON: event-by-id, random-by-id, mixed-90-10, …)`
 
 class UsageError extends Error {}
 
@@ -85,6 +88,7 @@ function parseArgs(argv: string[]): Options {
     keepDb: false,
     pin: true,
     cacheEntries: undefined,
+    only: undefined,
   }
   const integer = (name: string, raw: string | undefined, min: number, max: number): number => {
     const value = Number(raw)
@@ -122,6 +126,7 @@ function parseArgs(argv: string[]): Options {
       case '--keep-db': options.keepDb = true; break
       case '--no-pin': options.pin = false; break
       case '--cache-entries': options.cacheEntries = integer('cache-entries', value(), 0, 1_000_000); break
+      case '--only': options.only = (value() ?? '').split(',').map((k) => k.trim()).filter((k) => k !== ''); break
       case '--help': case '-h': process.stdout.write(`${USAGE}\n`); process.exit(0); break
       default: throw new UsageError(`unknown option ${flag}`)
     }
@@ -276,7 +281,10 @@ async function defaultRun(options: Options, core: number | undefined, now: Date)
       server = await startServer(database.file, core, options.cacheEntries)
       const startupMs = server.startupMs
       const results: ScenarioResult[] = []
-      for (const scenario of allScenarios(samples, key, now)) results.push(await measure(scenario, server, options))
+      // Repeated URLs first, then traffic where every request differs (its writes last, after the other reads).
+      const scenarios = [...allScenarios(samples, key, now), ...realScenarios(samples, key, now)]
+        .filter((scenario) => options.only === undefined || options.only.includes(scenario.key))
+      for (const scenario of scenarios) results.push(await measure(scenario, server, options))
       const memory: MemoryStatus | undefined = memoryOf(server.pid)
       await stopProcess(server)
       ceilingRuns.push(await measure(ceilingScenario(), ceilingProcess, options))

@@ -23,8 +23,15 @@ export interface Scenario {
   /** The next request; called once per request, round-robin over its own data. */
   next: () => BenchRequest
   headers?: Record<string, string>
-  /** The status every answer must have. */
+  /** The status every answer must have … */
   expect: number
+  /** … or any of these (workloads whose random pages may lie past the last one). */
+  accept?: readonly number[]
+}
+
+/** Whether an answer's status is one the scenario expects. */
+function expected(scenario: Scenario, status: number): boolean {
+  return status === scenario.expect || (scenario.accept?.includes(status) ?? false)
 }
 
 export interface RunOptions {
@@ -64,6 +71,8 @@ export interface ScenarioResult {
   p99: number
   max: number
   non2xx: number
+  /** Answers with a status the scenario does not expect (a 404 past the last page is expected by random pages). */
+  unexpected: number
   /** Socket errors and timeouts (autocannon counts a timeout as an error too). */
   errors: number
   timeouts: number
@@ -79,7 +88,7 @@ export interface ScenarioResult {
    */
   hostCpuPressurePct: number
   /** One request before the warm-up; `timedOut` when it got no answer within the timeout. */
-  smoke: { status: number; bytes: number; ms: number; timedOut: boolean }
+  smoke: { status: number; bytes: number; ms: number; timedOut: boolean; failed?: boolean }
   /** How long the server was still busy before this scenario started (left over from the previous one), ms. */
   idleBeforeMs: number
   /** How long the server stayed busy after the run ended (requests still queued when the client stopped), ms. */
@@ -124,7 +133,7 @@ async function probe(scenario: Scenario, origin: string, count: number, timeoutS
     const request = scenario.next()
     try {
       const answer = await send(origin, request, scenario.headers, timeoutS)
-      if (answer.status !== scenario.expect) {
+      if (!expected(scenario, answer.status)) {
         failures.push({ method: request.method, path: request.path, status: answer.status, body: answer.body.slice(0, 400) })
       }
     } catch (error) {
@@ -200,9 +209,9 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
   const sorted = samples.slice(0, count).sort()
   const statusCodes: Record<string, number> = {}
   for (const [code, stat] of Object.entries(result.statusCodeStats ?? {})) statusCodes[code] = stat.count
-  const unexpected = Object.entries(statusCodes).filter(([code]) => Number(code) !== scenario.expect).reduce((sum, [, n]) => sum + n, 0)
+  const unexpected = Object.entries(statusCodes).filter(([code]) => !expected(scenario, Number(code))).reduce((sum, [, n]) => sum + n, 0)
   // Timeouts alone are slowness, not failure: replay only for wrong statuses and socket errors.
-  const smokeFailed = smoke.status !== scenario.expect && !smoke.timedOut
+  const smokeFailed = !expected(scenario, smoke.status) && !smoke.timedOut
   const failures = smokeFailed || unexpected > 0 || result.errors > result.timeouts
     ? await probe(scenario, options.origin, 10, options.timeout)
     : []
@@ -224,6 +233,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
     p99: percentile(sorted, 0.99),
     max: sorted.length > 0 ? (sorted[sorted.length - 1] ?? NaN) : NaN,
     non2xx: result.non2xx,
+    unexpected,
     errors: result.errors,
     timeouts: result.timeouts,
     statusCodes,
@@ -231,7 +241,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
     serverCpuPct: (serverCpuS / wallS) * 100,
     clientCpuPct: ((clientCpu.user + clientCpu.system) / 1e6 / wallS) * 100,
     hostCpuPressurePct: (pressureS / wallS) * 100,
-    smoke,
+    smoke: { ...smoke, failed: smokeFailed },
     idleBeforeMs,
     drainMs,
     failures,

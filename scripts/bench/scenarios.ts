@@ -24,6 +24,8 @@ export interface Samples {
   tags: number[]
   venues: number[]
   organizers: number[]
+  /** Every published, unprotected, listed en event (up to 1,000,000): random reads and writes. */
+  allIds: number[]
 }
 
 const ids = (rows: unknown[]): number[] => rows.map((r) => (r as { id: number }).id)
@@ -54,10 +56,11 @@ export function sampleData(file: string, events: number, now: Date): Samples {
     const tags = ids(db.prepare(`select id from terms where taxonomy = 'tag' and language = 'en' order by id limit 200`).all())
     const venues = ids(db.prepare(`select id from venues where language = 'en' and status = 'publish' order by id limit 100`).all())
     const organizers = ids(db.prepare(`select id from organizers where language = 'en' and status = 'publish' order by id limit 100`).all())
-    for (const [name, list] of Object.entries({ reads, patchIds, filters, categories, tags, venues, organizers })) {
+    const allIds = ids(db.prepare(`select id from events where ${eligible} order by id limit 1000000`).all())
+    for (const [name, list] of Object.entries({ reads, patchIds, filters, categories, tags, venues, organizers, allIds })) {
       if (list.length === 0) throw new Error(`bench: no sample for ${name} in ${file}`)
     }
-    return { reads, patchIds, filters, filterStart, filterEnd, categories, tags, venues, organizers }
+    return { reads, patchIds, filters, filterStart, filterEnd, categories, tags, venues, organizers, allIds }
   } finally {
     db.close()
   }
@@ -159,5 +162,66 @@ export function allScenarios(s: Samples, key: string, now: Date): Scenario[] {
         }
       },
     },
+  ]
+}
+
+/** A small seeded generator (mulberry32): every run sends the same "random" traffic. */
+function random(seed: number): () => number {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+/**
+ * Traffic where every request differs: random events by id, random filtered lists on random pages,
+ * random searches, and a mix of reads with interleaved writes (90 % reads, 10 % PATCH of random
+ * events), which is what a read cache meets on a real site. Pages past the last are 404: accepted.
+ */
+export function realScenarios(s: Samples, key: string, now: Date): Scenario[] {
+  const rnd = random(20261125)
+  const pick = <T>(list: readonly T[]): T => list[Math.floor(rnd() * list.length)] as T
+  const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
+  const today = dayStartMs(now)
+  const byId = (): BenchRequest => get(`/events/${pick(s.allIds)}`)
+  const filtered = (): BenchRequest => {
+    const page = 1 + Math.floor(rnd() * 3)
+    switch (Math.floor(rnd() * 5)) {
+      case 0: return get(`/events?categories=${pick(s.categories)}&page=${page}`)
+      case 1: return get(`/events?venue=${pick(s.venues)}&page=${page}`)
+      case 2: return get(`/events?tags=${pick(s.tags)}&featured=true`)
+      case 3: return get(`/events?organizer=${pick(s.organizers)}&page=${page}`)
+      default: {
+        const start = today + Math.floor(rnd() * 600) * DAY_MS
+        return get(`/events?start_date=${sqlDate(start).slice(0, 10)}&end_date=${sqlDate(start + 30 * DAY_MS).slice(0, 10)}&page=${page}`)
+      }
+    }
+  }
+  const letters = 'abcdefghiklmnoprstuvwy'
+  const search = (): BenchRequest => {
+    // A known word, or a random fragment of two or three letters (most match something, none is repeated for long).
+    const word = rnd() < 0.5 ? pick(SEARCH_WORDS) : Array.from({ length: 2 + Math.floor(rnd() * 2) }, () => pick([...letters])).join('')
+    return get(`/events?search=${word}&page=${1 + Math.floor(rnd() * 2)}`)
+  }
+  let patched = 0
+  const patch = (): BenchRequest => {
+    const n = ++patched
+    const body = rnd() < 0.5 ? { cost: `€ ${10 + (n % 90)}` } : rnd() < 0.5 ? { featured: n % 2 === 0 } : { title: `Bench edit ${n}` }
+    return { method: 'PATCH', path: `${PREFIX}/events/${pick(s.allIds)}`, body: JSON.stringify(body) }
+  }
+  const mixed = (): BenchRequest => {
+    const r = rnd()
+    return r < 0.1 ? patch() : r < 0.55 ? byId() : filtered()
+  }
+  return [
+    { key: 'random-by-id', label: 'random GET /events/{id}', kind: 'single', expect: 200, next: byId },
+    { key: 'random-filter', label: 'random filtered GET /events, random page', kind: 'page10', expect: 200, accept: [404], next: filtered },
+    { key: 'random-search', label: 'random GET /events?search=', kind: 'page10', expect: 200, accept: [404], next: search },
+    // PATCH needs the key; reads ignore it.
+    { key: 'mixed-90-10', label: 'mixed: 90 % random reads above, 10 % PATCH', kind: 'page10', expect: 200, accept: [404], headers: auth, next: mixed },
   ]
 }
