@@ -136,6 +136,8 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
         }
         const version = await dataVersion(db)
         if (version === undefined) return undefined
+        // Another read began taking in a change while this one asked: wait for it, then look again.
+        if (catchingUp !== undefined) continue
         if (seen === undefined) {
           cache.invalidate()
           seen = version
