@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test command (`npm test`), ending with the closing line CI reads: `N passed, N failed`.
 #
-#   scripts/test-ci.sh            the gates, then every tap test once, on the current Node.js
+#   scripts/test-ci.sh            the gates, then every tap test on SQLite and again on PostgreSQL, on the
+#                                 current Node.js (`npm test`)
 #   scripts/test-ci.sh LEG...     the gates once, then every tap test once per leg (what .ci/run does)
 #
 # A leg is `label|node folder|VAR=value VAR=value`: the suite runs with `<node folder>/bin` first on PATH
@@ -10,12 +11,24 @@
 # The gates (generated types, spec lint, typecheck, code lint, the build `npm start` runs) run once, on the first
 # leg's Node.js. Each leg ends with its own labelled line; a recap repeats them, and the last line sums
 # every leg; a failed gate, or a test file that died without a failing assertion, counts as one failure.
+# A PostgreSQL leg (TEST_DATABASE=postgres) needs the server at TEST_POSTGRES_URL (default the local one):
+# when it cannot be reached, with CI=true that is a failure; elsewhere the summary says the leg did not run.
 # Exits non-zero if anything failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 GATES=(check:gen lint:spec typecheck lint build)
-if [ "$#" -eq 0 ]; then set -- "Node $(node -v | tr -d v) · ${TEST_DATABASE:-sqlite}||"; fi
+if [ "$#" -eq 0 ]; then
+  set -- "Node $(node -v | tr -d v) · SQLite||" "Node $(node -v | tr -d v) · PostgreSQL||TEST_DATABASE=postgres"
+fi
+
+# Whether the leg's PostgreSQL answers (legs without TEST_DATABASE=postgres need none).
+postgres_reachable() {
+  node -e "
+    const pg = require('pg')
+    const client = new pg.Client({ connectionString: process.env.TEST_POSTGRES_URL || 'postgres://postgres@127.0.0.1:5432/test', connectionTimeoutMillis: 5000 })
+    client.connect().then(() => client.query('select 1')).then(() => client.end(), () => process.exit(1))"
+}
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -58,6 +71,17 @@ for leg in "$@"; do
   n=$((n + 1))
   label=${leg%%|*}
   started=$SECONDS
+  if [[ "$leg" == *TEST_DATABASE=postgres* ]] && ! in_leg "$leg" postgres_reachable; then
+    if [ "${CI:-}" = "true" ]; then
+      line="$label: FAILED: PostgreSQL at ${TEST_POSTGRES_URL:-postgres://postgres@127.0.0.1:5432/test} cannot be reached"
+      failed=$((failed + 1))
+    else
+      line="$label: did not run: no PostgreSQL at ${TEST_POSTGRES_URL:-postgres://postgres@127.0.0.1:5432/test} (start it, or set TEST_POSTGRES_URL)"
+    fi
+    echo "$line"
+    recap+=("$line")
+    continue
+  fi
   echo "# leg $n: $label ($(in_leg "$leg" node -v))"
   in_leg "$leg" npx tap --reporter=tap 2>&1 | in_leg "$leg" node --import tsx scripts/tap-summary.ts --counts "$work/leg-$n.json"
   status=${PIPESTATUS[0]}

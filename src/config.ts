@@ -23,6 +23,8 @@ export interface Config {
   geofenceKm: number
   /** Records and list totals remembered until the next change (CALENDAR_CACHE_ENTRIES; 0 turns it off). */
   cacheEntries: number
+  /** PostgreSQL connections at most per process (DATABASE_POOL_SIZE, default 10). */
+  databasePoolSize: number
   /** How long the change log keeps its entries (CALENDAR_CHANGES_RETENTION_DAYS, default 30). */
   changesRetentionDays: number
 }
@@ -55,6 +57,7 @@ export function loadConfig(env: Env = process.env): Config {
     geofenceKm: parseGeofence(env.CALENDAR_GEOFENCE_KM),
     cacheEntries: parseCacheEntries(env.CALENDAR_CACHE_ENTRIES),
     changesRetentionDays: parseRetentionDays(env.CALENDAR_CHANGES_RETENTION_DAYS),
+    databasePoolSize: parsePoolSize(env.DATABASE_POOL_SIZE),
   }
 }
 
@@ -129,4 +132,12 @@ function parseRetentionDays(value: string | undefined): number {
     throw new ConfigError(`CALENDAR_CHANGES_RETENTION_DAYS must be a number of days above 0 and at most 36500, got ${raw}`)
   }
   return days
+}
+
+function parsePoolSize(value: string | undefined): number {
+  const raw = nonEmpty(value)
+  if (raw === undefined) return 10
+  const size = Number(raw)
+  if (!/^\d+$/.test(raw) || size < 1 || size > 1000) throw new ConfigError(`DATABASE_POOL_SIZE must be an integer from 1 to 1000, got ${raw}`)
+  return size
 }

@@ -9,7 +9,7 @@ import { scheduleRetention } from './retention.js'
 
 async function main(): Promise<void> {
   const config = loadConfig()
-  const database = await openDatabase(config.databaseUrl)
+  const database = await openDatabase(config.databaseUrl, { poolSize: config.databasePoolSize })
   const app = await buildApp({ db: database.db, config })
   const stopRetention = scheduleRetention(database.db, () => new Date(), config.changesRetentionDays,
     (error) => app.log.error({ err: error }, 'pruning the change log failed'))

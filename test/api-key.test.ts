@@ -9,6 +9,7 @@ import t, { type Test } from 'tap'
 import { buildApp } from '../src/app.js'
 import { defaultConfig } from '../src/config.js'
 import { openDatabase } from '../src/db/database.js'
+import { freshDatabaseUrl } from './helpers/database.js'
 import { API, BASE_URL } from './helpers/build.js'
 import { contractProblems, SPEC } from './helpers/contract.js'
 
@@ -71,12 +72,12 @@ async function appOver(t: Test, file: string) {
 // Each test has its own database file: they can run side by side (each spawns the command a few times).
 t.jobs = 4
 
-function databaseIn(t: Test): string {
-  return join(t.testdir(), 'data', 'calendar.db')
+async function databaseIn(t: Test): Promise<string> {
+  return freshDatabaseUrl(t, join(t.testdir(), 'data', 'calendar.db'))
 }
 
 t.test('create prints only the new key, which then works', async (t) => {
-  const file = databaseIn(t)
+  const file = await databaseIn(t)
   const run = await apiKey(file, ['create', '--role', 'editor', '--name', 'x'])
   t.equal(run.code, 0)
   t.equal(run.stderr, '')
@@ -88,7 +89,7 @@ t.test('create prints only the new key, which then works', async (t) => {
 })
 
 t.test('each create makes a new user with its own key, of any of the five roles', async (t) => {
-  const file = databaseIn(t)
+  const file = await databaseIn(t)
   const keys = []
   for (const role of ['administrator', 'editor', 'author', 'contributor']) keys.push(await createKey(t, file, role, `k-${role}`))
   const unnamed = await apiKey(file, ['create', '--role', 'subscriber'])
@@ -108,7 +109,7 @@ t.test('each create makes a new user with its own key, of any of the five roles'
 })
 
 t.test('create without a role, or with a bad one, exits 2 with a message and creates nothing', async (t) => {
-  const file = databaseIn(t)
+  const file = await databaseIn(t)
   const roles = '--role must be one of administrator, editor, author, contributor, subscriber'
   const cases = [
     { args: ['create', '--name', 'x'], message: roles },
@@ -128,7 +129,7 @@ t.test('create without a role, or with a bad one, exits 2 with a message and cre
 })
 
 t.test('create with a name already taken exits 2 and keeps the first key', async (t) => {
-  const file = databaseIn(t)
+  const file = await databaseIn(t)
   const key = await createKey(t, file, 'editor', 'x')
   const run = await apiKey(file, ['create', '--role', 'administrator', '--name', 'x'])
   t.equal(run.code, 2)
@@ -139,7 +140,7 @@ t.test('create with a name already taken exits 2 and keeps the first key', async
 })
 
 t.test('list shows name, role, user id and status, and never a key', async (t) => {
-  const file = databaseIn(t)
+  const file = await databaseIn(t)
   const keys = [await createKey(t, file, 'editor', 'x'), await createKey(t, file, 'subscriber', 'reader')]
   t.equal((await apiKey(file, ['revoke', 'reader'])).code, 0)
   const list = await apiKey(file, ['list'])
@@ -155,7 +156,7 @@ t.test('list shows name, role, user id and status, and never a key', async (t) =
 })
 
 t.test('revoke stops the key from the next request of a running app', async (t) => {
-  const file = databaseIn(t)
+  const file = await databaseIn(t)
   const { createCategory } = await appOver(t, file)
   const key = await createKey(t, file, 'editor', 'x')
   const other = await createKey(t, file, 'editor', 'y')
@@ -169,7 +170,7 @@ t.test('revoke stops the key from the next request of a running app', async (t) 
 })
 
 t.test('revoke of an unknown name, or of none, exits 2', async (t) => {
-  const file = databaseIn(t)
+  const file = await databaseIn(t)
   const unknown = await apiKey(file, ['revoke', 'nope'])
   t.equal(unknown.code, 2)
   t.equal(unknown.stdout, '')
@@ -180,12 +181,12 @@ t.test('revoke of an unknown name, or of none, exits 2', async (t) => {
 })
 
 t.test('keys are stored hashed', async (t) => {
-  const file = databaseIn(t)
+  const file = await databaseIn(t)
   const key = await createKey(t, file, 'editor', 'x')
   const handle = await openDatabase(file)
   t.teardown(() => handle.close())
-  const keys = handle.sqlite.prepare('SELECT * FROM api_keys').all()
-  const users = handle.sqlite.prepare('SELECT * FROM users').all()
+  const keys = await handle.db.selectFrom('api_keys').selectAll().execute()
+  const users = await handle.db.selectFrom('users').selectAll().execute()
   t.equal(keys.length, 1)
   t.equal(users.length, 1)
   const stored = JSON.stringify([keys, users])
@@ -197,7 +198,7 @@ t.test('keys are stored hashed', async (t) => {
 })
 
 t.test('no command prints the usage; an unknown command exits 2', async (t) => {
-  const file = databaseIn(t)
+  const file = await databaseIn(t)
   for (const args of [[]]) {
     const run = await apiKey(file, args)
     t.equal(run.code, 0, `api-key ${args.join(' ')}`)
@@ -211,7 +212,7 @@ t.test('no command prints the usage; an unknown command exits 2', async (t) => {
 })
 
 t.test('a bad configuration exits 2 naming the variable', async (t) => {
-  const file = databaseIn(t)
+  const file = await databaseIn(t)
   const run = await apiKey(file, ['create', '--role', 'editor'], { CALENDAR_TIMEZONE: 'Mars/Olympus_Mons' })
   t.equal(run.code, 2)
   t.equal(run.stdout, '')

@@ -34,6 +34,7 @@ t.test('defaults', async (t) => {
     geofenceKm: 40.2,
     cacheEntries: 2500,
     changesRetentionDays: 30,
+    databasePoolSize: 10,
   } satisfies Config)
   t.equal(config.extensions.size, 0, 'no extension is on by default')
 })
@@ -42,7 +43,7 @@ t.test('empty and blank variables count as unset', async (t) => {
   const blank = loadConfig({
     HOST: '', PORT: ' ', DATABASE_URL: '', LOG_LEVEL: '', PUBLIC_URL: '  ', CALENDAR_TIMEZONE: '',
     CALENDAR_DEFAULT_LANGUAGE: '', CALENDAR_EXTENSIONS: '', CALENDAR_GEOFENCE_KM: '', CALENDAR_CACHE_ENTRIES: '',
-    CALENDAR_CHANGES_RETENTION_DAYS: '',
+    CALENDAR_CHANGES_RETENTION_DAYS: '', DATABASE_POOL_SIZE: '',
   })
   t.strictSame(blank, loadConfig({}))
 })
@@ -60,6 +61,7 @@ t.test('every variable is read', async (t) => {
     CALENDAR_GEOFENCE_KM: '12.5',
     CALENDAR_CACHE_ENTRIES: '0',
     CALENDAR_CHANGES_RETENTION_DAYS: '7',
+    DATABASE_POOL_SIZE: '25',
   })
   t.strictSame(config, {
     host: '0.0.0.0',
@@ -73,6 +75,7 @@ t.test('every variable is read', async (t) => {
     geofenceKm: 12.5,
     cacheEntries: 0,
     changesRetentionDays: 7,
+    databasePoolSize: 25,
   } satisfies Config)
 })
 
@@ -174,5 +177,12 @@ t.test('CALENDAR_CHANGES_RETENTION_DAYS takes a number of days above 0', async (
   t.equal(loadConfig({ CALENDAR_CHANGES_RETENTION_DAYS: '365' }).changesRetentionDays, 365)
   for (const value of ['0', '-1', 'week', '1e3', '36501']) {
     expectError(t, { CALENDAR_CHANGES_RETENTION_DAYS: value }, `CALENDAR_CHANGES_RETENTION_DAYS must be a number of days above 0 and at most 36500, got ${value}`)
+  }
+})
+
+t.test('DATABASE_POOL_SIZE takes 1 to 1000 connections', async (t) => {
+  t.equal(loadConfig({ DATABASE_POOL_SIZE: '1' }).databasePoolSize, 1)
+  for (const value of ['0', '-1', 'many', '2.5', '1001']) {
+    expectError(t, { DATABASE_POOL_SIZE: value }, `DATABASE_POOL_SIZE must be an integer from 1 to 1000, got ${value}`)
   }
 })

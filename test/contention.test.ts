@@ -9,12 +9,13 @@ import t from 'tap'
 import { join } from 'node:path'
 import { freePort } from './helpers/net.js'
 import { call, editorKey, startServer } from './helpers/server.js'
+import { freshDatabaseUrl } from './helpers/database.js'
 
 const WRITERS_PER_SERVER = 6
 const ROUNDS = 6
 
 t.test('two processes writing to one file: every write answered 2xx', async (t) => {
-  const file = join(t.testdir(), 'calendar.db')
+  const file = await freshDatabaseUrl(t, join(t.testdir(), 'calendar.db'))
   const key = await editorKey(file)
   const [one, two] = await Promise.all([startServer(t, file, await freePort()), startServer(t, file, await freePort())])
   if (one === undefined || two === undefined) throw new Error('servers did not start')

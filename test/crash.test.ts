@@ -16,6 +16,7 @@ import { join } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { freePort } from './helpers/net.js'
 import { API, REQUEST_TIMEOUT_MS, call, editorKey, startServer, type Server } from './helpers/server.js'
+import { freshDatabaseUrl } from './helpers/database.js'
 
 /** Writes acknowledged before the kill, and how many run at once. */
 const ACKED_BEFORE_KILL = 150
@@ -196,7 +197,7 @@ async function stop(server: Server, signal: NodeJS.Signals): Promise<{ code: num
 }
 
 t.test('SIGKILL mid-stream: every acknowledged write survives a restart, and the file is intact', async (t) => {
-  const file = join(t.testdir(), 'calendar.db')
+  const file = await freshDatabaseUrl(t, join(t.testdir(), 'calendar.db'))
   const key = await editorKey(file)
   const port = await freePort()
   const first = await startServer(t, file, port)
@@ -276,7 +277,7 @@ function slowWrite(port: number, key: string, path: string, body: Json): Promise
 }
 
 t.test('SIGTERM with requests in flight: they finish with 2xx, the process exits 0, the database is closed cleanly', async (t) => {
-  const file = join(t.testdir(), 'calendar.db')
+  const file = await freshDatabaseUrl(t, join(t.testdir(), 'calendar.db'))
   const key = await editorKey(file)
   const port = await freePort()
   const server = await startServer(t, file, port)

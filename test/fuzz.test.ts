@@ -53,7 +53,9 @@ t.test('a form body field named __proto__ is refused naming it', async (t) => {
 })
 
 t.test('dates with no wall time in the zone (at the edges of years 0001–9999) are 400 naming the field, never a 5xx', async (t) => {
-  const { inject, auth, sqlite } = await build(t, { config: { timezone: 'America/New_York' } })
+  const built = await build(t, { config: { timezone: 'America/New_York' }, sqlite: true })
+  const { inject, auth } = built
+  const sqlite = built.sqlite()
   const editor = await auth('editor')
   const post = (url: string, payload: unknown, method = 'POST') => inject({ method: method as 'POST', url: `${API}${url}`, headers: editor, payload: payload as Record<string, unknown> })
   t.equal((await post('/organizers', { organizer: 'Council' })).statusCode, 201)
@@ -83,7 +85,9 @@ t.test('dates with no wall time in the zone (at the edges of years 0001–9999) 
 })
 
 t.test('a JSON string with a lone surrogate escape is 400 rest_invalid_json, not stored mangled', async (t) => {
-  const { inject, auth, sqlite } = await build(t)
+  const built = await build(t, { sqlite: true })
+  const { inject, auth } = built
+  const sqlite = built.sqlite()
   const editor = { ...(await auth('editor')), 'content-type': 'application/json' }
   const rows = () => sqlite.prepare('SELECT (SELECT count(*) FROM terms) + (SELECT count(*) FROM events) + (SELECT count(*) FROM venues)').pluck().get()
   const before = rows()

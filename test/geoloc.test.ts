@@ -117,8 +117,9 @@ t.test('haversineKm: the great-circle distance on the mean Earth sphere (6371.00
 })
 
 t.test('haversineKm: SQLite computes the same distance (distance_km), and null for missing coordinates', async (t) => {
-  const { db, sqlite } = await build(t)
-  const distance = sqlite.prepare('select distance_km(?, ?, ?, ?) as d')
+  const built = await build(t, { sqlite: true })
+  const { db } = built
+  const distance = built.sqlite().prepare('select distance_km(?, ?, ?, ?) as d')
   for (const [latA, lngA, latB, lngB] of [[P.lat, P.lng, 47.0707, 15.4395], [0, 179.9, 0, -179.9], [89.9, 0, 89.9, 180], [0, 0, 0, 180], [-33.8568, 151.2153, 40.6892, -74.0445]] as const) {
     t.equal((distance.get(latA, lngA, latB, lngB) as { d: number }).d, haversineKm(latA, lngA, latB, lngB), `${latA},${lngA} → ${latB},${lngB}`)
   }

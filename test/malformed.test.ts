@@ -7,6 +7,7 @@
  * (Every answer is also checked against the spec by `build`'s `inject`.)
  */
 import { createHash } from 'node:crypto'
+import { sql } from 'kysely'
 import t from 'tap'
 import type { Test } from 'tap'
 import { API, build, type Built, type Injected } from './helpers/build.js'
@@ -64,20 +65,23 @@ async function setup(t: Test): Promise<Fixture> {
   return { ...built, editor, record: { events, venues, organizers, categories, tags } }
 }
 
-/** Row count and content hash of every table. */
-function dump(built: Built): Record<string, { rows: number; hash: string }> {
-  const tables = built.sqlite.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all() as string[]
-  return Object.fromEntries(tables.map((table) => {
-    const rows = built.sqlite.prepare(`SELECT * FROM "${table}" ORDER BY rowid`).raw().all()
-    return [table, { rows: rows.length, hash: createHash('sha256').update(JSON.stringify(rows)).digest('hex') }]
-  }))
+/** Row count and content hash of every table (rows in a stable order, whatever the engine). */
+async function dump(built: Built): Promise<Record<string, { rows: number; hash: string }>> {
+  const tables = (await built.db.introspection.getTables()).map((table) => table.name).filter((name) => !name.startsWith('kysely_')).sort()
+  const out: Record<string, { rows: number; hash: string }> = {}
+  for (const table of tables) {
+    const { rows } = await sql<Record<string, unknown>>`select * from ${sql.table(table)}`.execute(built.db)
+    const lines = rows.map((row) => JSON.stringify(row)).sort()
+    out[table] = { rows: rows.length, hash: createHash('sha256').update(lines.join('\n')).digest('hex') }
+  }
+  return out
 }
 
 /** Runs `body`, then checks that no table changed. */
 async function unchanged(t: Test, built: Built, body: () => Promise<void>): Promise<void> {
-  const before = dump(built)
+  const before = await dump(built)
   await body()
-  t.strictSame(dump(built), before, 'no table changed')
+  t.strictSame(await dump(built), before, 'no table changed')
 }
 
 /** The write routes of a resource: create, and update by id and by slug with POST, PUT and PATCH. */
@@ -442,7 +446,7 @@ t.test('an event linked to more terms than one INSERT can bind (16,500 tags) is 
   const count = 16_500
   const rows = Array.from({ length: count }, (_, i) => ({ taxonomy: 'tag' as const, language: 'en', translation_group: null, name: `bulk ${i}`, name_key: `bulk ${i}`, slug: `bulk-${i}`, description: null }))
   for (let i = 0; i < rows.length; i += 1000) await fixture.db.insertInto('terms').values(rows.slice(i, i + 1000)).execute()
-  const ids = fixture.sqlite.prepare("SELECT id FROM terms WHERE slug LIKE 'bulk-%' ORDER BY id").pluck().all() as number[]
+  const ids = (await fixture.db.selectFrom('terms').select('id').where('slug', 'like', 'bulk-%').orderBy('id').execute()).map((r) => r.id)
   t.equal(ids.length, count)
   const created = await fixture.inject({ method: 'POST', url: `${API}/events`, headers: fixture.editor, payload: { title: 'Tagged', ...EVENT_DATES, tags: ids } })
   t.equal(created.statusCode, 201)

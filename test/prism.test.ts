@@ -21,6 +21,7 @@ import { generateKey } from '../src/lib/api-keys.js'
 import { createUserWithKey } from '../src/repositories/users.js'
 import { withTransaction } from '../src/db/unit-of-work.js'
 import { README_API, readmeExamples } from './helpers/readme.js'
+import { freshDatabaseUrl } from './helpers/database.js'
 
 const root = new URL('..', import.meta.url).pathname
 const PREFIX = '/calendar/events/v1'
@@ -64,7 +65,7 @@ async function stop(child: ChildProcess): Promise<void> {
 
 t.test('the README and every route of the index, through Prism: zero request and zero response violations', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'prism-'))
-  const databaseUrl = join(dir, 'calendar.db')
+  const databaseUrl = await freshDatabaseUrl(t, join(dir, 'calendar.db'))
   const database = await openDatabase(databaseUrl)
   const [port, prismPort] = [await freePort(), await freePort()]
   const base = `http://127.0.0.1:${port}`

@@ -13,11 +13,12 @@ import { createReadCache } from '../src/repositories/read-cache.js'
 import { API, NOW } from './helpers/build.js'
 import { SPEC, contractProblems } from './helpers/contract.js'
 import { insertEvent } from './helpers/fixtures.js'
+import { freshDatabaseUrl } from './helpers/database.js'
 
 const compilers = createCompilers()
 
 async function served(t: Test, cacheEntries?: number) {
-  const file = join(t.testdir(), 'calendar.db')
+  const file = await freshDatabaseUrl(t, join(t.testdir(), 'calendar.db'))
   const own = await openDatabase(file)
   const other = await openDatabase(file)
   const config = defaultConfig({ databaseUrl: file, ...(cacheEntries === undefined ? {} : { cacheEntries }) })

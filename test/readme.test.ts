@@ -15,6 +15,7 @@ import { openDatabase } from '../src/db/database.js'
 import { freePort } from '../scripts/free-port.js'
 import { contractProblems } from './helpers/contract.js'
 import { README_API, readmeExamples } from './helpers/readme.js'
+import { freshDatabaseUrl } from './helpers/database.js'
 
 const root = new URL('..', import.meta.url).pathname
 const MARK = '@@README-STATUS'
@@ -41,7 +42,7 @@ t.test('every README example answers as its comment says, in order, against a fr
   t.ok(expected.length >= 50, `${expected.length} commands with an expected status`)
 
   const dir = mkdtempSync(join(tmpdir(), 'readme-'))
-  const databaseUrl = join(dir, 'calendar.db')
+  const databaseUrl = await freshDatabaseUrl(t, join(dir, 'calendar.db'))
   const database = await openDatabase(databaseUrl)
   const port = await freePort()
   const base = `http://127.0.0.1:${port}`

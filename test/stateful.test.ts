@@ -14,7 +14,7 @@
  * STATEFUL_SEED, STATEFUL_RUNS and STATEFUL_MAX change the seed and size; STATEFUL_SHRINK=1 shrinks a
  * failure (slow: every step builds an app); STATEFUL_OUTCOMES=1 (or 2) lists the answers the runs reached.
  */
-import t from 'tap'
+import t, { type Test } from 'tap'
 import fc from 'fast-check'
 import assert from 'node:assert/strict'
 import { buildApp } from '../src/app.js'
@@ -26,6 +26,7 @@ import { createUserWithKey } from '../src/repositories/users.js'
 import { withTransaction } from '../src/db/unit-of-work.js'
 import { API, API_URL, BASE_URL, NOW, build } from './helpers/build.js'
 import { contractProblems, SPEC } from './helpers/contract.js'
+import { freshDatabaseUrl } from './helpers/database.js'
 
 /** Fixed seed and size: about 30–60 s in the test command. */
 const SEED = Number(process.env.STATEFUL_SEED ?? 20260615)
@@ -70,8 +71,8 @@ let requestsSent = 0
 /** Answers seen, by method, route kind and status: shows which paths the sequences reached. */
 const outcomes = new Map<string, number>()
 
-async function makeSut(): Promise<Sut> {
-  const handle = await openDatabase(':memory:')
+async function makeSut(t: Test): Promise<Sut> {
+  const handle = await openDatabase(await freshDatabaseUrl(t))
   let clock = NOW.getTime()
   const app = await buildApp({ db: handle.db, config: defaultConfig({ publicUrl: BASE_URL }), now: () => new Date(clock), spec: SPEC, compilers })
   const keys: Record<string, string> = {}
@@ -1968,7 +1969,7 @@ t.test('model-based sequences over the five resources agree with the model', asy
   let runs = 0
   const result = await fc.check(fc.asyncProperty(fc.commands([COMMANDS], { maxCommands: MAX_COMMANDS, size: 'max' }), async (commands) => {
     runs += 1
-    const sut = await makeSut()
+    const sut = await makeSut(t)
     try {
       const counted = [...commands].map((c) => ({
         check: (m: Model) => c.check(m),

@@ -5,15 +5,15 @@
  */
 import t from 'tap'
 import { join } from 'node:path'
-import { openDatabase } from '../src/db/database.js'
+import { openDatabase, openSqlite } from '../src/db/database.js'
 import { onWritten, recordChange, withTransaction, type Change } from '../src/db/unit-of-work.js'
 
 const busy = (): Error => Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' })
 
 t.test('a write transaction holds the write lock from its first statement', async (t) => {
   const file = join(t.testdir(), 'calendar.db')
-  const own = await openDatabase(file)
-  const other = await openDatabase(file)
+  const own = await openSqlite(file)
+  const other = await openSqlite(file)
   t.teardown(async () => {
     await own.close()
     await other.close()

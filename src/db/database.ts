@@ -1,26 +1,53 @@
 /**
- * Opens the embedded SQLite database for Kysely: WAL, foreign keys, a busy timeout that write
- * transactions wait on (they take the write lock up front, see sqlite-dialect.ts) and a cache of
+ * Opens the database `DATABASE_URL` names, migrated, for Kysely.
+ *
+ * SQLite (a file path or `:memory:`, the embedded default): WAL, foreign keys, a busy timeout that
+ * write transactions wait on (they take the write lock up front, see sqlite-dialect.ts) and a cache of
  * prepared statements (Kysely prepares every query anew, which costs more than running it).
+ *
+ * PostgreSQL (`postgres://` or `postgresql://`, the scale-out engine): a pool of `pg` connections,
+ * 64-bit integers and counts read as numbers, write transactions one at a time per schema
+ * (postgres-dialect.ts), and migrations under an advisory lock, so that nodes starting together
+ * migrate once. A `schema` query parameter (`…/calendar?schema=site_a`) keeps the tables in that
+ * schema, created if missing.
  */
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import SQLite from 'better-sqlite3'
-import { Kysely, type SqliteDatabase, type SqliteStatement } from 'kysely'
+import { Kysely, sql, type SqliteDatabase, type SqliteStatement } from 'kysely'
+import pg from 'pg'
 import { SQLITE_VERSION_QUERY, foldCase, haversineKm, setVersionProbe, sqliteVersion } from './dialect.js'
 import { migrateToLatest } from './migrate.js'
+import { WriteSerializingPostgresDialect } from './postgres-dialect.js'
 import { WriteLockingSqliteDialect } from './sqlite-dialect.js'
 import type { Database } from './schema.js'
 
+export type Engine = 'sqlite' | 'postgres'
+
 export interface DatabaseHandle {
   db: Kysely<Database>
-  /** The raw connection, for pragmas and integrity checks in tools and tests. */
-  sqlite: SQLite.Database
+  engine: Engine
+  /** SQLite's raw connection, for pragmas and integrity checks in tools and tests (undefined on PostgreSQL). */
+  sqlite: SQLite.Database | undefined
   close(): Promise<void>
 }
 
-/** Opens (creating the folder if needed) and migrates the database at `url`: a file path or `:memory:`. */
-export async function openDatabase(url: string): Promise<DatabaseHandle> {
+export interface OpenOptions {
+  /** PostgreSQL connections at most (DATABASE_POOL_SIZE). */
+  poolSize?: number
+}
+
+export function isPostgresUrl(url: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(url)
+}
+
+/** Opens and migrates the database at `url`: a PostgreSQL URL, a file path (its folder created if needed) or `:memory:`. */
+export async function openDatabase(url: string, options: OpenOptions = {}): Promise<DatabaseHandle> {
+  return isPostgresUrl(url) ? openPostgres(url, options.poolSize ?? 10) : openSqlite(url)
+}
+
+/** Opens and migrates a SQLite database (a file path or `:memory:`). */
+export async function openSqlite(url: string): Promise<DatabaseHandle & { sqlite: SQLite.Database }> {
   if (url !== ':memory:') mkdirSync(dirname(url), { recursive: true })
   const sqlite = new SQLite(url)
   sqlite.pragma('journal_mode = WAL')
@@ -42,7 +69,60 @@ export async function openDatabase(url: string): Promise<DatabaseHandle> {
   // Prepared once the log's table exists.
   const version = sqlite.prepare(SQLITE_VERSION_QUERY)
   setVersionProbe(db, () => sqliteVersion(version.get() as { h: number; v: number; c: number }))
-  return { db, sqlite, close: () => db.destroy() }
+  return { db, engine: 'sqlite', sqlite, close: () => db.destroy() }
+}
+
+// 64-bit integers (positions, counts) and numerics as JavaScript numbers: every value this schema
+// holds is far below 2^53.
+const INT8 = 20
+const NUMERIC = 1700
+const parsers: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: string) => (oid === INT8 || oid === NUMERIC
+    ? (value: string) => Number(value)
+    : pg.types.getTypeParser(oid, format as 'text'))) as pg.CustomTypesConfig['getTypeParser'],
+}
+
+/** Opens and migrates a PostgreSQL database (see the file's opening comment for `schema`). */
+async function openPostgres(url: string, poolSize: number): Promise<DatabaseHandle> {
+  const parsed = new URL(url)
+  const schema = parsed.searchParams.get('schema') ?? undefined
+  const sessionOptions = parsed.searchParams.get('options')
+  // Both go to the pool on their own: pg would let the URL's `options` replace the search path.
+  parsed.searchParams.delete('schema')
+  parsed.searchParams.delete('options')
+  if (schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`DATABASE_URL: schema must be a lower-case SQL name, got ${schema}`)
+  const connectionString = parsed.toString()
+  if (schema !== undefined) {
+    const client = new pg.Client({ connectionString })
+    await client.connect()
+    try {
+      await client.query(`create schema if not exists "${schema}"`)
+    } catch (error) {
+      // Two nodes creating the schema at once: one wins, the other finds it there.
+      if (!(typeof error === 'object' && error !== null && 'code' in error && error.code === '23505')) throw error
+    } finally {
+      await client.end()
+    }
+  }
+  // Session settings from the URL (`options=-c …`) are kept beside the schema's search path.
+  const options = [sessionOptions, schema === undefined ? null : `-c search_path=${schema}`]
+    .filter((o): o is string => o !== null && o !== '').join(' ')
+  const pool = new pg.Pool({ connectionString, max: poolSize, types: parsers, ...(options !== '' ? { options } : {}) })
+  const db = new Kysely<Database>({ dialect: new WriteSerializingPostgresDialect({ pool }) })
+  try {
+    await db.connection().execute(async (connection) => {
+      await sql`select pg_advisory_lock(hashtext('calendar-migrations:' || current_schema()))`.execute(connection)
+      try {
+        await migrateToLatest(connection)
+      } finally {
+        await sql`select pg_advisory_unlock(hashtext('calendar-migrations:' || current_schema()))`.execute(connection)
+      }
+    })
+  } catch (error) {
+    await db.destroy()
+    throw error
+  }
+  return { db, engine: 'postgres', sqlite: undefined, close: () => db.destroy() }
 }
 
 /**

@@ -61,6 +61,15 @@ export function positionInIdList(db: QueryExecutorProvider, column: Expression<u
   return sql<number>`${position}(${list}, ',' || ${column} || ',')`
 }
 
+/**
+ * Text in code-point order, as SQLite compares it (BINARY): PostgreSQL's order follows the database's
+ * collation (en_US ignores case and punctuation at first), so names and slugs sort alike on every
+ * engine only in the "C" collation.
+ */
+export function bytewise(db: QueryExecutorProvider, text: Expression<unknown>): Expression<string> {
+  return isPostgres(db) ? sql<string>`${text} collate "C"` : sql<string>`${text}`
+}
+
 // The sphere and the distance every engine computes alike (SQLite calls `haversineKm` itself).
 export { EARTH_RADIUS_KM, haversineKm } from '../lib/geo.js'
 
@@ -78,7 +87,7 @@ export function distanceKm(db: QueryExecutorProvider, lat: Expression<unknown>, 
 /**
  * Where the data stands: `head`, the change log's last position (every write through a unit of work
  * moves it, on any node), and `local`, the engine's own signal of writes that bypass the log (SQLite:
- * another connection committed, or this one changed rows; PostgreSQL has none, and gives `head` again).
+ * another connection committed, or this one changed rows; PostgreSQL: a transaction wrote anything).
  */
 export interface DataVersion {
   head: number
@@ -110,9 +119,13 @@ export async function dataVersion(db: QueryExecutorProvider): Promise<DataVersio
   const probe = versionProbes.get(db)
   if (probe !== undefined) return probe()
   if (isPostgres(db)) {
-    const { rows } = await sql<{ h: string | number }>`select coalesce(max(position), 0) as h from changes`.execute(db)
-    const head = Number(rows[0]?.h ?? 0)
-    return { head, local: String(head) }
+    // xmax of the current snapshot: the next transaction id, which moves with every transaction that
+    // writes anything, anywhere in the cluster (reads take none): PostgreSQL's signal of writes that
+    // bypass the log, as coarse as it is cheap.
+    const { rows } = await sql<{ h: string | number; x: string }>`select coalesce(max(position), 0) as h,
+      pg_snapshot_xmax(pg_current_snapshot())::text as x from changes`.execute(db)
+    const row = rows[0]
+    return { head: Number(row?.h ?? 0), local: row?.x ?? '' }
   }
   const { rows } = await sql<{ h: number; v: number; c: number }>`${sql.raw(SQLITE_VERSION_QUERY)}`.execute(db)
   const row = rows[0]

@@ -4,7 +4,9 @@
  * number of queries whatever its size, and remembered by the read cache. Records hold every linked
  * venue and organizer: what a caller may see of them is decided by the handler (lib/event-view.ts).
  */
+import { sql } from 'kysely'
 import type { Event, Image, Language } from '../contract.js'
+import { bytewise } from '../db/dialect.js'
 import type { EventRow, Flag } from '../db/schema.js'
 import type { Db } from '../db/unit-of-work.js'
 import { costDetails } from '../lib/cost.js'
@@ -72,7 +74,7 @@ async function assembleEvents(db: Db, site: Site, ids: readonly number[]): Promi
   const [termLinks, venueLinks, organizerLinks, images, translations] = await Promise.all([
     db.selectFrom('event_terms').innerJoin('terms', 'terms.id', 'event_terms.term_id')
       .select(['event_terms.event_id', 'event_terms.term_id', 'terms.taxonomy'])
-      .where('event_terms.event_id', 'in', eventIdList).orderBy('terms.name_key').orderBy('terms.id').execute(),
+      .where('event_terms.event_id', 'in', eventIdList).orderBy(bytewise(db, sql.ref('terms.name_key'))).orderBy('terms.id').execute(),
     db.selectFrom('event_venues').select(['event_id', 'venue_id as id', 'position'])
       .where('event_id', 'in', eventIdList).orderBy('position').execute(),
     db.selectFrom('event_organizers').select(['event_id', 'organizer_id as id', 'position'])

@@ -5,7 +5,7 @@
  */
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely'
 import { asLanguage, type Category, type Language, type Tag } from '../contract.js'
-import { containsText, foldCase, inIdList, positionInIdList } from '../db/dialect.js'
+import { bytewise, containsText, foldCase, inIdList, positionInIdList } from '../db/dialect.js'
 import type { Database, Taxonomy, TermRow } from '../db/schema.js'
 import type { Db } from '../db/unit-of-work.js'
 import { recordsById, rememberedResult } from './read-cache.js'
@@ -117,13 +117,13 @@ export async function listTerms<R>(db: Db, site: Site, kind: TermKind<R>, q: Ter
       query = query.orderBy('terms.id', direction)
       break
     case 'name':
-      query = query.orderBy('terms.name_key', direction)
+      query = query.orderBy(bytewise(db, sql.ref('terms.name_key')), direction)
       break
     case 'slug':
-      query = query.orderBy('terms.slug', direction)
+      query = query.orderBy(bytewise(db, sql.ref('terms.slug')), direction)
       break
     case 'description':
-      query = query.orderBy(sql`coalesce(terms.description, '')`, direction)
+      query = query.orderBy(bytewise(db, sql`coalesce(terms.description, '')`), direction)
       break
     case 'count':
       query = query.orderBy('terms.event_count', direction)

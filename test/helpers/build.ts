@@ -6,12 +6,13 @@ import type { Test } from 'tap'
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import { defaultConfig, type Config } from '../../src/config.js'
-import { openDatabase } from '../../src/db/database.js'
+import { openSqlite } from '../../src/db/database.js'
 import { createCompilers } from '../../src/http/compilers.js'
 import { generateKey, type Role } from '../../src/lib/api-keys.js'
 import { createUserWithKey } from '../../src/repositories/users.js'
 import { withTransaction } from '../../src/db/unit-of-work.js'
 import { contractProblems, SPEC } from './contract.js'
+import { openTestDatabase } from './database.js'
 
 export const API = '/calendar/events/v1'
 export const BASE_URL = 'http://calendar.test'
@@ -26,13 +27,15 @@ export interface BuildOptions {
   now?: Date
   /** A clock the test moves (wins over `now`). */
   clock?: () => Date
+  /** SQLite whatever the engine under test (for tests of SQLite's own mechanics, which read `sqlite`). */
+  sqlite?: boolean
 }
 
 export type Injected = LightMyRequestResponse & { json<T = Record<string, unknown>>(): T }
 
 export async function build(t: Test, options: BuildOptions = {}) {
   const config = defaultConfig({ publicUrl: BASE_URL, ...options.config })
-  const handle = await openDatabase(':memory:')
+  const handle = options.sqlite === true ? await openSqlite(':memory:') : await openTestDatabase(t)
   const now = options.now ?? NOW
   const app = await buildApp({ db: handle.db, config, now: options.clock ?? (() => now), spec: SPEC, compilers })
   t.teardown(async () => {
@@ -54,7 +57,13 @@ export async function build(t: Test, options: BuildOptions = {}) {
     return { authorization: `Bearer ${key}` }
   }
 
-  return { app, db: handle.db, sqlite: handle.sqlite, config, inject, auth }
+  /** SQLite's raw connection (for tests built with `sqlite: true`). */
+  const sqlite = () => {
+    if (handle.sqlite === undefined) throw new Error('this test reads SQLite itself: build it with { sqlite: true }')
+    return handle.sqlite
+  }
+
+  return { app, db: handle.db, sqlite, engine: handle.engine, config, inject, auth }
 }
 
 export type Built = Awaited<ReturnType<typeof build>>

@@ -28,7 +28,8 @@ import addFormats from 'ajv-formats'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import { defaultConfig, type Config } from '../../src/config.js'
-import { openDatabase, type DatabaseHandle } from '../../src/db/database.js'
+import { openSqlite, type DatabaseHandle } from '../../src/db/database.js'
+import type SQLite from 'better-sqlite3'
 import { createCompilers } from '../../src/http/compilers.js'
 import { PREFIX, dereference, type OpenApiDocument } from '../../src/http/spec.js'
 import { generateKey, type Role } from '../../src/lib/api-keys.js'
@@ -833,7 +834,7 @@ export const CONFIGS: readonly FuzzConfig[] = [
 
 interface Instance {
   app: FastifyInstance
-  handle: DatabaseHandle
+  handle: DatabaseHandle & { sqlite: SQLite.Database }
   keys: Record<Role, string>
   tables: string[]
   reset(): Promise<void>
@@ -859,7 +860,8 @@ const compilers = createCompilers()
 
 async function createInstance(fuzzConfig: FuzzConfig): Promise<Instance> {
   const config = defaultConfig({ publicUrl: BASE_URL, ...fuzzConfig.config })
-  const handle = await openDatabase(':memory:')
+  // The fuzzer snapshots and restores SQLite's tables between runs (ATTACH): it runs on SQLite.
+  const handle = await openSqlite(':memory:')
   const app = await buildApp({ db: handle.db, config, now: () => NOW, spec: SPEC, compilers })
   await app.ready()
   const keys = {} as Record<Role, string>

@@ -1,0 +1,87 @@
+/**
+ * The engine under test: SQLite unless `TEST_DATABASE=postgres`, then PostgreSQL at `TEST_POSTGRES_URL`
+ * (default the local server). On PostgreSQL every fresh database is a schema of its own, so that test
+ * files stay independent and run in parallel; a schema a finished test used is emptied (TRUNCATE …
+ * RESTART IDENTITY, the state a new migrated database has) and used again by the next test of the same
+ * file, since creating and migrating one costs far more than emptying it. The schemas a test process
+ * made are dropped when it exits.
+ */
+import { randomBytes } from 'node:crypto'
+import type { Test } from 'tap'
+import pg from 'pg'
+import { openDatabase, type DatabaseHandle, type Engine } from '../../src/db/database.js'
+
+export const TEST_ENGINE: Engine = process.env.TEST_DATABASE === 'postgres' ? 'postgres' : 'sqlite'
+
+export const TEST_POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+
+/** Schemas made by this process, and those whose test has ended (to empty and use again). */
+const made: string[] = []
+const used: string[] = []
+
+function urlOf(schema: string): string {
+  const url = new URL(TEST_POSTGRES_URL)
+  url.searchParams.set('schema', schema)
+  // Tests do not outlive a crash of the database server: commits need not wait for the disk.
+  if (!url.searchParams.has('options')) url.searchParams.set('options', '-c synchronous_commit=off')
+  return url.toString()
+}
+
+async function withClient<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: TEST_POSTGRES_URL })
+  await client.connect()
+  try {
+    return await work(client)
+  } finally {
+    await client.end()
+  }
+}
+
+/** Empties a used schema back to a freshly migrated state; false when it could not (then a new one is made). */
+async function empty(schema: string): Promise<boolean> {
+  try {
+    return await withClient(async (client) => {
+      await client.query("set lock_timeout = '10s'")
+      const { rows } = await client.query<{ name: string }>(
+        "select table_name as name from information_schema.tables where table_schema = $1 and table_type = 'BASE TABLE' and table_name not like 'kysely%'", [schema])
+      if (rows.length === 0) return true
+      await client.query(`truncate ${rows.map((r) => `"${schema}"."${r.name}"`).join(', ')} restart identity cascade`)
+      await client.query(`insert into "${schema}".change_log (id, pruned_through) values (1, 0)`)
+      return true
+    })
+  } catch {
+    return false
+  }
+}
+
+let dropping = false
+process.on('beforeExit', () => {
+  if (dropping || made.length === 0) return
+  dropping = true
+  void withClient(async (client) => {
+    for (const schema of made) await client.query(`drop schema if exists "${schema}" cascade`)
+  }).catch(() => undefined)
+})
+
+/**
+ * A URL for a new, empty database of the engine under test: on SQLite `file` (default `:memory:`), on
+ * PostgreSQL an empty schema of its own until `t` ends.
+ */
+export async function freshDatabaseUrl(t: Test, file = ':memory:'): Promise<string> {
+  if (TEST_ENGINE === 'sqlite') return file
+  let schema = used.pop()
+  if (schema === undefined || !(await empty(schema))) {
+    schema = `t_${process.pid}_${made.length + 1}_${randomBytes(3).toString('hex')}`
+    made.push(schema)
+  }
+  const mine = schema
+  t.teardown(() => {
+    used.push(mine)
+  })
+  return urlOf(mine)
+}
+
+/** Opens a new, migrated database of the engine under test (closed in teardown by the caller). */
+export async function openTestDatabase(t: Test, file?: string): Promise<DatabaseHandle> {
+  return openDatabase(await freshDatabaseUrl(t, file))
+}
