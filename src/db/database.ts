@@ -113,7 +113,8 @@ async function openPostgres(url: string, poolSize: number): Promise<DatabaseHand
     await db.connection().execute(async (connection) => {
       await sql`select pg_advisory_lock(hashtext('calendar-migrations:' || current_schema()))`.execute(connection)
       try {
-        await migrateToLatest(connection)
+        const { rows } = await sql<{ s: string }>`select current_schema() as s`.execute(connection)
+        await migrateToLatest(connection, rows[0]?.s ?? 'public')
       } finally {
         await sql`select pg_advisory_unlock(hashtext('calendar-migrations:' || current_schema()))`.execute(connection)
       }

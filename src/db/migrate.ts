@@ -12,8 +12,12 @@ const migrations: Record<string, Migration> = {
   '0003-change-log': changeLog,
 }
 
-export async function migrateToLatest<DB>(db: Kysely<DB>): Promise<void> {
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } })
+/**
+ * Runs every migration not yet applied. `schema` (PostgreSQL): where the migration history lives, which
+ * Kysely must be told, or it takes a history table of another schema of the same database for its own.
+ */
+export async function migrateToLatest<DB>(db: Kysely<DB>, schema?: string): Promise<void> {
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations }, ...(schema !== undefined ? { migrationTableSchema: schema } : {}) })
   const { error } = await migrator.migrateToLatest()
   if (error !== undefined) throw error instanceof Error ? error : new Error(String(error))
 }
