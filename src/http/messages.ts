@@ -19,7 +19,7 @@ let localizers: Record<'de' | 'es' | 'fr', Localize> | undefined
 const ajvI18n = (): Record<'de' | 'es' | 'fr', Localize> => (localizers ??= createRequire(import.meta.url)('ajv-i18n'))
 
 export const MESSAGE_KEYS = [
-  'noRoute', 'invalidNamespace', 'forbidden', 'invalidParams', 'missingParams', 'invalidJson', 'badUrl',
+  'noRoute', 'invalidNamespace', 'forbidden', 'invalidParams', 'missingParams', 'namesAndMore', 'invalidJson', 'badUrl',
   'invalidRequest', 'unsupportedMediaType', 'payloadTooLarge', 'internalError', 'notFoundById', 'notFoundBySlug',
   'archivePageNotFound', 'notAccessible', 'inTrash', 'preconditionFailed', 'termExists', 'parentNotFound',
   'parentCycle', 'parentLanguage', 'unknownEvent', 'translationOfMissing', 'translationExists', 'unknownUser',
