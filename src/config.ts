@@ -2,7 +2,7 @@
  * The only reader of `process.env`. Everything else receives a `Config` as an argument, which is what
  * lets each test build an app with its own settings and database.
  */
-import { isValidTimezone } from './lib/time-zones.js'
+import { canonicalZoneCase, isValidTimezone } from './lib/time-zones.js'
 import { LANGUAGES, isLanguage, type Language } from './contract.js'
 import { DEFAULT_CACHE_ENTRIES } from './repositories/read-cache.js'
 
@@ -37,8 +37,9 @@ export function loadConfig(env: Env = process.env): Config {
   const port = parsePort(env.PORT)
   const logLevel = nonEmpty(env.LOG_LEVEL) ?? 'info'
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`)
-  const timezone = nonEmpty(env.CALENDAR_TIMEZONE) ?? 'UTC'
-  if (!isValidTimezone(timezone)) throw new ConfigError(`CALENDAR_TIMEZONE is not a known time zone: ${timezone}`)
+  const zone = nonEmpty(env.CALENDAR_TIMEZONE) ?? 'UTC'
+  if (!isValidTimezone(zone)) throw new ConfigError(`CALENDAR_TIMEZONE is not a known time zone: ${zone}`)
+  const timezone = canonicalZoneCase(zone)
   const language = nonEmpty(env.CALENDAR_DEFAULT_LANGUAGE) ?? 'en'
   if (!isLanguage(language)) throw new ConfigError(`CALENDAR_DEFAULT_LANGUAGE must be one of ${LANGUAGES.join(', ')}`)
   return {

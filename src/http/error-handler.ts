@@ -77,9 +77,12 @@ function send(req: FastifyRequest, reply: FastifyReply, error: ApiError, texts: 
     reply.header('WWW-Authenticate', sentKey ? `Bearer realm="${REALM}", error="invalid_token"` : `Bearer realm="${REALM}"`)
   }
   const omitted = error.data.omitted ?? 0
-  const vars = omitted > 0 && error.vars.names !== undefined
+  let vars = omitted > 0 && error.vars.names !== undefined
     ? { ...error.vars, names: translate(language, 'namesAndMore', { names: error.vars.names, count: String(omitted) }) }
     : error.vars
+  // The id as sent: an id past 2^53 became an imprecise number (`1e+23`) on its way to the handler.
+  const sentId = req.sentParams?.id
+  if (error.messageKey === 'notFoundById' && sentId !== undefined && /^\d+$/.test(sentId)) vars = { ...vars, id: sentId }
   return reply
     .code(error.status)
     .type('application/json; charset=utf-8')

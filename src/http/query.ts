@@ -13,14 +13,19 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Query parameter names the client actually sent (after `a[]` → `a`), in the order sent. */
     sentQuery: string[]
+    /** Path parameters as sent, before conversion: `99999999999999999999999` is no number to echo. */
+    sentParams: Record<string, string>
   }
 }
 
 export function registerQueryNormalisation(app: FastifyInstance): void {
   app.decorateRequest('sentQuery', null as unknown as string[])
+  app.decorateRequest('sentParams', null as unknown as Record<string, string>)
   app.addHook('preValidation', async (req) => {
     const schema = req.routeOptions.schema
     req.sentQuery = []
+    req.sentParams = {}
+    if (isRecord(req.params)) for (const [name, value] of Object.entries(req.params)) if (typeof value === 'string') req.sentParams[name] = value
     const query = req.query
     if (isRecord(query)) {
       const properties = propertiesOf(schema?.querystring)
