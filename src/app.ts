@@ -31,7 +31,7 @@ import { digitsOnlyIds } from './http/routes.js'
 import { registerAuthentication, securityHandlers } from './http/security.js'
 import { recordSerializers } from './http/serialized.js'
 import { PREFIX, asSwaggerDocument, loadSpec, servedDocument, type LoadedSpec } from './http/spec.js'
-import { swaggerUiTheme } from './http/swagger-ui.js'
+import { swaggerUiPaths, swaggerUiTheme } from './http/swagger-ui.js'
 import { typedDocument } from './http/wire-forms.js'
 import { createReadCache, useReadCache } from './repositories/read-cache.js'
 import { findUserByKey } from './repositories/users.js'
@@ -89,6 +89,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(swagger, { mode: 'static', specification: { document: asSwaggerDocument(spec.document) } })
   await app.register(swaggerUi, {
     routePrefix: `${PREFIX}/ui`,
+    // `/ui` (no trailing slash) links its assets by absolute paths: behind PUBLIC_URL's path, if any.
+    ...swaggerUiPaths(config.publicUrl),
     ...swaggerUiTheme(),
     // The UI shows the document exactly as /doc serves it: absolute server, requested language.
     transformSpecification: (_document, req) => servedDocument(spec, config.publicUrl, requestedLanguage(req) ?? config.defaultLanguage),
