@@ -21,6 +21,7 @@ import { registerBodyParsers } from './http/body-parsers.js'
 import { clientErrorHandler, ignoreUnknownExpectations } from './http/client-errors.js'
 import { createCompilers, useCompilers, type Compilers } from './http/compilers.js'
 import { frameworkErrorHandler, registerErrorHandlers, type ErrorTexts } from './http/error-handler.js'
+import { connectionOptions, registerConnectionHandling } from './http/connections.js'
 import { commonHeaders, registerHeaders, registerPreflight, setCommonHeaders } from './http/headers.js'
 import { messageTable } from './http/i18n.js'
 import { requestedLanguage } from './http/language.js'
@@ -30,6 +31,7 @@ import { registerQueryNormalisation } from './http/query.js'
 import { digitsOnlyIds } from './http/routes.js'
 import { registerAuthentication, securityHandlers } from './http/security.js'
 import { recordSerializers } from './http/serialized.js'
+import { publicUrl } from './http/public-url.js'
 import { PREFIX, asSwaggerDocument, loadSpec, servedDocument, type LoadedSpec } from './http/spec.js'
 import { swaggerUiPaths, swaggerUiTheme } from './http/swagger-ui.js'
 import { typedDocument } from './http/wire-forms.js'
@@ -54,15 +56,20 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { db, config } = options
   const spec = options.spec ?? loadSpec()
   useReadCache(db, createReadCache(config.cacheEntries))
-  const apiUrl = `${config.publicUrl}${PREFIX}`
+  const base = publicUrl(config)
   const ctx: AppContext = {
-    db, config, apiUrl, site: { apiUrl, geoloc: config.extensions.has('geoloc') }, now: options.now ?? (() => new Date()), spec,
+    db, config, spec,
+    get publicUrl() { return base.base },
+    get apiUrl() { return `${base.base}${PREFIX}` },
+    site: { get apiUrl() { return `${base.base}${PREFIX}` }, geoloc: config.extensions.has('geoloc') },
+    now: options.now ?? (() => new Date()),
     json: recordSerializers(spec.document),
   }
 
   const texts: ErrorTexts = { defaultLanguage: config.defaultLanguage, catalog: createCatalog(messageTable(spec.document['x-messages']), spec.packs) }
 
   const app = Fastify({
+    ...connectionOptions(config.connections),
     logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
     bodyLimit: BODY_LIMIT,
     // Slugs may be 200 characters (more when percent-encoded): the default limit of 100 would answer 414.
@@ -76,6 +83,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     clientErrorHandler: clientErrorHandler(texts, commonHeaders),
   })
   ignoreUnknownExpectations(app.server)
+  app.addHook('onListen', async () => base.listening(app.server.address()))
+  app.decorate('publicUrl', { getter: () => base.base })
+  registerConnectionHandling(app, config.connections)
 
   useCompilers(app, options.compilers ?? createCompilers())
   registerErrorHandlers(app, texts)
@@ -93,7 +103,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ...swaggerUiPaths(config.publicUrl),
     ...swaggerUiTheme(),
     // The UI shows the document exactly as /doc serves it: absolute server, requested language.
-    transformSpecification: (_document, req) => servedDocument(spec, config.publicUrl, requestedLanguage(req) ?? config.defaultLanguage),
+    transformSpecification: (_document, req) => servedDocument(spec, base.base, requestedLanguage(req) ?? config.defaultLanguage),
   })
 
   const handlers = {

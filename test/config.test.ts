@@ -33,6 +33,8 @@ t.test('defaults', async (t) => {
     extensions: new Set(),
     geofenceKm: 40.2,
     cacheEntries: 2500,
+    publicUrlSet: false,
+    connections: { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, maxConnections: 1_000, shutdownTimeoutMs: 10_000 },
   } satisfies Config)
   t.equal(config.extensions.size, 0, 'no extension is on by default')
 })
@@ -41,6 +43,8 @@ t.test('empty and blank variables count as unset', async (t) => {
   const blank = loadConfig({
     HOST: '', PORT: ' ', DATABASE_URL: '', LOG_LEVEL: '', PUBLIC_URL: '  ', CALENDAR_TIMEZONE: '',
     CALENDAR_DEFAULT_LANGUAGE: '', CALENDAR_EXTENSIONS: '', CALENDAR_GEOFENCE_KM: '', CALENDAR_CACHE_ENTRIES: '',
+    CALENDAR_HEADERS_TIMEOUT_MS: '', CALENDAR_REQUEST_TIMEOUT_MS: ' ', CALENDAR_KEEP_ALIVE_TIMEOUT_MS: '', CALENDAR_MAX_CONNECTIONS: '',
+    CALENDAR_SHUTDOWN_TIMEOUT_MS: '',
   })
   t.strictSame(blank, loadConfig({}))
 })
@@ -57,6 +61,11 @@ t.test('every variable is read', async (t) => {
     CALENDAR_EXTENSIONS: 'geoloc',
     CALENDAR_GEOFENCE_KM: '12.5',
     CALENDAR_CACHE_ENTRIES: '0',
+    CALENDAR_HEADERS_TIMEOUT_MS: '2000',
+    CALENDAR_REQUEST_TIMEOUT_MS: '4000',
+    CALENDAR_KEEP_ALIVE_TIMEOUT_MS: '1000',
+    CALENDAR_MAX_CONNECTIONS: '50',
+    CALENDAR_SHUTDOWN_TIMEOUT_MS: '0',
   })
   t.strictSame(config, {
     host: '0.0.0.0',
@@ -69,6 +78,8 @@ t.test('every variable is read', async (t) => {
     extensions: new Set(['geoloc']),
     geofenceKm: 12.5,
     cacheEntries: 0,
+    publicUrlSet: true,
+    connections: { headersTimeoutMs: 2000, requestTimeoutMs: 4000, keepAliveTimeoutMs: 1000, maxConnections: 50, shutdownTimeoutMs: 0 },
   } satisfies Config)
 })
 
@@ -163,4 +174,14 @@ t.test('loadConfig reads process.env when given nothing', async (t) => {
 t.test('defaultConfig has the same defaults, an in-memory database and no logs', async (t) => {
   t.strictSame(defaultConfig(), { ...loadConfig({}), databaseUrl: ':memory:', logLevel: 'silent' })
   t.equal(defaultConfig({ timezone: 'Europe/Vienna' }).timezone, 'Europe/Vienna')
+})
+
+t.test('connection limits are integers in range; headers never wait longer than the whole request', async (t) => {
+  for (const name of ['CALENDAR_HEADERS_TIMEOUT_MS', 'CALENDAR_REQUEST_TIMEOUT_MS', 'CALENDAR_KEEP_ALIVE_TIMEOUT_MS', 'CALENDAR_MAX_CONNECTIONS']) {
+    for (const value of ['0', '-1', '1.5', 'ten', '99999999999']) {
+      t.throws(() => loadConfig({ [name]: value }), new RegExp(`^${name} must be an integer`), `${name}=${value}`)
+    }
+  }
+  t.throws(() => loadConfig({ CALENDAR_HEADERS_TIMEOUT_MS: '5000', CALENDAR_REQUEST_TIMEOUT_MS: '1000' }), /must not exceed/)
+  t.equal(loadConfig({ CALENDAR_SHUTDOWN_TIMEOUT_MS: '0' }).connections.shutdownTimeoutMs, 0)
 })

@@ -24,7 +24,7 @@ export function rootHandlers(ctx: AppContext): RootHandlers {
   const served = (language: Language): Served => {
     let entry = documents.get(language)
     if (entry === undefined) {
-      entry = { document: servedDocument(ctx.spec, ctx.config.publicUrl, language) }
+      entry = { document: servedDocument(ctx.spec, ctx.publicUrl, language) }
       documents.set(language, entry)
     }
     return entry
@@ -33,8 +33,8 @@ export function rootHandlers(ctx: AppContext): RootHandlers {
     // The arguments as handlers take them (`boolean`, `array`); their descriptions name the text forms too.
     entry.resolved ??= dereference(typedDocument(entry.document))
     return help
-      ? (entry.help ??= buildRouteIndex(entry.resolved, ctx.config.publicUrl, true))
-      : (entry.index ??= buildRouteIndex(entry.resolved, ctx.config.publicUrl, false))
+      ? (entry.help ??= buildRouteIndex(entry.resolved, ctx.publicUrl, true))
+      : (entry.index ??= buildRouteIndex(entry.resolved, ctx.publicUrl, false))
   }
 
   return {
