@@ -18,7 +18,7 @@ import { rootHandlers } from './handlers/root.js'
 import { tagHandlers } from './handlers/tags.js'
 import { venueHandlers } from './handlers/venues.js'
 import { registerBodyParsers } from './http/body-parsers.js'
-import { clientErrorHandler, ignoreUnknownExpectations } from './http/client-errors.js'
+import { answerConnect, clientErrorHandler, ignoreUnknownExpectations, refuseMissingHost } from './http/client-errors.js'
 import { createCompilers, useCompilers, type Compilers } from './http/compilers.js'
 import { frameworkErrorHandler, registerErrorHandlers, type ErrorTexts } from './http/error-handler.js'
 import { connectionOptions, registerConnectionHandling } from './http/connections.js'
@@ -83,6 +83,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     clientErrorHandler: clientErrorHandler(texts, commonHeaders),
   })
   ignoreUnknownExpectations(app.server)
+  answerConnect(app.server, texts, commonHeaders)
   app.addHook('onListen', async () => base.listening(app.server.address()))
   app.decorate('publicUrl', { getter: () => base.base })
   registerConnectionHandling(app, config.connections)
@@ -90,6 +91,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   useCompilers(app, options.compilers ?? createCompilers())
   registerErrorHandlers(app, texts)
   registerBodyParsers(app)
+  refuseMissingHost(app)
   registerAuthentication(app, (key) => findUserByKey(db, key))
   registerQueryNormalisation(app)
   registerHeaders(app, config)

@@ -71,3 +71,14 @@ t.test('an error lists at most 20 names, then how many more, in message and deta
   const few = await inject({ method: 'POST', url: `${API}/categories`, headers: editor, payload: { name: 'Jazz', colour: 'blue' } })
   t.equal(expectError(t, few, 400, 'rest_invalid_param', ['colour']).message, 'Invalid parameter(s): colour.')
 })
+
+t.test('DELETE ignores its body, however large: never an undeclared 413', async (t) => {
+  const { inject, auth } = await build(t)
+  const editor = await auth('editor')
+  t.equal((await inject({ method: 'POST', url: `${API}/categories`, headers: editor, payload: { name: 'Rock' } })).statusCode, 201)
+  const big = `{"x":"${'a'.repeat(1_100_000)}"}`
+  const res = await inject({ method: 'DELETE', url: `${API}/categories/1`, headers: { ...editor, 'content-type': 'application/json' }, payload: big })
+  t.equal(res.statusCode, 200, 'deleted; the body is ignored')
+  const other = await inject({ method: 'DELETE', url: `${API}/tags/99`, headers: { ...editor, 'content-type': 'text/plain' }, payload: big })
+  t.equal(other.statusCode, 404)
+})

@@ -28,7 +28,7 @@ export const LINGER_MS = 1000
 const ACCEPT_WINDOW_MS = 1000
 
 /** Fastify's options for Node's timeouts: headers, whole request, idle keep-alive, and no traffic at all. */
-export function connectionOptions(limits: ConnectionLimits): Pick<FastifyServerOptions, 'connectionTimeout' | 'keepAliveTimeout' | 'requestTimeout' | 'forceCloseConnections' | 'return503OnClosing'> & { http: { headersTimeout: number; connectionsCheckingInterval: number } } {
+export function connectionOptions(limits: ConnectionLimits): Pick<FastifyServerOptions, 'connectionTimeout' | 'keepAliveTimeout' | 'requestTimeout' | 'forceCloseConnections' | 'return503OnClosing'> & { http: { headersTimeout: number; connectionsCheckingInterval: number; requireHostHeader: boolean } } {
   return {
     requestTimeout: limits.requestTimeoutMs,
     keepAliveTimeout: limits.keepAliveTimeoutMs,
@@ -39,6 +39,8 @@ export function connectionOptions(limits: ConnectionLimits): Pick<FastifyServerO
       // Node checks the header and request timeouts on this interval (30 s by default, which would let a
       // request of a 1 s limit live for 31 s).
       connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(limits.headersTimeoutMs / 4))),
+      // Node's own answer to a missing Host is a bare 400; client-errors.ts gives it the contract's body.
+      requireHostHeader: false,
     },
     // Shutdown is drainConnections' (below): Fastify would close fresh connections and answer 503.
     forceCloseConnections: false,
