@@ -25,6 +25,7 @@ import { connectionOptions, registerConnectionHandling } from './http/connection
 import { commonHeaders, registerHeaders, registerPreflight, setCommonHeaders } from './http/headers.js'
 import { messageTable } from './http/i18n.js'
 import { requestedLanguage } from './http/language.js'
+import { loggerOptions, type LogStream } from './http/logging.js'
 import { createCatalog } from './http/messages.js'
 import type { Handlers } from './http/operations.js'
 import { registerQueryNormalisation } from './http/query.js'
@@ -47,6 +48,8 @@ export interface AppOptions {
   spec?: LoadedSpec
   /** Schema compilers to share between apps built from the same spec (tests). */
   compilers?: Compilers
+  /** Where log lines go instead of stdout (tests). */
+  logStream?: LogStream
 }
 
 const BODY_LIMIT = 1024 * 1024
@@ -70,7 +73,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   const app = Fastify({
     ...connectionOptions(config.connections),
-    logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
+    logger: loggerOptions(config.logLevel, options.logStream),
     bodyLimit: BODY_LIMIT,
     // Slugs may be 200 characters (more when percent-encoded): the default limit of 100 would answer 414.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
