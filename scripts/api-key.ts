@@ -3,6 +3,7 @@
  * Reads the same configuration as the server (DATABASE_URL), and works while the server runs: keys are
  * looked up on every request, so a change takes effect from the next one.
  */
+import { existsSync } from 'node:fs'
 import { ConfigError, loadConfig } from '../src/config.js'
 import { openDatabase } from '../src/db/database.js'
 import { ROLES, generateKey, isRole } from '../src/lib/api-keys.js'
@@ -17,12 +18,37 @@ const USAGE = `usage:
 
 class UsageError extends Error {}
 
-function option(args: string[], name: string): string | undefined {
-  const index = args.indexOf(`--${name}`)
-  if (index === -1) return undefined
-  const value = args[index + 1]
-  if (value === undefined || value.startsWith('--')) throw new UsageError(`--${name} needs a value`)
-  return value
+/** The longest name a user may be given (it is shown in `list`, one line per key). */
+const MAX_NAME = 100
+
+/** `args` as options (each at most once, each with a value) and positional arguments, checked against what the command takes. */
+function parseArgs(args: string[], options: readonly string[], positional: number): { options: Map<string, string>; positional: string[] } {
+  const found = new Map<string, string>()
+  const rest: string[] = []
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] ?? ''
+    if (arg.startsWith('--')) {
+      const name = arg.slice(2)
+      if (!options.includes(name)) throw new UsageError(`unknown option ${arg}`)
+      if (found.has(name)) throw new UsageError(`${arg} is given twice`)
+      const value = args[i + 1]
+      if (value === undefined || value.startsWith('--')) throw new UsageError(`${arg} needs a value`)
+      found.set(name, value)
+      i++
+    } else {
+      if (rest.length >= positional) throw new UsageError(`unexpected argument "${arg.slice(0, 40)}"`)
+      rest.push(arg)
+    }
+  }
+  return { options: found, positional: rest }
+}
+
+function checkName(name: string, what: string): string {
+  if (name.trim() === '') throw new UsageError(`${what} must not be empty`)
+  // A tab or a line break would break `list`'s one line per key.
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(name)) throw new UsageError(`${what} must not contain control characters (tabs, line breaks)`)
+  if ([...name].length > MAX_NAME) throw new UsageError(`${what} must be at most ${MAX_NAME} characters`)
+  return name
 }
 
 async function main(args: string[]): Promise<void> {
@@ -31,16 +57,31 @@ async function main(args: string[]): Promise<void> {
     process.stdout.write(`${USAGE}\n`)
     return
   }
-  if (!['create', 'list', 'revoke'].includes(command)) throw new UsageError(`unknown command "${command}"`)
+  if (command !== 'create' && command !== 'list' && command !== 'revoke') throw new UsageError(`unknown command "${command.slice(0, 40)}"`)
+  // Every argument is checked before the database is touched: a misuse changes nothing.
+  const parsed = command === 'create' ? parseArgs(rest, ['role', 'name'], 0) : parseArgs(rest, [], command === 'revoke' ? 1 : 0)
+  const role = parsed.options.get('role')
+  const name = parsed.options.get('name')
+  if (command === 'create') {
+    if (!isRole(role)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}`)
+    if (name !== undefined) checkName(name, '--name')
+  }
+  const target = parsed.positional[0]
+  if (command === 'revoke' && target === undefined) throw new UsageError('revoke needs the name of a key')
   const config = loadConfig()
-  const database = await openDatabase(config.databaseUrl)
+  // Only create may start a database; list and revoke on a mistyped DATABASE_URL create no folder or file.
+  if (command !== 'create' && config.databaseUrl !== ':memory:' && !existsSync(config.databaseUrl)) {
+    throw new ConfigError(`DATABASE_URL=${config.databaseUrl} does not exist (list and revoke create no database)`)
+  }
+  let database
+  try {
+    database = await openDatabase(config.databaseUrl)
+  } catch (error) {
+    throw new ConfigError(`DATABASE_URL=${config.databaseUrl} cannot be opened as an SQLite database: ${error instanceof Error ? error.message : String(error)}`)
+  }
   try {
     const now = formatUtc(new Date())
-    if (command === 'create') {
-      const role = option(rest, 'role')
-      if (!isRole(role)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}`)
-      const name = option(rest, 'name')
-      if (name !== undefined && name.trim() === '') throw new UsageError('--name must not be empty')
+    if (command === 'create' && isRole(role)) {
       const key = generateKey()
       await withTransaction(database.db, (trx) => createUserWithKey(trx, role, key, now, name))
       process.stdout.write(`${key}\n`)
@@ -50,12 +91,10 @@ async function main(args: string[]): Promise<void> {
       for (const k of keys) {
         process.stdout.write(`${k.name}\t${k.role}\tuser ${k.user_id}\tcreated ${k.created_at}\t${k.revoked_at === null ? 'active' : `revoked ${k.revoked_at}`}\n`)
       }
-    } else {
-      const name = rest[0]
-      if (name === undefined) throw new UsageError('revoke needs the name of a key')
-      const count = await withTransaction(database.db, (trx) => revokeKeys(trx, name, now))
-      if (count === 0) throw new UsageError(`no active key named "${name}"`)
-      process.stdout.write(`revoked ${name}\n`)
+    } else if (target !== undefined) {
+      const count = await withTransaction(database.db, (trx) => revokeKeys(trx, target, now))
+      if (count === 0) throw new UsageError(`no active key named "${target.slice(0, MAX_NAME)}"`)
+      process.stdout.write(`revoked ${target}\n`)
     }
   } finally {
     await database.close()

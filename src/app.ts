@@ -20,20 +20,23 @@ import { rootHandlers } from './handlers/root.js'
 import { tagHandlers } from './handlers/tags.js'
 import { venueHandlers } from './handlers/venues.js'
 import { registerBodyParsers } from './http/body-parsers.js'
-import { clientErrorHandler, ignoreUnknownExpectations } from './http/client-errors.js'
+import { answerConnect, clientErrorHandler, ignoreUnknownExpectations, refuseMissingHost } from './http/client-errors.js'
 import { createCompilers, useCompilers, type Compilers } from './http/compilers.js'
 import { frameworkErrorHandler, registerErrorHandlers, type ErrorTexts } from './http/error-handler.js'
+import { connectionOptions, registerConnectionHandling } from './http/connections.js'
 import { commonHeaders, registerHeaders, registerPreflight, setCommonHeaders } from './http/headers.js'
 import { messageTable } from './http/i18n.js'
 import { requestedLanguage } from './http/language.js'
+import { loggerOptions, type LogStream } from './http/logging.js'
 import { createCatalog } from './http/messages.js'
 import type { Handlers } from './http/operations.js'
 import { registerQueryNormalisation } from './http/query.js'
 import { digitsOnlyIds } from './http/routes.js'
 import { registerAuthentication, securityHandlers } from './http/security.js'
 import { recordSerializers } from './http/serialized.js'
+import { publicUrl } from './http/public-url.js'
 import { PREFIX, asSwaggerDocument, loadSpec, servedDocument, type LoadedSpec } from './http/spec.js'
-import { swaggerUiTheme } from './http/swagger-ui.js'
+import { swaggerUiPaths, swaggerUiTheme } from './http/swagger-ui.js'
 import { typedDocument } from './http/wire-forms.js'
 import { createReadCache, useReadCache } from './repositories/read-cache.js'
 import { findUserByKey } from './repositories/users.js'
@@ -47,6 +50,8 @@ export interface AppOptions {
   spec?: LoadedSpec
   /** Schema compilers to share between apps built from the same spec (tests). */
   compilers?: Compilers
+  /** Where log lines go instead of stdout (tests). */
+  logStream?: LogStream
 }
 
 const BODY_LIMIT = 1024 * 1024
@@ -58,16 +63,21 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   useReadCache(db, createReadCache(config.cacheEntries))
   const now = options.now ?? (() => new Date())
   useClock(db, now)
-  const apiUrl = `${config.publicUrl}${PREFIX}`
+  const base = publicUrl(config)
   const ctx: AppContext = {
-    db, config, apiUrl, site: { apiUrl, geoloc: config.extensions.has('geoloc') }, now, spec,
+    db, config, spec,
+    get publicUrl() { return base.base },
+    get apiUrl() { return `${base.base}${PREFIX}` },
+    site: { get apiUrl() { return `${base.base}${PREFIX}` }, geoloc: config.extensions.has('geoloc') },
+    now,
     json: recordSerializers(spec.document),
   }
 
   const texts: ErrorTexts = { defaultLanguage: config.defaultLanguage, catalog: createCatalog(messageTable(spec.document['x-messages']), spec.packs) }
 
   const app = Fastify({
-    logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
+    ...connectionOptions(config.connections),
+    logger: loggerOptions(config.logLevel, options.logStream),
     bodyLimit: BODY_LIMIT,
     // Slugs may be 200 characters (more when percent-encoded): the default limit of 100 would answer 414.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
@@ -80,10 +90,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     clientErrorHandler: clientErrorHandler(texts, commonHeaders),
   })
   ignoreUnknownExpectations(app.server)
+  answerConnect(app.server, texts, commonHeaders)
+  app.addHook('onListen', async () => base.listening(app.server.address()))
+  app.decorate('publicUrl', { getter: () => base.base })
+  registerConnectionHandling(app, config.connections)
 
   useCompilers(app, options.compilers ?? createCompilers())
   registerErrorHandlers(app, texts)
   registerBodyParsers(app)
+  refuseMissingHost(app)
   registerAuthentication(app, (key) => findUserByKey(db, key))
   registerQueryNormalisation(app)
   registerHeaders(app, config)
@@ -93,9 +108,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(swagger, { mode: 'static', specification: { document: asSwaggerDocument(spec.document) } })
   await app.register(swaggerUi, {
     routePrefix: `${PREFIX}/ui`,
+    // `/ui` (no trailing slash) links its assets by absolute paths: behind PUBLIC_URL's path, if any.
+    ...swaggerUiPaths(config.publicUrl),
     ...swaggerUiTheme(),
     // The UI shows the document exactly as /doc serves it: absolute server, requested language.
-    transformSpecification: (_document, req) => servedDocument(spec, config.publicUrl, requestedLanguage(req) ?? config.defaultLanguage),
+    transformSpecification: (_document, req) => servedDocument(spec, base.base, requestedLanguage(req) ?? config.defaultLanguage),
   })
 
   const handlers = {

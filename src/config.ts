@@ -2,7 +2,7 @@
  * The only reader of `process.env`. Everything else receives a `Config` as an argument, which is what
  * lets each test build an app with its own settings and database.
  */
-import { isValidTimezone } from './lib/time-zones.js'
+import { canonicalZoneCase, isValidTimezone } from './lib/time-zones.js'
 import { LANGUAGES, isLanguage, type Language } from './contract.js'
 import { DEFAULT_CACHE_ENTRIES } from './repositories/read-cache.js'
 
@@ -27,6 +27,31 @@ export interface Config {
   databasePoolSize: number
   /** How long the change log keeps its entries (CALENDAR_CHANGES_RETENTION_DAYS, default 30). */
   changesRetentionDays: number
+  /** Whether PUBLIC_URL was given; if not and PORT is 0, URLs name the port actually bound. */
+  publicUrlSet: boolean
+  /** How long the connections of slow or idle clients may last (http/connections.ts). */
+  connections: ConnectionLimits
+}
+
+export interface ConnectionLimits {
+  /** From a connection's first byte to the end of its request headers (CALENDAR_HEADERS_TIMEOUT_MS). */
+  headersTimeoutMs: number
+  /** From the first byte to the end of the body (CALENDAR_REQUEST_TIMEOUT_MS): a body sent a byte at a time ends here. */
+  requestTimeoutMs: number
+  /** How long an idle keep-alive connection is kept (CALENDAR_KEEP_ALIVE_TIMEOUT_MS). */
+  keepAliveTimeoutMs: number
+  /** Open connections at most; more are refused at once (CALENDAR_MAX_CONNECTIONS). */
+  maxConnections: number
+  /** On SIGTERM, how long requests in flight may take before their connections are cut (CALENDAR_SHUTDOWN_TIMEOUT_MS). */
+  shutdownTimeoutMs: number
+}
+
+export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 5_000,
+  maxConnections: 1_000,
+  shutdownTimeoutMs: 10_000,
 }
 
 export class ConfigError extends Error {}
@@ -41,8 +66,9 @@ export function loadConfig(env: Env = process.env): Config {
   const port = parsePort(env.PORT)
   const logLevel = nonEmpty(env.LOG_LEVEL) ?? 'info'
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`)
-  const timezone = nonEmpty(env.CALENDAR_TIMEZONE) ?? 'UTC'
-  if (!isValidTimezone(timezone)) throw new ConfigError(`CALENDAR_TIMEZONE is not a known time zone: ${timezone}`)
+  const zone = nonEmpty(env.CALENDAR_TIMEZONE) ?? 'UTC'
+  if (!isValidTimezone(zone)) throw new ConfigError(`CALENDAR_TIMEZONE is not a known time zone: ${zone}`)
+  const timezone = canonicalZoneCase(zone)
   const language = nonEmpty(env.CALENDAR_DEFAULT_LANGUAGE) ?? 'en'
   if (!isLanguage(language)) throw new ConfigError(`CALENDAR_DEFAULT_LANGUAGE must be one of ${LANGUAGES.join(', ')}`)
   return {
@@ -58,7 +84,32 @@ export function loadConfig(env: Env = process.env): Config {
     cacheEntries: parseCacheEntries(env.CALENDAR_CACHE_ENTRIES),
     changesRetentionDays: parseRetentionDays(env.CALENDAR_CHANGES_RETENTION_DAYS),
     databasePoolSize: parsePoolSize(env.DATABASE_POOL_SIZE),
+    publicUrlSet: nonEmpty(env.PUBLIC_URL) !== undefined,
+    connections: parseConnectionLimits(env),
   }
+}
+
+function parseConnectionLimits(env: Env): ConnectionLimits {
+  const d = DEFAULT_CONNECTION_LIMITS
+  const limits: ConnectionLimits = {
+    headersTimeoutMs: parseCount(env, 'CALENDAR_HEADERS_TIMEOUT_MS', d.headersTimeoutMs, 1, 3_600_000),
+    requestTimeoutMs: parseCount(env, 'CALENDAR_REQUEST_TIMEOUT_MS', d.requestTimeoutMs, 1, 3_600_000),
+    keepAliveTimeoutMs: parseCount(env, 'CALENDAR_KEEP_ALIVE_TIMEOUT_MS', d.keepAliveTimeoutMs, 1, 3_600_000),
+    maxConnections: parseCount(env, 'CALENDAR_MAX_CONNECTIONS', d.maxConnections, 1, 1_000_000),
+    shutdownTimeoutMs: parseCount(env, 'CALENDAR_SHUTDOWN_TIMEOUT_MS', d.shutdownTimeoutMs, 0, 3_600_000),
+  }
+  if (limits.headersTimeoutMs > limits.requestTimeoutMs) {
+    throw new ConfigError(`CALENDAR_HEADERS_TIMEOUT_MS (${limits.headersTimeoutMs}) must not exceed CALENDAR_REQUEST_TIMEOUT_MS (${limits.requestTimeoutMs})`)
+  }
+  return limits
+}
+
+function parseCount(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = nonEmpty(env[name])
+  if (raw === undefined) return fallback
+  const value = Number(raw)
+  if (!/^\d+$/.test(raw) || value < min || value > max) throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got ${raw}`)
+  return value
 }
 
 /** A configuration for tests and tools, with the same defaults as `loadConfig`. */

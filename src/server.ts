@@ -1,15 +1,18 @@
 /**
  * Runs the API: reads the configuration, opens and migrates the database, listens, and on SIGTERM or
- * SIGINT stops accepting connections, lets requests in flight finish, then closes the database.
+ * SIGINT stops accepting connections, lets requests in flight finish (each answered with
+ * `Connection: close`), then closes the database. A start that fails for a reason of the configuration
+ * (a DATABASE_URL that is no SQLite database, a HOST that cannot be listened on) says which variable and
+ * value, in one line, without a stack trace.
  */
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig } from './config.js'
-import { openDatabase } from './db/database.js'
+import { isPostgresUrl, openDatabase, type DatabaseHandle } from './db/database.js'
 import { scheduleRetention } from './retention.js'
 
 async function main(): Promise<void> {
   const config = loadConfig()
-  const database = await openDatabase(config.databaseUrl, { poolSize: config.databasePoolSize })
+  const database = await openOrExplain(config.databaseUrl, config.databasePoolSize)
   const app = await buildApp({ db: database.db, config })
   const stopRetention = scheduleRetention(database.db, () => new Date(), config.changesRetentionDays,
     (error) => app.log.error({ err: error }, 'pruning the change log failed'))
@@ -19,7 +22,8 @@ async function main(): Promise<void> {
     closing = true
     app.log.info({ signal }, 'draining')
     stopRetention()
-    app.close()
+    app.drainConnections()
+      .then(() => app.close())
       .then(() => database.close())
       .then(() => process.exit(0))
       .catch((error: unknown) => {
@@ -29,10 +33,35 @@ async function main(): Promise<void> {
   }
   process.on('SIGTERM', () => shutdown('SIGTERM'))
   process.on('SIGINT', () => shutdown('SIGINT'))
-  await app.listen({ host: config.host, port: config.port })
-  if (config.logLevel === 'silent') {
-    process.stdout.write(`listening on ${config.publicUrl}/calendar/events/v1\n`)
+  try {
+    await app.listen({ host: config.host, port: config.port })
+  } catch (error) {
+    await app.close().catch(() => undefined)
+    await database.close()
+    throw new ConfigError(`cannot listen on HOST=${config.host} PORT=${config.port}: ${reason(error)}`)
   }
+  if (config.logLevel === 'silent') {
+    process.stdout.write(`listening on ${app.publicUrl}/calendar/events/v1\n`)
+  }
+}
+
+/** Opens the database, or says which DATABASE_URL could not be opened and why. */
+async function openOrExplain(url: string, poolSize: number): Promise<DatabaseHandle> {
+  try {
+    return await openDatabase(url, { poolSize })
+  } catch (error) {
+    if (!isPostgresUrl(url)) throw new ConfigError(`DATABASE_URL=${url} cannot be opened as an SQLite database: ${reason(error)}`)
+    // Never the password.
+    const shown = new URL(url)
+    if (shown.password !== '') shown.password = '***'
+    throw new ConfigError(`DATABASE_URL=${shown.toString()} cannot be opened as a PostgreSQL database: ${reason(error)}`)
+  }
+}
+
+function reason(error: unknown): string {
+  if (!(error instanceof Error)) return String(error)
+  const code = 'code' in error && typeof error.code === 'string' && !error.message.startsWith(error.code) ? `${error.code}: ` : ''
+  return `${code}${error.message}`
 }
 
 main().catch((error: unknown) => {

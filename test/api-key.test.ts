@@ -3,6 +3,7 @@
  * test's own directory; its keys are then tried against an app built over the same file.
  */
 import { spawn } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t, { type Test } from 'tap'
@@ -124,8 +125,7 @@ t.test('create without a role, or with a bad one, exits 2 with a message and cre
     t.match(run.stderr, message)
     t.match(run.stderr, 'usage:')
   }
-  const list = await apiKey(file, ['list'])
-  t.equal(list.stdout, 'no keys\n')
+  t.notOk(existsSync(file), 'not even a database was created')
 })
 
 t.test('create with a name already taken exits 2 and keeps the first key', async (t) => {
@@ -171,6 +171,7 @@ t.test('revoke stops the key from the next request of a running app', async (t) 
 
 t.test('revoke of an unknown name, or of none, exits 2', async (t) => {
   const file = await databaseIn(t)
+  await createKey(t, file, 'editor', 'someone')
   const unknown = await apiKey(file, ['revoke', 'nope'])
   t.equal(unknown.code, 2)
   t.equal(unknown.stdout, '')
@@ -217,4 +218,51 @@ t.test('a bad configuration exits 2 naming the variable', async (t) => {
   t.equal(run.code, 2)
   t.equal(run.stdout, '')
   t.match(run.stderr, 'CALENDAR_TIMEZONE is not a known time zone: Mars/Olympus_Mons')
+})
+
+t.test('create without --name picks a free name, even after a name like editor-10 was given by hand', async (t) => {
+  const file = await databaseIn(t)
+  await createKey(t, file, 'editor', 'editor-2')
+  const first = await apiKey(file, ['create', '--role', 'editor'])
+  t.equal(first.code, 0, first.stderr)
+  const second = await apiKey(file, ['create', '--role', 'editor'])
+  t.equal(second.code, 0, `a second one too: ${second.stderr}`)
+  const list = await apiKey(file, ['list'])
+  const names = list.stdout.trim().split('\n').map((line) => line.split('\t')[0])
+  t.equal(new Set(names).size, 3, `three distinct names: ${names.join(', ')}`)
+})
+
+t.test('every misuse exits 2 with a message and changes nothing: repeated flags, stray arguments, bad names', async (t) => {
+  const file = await databaseIn(t)
+  const cases: Array<[string[], string | RegExp]> = [
+    [['create', '--role', 'editor', '--role', 'author'], '--role is given twice'],
+    [['create', '--role', 'editor', '--name', 'a', '--name', 'b'], '--name is given twice'],
+    [['create', '--role', 'editor', 'stray'], 'unexpected argument "stray"'],
+    [['create', '--role', 'editor', '--colour', 'red'], 'unknown option --colour'],
+    [['create', '--role', 'editor', '--name', 'tab\there'], '--name must not contain control characters'],
+    [['create', '--role', 'editor', '--name', 'line\nbreak'], '--name must not contain control characters'],
+    [['create', '--role', 'editor', '--name', 'x'.repeat(5000)], '--name must be at most 100 characters'],
+    [['list', 'extra'], 'unexpected argument "extra"'],
+    [['list', '--role', 'editor'], 'unknown option --role'],
+    [['revoke'], 'revoke needs the name of a key'],
+    [['revoke', 'a', 'b'], 'unexpected argument "b"'],
+  ]
+  for (const [args, message] of cases) {
+    const run = await apiKey(file, args)
+    t.equal(run.code, 2, args.join(' ').slice(0, 60))
+    t.equal(run.stdout, '', 'nothing printed on stdout')
+    t.match(run.stderr, message)
+  }
+  t.notOk(existsSync(file), 'not even a database was created')
+})
+
+t.test('list and revoke on a DATABASE_URL that does not exist create nothing', async (t) => {
+  const dir = t.testdir()
+  const missing = join(dir, 'no-such-folder', 'calendar.db')
+  for (const args of [['list'], ['revoke', 'x']]) {
+    const run = await apiKey(missing, args)
+    t.equal(run.code, 2, args.join(' '))
+    t.match(run.stderr, `DATABASE_URL=${missing} does not exist`)
+  }
+  t.notOk(existsSync(join(dir, 'no-such-folder')), 'no folder was created')
 })

@@ -162,3 +162,17 @@ t.test('any byte outside ASCII in the request target is refused the same way (pr
   ), { numRuns: 40, seed: 18 })
   t.equal(runs, 40)
 })
+
+t.test('errors Node would answer before routing get the contract body too: no Host, CONNECT, a refusal after a pipelined request', async (t) => {
+  const { port } = await listening(t)
+  const noHost = await raw(port, `GET ${API}/tags HTTP/1.1\r\n\r\n`)
+  checkAnswer(t, noHost, 400, 'rest_invalid_request')
+  const tunnel = await raw(port, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n')
+  checkAnswer(t, tunnel, 404, 'rest_no_route')
+  // A valid request, then an oversized one on the same connection: the first is answered, then the 431.
+  const both = await raw(port, `GET ${API}/tags HTTP/1.1\r\nHost: x\r\n\r\nGET ${API}/tags HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`)
+  t.equal(both.status, 200, 'the first request is answered')
+  const second = both.body.slice(both.body.indexOf('HTTP/1.1 '))
+  t.match(second, /^HTTP\/1\.1 431 /, 'then the refusal')
+  t.match(second, /"code":"rest_request_header_fields_too_large"/)
+})

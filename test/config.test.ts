@@ -35,6 +35,8 @@ t.test('defaults', async (t) => {
     cacheEntries: 2500,
     changesRetentionDays: 30,
     databasePoolSize: 10,
+    publicUrlSet: false,
+    connections: { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, maxConnections: 1_000, shutdownTimeoutMs: 10_000 },
   } satisfies Config)
   t.equal(config.extensions.size, 0, 'no extension is on by default')
 })
@@ -44,6 +46,8 @@ t.test('empty and blank variables count as unset', async (t) => {
     HOST: '', PORT: ' ', DATABASE_URL: '', LOG_LEVEL: '', PUBLIC_URL: '  ', CALENDAR_TIMEZONE: '',
     CALENDAR_DEFAULT_LANGUAGE: '', CALENDAR_EXTENSIONS: '', CALENDAR_GEOFENCE_KM: '', CALENDAR_CACHE_ENTRIES: '',
     CALENDAR_CHANGES_RETENTION_DAYS: '', DATABASE_POOL_SIZE: '',
+    CALENDAR_HEADERS_TIMEOUT_MS: '', CALENDAR_REQUEST_TIMEOUT_MS: ' ', CALENDAR_KEEP_ALIVE_TIMEOUT_MS: '', CALENDAR_MAX_CONNECTIONS: '',
+    CALENDAR_SHUTDOWN_TIMEOUT_MS: '',
   })
   t.strictSame(blank, loadConfig({}))
 })
@@ -62,6 +66,11 @@ t.test('every variable is read', async (t) => {
     CALENDAR_CACHE_ENTRIES: '0',
     CALENDAR_CHANGES_RETENTION_DAYS: '7',
     DATABASE_POOL_SIZE: '25',
+    CALENDAR_HEADERS_TIMEOUT_MS: '2000',
+    CALENDAR_REQUEST_TIMEOUT_MS: '4000',
+    CALENDAR_KEEP_ALIVE_TIMEOUT_MS: '1000',
+    CALENDAR_MAX_CONNECTIONS: '50',
+    CALENDAR_SHUTDOWN_TIMEOUT_MS: '0',
   })
   t.strictSame(config, {
     host: '0.0.0.0',
@@ -76,6 +85,8 @@ t.test('every variable is read', async (t) => {
     cacheEntries: 0,
     changesRetentionDays: 7,
     databasePoolSize: 25,
+    publicUrlSet: true,
+    connections: { headersTimeoutMs: 2000, requestTimeoutMs: 4000, keepAliveTimeoutMs: 1000, maxConnections: 50, shutdownTimeoutMs: 0 },
   } satisfies Config)
 })
 
@@ -185,4 +196,14 @@ t.test('DATABASE_POOL_SIZE takes 1 to 1000 connections', async (t) => {
   for (const value of ['0', '-1', 'many', '2.5', '1001']) {
     expectError(t, { DATABASE_POOL_SIZE: value }, `DATABASE_POOL_SIZE must be an integer from 1 to 1000, got ${value}`)
   }
+})
+
+t.test('connection limits are integers in range; headers never wait longer than the whole request', async (t) => {
+  for (const name of ['CALENDAR_HEADERS_TIMEOUT_MS', 'CALENDAR_REQUEST_TIMEOUT_MS', 'CALENDAR_KEEP_ALIVE_TIMEOUT_MS', 'CALENDAR_MAX_CONNECTIONS']) {
+    for (const value of ['0', '-1', '1.5', 'ten', '99999999999']) {
+      t.throws(() => loadConfig({ [name]: value }), new RegExp(`^${name} must be an integer`), `${name}=${value}`)
+    }
+  }
+  t.throws(() => loadConfig({ CALENDAR_HEADERS_TIMEOUT_MS: '5000', CALENDAR_REQUEST_TIMEOUT_MS: '1000' }), /must not exceed/)
+  t.equal(loadConfig({ CALENDAR_SHUTDOWN_TIMEOUT_MS: '0' }).connections.shutdownTimeoutMs, 0)
 })

@@ -11,8 +11,10 @@ import type { Site } from '../repositories/site.js'
 export interface AppContext {
   db: Kysely<Database>
   config: Config
+  /** `{base_url}`: PUBLIC_URL, else the address listened on (read when a URL is made: PORT=0). */
+  readonly publicUrl: string
   /** `{base_url}/calendar/events/v1`, the prefix of every `rest_url`. */
-  apiUrl: string
+  readonly apiUrl: string
   /** How records are written (what record reads take after `db`). */
   site: Site
   /** The clock, injectable so that tests never depend on today's date. */

@@ -5,6 +5,7 @@
 import { ApiError } from '../http/errors.js'
 import type { Language, RouteIndex } from '../contract.js'
 import type { Handlers } from '../http/operations.js'
+import { preferredMediaType } from '../http/negotiation.js'
 import { buildRouteIndex } from '../http/route-index.js'
 import { NAMESPACE, dereference, servedDocument, type OpenApiDocument } from '../http/spec.js'
 import { typedDocument } from '../http/wire-forms.js'
@@ -13,6 +14,9 @@ import type { AppContext } from './context.js'
 
 type RootHandlers = Pick<Handlers, 'getRoot' | 'getDoc'>
 
+/** What `/doc` is served as: JSON unless YAML is preferred (the YAML types in use are all understood). */
+const DOC_MEDIA_TYPES = ['application/json', 'application/yaml', 'application/x-yaml', 'text/yaml', 'text/x-yaml'] as const
+
 export function rootHandlers(ctx: AppContext): RootHandlers {
   // Per language, each form made on first use (the YAML text and the help index are rarely asked for).
   interface Served { document: OpenApiDocument; resolved?: OpenApiDocument; yaml?: string; index?: RouteIndex; help?: RouteIndex }
@@ -20,7 +24,7 @@ export function rootHandlers(ctx: AppContext): RootHandlers {
   const served = (language: Language): Served => {
     let entry = documents.get(language)
     if (entry === undefined) {
-      entry = { document: servedDocument(ctx.spec, ctx.config.publicUrl, language) }
+      entry = { document: servedDocument(ctx.spec, ctx.publicUrl, language) }
       documents.set(language, entry)
     }
     return entry
@@ -29,8 +33,8 @@ export function rootHandlers(ctx: AppContext): RootHandlers {
     // The arguments as handlers take them (`boolean`, `array`); their descriptions name the text forms too.
     entry.resolved ??= dereference(typedDocument(entry.document))
     return help
-      ? (entry.help ??= buildRouteIndex(entry.resolved, ctx.config.publicUrl, true))
-      : (entry.index ??= buildRouteIndex(entry.resolved, ctx.config.publicUrl, false))
+      ? (entry.help ??= buildRouteIndex(entry.resolved, ctx.publicUrl, true))
+      : (entry.index ??= buildRouteIndex(entry.resolved, ctx.publicUrl, false))
   }
 
   return {
@@ -44,7 +48,7 @@ export function rootHandlers(ctx: AppContext): RootHandlers {
 
     async getDoc(req, reply) {
       const entry = served(req.query?.ml_language ?? ctx.config.defaultLanguage)
-      if (/\b(application|text)\/(x-)?yaml\b/.test(req.headers.accept ?? '')) {
+      if (preferredMediaType(req, DOC_MEDIA_TYPES) !== 'application/json') {
         reply.type('application/yaml; charset=utf-8')
         return (entry.yaml ??= stringifyYaml(entry.document))
       }

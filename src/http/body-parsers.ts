@@ -51,6 +51,15 @@ export function registerBodyParsers(app: FastifyInstance): void {
   app.addHook('onRequest', async (req) => {
     if (req.is404) throw new ApiError(404, 'rest_no_route', 'noRoute')
   })
+  // DELETE takes no body (CONTRACT §1): Fastify is told there is none, so it neither reads nor limits
+  // it, and a large one is no 413 (which DELETE does not declare). Node's parser still knows the real
+  // length and drops what was sent once the answer is written.
+  app.addHook('onRequest', async (req) => {
+    if (req.method !== 'DELETE') return
+    delete req.raw.headers['content-type']
+    delete req.raw.headers['content-length']
+    delete req.raw.headers['transfer-encoding']
+  })
   // A write without a body is `{}`: give it a media type so it is parsed and validated like any other.
   app.addHook('onRequest', async (req) => {
     if (!WRITE_METHODS.has(req.method)) return

@@ -8,9 +8,10 @@
  * Also: an `Expect` other than `100-continue` would get Node's bare 417; it is ignored instead
  * (RFC 9110 §10.1.1 allows that), so the request is answered like any other.
  */
-import { STATUS_CODES, type Server } from 'node:http'
+import { STATUS_CODES, type Server, type ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
-import type { FastifyBaseLogger } from 'fastify'
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
+import { ApiError } from './errors.js'
 import type { ErrorTexts } from './error-handler.js'
 import type { Language } from '../contract.js'
 import type { MessageKey } from './messages.js'
@@ -61,13 +62,45 @@ export function clientErrorHandler(texts: ErrorTexts, headers: (language: Langua
     // The code only: the raw packet may hold an Authorization header.
     this.log.debug({ parserError: error.code, status: answer.status }, 'request refused by the HTTP parser')
     const language = texts.defaultLanguage
-    if (socket.writable) {
-      socket.end(clientErrorResponse(answer, texts.catalog.translate(language, answer.messageKey), headers(language)))
+    const answerAndClose = () => {
+      if (socket.writable) {
+        socket.end(clientErrorResponse(answer, texts.catalog.translate(language, answer.messageKey), headers(language)))
+      }
+      const linger = setTimeout(() => socket.destroy(), LINGER_MS)
+      linger.unref()
+      socket.once('close', () => clearTimeout(linger))
     }
-    const linger = setTimeout(() => socket.destroy(), LINGER_MS)
-    linger.unref()
-    socket.once('close', () => clearTimeout(linger))
+    // A request before this one on the same connection (received whole) is still being answered: its
+    // answer first, else the raw refusal would take its place.
+    const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage
+    if (inFlight !== undefined && inFlight !== null && !inFlight.writableFinished && inFlight.req.complete) inFlight.once('finish', answerAndClose)
+    else answerAndClose()
   }
+}
+
+/**
+ * Requests Node answers itself before any route: HTTP/1.1 without `Host` (Node's bare 400, turned off
+ * here by `requireHostHeader: false` and refused by `refuseMissingHost`) and `CONNECT` (a socket closed
+ * unanswered): the contract's body and headers instead.
+ */
+export function answerConnect(server: Server, texts: ErrorTexts, headers: (language: Language) => Record<string, string>): void {
+  server.on('connect', (_req, socket: Socket) => {
+    const language = texts.defaultLanguage
+    const answer: ClientErrorAnswer = { status: 404, code: 'rest_no_route', messageKey: 'noRoute' }
+    socket.on('error', () => undefined)
+    socket.end(clientErrorResponse(answer, texts.catalog.translate(language, answer.messageKey), headers(language)))
+    setTimeout(() => socket.destroy(), LINGER_MS).unref()
+  })
+}
+
+/** HTTP/1.1 requires `Host` (RFC 9112 §3.2): a request without one is refused as malformed. */
+export function refuseMissingHost(app: FastifyInstance): void {
+  app.addHook('onRequest', async (req, reply) => {
+    if (req.raw.httpVersion !== '1.1' || req.headers.host !== undefined) return
+    // Closed like every request the parser refuses: what follows on the connection cannot be trusted.
+    reply.header('Connection', 'close')
+    throw new ApiError(400, 'rest_invalid_request', 'unparsableRequest')
+  })
 }
 
 /** Lets requests with an unknown `Expect` through instead of Node's bodiless 417. */

@@ -22,6 +22,12 @@ interface AjvIssue {
   parentSchema?: unknown
 }
 
+/**
+ * The most fields an error names: a body with 70,000 unknown keys was answered with 15 MB. Past this, the
+ * message says how many more there are, and `params` and `details` list the first ones only.
+ */
+export const MAX_LISTED = 20
+
 /** The spec names the contract's own message for a rule (a date's or a time zone's `pattern`). */
 const RULE_MESSAGE = 'x-calendar-message'
 
@@ -70,10 +76,17 @@ function send(req: FastifyRequest, reply: FastifyReply, error: ApiError, texts: 
     const sentKey = /^bearer\s/i.test(req.headers.authorization ?? '')
     reply.header('WWW-Authenticate', sentKey ? `Bearer realm="${REALM}", error="invalid_token"` : `Bearer realm="${REALM}"`)
   }
+  const omitted = error.data.omitted ?? 0
+  let vars = omitted > 0 && error.vars.names !== undefined
+    ? { ...error.vars, names: translate(language, 'namesAndMore', { names: error.vars.names, count: String(omitted) }) }
+    : error.vars
+  // The id as sent: an id past 2^53 became an imprecise number (`1e+23`) on its way to the handler.
+  const sentId = req.sentParams?.id
+  if (error.messageKey === 'notFoundById' && sentId !== undefined && /^\d+$/.test(sentId)) vars = { ...vars, id: sentId }
   return reply
     .code(error.status)
     .type('application/json; charset=utf-8')
-    .send({ code: error.code, message: translate(language, error.messageKey, error.vars), data })
+    .send({ code: error.code, message: translate(language, error.messageKey, vars), data })
 }
 
 function toApiError(error: FastifyError & { validation?: AjvIssue[]; validationContext?: string; errors?: unknown[] }, req: FastifyRequest, texts: ErrorTexts): ApiError {
@@ -115,25 +128,33 @@ function fromValidation(issues: AjvIssue[], context: string, req: FastifyRequest
     const key = isRecord(issue.parentSchema) ? issue.parentSchema[RULE_MESSAGE] : undefined
     if (issue.keyword === 'pattern' && isMessageKey(key)) return invalidParam(fieldOf(issue, context), key)
   }
-  const details = issues.map((issue) => ({
+  const found = issues.map((issue) => ({
     field: fieldOf(issue, context),
     in: context,
     keyword: issue.keyword ?? 'invalid',
     message: issue.message ?? 'is invalid',
     ...(issue.params !== undefined ? { params: issue.params } : {}),
   }))
+  const fields = new Set(found.map((d) => d.field))
   if (context === 'body') {
     // Ajv stops at the first error: name every unknown field, not only the first one it met.
-    const known = new Set(details.map((d) => d.field))
     for (const field of unknownFields(req)) {
-      if (known.has(field)) continue
-      details.push({ field, in: 'body', keyword: 'additionalProperties', message: 'must NOT have additional properties', params: { additionalProperty: field } })
+      if (fields.has(field)) continue
+      fields.add(field)
+      if (fields.size <= MAX_LISTED) {
+        found.push({ field, in: 'body', keyword: 'additionalProperties', message: 'must NOT have additional properties', params: { additionalProperty: field } })
+      }
     }
   }
+  // At most MAX_LISTED fields are named, in message, params and details alike; the message counts the rest.
+  const listed = new Set([...fields].slice(0, MAX_LISTED))
+  const details = found.filter((d) => listed.has(d.field)).slice(0, MAX_LISTED)
+  const omitted = fields.size - listed.size
   if (context === 'body' && issues.some((i) => i.keyword === 'required' && (i.instancePath ?? '') === '')) {
     const missing = missingRequired(req)
     if (missing.length > 0) {
-      return new ApiError(400, 'rest_missing_callback_param', 'missingParams', { names: missing.join(', ') }, { params: missing, details })
+      const shown = missing.slice(0, MAX_LISTED)
+      return new ApiError(400, 'rest_missing_callback_param', 'missingParams', { names: shown.join(', ') }, { params: shown, details, omitted: missing.length - shown.length })
     }
   }
   // Defined, not assigned: a field may be called `__proto__` (a form body can send one), which an
@@ -142,7 +163,7 @@ function fromValidation(issues: AjvIssue[], context: string, req: FastifyRequest
   for (const { field, message } of details) {
     if (!Object.hasOwn(params, field)) Object.defineProperty(params, field, { value: `${field} ${message}`, enumerable: true, writable: true, configurable: true })
   }
-  return new ApiError(400, 'rest_invalid_param', 'invalidParams', { names: Object.keys(params).join(', ') }, { params, details })
+  return new ApiError(400, 'rest_invalid_param', 'invalidParams', { names: [...listed].join(', ') }, { params, details, omitted })
 }
 
 function fieldOf(issue: AjvIssue, context: string): string {

@@ -13,6 +13,8 @@ export interface ErrorData {
   details?: Array<Record<string, unknown>>
   /** Contract rules a field broke, as message keys: translated into `params` and `details` when sent. */
   reasons?: Record<string, { key: MessageKey; vars: MessageVars }>
+  /** How many more names the request got wrong than `vars.names`, `params` and `details` list. */
+  omitted?: number
 }
 
 export class ApiError extends Error {

@@ -8,6 +8,7 @@ import { createRequire } from 'node:module'
 import type { ErrorObject } from 'ajv'
 import type { LanguagePack, MessageTable } from './i18n.js'
 import type { Language } from '../contract.js'
+import { correctValidationTexts } from './validation-texts.js'
 
 type Localize = (errors: ErrorObject[]) => void
 
@@ -19,7 +20,7 @@ let localizers: Record<'de' | 'es' | 'fr', Localize> | undefined
 const ajvI18n = (): Record<'de' | 'es' | 'fr', Localize> => (localizers ??= createRequire(import.meta.url)('ajv-i18n'))
 
 export const MESSAGE_KEYS = [
-  'noRoute', 'invalidNamespace', 'forbidden', 'invalidParams', 'missingParams', 'invalidJson', 'badUrl',
+  'noRoute', 'invalidNamespace', 'forbidden', 'invalidParams', 'missingParams', 'namesAndMore', 'invalidJson', 'badUrl',
   'invalidRequest', 'unsupportedMediaType', 'payloadTooLarge', 'internalError', 'notFoundById', 'notFoundBySlug',
   'archivePageNotFound', 'notAccessible', 'inTrash', 'preconditionFailed', 'termExists', 'parentNotFound',
   'parentCycle', 'parentLanguage', 'unknownEvent', 'translationOfMissing', 'translationExists', 'unknownUser',
@@ -40,7 +41,7 @@ export interface Catalog {
   /** The message for `key` in `language`; a string that is not a key is returned as it is. */
   translate(language: Language, key: string, vars?: MessageVars): string
   /** Ajv's messages in `language` (in place), for `data.details` and `data.params`. */
-  localizeValidation(language: Language, errors: Array<{ keyword?: string; message?: string }>): void
+  localizeValidation(language: Language, errors: Array<{ keyword?: string; message?: string; params?: unknown }>): void
 }
 
 export class MessageCatalogError extends Error {}
@@ -68,9 +69,10 @@ export function createCatalog(english: MessageTable, packs: Partial<Record<Langu
     localizeValidation(language, errors) {
       if (language === 'en') return
       const localize = ajvI18n()
-      const base = language === 'es' ? localize.es : language === 'ch-fr' ? localize.fr : localize.de
+      const base = language === 'es' ? 'es' : language === 'ch-fr' ? 'fr' : 'de'
       // ajv-i18n reads keyword and params and rewrites message: the fields Fastify passes on from Ajv.
-      base(errors as ErrorObject[])
+      localize[base](errors as ErrorObject[])
+      correctValidationTexts(base, errors)
       if (language === 'ch-de') for (const e of errors) if (e.message !== undefined) e.message = e.message.replace(/ß/g, 'ss')
     },
   }

@@ -13,14 +13,19 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Query parameter names the client actually sent (after `a[]` → `a`), in the order sent. */
     sentQuery: string[]
+    /** Path parameters as sent, before conversion: `99999999999999999999999` is no number to echo. */
+    sentParams: Record<string, string>
   }
 }
 
 export function registerQueryNormalisation(app: FastifyInstance): void {
   app.decorateRequest('sentQuery', null as unknown as string[])
+  app.decorateRequest('sentParams', null as unknown as Record<string, string>)
   app.addHook('preValidation', async (req) => {
     const schema = req.routeOptions.schema
     req.sentQuery = []
+    req.sentParams = {}
+    if (isRecord(req.params)) for (const [name, value] of Object.entries(req.params)) if (typeof value === 'string') req.sentParams[name] = value
     const query = req.query
     if (isRecord(query)) {
       const properties = propertiesOf(schema?.querystring)
@@ -33,14 +38,25 @@ export function registerQueryNormalisation(app: FastifyInstance): void {
   })
 }
 
-/** Parses a form body into strings and string arrays (repeated keys and `a[]` keys become arrays). */
+/**
+ * The most values one field takes (the spec's `maxItems` on every array parameter and field). A form
+ * keeps one more than this of a repeated key: enough for validation to refuse the field by name, while
+ * a body of 100,000 repeats costs no more memory than one of 101.
+ */
+export const MAX_FIELD_VALUES = 100
+
+/**
+ * Parses a form body into strings and string arrays (repeated keys and `a[]` keys become arrays), in
+ * time linear in the body: repeated values are appended in place, never copied.
+ */
 export function parseFormBody(text: string): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = Object.create(null)
   for (const [rawKey, value] of new URLSearchParams(text)) {
     const key = rawKey.endsWith('[]') ? rawKey.slice(0, -2) : rawKey
     const previous = out[key]
     if (previous === undefined) out[key] = rawKey.endsWith('[]') ? [value] : value
-    else out[key] = Array.isArray(previous) ? [...previous, value] : [previous, value]
+    else if (!Array.isArray(previous)) out[key] = [previous, value]
+    else if (previous.length <= MAX_FIELD_VALUES) previous.push(value)
   }
   return { ...out }
 }

@@ -52,3 +52,13 @@ export function swaggerUiTheme(): Pick<FastifySwaggerUiOptions, 'theme' | 'uiCon
     },
   }
 }
+
+/**
+ * Where the page at `/ui` (no trailing slash) finds its assets. It names them by absolute path, which
+ * behind a PUBLIC_URL with a path (`https://api.example.com/base`) must start with that path; `/ui/`
+ * names them relative to itself and needs nothing.
+ */
+export function swaggerUiPaths(publicUrl: string): Pick<FastifySwaggerUiOptions, 'indexPrefix'> {
+  const path = new URL(publicUrl).pathname.replace(/\/+$/, '')
+  return path === '' ? {} : { indexPrefix: path }
+}

@@ -177,3 +177,16 @@ export function utcMsToWallMs(utcMs: number, offsetAt: OffsetAt): number {
 export function isValidTimezone(tz: string): boolean {
   return manualOffsetMs(tz) !== null || isIanaZone(tz);
 }
+
+/**
+ * A valid zone name in the case the tz database writes it (`europe/zurich` → `Europe/Zurich`), for
+ * names written once and shown everywhere (the site zone). Only the case changes: an alias stays the
+ * alias it is (`Asia/Calcutta`), and a manual offset stays as written.
+ */
+export function canonicalZoneCase(tz: string): string {
+  if (manualOffsetMs(tz) !== null) return tz;
+  const resolved = new Intl.DateTimeFormat('en-US', { timeZone: tz }).resolvedOptions().timeZone;
+  if (resolved.toLowerCase() === tz.toLowerCase()) return resolved;
+  const listed = Intl.supportedValuesOf('timeZone').find((name) => name.toLowerCase() === tz.toLowerCase());
+  return listed ?? tz;
+}

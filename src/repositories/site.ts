@@ -4,6 +4,6 @@
  */
 export interface Site {
   /** `{base_url}/calendar/events/v1`, the prefix of every `rest_url`. */
-  apiUrl: string
+  readonly apiUrl: string
   geoloc: boolean
 }

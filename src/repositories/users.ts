@@ -53,7 +53,12 @@ export async function createUserWithKey(trx: Tx, role: Role, key: string, now: s
   const placeholder = name ?? `pending-${hashKey(key).slice(0, 16)}`
   const { id } = await trx.insertInto('users').values({ name: placeholder, role, created_at: now })
     .returning('id').executeTakeFirstOrThrow()
-  const finalName = name ?? `${role}-${id}`
+  // `<role>-<id>`, unless a user was given that name by hand (`--name editor-10`): then the first free
+  // `<role>-<id>-<n>`. Ids of rolled-back inserts come back, so the plain name alone could fail for ever.
+  let finalName = name ?? `${role}-${id}`
+  for (let n = 2; name === undefined && (await trx.selectFrom('users').select('id').where('name', '=', finalName).executeTakeFirst()) !== undefined; n++) {
+    finalName = `${role}-${id}-${n}`
+  }
   if (name === undefined) await trx.updateTable('users').set({ name: finalName }).where('id', '=', id).execute()
   await trx.insertInto('api_keys').values({ user_id: id, key_hash: hashKey(key), created_at: now, revoked_at: null }).execute()
   recordChange(trx, { resource: 'user', id, action: 'create' })
