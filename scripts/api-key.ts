@@ -5,7 +5,7 @@
  */
 import { existsSync } from 'node:fs'
 import { ConfigError, loadConfig } from '../src/config.js'
-import { openDatabase } from '../src/db/database.js'
+import { isPostgresUrl, openDatabase, shownUrl } from '../src/db/database.js'
 import { ROLES, generateKey, isRole } from '../src/lib/api-keys.js'
 import { formatUtc } from '../src/lib/dates.js'
 import { DuplicateNameError, createUserWithKey, listKeys, revokeKeys } from '../src/repositories/users.js'
@@ -70,14 +70,15 @@ async function main(args: string[]): Promise<void> {
   if (command === 'revoke' && target === undefined) throw new UsageError('revoke needs the name of a key')
   const config = loadConfig()
   // Only create may start a database; list and revoke on a mistyped DATABASE_URL create no folder or file.
-  if (command !== 'create' && config.databaseUrl !== ':memory:' && !existsSync(config.databaseUrl)) {
+  if (command !== 'create' && !isPostgresUrl(config.databaseUrl) && config.databaseUrl !== ':memory:' && !existsSync(config.databaseUrl)) {
     throw new ConfigError(`DATABASE_URL=${config.databaseUrl} does not exist (list and revoke create no database)`)
   }
   let database
   try {
-    database = await openDatabase(config.databaseUrl)
+    database = await openDatabase(config.databaseUrl, { poolSize: 2 })
   } catch (error) {
-    throw new ConfigError(`DATABASE_URL=${config.databaseUrl} cannot be opened as an SQLite database: ${error instanceof Error ? error.message : String(error)}`)
+    const engine = isPostgresUrl(config.databaseUrl) ? 'a PostgreSQL' : 'an SQLite'
+    throw new ConfigError(`DATABASE_URL=${shownUrl(config.databaseUrl)} cannot be opened as ${engine} database: ${error instanceof Error ? error.message : String(error)}`)
   }
   try {
     const now = formatUtc(new Date())
@@ -106,3 +107,4 @@ main(process.argv.slice(2)).catch((error: unknown) => {
   process.stderr.write(`${known ? `${error.message}\n${error instanceof UsageError ? USAGE : ''}` : String(error)}\n`)
   process.exit(known ? 2 : 1)
 })
+

@@ -7,7 +7,7 @@
  */
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig } from './config.js'
-import { isPostgresUrl, openDatabase, type DatabaseHandle } from './db/database.js'
+import { isPostgresUrl, openDatabase, shownUrl, type DatabaseHandle } from './db/database.js'
 import { scheduleRetention } from './retention.js'
 
 async function main(): Promise<void> {
@@ -51,10 +51,7 @@ async function openOrExplain(url: string, poolSize: number): Promise<DatabaseHan
     return await openDatabase(url, { poolSize })
   } catch (error) {
     if (!isPostgresUrl(url)) throw new ConfigError(`DATABASE_URL=${url} cannot be opened as an SQLite database: ${reason(error)}`)
-    // Never the password.
-    const shown = new URL(url)
-    if (shown.password !== '') shown.password = '***'
-    throw new ConfigError(`DATABASE_URL=${shown.toString()} cannot be opened as a PostgreSQL database: ${reason(error)}`)
+    throw new ConfigError(`DATABASE_URL=${shownUrl(url)} cannot be opened as a PostgreSQL database: ${reason(error)}`)
   }
 }
 

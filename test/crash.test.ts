@@ -16,7 +16,9 @@ import { join } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { freePort } from './helpers/net.js'
 import { API, REQUEST_TIMEOUT_MS, call, editorKey, startServer, type Server } from './helpers/server.js'
-import { freshDatabaseUrl } from './helpers/database.js'
+import { TEST_ENGINE, freshDatabaseUrl } from './helpers/database.js'
+import { sql } from 'kysely'
+import { openDatabase, type DatabaseHandle } from '../src/db/database.js'
 
 /** Writes acknowledged before the kill, and how many run at once. */
 const ACKED_BEFORE_KILL = 150
@@ -170,14 +172,46 @@ function isDeepEqual(a: unknown, b: unknown): boolean {
   }
 }
 
-function integrity(file: string): { integrity: string; foreignKeys: number } {
-  const db = new SQLite(file, { readonly: true, fileMustExist: true })
+/**
+ * The stored state after the servers are gone, engine by engine: SQLite's own checks of the file
+ * (integrity_check, foreign_key_check), and on both engines every link pointing at a row that exists.
+ */
+async function integrity(url: string): Promise<{ integrity: string; foreignKeys: number; dangling: number }> {
+  let sqliteCheck = { integrity: 'ok', foreignKeys: 0 }
+  if (TEST_ENGINE === 'sqlite') {
+    const db = new SQLite(url, { readonly: true, fileMustExist: true })
+    try {
+      const rows = db.pragma('integrity_check') as Array<{ integrity_check: string }>
+      const fk = db.pragma('foreign_key_check') as unknown[]
+      sqliteCheck = { integrity: rows.map((r) => r.integrity_check).join('; '), foreignKeys: fk.length }
+    } finally {
+      db.close()
+    }
+  }
+  const handle = await openDatabase(url)
   try {
-    const rows = db.pragma('integrity_check') as Array<{ integrity_check: string }>
-    const fk = db.pragma('foreign_key_check') as unknown[]
-    return { integrity: rows.map((r) => r.integrity_check).join('; '), foreignKeys: fk.length }
+    let dangling = 0
+    for (const [table, column, target] of [
+      ['event_venues', 'venue_id', 'venues'], ['event_venues', 'event_id', 'events'], ['event_organizers', 'organizer_id', 'organizers'],
+      ['event_organizers', 'event_id', 'events'], ['event_terms', 'term_id', 'terms'], ['event_terms', 'event_id', 'events'], ['api_keys', 'user_id', 'users'],
+    ] as const) {
+      const { rows } = await sql<{ n: number }>`select count(*) as n from ${sql.table(table)} l
+        where not exists (select 1 from ${sql.table(target)} r where r.id = l.${sql.ref(column)})`.execute(handle.db)
+      dangling += Number(rows[0]?.n ?? 0)
+    }
+    return { ...sqliteCheck, dangling }
   } finally {
-    db.close()
+    await handle.close()
+  }
+}
+
+/** `select count(*)` and `select id` on the stored data, whatever the engine. */
+async function stored<T>(url: string, read: (db: DatabaseHandle['db']) => Promise<T>): Promise<T> {
+  const handle = await openDatabase(url)
+  try {
+    return await read(handle.db)
+  } finally {
+    await handle.close()
   }
 }
 
@@ -227,18 +261,16 @@ t.test('SIGKILL mid-stream: every acknowledged write survives a restart, and the
   t.equal(after.status, 201, 'the restarted server writes')
   const exit2 = await stop(second, 'SIGTERM')
   t.equal(exit2.code, 0, 'the restarted server stops cleanly')
-  const check = integrity(file)
-  t.equal(check.integrity, 'ok', 'PRAGMA integrity_check is ok')
-  t.equal(check.foreignKeys, 0, 'PRAGMA foreign_key_check finds nothing')
+  const check = await integrity(file)
+  t.equal(check.integrity, 'ok', 'SQLite\'s integrity_check is ok')
+  t.equal(check.foreignKeys, 0, 'SQLite\'s foreign_key_check finds nothing')
+  t.equal(check.dangling, 0, 'every link names rows that exist')
   // A create in flight at the kill is all or nothing: no inline venue without its event.
-  const db = new SQLite(file, { readonly: true, fileMustExist: true })
-  try {
-    const orphans = db.prepare(`select count(*) as n from venues v where v.name like 'Inline hall%'
-      and not exists (select 1 from event_venues l where l.venue_id = v.id)`).get() as { n: number }
-    t.equal(orphans.n, 0, 'no inline venue without its event')
-  } finally {
-    db.close()
-  }
+  const orphans = await stored(file, async (db) => Number((await db.selectFrom('venues as v').select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('v.name', 'like', 'Inline hall%')
+    .where(({ not, exists, selectFrom }) => not(exists(selectFrom('event_venues as l').select('l.venue_id').whereRef('l.venue_id', '=', 'v.id'))))
+    .executeTakeFirstOrThrow()).n))
+  t.equal(orphans, 0, 'no inline venue without its event')
 })
 
 /**
@@ -303,21 +335,21 @@ t.test('SIGTERM with requests in flight: they finish with 2xx, the process exits
   })
   const exit = await within(server.exited, 20_000, () => `server did not exit within 20 s of SIGTERM: ${server.stderr()}`)
   t.equal(exit.code, 0, `the process exits 0 (${server.stderr().slice(0, 300)})`)
-  const wal = `${file}-wal`
-  t.ok(!existsSync(wal) || statSync(wal).size === 0, 'the write-ahead log was checkpointed and closed')
-  const check = integrity(file)
-  t.equal(check.integrity, 'ok', 'PRAGMA integrity_check is ok')
-  const db = new SQLite(file, { readonly: true, fileMustExist: true })
-  try {
-    const events = db.prepare('select count(*) as n from events').get() as { n: number }
-    const venues = db.prepare('select count(*) as n from venues').get() as { n: number }
-    t.equal(events.n, 6, 'the six events written while draining are stored')
-    t.equal(venues.n, 12, 'the six venues and six inline venues written while draining are stored')
+  if (TEST_ENGINE === 'sqlite') {
+    // SQLite's own sign of a clean close; PostgreSQL's server outlives ours.
+    const wal = `${file}-wal`
+    t.ok(!existsSync(wal) || statSync(wal).size === 0, 'the write-ahead log was checkpointed and closed')
+  }
+  const check = await integrity(file)
+  t.equal(check.integrity, 'ok', 'SQLite\'s integrity_check is ok')
+  t.equal(check.dangling, 0, 'every link names rows that exist')
+  await stored(file, async (db) => {
+    const count = async (table: 'events' | 'venues') => Number((await db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n)
+    t.equal(await count('events'), 6, 'the six events written while draining are stored')
+    t.equal(await count('venues'), 12, 'the six venues and six inline venues written while draining are stored')
     for (const [i, id] of ids.entries()) {
       const table = i % 2 === 0 ? 'events' : 'venues'
-      t.ok(db.prepare(`select id from ${table} where id = ?`).get(id) !== undefined, `${table} ${id} (acknowledged while draining) is stored`)
+      t.ok((await db.selectFrom(table).select('id').where('id', '=', id).executeTakeFirst()) !== undefined, `${table} ${id} (acknowledged while draining) is stored`)
     }
-  } finally {
-    db.close()
-  }
+  })
 })

@@ -41,6 +41,14 @@ export function isPostgresUrl(url: string): boolean {
   return /^postgres(ql)?:\/\//i.test(url)
 }
 
+/** `url` as it may be shown (in an error, a log line): a PostgreSQL URL without its password. */
+export function shownUrl(url: string): string {
+  if (!isPostgresUrl(url)) return url
+  const shown = new URL(url)
+  if (shown.password !== '') shown.password = '***'
+  return shown.toString()
+}
+
 /** Opens and migrates the database at `url`: a PostgreSQL URL, a file path (its folder created if needed) or `:memory:`. */
 export async function openDatabase(url: string, options: OpenOptions = {}): Promise<DatabaseHandle> {
   return isPostgresUrl(url) ? openPostgres(url, options.poolSize ?? 10) : openSqlite(url)
