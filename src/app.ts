@@ -31,6 +31,7 @@ import { loggerOptions, type LogStream } from './http/logging.js'
 import { createCatalog } from './http/messages.js'
 import type { Handlers } from './http/operations.js'
 import { registerQueryNormalisation } from './http/query.js'
+import { registerNulGuard } from './http/nul-guard.js'
 import { digitsOnlyIds } from './http/routes.js'
 import { registerAuthentication, securityHandlers } from './http/security.js'
 import { recordSerializers } from './http/serialized.js'
@@ -101,6 +102,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   refuseMissingHost(app)
   registerAuthentication(app, (key) => findUserByKey(db, key))
   registerQueryNormalisation(app)
+  registerNulGuard(app)
   registerHeaders(app, config)
   digitsOnlyIds(app)
   registerPreflight(app, spec.document)

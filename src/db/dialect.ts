@@ -79,9 +79,11 @@ export { EARTH_RADIUS_KM, haversineKm } from '../lib/geo.js'
  */
 export function distanceKm(db: QueryExecutorProvider, lat: Expression<unknown>, lng: Expression<unknown>, pointLat: number, pointLng: number): Expression<number> {
   if (!isPostgres(db)) return sql<number>`distance_km(${lat}, ${lng}, ${pointLat}, ${pointLng})`
-  return sql<number>`(2 * ${EARTH_RADIUS_KM} * asin(least(1, sqrt(
-    power(sin(radians(${lat} - ${pointLat}) / 2), 2)
-    + cos(radians(${pointLat})) * cos(radians(${lat})) * power(sin(radians(${lng} - ${pointLng}) / 2), 2)))))`
+  // Parameters typed: PostgreSQL would infer an integer from `2 * $1` and refuse 6371.0088.
+  const float = (value: number) => sql`cast(${value} as double precision)`
+  return sql<number>`(2 * ${float(EARTH_RADIUS_KM)} * asin(least(1, sqrt(
+    power(sin(radians(${lat} - ${float(pointLat)}) / 2), 2)
+    + cos(radians(${float(pointLat)})) * cos(radians(${lat})) * power(sin(radians(${lng} - ${float(pointLng)}) / 2), 2)))))`
 }
 
 /**

@@ -23,6 +23,8 @@ export type PostRef = { id: number } | { slug: string }
 export async function resolvePostId(db: Db, table: PostTable, ref: PostRef, language: Language | undefined): Promise<number | undefined> {
   if ('slug' in ref) {
     if (language === undefined) throw new Error('a slug is looked up in a language')
+    // No slug holds U+0000 (PostgreSQL cannot even be asked for one).
+    if (ref.slug.includes('\u0000')) return undefined
     const row = await db.selectFrom(table).select('id')
       .where('language', '=', language).where('slug', '=', ref.slug).executeTakeFirst()
     return row?.id

@@ -3,8 +3,8 @@
  * (default the local server). On PostgreSQL every fresh database is a schema of its own, so that test
  * files stay independent and run in parallel; a schema a finished test used is emptied (TRUNCATE …
  * RESTART IDENTITY, the state a new migrated database has) and used again by the next test of the same
- * file, since creating and migrating one costs far more than emptying it. The schemas a test process
- * made are dropped when it exits.
+ * file, since creating and migrating one costs far more than emptying it. The schemas of test processes
+ * that have ended are dropped by the next one.
  */
 import { randomBytes } from 'node:crypto'
 import type { Test } from 'tap'
@@ -54,14 +54,31 @@ async function empty(schema: string): Promise<boolean> {
   }
 }
 
-let dropping = false
-process.on('beforeExit', () => {
-  if (dropping || made.length === 0) return
-  dropping = true
-  void withClient(async (client) => {
-    for (const schema of made) await client.query(`drop schema if exists "${schema}" cascade`)
+/**
+ * Drops the schemas test processes left behind that are gone now (their pid no longer runs), once per
+ * process: a process cannot wait for anything as it exits, so each cleans up after earlier ones.
+ */
+let swept: Promise<void> | undefined
+function sweep(): Promise<void> {
+  swept ??= withClient(async (client) => {
+    const { rows } = await client.query<{ name: string }>("select nspname as name from pg_namespace where nspname ~ '^t_[0-9]+_[0-9]+_[0-9a-f]+$'")
+    for (const { name } of rows) {
+      const pid = Number(name.split('_')[1])
+      if (pid === process.pid || alive(pid)) continue
+      await client.query(`drop schema if exists "${name}" cascade`)
+    }
   }).catch(() => undefined)
-})
+  return swept
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
 
 /**
  * A URL for a new, empty database of the engine under test: on SQLite `file` (default `:memory:`), on
@@ -69,6 +86,7 @@ process.on('beforeExit', () => {
  */
 export async function freshDatabaseUrl(t: Test, file = ':memory:'): Promise<string> {
   if (TEST_ENGINE === 'sqlite') return file
+  await sweep()
   let schema = used.pop()
   if (schema === undefined || !(await empty(schema))) {
     schema = `t_${process.pid}_${made.length + 1}_${randomBytes(3).toString('hex')}`

@@ -778,6 +778,10 @@ export const CONTRACT_RULES: readonly ContractRule[] = [
     fields: ['start_date', 'end_date', 'date', 'date_utc', 'starts_before', 'starts_after', 'ends_before', 'ends_after', 'modified_after', 'modified_before'],
     applies: (values) => values.some((v) => !surelyValidDate(v)),
   },
+  {
+    name: 'strings holding U+0000, which PostgreSQL cannot store (refused on every engine)', contract: '§15', codes: ['rest_invalid_param'],
+    applies: (values) => values.some((v) => JSON.stringify(v ?? null).includes('\\u0000')),
+  },
   { name: 'cursors that no earlier answer gave (or from beyond the log)', contract: '§12', codes: ['rest_invalid_param', 'rest-changes-cursor-expired'], fields: ['since'], applies: (values) => values.some((v) => v !== 'now') },
   { name: 'time zone names that are not real zones', contract: '§2', codes: ['rest_invalid_param'], fields: ['timezone'], applies: (values) => values.some((v) => typeof v === 'string' && !KNOWN_ZONES.has(v)) },
   { name: 'URLs that are not absolute http(s) (format: uri also admits ftp:, urn:, mailto:)', contract: '§2 image, §5 website', codes: ['rest_invalid_param'], fields: ['website'], applies: (values) => values.some((v) => typeof v === 'string' && !surelyHttpUrl(v)) },
