@@ -164,3 +164,4 @@ export type PostRow = Selectable<PostColumns>
 export type VenueRow = Selectable<VenuesTable>
 export type OrganizerRow = Selectable<OrganizersTable>
 export type TermRow = Selectable<TermsTable>
+export type ChangeRow = Selectable<ChangesTable>

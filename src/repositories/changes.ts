@@ -7,7 +7,7 @@
  */
 import { sql } from 'kysely'
 import { inIdList } from '../db/dialect.js'
-import type { ChangeAction, ChangeResource } from '../db/schema.js'
+import type { ChangeAction, ChangeResource, ChangeRow } from '../db/schema.js'
 import type { Db, Tx } from '../db/unit-of-work.js'
 import type { ChangedRecord } from './read-cache.js'
 
@@ -36,16 +36,7 @@ export async function changesBetween(db: Db, from: number, to: number): Promise<
 }
 
 /** An entry of the log, as read. */
-export interface LogEntry {
-  position: number
-  resource: ChangeResource
-  record_id: number
-  language: string
-  action: ChangeAction
-  changed_utc: string
-  status: string | null
-  author: number | null
-}
+export type LogEntry = ChangeRow
 
 export interface LatestQuery {
   /** Entries after this position … */
