@@ -796,7 +796,7 @@ export interface components {
             events: components["schemas"]["Event"][];
             /**
              * Format: uri
-             * @description Absolute URL of this page, carrying `page`, the effective `per_page`, the effective date window (events) and every parameter sent.
+             * @description Absolute URL of this page, carrying `page`, the effective `per_page`, the effective date window as instants with their UTC offset (`2027-11-07T01:00:00-05:00`, so that following it runs the same query even in a DST overlap) and every parameter sent.
              */
             rest_url: string;
             /**

@@ -8,7 +8,7 @@ import type { Event, Language, Schema } from '../contract.js'
 import type { Db } from '../db/unit-of-work.js'
 import { invalidParam } from '../http/errors.js'
 import { parseBodyDate } from '../lib/dates.js'
-import { canonicalTimezone, eventDates, type EventDates } from '../lib/event-dates.js'
+import { writtenTimezone, eventDates, type EventDates } from '../lib/event-dates.js'
 import { modifiedNow, nowDates } from '../lib/post-dates.js'
 import { statusToStore, type Caller } from '../lib/rights.js'
 import { wantedSlug } from '../lib/slug.js'
@@ -66,7 +66,7 @@ export function eventColumns(body: EventBody, current: EventDates | undefined, s
  * start, terms and links in its language) is checked when it is written.
  */
 export async function precheckEventUpdate(db: Db, body: EventBody, writer: Writer): Promise<void> {
-  if (body.timezone !== undefined && canonicalTimezone(body.timezone, writer.siteTz) === undefined) throw invalidParam('timezone', 'invalidTimezone')
+  if (body.timezone !== undefined && writtenTimezone(body.timezone, writer.siteTz) === undefined) throw invalidParam('timezone', 'invalidTimezone')
   for (const field of ['start_date', 'end_date'] as const) {
     const value = body[field]
     if (value !== undefined && parseBodyDate(value, writer.siteTz) === null) throw invalidParam(field, 'invalidDate')
