@@ -1895,6 +1895,8 @@ export interface components {
         "Content-Language": components["schemas"]["Language"];
         /** @description Strong entity tag of the stored version of the record; every write changes it. */
         ETag: string;
+        /** @description Strong entity tag of the trashed record, as a read of it gives; absent after a delete for good. */
+        TrashETag: string;
         /** @description Absolute URL of the created record. */
         Location: string;
         /** @description Number of records matching the request over all pages. */
@@ -2300,6 +2302,7 @@ export interface operations {
             /** @description The event: trashed (the record with `status` `trash`) or, with `force=true`, deleted for good. */
             200: {
                 headers: {
+                    ETag: components["headers"]["TrashETag"];
                     "Content-Language": components["headers"]["Content-Language"];
                     [name: string]: unknown;
                 };
@@ -2539,6 +2542,7 @@ export interface operations {
             /** @description The event: trashed (the record with `status` `trash`) or, with `force=true`, deleted for good. */
             200: {
                 headers: {
+                    ETag: components["headers"]["TrashETag"];
                     "Content-Language": components["headers"]["Content-Language"];
                     [name: string]: unknown;
                 };
@@ -2869,6 +2873,7 @@ export interface operations {
             /** @description The venue: trashed (the record with `status` `trash`) or, with `force=true`, deleted for good. */
             200: {
                 headers: {
+                    ETag: components["headers"]["TrashETag"];
                     "Content-Language": components["headers"]["Content-Language"];
                     [name: string]: unknown;
                 };
@@ -3107,6 +3112,7 @@ export interface operations {
             /** @description The venue: trashed (the record with `status` `trash`) or, with `force=true`, deleted for good. */
             200: {
                 headers: {
+                    ETag: components["headers"]["TrashETag"];
                     "Content-Language": components["headers"]["Content-Language"];
                     [name: string]: unknown;
                 };
@@ -3437,6 +3443,7 @@ export interface operations {
             /** @description The organizer: trashed (the record with `status` `trash`) or, with `force=true`, deleted for good. */
             200: {
                 headers: {
+                    ETag: components["headers"]["TrashETag"];
                     "Content-Language": components["headers"]["Content-Language"];
                     [name: string]: unknown;
                 };
@@ -3675,6 +3682,7 @@ export interface operations {
             /** @description The organizer: trashed (the record with `status` `trash`) or, with `force=true`, deleted for good. */
             200: {
                 headers: {
+                    ETag: components["headers"]["TrashETag"];
                     "Content-Language": components["headers"]["Content-Language"];
                     [name: string]: unknown;
                 };

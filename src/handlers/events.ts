@@ -113,7 +113,7 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     return answer.record
   }
 
-  async function remove(req: FastifyRequest, ref: PostRef, force: boolean): Promise<Event | Schema<'EventDeleted'>> {
+  async function remove(req: FastifyRequest, reply: FastifyReply, ref: PostRef, force: boolean): Promise<Event | Schema<'EventDeleted'>> {
     const caller = req.user
     if (caller === null) throw forbidden(401)
     const current = await find(ref, requestedLanguage(req))
@@ -128,7 +128,10 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
       if (!done) throw preconditionFailed()
     })
     if (force) return { deleted: true, previous: seenBy(caller, record) }
-    return (await written(record.id, caller)).record
+    // A trash answer is a single-record answer: the trashed record's ETag (CONTRACT §5).
+    const answer = await written(record.id, caller)
+    reply.header('ETag', answer.etag)
+    return answer.record
   }
 
   return {
@@ -138,11 +141,11 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     updateEvent: (req, reply) => update(req, byId(req.params), req.body, reply),
     updateEventPut: (req, reply) => update(req, byId(req.params), req.body, reply),
     updateEventPost: (req, reply) => update(req, byId(req.params), req.body, reply),
-    deleteEvent: (req) => remove(req, byId(req.params), req.query?.force ?? false),
+    deleteEvent: (req, reply) => remove(req, reply, byId(req.params), req.query?.force ?? false),
     getEventBySlug: (req, reply) => get(req, bySlug(req.params), req.query?.ml_language, undefined, reply),
     updateEventBySlug: (req, reply) => update(req, bySlug(req.params), req.body, reply),
     updateEventBySlugPut: (req, reply) => update(req, bySlug(req.params), req.body, reply),
     updateEventBySlugPost: (req, reply) => update(req, bySlug(req.params), req.body, reply),
-    deleteEventBySlug: (req) => remove(req, bySlug(req.params), req.query?.force ?? false),
+    deleteEventBySlug: (req, reply) => remove(req, reply, bySlug(req.params), req.query?.force ?? false),
   }
 }

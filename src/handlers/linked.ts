@@ -125,7 +125,7 @@ export function linkedOperations<Rec extends Venue | Organizer, C extends Linked
       return stored.record
     },
 
-    async remove(req: FastifyRequest, ref: PostRef, force: boolean): Promise<Rec | { deleted: true; previous: Rec }> {
+    async remove(req: FastifyRequest, reply: FastifyReply, ref: PostRef, force: boolean): Promise<Rec | { deleted: true; previous: Rec }> {
       const current = await find(ref, requestedLanguage(req))
       const { record } = current
       if (record.status === 'trash' && !force) throw inTrash(resource)
@@ -138,7 +138,10 @@ export function linkedOperations<Rec extends Venue | Organizer, C extends Linked
         if (!done) throw preconditionFailed()
       })
       if (force) return { deleted: true, previous: record }
-      return (await find({ id: record.id }, undefined)).record
+      // A trash answer is a single-record answer: the trashed record's ETag (CONTRACT §5).
+      const trashed = await find({ id: record.id }, undefined)
+      reply.header('ETag', etag(trashed))
+      return trashed.record
     },
   }
 }

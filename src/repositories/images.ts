@@ -23,6 +23,15 @@ export async function storeImage(trx: Tx, choice: ImageChoice, now: Date): Promi
   return id
 }
 
+/** Whether a checked choice names the image a record already has (the same id, or a URL it already has): no change. */
+export async function sameImage(db: Db, current: number | null, choice: ImageChoice): Promise<boolean> {
+  if (choice === undefined) return true
+  if (choice === null || current === null) return choice === current
+  if ('id' in choice) return choice.id === current
+  const row = await db.selectFrom('images').select('url').where('id', '=', current).executeTakeFirst()
+  return row?.url === choice.url
+}
+
 /** The image records of a page of rows, in one query. */
 export async function imagesOf(db: Db, ids: ReadonlyArray<number | null>): Promise<Map<number, Image>> {
   const wanted = [...new Set(ids.filter((id): id is number => id !== null))]

@@ -5,6 +5,7 @@
  */
 import { recordChange, type Db, type Tx } from '../db/unit-of-work.js'
 import { slugify } from '../lib/slug.js'
+import { changesRow } from './posts.js'
 import { freeSlug } from './slugs.js'
 import { nameKey, type TermKind } from './terms.js'
 
@@ -55,16 +56,23 @@ export interface TermUpdate {
   currentSlug: string
 }
 
-/** Writes a term's new values if its version is still `version` (compare-and-swap); false when it moved on. */
+/**
+ * Writes a term's new values if its version is still `version` (compare-and-swap); false when it moved
+ * on. Values that change nothing write nothing (CONTRACT §5: the version and the change log stay).
+ */
 export async function updateTerm<R>(trx: Tx, kind: TermKind<R>, term: TermUpdate, version: number): Promise<boolean> {
   const { taxonomy, resource } = kind
+  const row = await trx.selectFrom('terms').selectAll().where('id', '=', term.id).executeTakeFirst()
+  if (row === undefined || row.version !== version) return false
   let slug = term.currentSlug
   if (term.slug !== undefined) {
     const wanted = slugify(term.slug) || slugify(term.name) || `${resource}-${term.id}`
     slug = wanted === term.currentSlug ? wanted : await freeSlug(trx, 'terms', term.language, wanted, term.id, taxonomy)
   }
+  const values = { name: term.name, name_key: nameKey(term.name), slug, parent: term.parent, description: term.description }
+  if (!changesRow(row, values)) return true
   const result = await trx.updateTable('terms')
-    .set({ name: term.name, name_key: nameKey(term.name), slug, parent: term.parent, description: term.description, version: version + 1 })
+    .set({ ...values, version: version + 1 })
     .where('id', '=', term.id)
     .where('version', '=', version)
     .executeTakeFirst()

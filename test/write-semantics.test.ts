@@ -1,0 +1,86 @@
+/**
+ * Write rules of CONTRACT §5 that issue 21 found broken: an update that changes nothing writes nothing
+ * (item 15), trash answers carry the trashed record's ETag (item 16), inline venues and organizers follow
+ * the rules of their own create (item 11), deleting a category resolves a name clash of its children
+ * (item 13), term names compared NFC-normalised and `date`/`date_utc` that disagree (item 18).
+ */
+import t from 'tap'
+import { onWritten, type Change } from '../src/db/unit-of-work.js'
+import { API } from './helpers/build.js'
+import { expectError } from './helpers/errors.js'
+import { setup, type Setup } from './helpers/events.js'
+
+type Rec = { id: number; modified?: string; modified_utc?: string; status?: string }
+
+/** Every change the units of work of the app report, from now on. */
+function changeLog(s: Setup): Change[] {
+  const log: Change[] = []
+  onWritten(s.db, (changes, committed) => {
+    if (committed) log.push(...changes)
+  })
+  return log
+}
+
+// ------------------------------------------------------------------------------------------ item 15
+
+t.test('item 15: an update that changes nothing leaves modified, the ETag and the change log as they were', async (t) => {
+  const s = await setup(t, { now: new Date('2026-06-15T12:00:00Z') })
+  await s.category('Rock')
+  await s.tag('Loud')
+  await s.venue({ venue: 'Hall', city: 'Bern' })
+  await s.organizer({ organizer: 'Club', email: 'club@example.org' })
+  await s.event('Night', { categories: [1], tags: [2], venue: [1], organizer: [1], timezone: 'Europe/Zurich', cost: '10' })
+  const log = changeLog(s)
+  const cases: Array<[string, Record<string, unknown> | undefined]> = [
+    ['events/1', undefined],
+    ['events/1', {}],
+    ['events/1', { title: 'Night', categories: ['rock'], tags: [2], venue: [1], organizer: [1], timezone: 'Europe/Zurich', start_date: '2026-07-01 18:00:00', cost: '10', featured: false }],
+    ['venues/1', undefined],
+    ['venues/1', { venue: 'Hall', city: 'Bern', show_map: true }],
+    ['organizers/1', {}],
+    ['organizers/1', { organizer: 'Club', email: 'club@example.org' }],
+    ['categories/1', undefined],
+    ['categories/1', { name: 'Rock', parent: 0 }],
+    ['tags/2', { name: 'Loud' }],
+  ]
+  for (const [path, body] of cases) {
+    const before = await s.inject({ url: `${API}/${path}` })
+    const res = await s.inject({ method: 'PATCH', url: `${API}/${path}`, headers: s.editor, ...(body !== undefined ? { payload: body } : {}) })
+    t.equal(res.statusCode, 200, `${path} ${JSON.stringify(body)}: 200`)
+    t.equal(res.headers.etag, before.headers.etag, `${path} ${JSON.stringify(body)}: the same ETag`)
+    t.equal(res.json<Rec>().modified_utc, before.json<Rec>().modified_utc, `${path}: the same modified_utc`)
+    const after = await s.inject({ url: `${API}/${path}` })
+    t.equal(after.headers.etag, before.headers.etag, `${path}: read again, the same ETag`)
+  }
+  t.same(log, [], 'no change logged')
+  // A real change still writes.
+  const changed = await s.patch(1, { title: 'Day' })
+  t.not(changed.headers.etag, '"event-1-1"')
+  t.same(log.map((c) => `${c.resource}-${c.id}-${c.action}`), ['event-1-update'])
+  // A stale If-Match is still 412, even when nothing would change.
+  const stale = await s.inject({ method: 'PATCH', url: `${API}/events/1`, headers: { ...s.editor, 'if-match': '"event-1-1"' }, payload: {} })
+  expectError(t, stale, 412, 'rest-precondition-failed')
+})
+
+// ------------------------------------------------------------------------------------------ item 16
+
+t.test('item 16: trash answers carry the trashed record\'s ETag, the one a GET right after returns', async (t) => {
+  const s = await setup(t)
+  await s.venue({ venue: 'Hall' })
+  await s.organizer({ organizer: 'Club' })
+  await s.event('Night')
+  for (const path of ['venues/1', 'organizers/1']) {
+    const res = await s.inject({ method: 'DELETE', url: `${API}/${path}`, headers: s.editor })
+    t.equal(res.statusCode, 200)
+    t.equal(res.json<Rec>().status, 'trash')
+    t.type(res.headers.etag, 'string', `${path}: ETag`)
+    const read = await s.inject({ url: `${API}/${path}`, headers: s.editor })
+    t.equal(res.headers.etag, read.headers.etag, `${path}: the ETag a GET gives`)
+  }
+  const res = await s.remove(1)
+  t.equal(res.json<Rec>().status, 'trash')
+  t.equal(res.headers.etag, '"event-1-2"', 'event: the trashed version')
+  // The trashed event is 410 to GET; its ETag works for a conditional restore.
+  const restore = await s.inject({ method: 'PATCH', url: `${API}/events/1`, headers: { ...s.editor, 'if-match': String(res.headers.etag) }, payload: { status: 'publish' } })
+  t.equal(restore.statusCode, 200, 'If-Match with the trash ETag restores')
+})
