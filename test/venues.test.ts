@@ -938,7 +938,7 @@ t.test('list: search treats %, _ and \\ as plain characters, and folds non-ASCII
 })
 
 t.test('list: event keeps the venues linked to that event; not an event is 400', async (t) => {
-  const { list, create, db } = await setup(t)
+  const { list, create, db, editor } = await setup(t)
   for (const name of ['A', 'B', 'C']) await create({ venue: name })
   const event = await insertLinkedEvent(db, { venues: [3, 1] })
   await insertLinkedEvent(db, { venues: [2] })
@@ -948,7 +948,8 @@ t.test('list: event keeps the venues linked to that event; not an event is 400',
   t.strictSame(res.json(), {
     venues: [venue(1, 'A'), venue(3, 'C')], rest_url: `${URL}?page=1&per_page=10&event=${event}`, total: 2, total_pages: 1,
   })
-  t.same(ids(await list(`?event=${draftEvent}`)), [2])
+  t.same(ids(await list(`?event=${draftEvent}`)), [], 'an event the caller cannot read matches nothing (CONTRACT §6)')
+  t.same(ids(await list(`?event=${draftEvent}`, editor)), [2])
   t.same(ids(await list(`?event=${await insertLinkedEvent(db, {})}`)), [])
   expectError(t, await list('?event=999'), 400, 'rest_invalid_param', ['event'])
   expectError(t, await list('?event=abc'), 400, 'rest_invalid_param', ['event'])

@@ -2030,9 +2030,9 @@ export interface operations {
                 categories?: (number | string)[];
                 /** @description Keep events with any of these tags, given by id or slug (an all-digit entry is an id); an unknown one is a 400. Combined with `categories` by AND. Repeated (`tags=1&tags=2`), bracketed (`tags[]=1&tags[]=2`) and comma-separated (`tags=1,2`) forms are all accepted. */
                 tags?: (number | string)[];
-                /** @description Keep events at any of these venues, by id; an unknown id is a 400. Repeated (`venue=1&venue=2`), bracketed (`venue[]=1&venue[]=2`) and comma-separated (`venue=1,2`) forms are all accepted. */
+                /** @description Keep events at any of these venues, by id; an unknown id is a 400. Repeated (`venue=1&venue=2`), bracketed (`venue[]=1&venue[]=2`) and comma-separated (`venue=1,2`) forms are all accepted. A venue the caller cannot read is refused like an unknown id. */
                 venue?: number[];
-                /** @description Keep events by any of these organizers, by id; an unknown id is a 400. Repeated (`organizer=1&organizer=2`), bracketed (`organizer[]=1&organizer[]=2`) and comma-separated (`organizer=1,2`) forms are all accepted. */
+                /** @description Keep events by any of these organizers, by id; an unknown id is a 400. Repeated (`organizer=1&organizer=2`), bracketed (`organizer[]=1&organizer[]=2`) and comma-separated (`organizer=1,2`) forms are all accepted. An organizer the caller cannot read is refused like an unknown id. */
                 organizer?: number[];
                 /** @description Keep only featured events (true) or only events that are not featured (false). Accepts `true`, `false`, `1` or `0`. */
                 featured?: boolean;
@@ -2624,7 +2624,7 @@ export interface operations {
                 per_page?: components["parameters"]["PerPage"];
                 /** @description Keep venues whose name, description, address, city, country, province, state, state or province, postal code, phone or website contains this text, as a case-insensitive literal substring (`%`, `_` and `\` are plain characters). */
                 search?: string;
-                /** @description Keep only the venues linked to this event; it must be an existing event id. */
+                /** @description Keep only the venues linked to this event; it must be an existing event id. An event the caller cannot read matches nothing. */
                 event?: number;
                 /** @description Keep venues linked to at least one event (true) or to none (false). Accepts `true`, `false`, `1` or `0`. */
                 has_events?: boolean;
@@ -3194,7 +3194,7 @@ export interface operations {
                 per_page?: components["parameters"]["PerPage"];
                 /** @description Keep organizers whose name, description, phone, e-mail address or website contains this text, as a case-insensitive literal substring (`%`, `_` and `\` are plain characters). */
                 search?: string;
-                /** @description Keep only the organizers linked to this event; it must be an existing event id. */
+                /** @description Keep only the organizers linked to this event; it must be an existing event id. An event the caller cannot read matches nothing. */
                 event?: number;
                 /** @description Keep organizers linked to at least one event (true) or to none (false). Accepts `true`, `false`, `1` or `0`. */
                 has_events?: boolean;
@@ -3785,7 +3785,7 @@ export interface operations {
                 hide_empty?: boolean;
                 /** @description Keep the categories whose parent has this id; 0 keeps the top-level categories. */
                 parent?: number;
-                /** @description Keep the categories linked to this event; it must be an existing event id. */
+                /** @description Keep the categories linked to this event; it must be an existing event id. An event the caller cannot read matches nothing. */
                 post?: number;
                 /** @description Alias of `post`: keep the terms linked to this event. */
                 event?: number;
@@ -4122,7 +4122,7 @@ export interface operations {
                  * @example false
                  */
                 hide_empty?: boolean;
-                /** @description Keep the tags linked to this event; it must be an existing event id. */
+                /** @description Keep the tags linked to this event; it must be an existing event id. An event the caller cannot read matches nothing. */
                 post?: number;
                 /** @description Alias of `post`: keep the terms linked to this event. */
                 event?: number;

@@ -10,7 +10,7 @@ import { invalidParam } from '../http/errors.js'
 import { parseBodyDate } from '../lib/dates.js'
 import { writtenTimezone, eventDates, type EventDates } from '../lib/event-dates.js'
 import { modifiedNow, nowDates } from '../lib/post-dates.js'
-import { statusToStore, type Caller } from '../lib/rights.js'
+import { canRead, statusToStore, type Caller } from '../lib/rights.js'
 import { wantedSlug } from '../lib/slug.js'
 import { emptyToNull } from '../lib/text.js'
 import { isHttpUrl } from '../lib/urls.js'
@@ -155,7 +155,9 @@ async function checkedEntries<Body extends LinkedBody, Own>(
   const checked: Array<number | NewLinked<Own>> = []
   for (const entry of entries) {
     if (typeof entry === 'number') {
-      if (!(await linkable(db, input.table, entry, language))) throw invalidParam(input.resource, 'unknownLinked', { value: String(entry) })
+      // A record the caller cannot read is refused like an unknown one (CONTRACT §6): linking reveals nothing.
+      const owner = await linkable(db, input.table, entry, language)
+      if (owner === undefined || !canRead(caller, owner)) throw invalidParam(input.resource, 'unknownLinked', { value: String(entry) })
       checked.push(entry)
     } else {
       checked.push(await checkNewLinked(db, input, entry, language, undefined, statusToStore(caller, entry.status), writer))

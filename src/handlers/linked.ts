@@ -12,8 +12,8 @@ import { checkPage, listLinks, pageOf, type ListPage } from '../http/pagination.
 import { sentQueryOf } from '../http/query.js'
 import { formatUtc } from '../lib/dates.js'
 import { modifiedNow } from '../lib/post-dates.js'
-import { canEdit, canRead, editsAll, listScope, statusToStore, type Caller } from '../lib/rights.js'
-import { eventExists } from '../repositories/event-records.js'
+import { canEdit, canRead, canReadEvent, editsAll, listScope, statusToStore, type Caller } from '../lib/rights.js'
+import { eventOwner } from '../repositories/event-records.js'
 import { findLinked, insertLinked, listLinked, updateLinked, type LinkedKind, type LinkedRow, type StoredLinked } from '../repositories/linked.js'
 import { deletePost, scopeCondition, trashPost, type PostRef } from '../repositories/posts.js'
 import type { AppContext } from './context.js'
@@ -61,9 +61,12 @@ export function linkedOperations<Rec extends Venue | Organizer, C extends Linked
     async list(req: FastifyRequest, query: LinkedListParams): Promise<{ records: Rec[]; list: ListPage }> {
       const scope = listScope(req.user, query.status)
       if (scope.kind === 'refused') throw invalidParam('status', 'statusNotAllowed')
-      if (query.event !== undefined && !(await eventExists(ctx.db, query.event))) throw invalidParam('event', 'unknownEvent')
+      const event = query.event === undefined ? undefined : await eventOwner(ctx.db, query.event)
+      if (query.event !== undefined && event === undefined) throw invalidParam('event', 'unknownEvent')
       const page = pageOf(query)
-      const result = await listLinked(ctx.db, ctx.site, kind, {
+      // An event the caller cannot read matches nothing (CONTRACT §6): its links stay hidden.
+      const hidden = event !== undefined && !canReadEvent(req.user, event)
+      const result = hidden ? { total: 0, records: async () => [] } : await listLinked(ctx.db, ctx.site, kind, {
         language: query.ml_language ?? ctx.config.defaultLanguage,
         scope,
         offset: page.offset,

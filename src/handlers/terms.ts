@@ -11,7 +11,8 @@ import { checkNotModified, etagOf, expectedVersion } from '../http/etag.js'
 import { requestedLanguage } from '../http/language.js'
 import { checkPage, listLinks, pageOf, type ListPage } from '../http/pagination.js'
 import { sentQueryOf } from '../http/query.js'
-import { eventExists } from '../repositories/event-records.js'
+import { canReadEvent } from '../lib/rights.js'
+import { eventOwner } from '../repositories/event-records.js'
 import { childNameClash, deleteTerm, insertTerm, moveChildrenUp, updateTerm } from '../repositories/term-writes.js'
 import { countTerms, findTerm, listTerms, termExists, type StoredTerm, type TermKind, type TermListQuery } from '../repositories/terms.js'
 import type { AppContext } from './context.js'
@@ -34,9 +35,12 @@ export function termOperations<R extends Category | Tag>(ctx: AppContext, kind: 
     async list(req: FastifyRequest, query: TermListParams): Promise<{ records: R[]; list: ListPage }> {
       const language = query.ml_language ?? ctx.config.defaultLanguage
       const post = query.post ?? query.event
-      if (post !== undefined && !(await eventExists(ctx.db, post))) {
+      const event = post === undefined ? undefined : await eventOwner(ctx.db, post)
+      if (post !== undefined && event === undefined) {
         throw invalidParam(query.post !== undefined ? 'post' : 'event', 'unknownEvent')
       }
+      // An event the caller cannot read matches nothing (CONTRACT §6): its terms stay hidden.
+      const hidden = event !== undefined && !canReadEvent(req.user, event)
       // Tags have no `parent` parameter: like any unknown parameter it is ignored (it is not even coerced).
       const parent = taxonomy === 'category' && 'parent' in query ? query.parent : undefined
       if (parent !== undefined && parent !== 0 && !(await termExists(ctx.db, taxonomy, parent, language))) {
@@ -58,7 +62,7 @@ export function termOperations<R extends Category | Tag>(ctx: AppContext, kind: 
         ...(post !== undefined ? { post } : {}),
         ...(query.slug !== undefined ? { slug: query.slug } : {}),
       }
-      const total = await countTerms(ctx.db, kind, filter)
+      const total = hidden ? 0 : await countTerms(ctx.db, kind, filter)
       const totalPages = checkPage(resource, page, total)
       const records = total === 0 ? [] : await listTerms(ctx.db, ctx.site, kind, filter)
       const sent = sentQueryOf(req).map((name): [string, unknown] => [name, (query as Record<string, unknown>)[name]])

@@ -6,7 +6,7 @@
  */
 import { sql, type Expression, type SqlBool } from 'kysely'
 import type { Image, Language } from '../contract.js'
-import { containsText } from '../db/dialect.js'
+import { containsText, inIdList } from '../db/dialect.js'
 import type { OrganizerRow, VenueRow } from '../db/schema.js'
 import { recordChange, type Db, type Tx } from '../db/unit-of-work.js'
 import type { ListScope } from '../lib/rights.js'
@@ -204,9 +204,18 @@ export async function updateLinked<R extends LinkedRow, Own>(trx: Tx, kind: Link
   return true
 }
 
-/** Whether a record of `table` with this id may be linked to an event in `language`: it exists there, not in the trash. */
-export async function linkable(db: Db, table: 'venues' | 'organizers', id: number, language: Language): Promise<boolean> {
-  if (!Number.isSafeInteger(id)) return false
-  const row = await db.selectFrom(table).select('id').where('id', '=', id).where('language', '=', language).where('status', '!=', 'trash').executeTakeFirst()
-  return row !== undefined
+/**
+ * The author and status of a record of `table` with this id that could be linked to an event in
+ * `language` (it exists there, not in the trash), or undefined; whether the caller may read it is the
+ * handler's to decide.
+ */
+export async function linkable(db: Db, table: 'venues' | 'organizers', id: number, language: Language): Promise<{ author: number | null; status: string } | undefined> {
+  if (!Number.isSafeInteger(id)) return undefined
+  return db.selectFrom(table).select(['author', 'status']).where('id', '=', id).where('language', '=', language).where('status', '!=', 'trash').executeTakeFirst()
+}
+
+/** The author and status of each record of `table` with one of these ids (the list filters check them), by id. */
+export async function linkedOwners(db: Db, table: 'venues' | 'organizers', ids: readonly number[]): Promise<Map<number, { author: number | null; status: string }>> {
+  const rows = await db.selectFrom(table).select(['id', 'author', 'status']).where(inIdList(db, sql.ref('id'), ids)).execute()
+  return new Map(rows.map((r) => [r.id, { author: r.author, status: r.status }]))
 }
