@@ -969,7 +969,7 @@ export interface components {
             start_date: string;
             /** @description End of the event, as `YYYY-MM-DD HH:MM[:SS]` (wall time in the time zone of the event) or ISO 8601 with an offset or `Z`; it may not be before the start. */
             end_date: string;
-            /** @description Featured image of the event: the id of an image record or an absolute http(s) URL (stored as a new image record); null removes it. */
+            /** @description Featured image of the event: the id of an image record or an absolute http(s) URL (stored as a new image record); null removes it. A URL is stored in its normalised WHATWG form (spaces and non-ASCII percent-encoded, IDN hosts in punycode), so that `image.url` is always a valid URI; one that does not parse is a 400. */
             image?: number | string | null;
             /** @description Cost of the event as free text (for example "$10 - $20" or "Free"); null clears it. */
             cost?: string | number | null;
@@ -1030,7 +1030,7 @@ export interface components {
             start_date?: string;
             /** @description End of the event, as `YYYY-MM-DD HH:MM[:SS]` (wall time in the time zone of the event) or ISO 8601 with an offset or `Z`; it may not be before the start. */
             end_date?: string;
-            /** @description Featured image of the event: the id of an image record or an absolute http(s) URL (stored as a new image record); null removes it. */
+            /** @description Featured image of the event: the id of an image record or an absolute http(s) URL (stored as a new image record); null removes it. A URL is stored in its normalised WHATWG form (spaces and non-ASCII percent-encoded, IDN hosts in punycode), so that `image.url` is always a valid URI; one that does not parse is a 400. */
             image?: number | string | null;
             /** @description Cost of the event as free text (for example "$10 - $20" or "Free"); null clears it. */
             cost?: string | number | null;
@@ -1091,7 +1091,7 @@ export interface components {
             start_date?: string;
             /** @description End of the event, as `YYYY-MM-DD HH:MM[:SS]` (wall time in the time zone of the event) or ISO 8601 with an offset or `Z`; it may not be before the start. */
             end_date?: string;
-            /** @description Featured image of the event: the id of an image record or an absolute http(s) URL (stored as a new image record); null removes it. */
+            /** @description Featured image of the event: the id of an image record or an absolute http(s) URL (stored as a new image record); null removes it. A URL is stored in its normalised WHATWG form (spaces and non-ASCII percent-encoded, IDN hosts in punycode), so that `image.url` is always a valid URI; one that does not parse is a 400. */
             image?: number | string | null;
             /** @description Cost of the event as free text (for example "$10 - $20" or "Free"); null clears it. */
             cost?: string | number | null;
@@ -1169,7 +1169,7 @@ export interface components {
              * @enum {boolean|string}
              */
             show_map_link?: true | false | "true" | "false" | "1" | "0" | "yes" | "no";
-            /** @description Featured image of the venue: the id of an image record or an absolute http(s) URL (stored as a new image record); null removes it. */
+            /** @description Featured image of the venue: the id of an image record or an absolute http(s) URL (stored as a new image record); null removes it. A URL is stored in its normalised WHATWG form (spaces and non-ASCII percent-encoded, IDN hosts in punycode), so that `image.url` is always a valid URI; one that does not parse is a 400. */
             image?: number | string | null;
             /** @description Slug of the venue; it is normalised to lower-case letters, digits and hyphens and made unique per language. By default it is made from the name. */
             slug?: string;
@@ -1230,7 +1230,7 @@ export interface components {
              * @enum {boolean|string}
              */
             show_map_link?: true | false | "true" | "false" | "1" | "0" | "yes" | "no";
-            /** @description Featured image of the venue: the id of an image record or an absolute http(s) URL (stored as a new image record); null removes it. */
+            /** @description Featured image of the venue: the id of an image record or an absolute http(s) URL (stored as a new image record); null removes it. A URL is stored in its normalised WHATWG form (spaces and non-ASCII percent-encoded, IDN hosts in punycode), so that `image.url` is always a valid URI; one that does not parse is a 400. */
             image?: number | string | null;
             /** @description Slug of the venue; it is normalised to lower-case letters, digits and hyphens and made unique per language. By default it is made from the name. */
             slug?: string;
@@ -1270,7 +1270,7 @@ export interface components {
              * @description E-mail address of the organizer; null clears it.
              */
             email?: string | null;
-            /** @description Featured image of the organizer: the id of an image record or an absolute http(s) URL (stored as a new image record); null removes it. */
+            /** @description Featured image of the organizer: the id of an image record or an absolute http(s) URL (stored as a new image record); null removes it. A URL is stored in its normalised WHATWG form (spaces and non-ASCII percent-encoded, IDN hosts in punycode), so that `image.url` is always a valid URI; one that does not parse is a 400. */
             image?: number | string | null;
             /** @description Slug of the organizer; it is normalised to lower-case letters, digits and hyphens and made unique per language. By default it is made from the name. */
             slug?: string;
@@ -1308,7 +1308,7 @@ export interface components {
              * @description E-mail address of the organizer; null clears it.
              */
             email?: string | null;
-            /** @description Featured image of the organizer: the id of an image record or an absolute http(s) URL (stored as a new image record); null removes it. */
+            /** @description Featured image of the organizer: the id of an image record or an absolute http(s) URL (stored as a new image record); null removes it. A URL is stored in its normalised WHATWG form (spaces and non-ASCII percent-encoded, IDN hosts in punycode), so that `image.url` is always a valid URI; one that does not parse is a 400. */
             image?: number | string | null;
             /** @description Slug of the organizer; it is normalised to lower-case letters, digits and hyphens and made unique per language. By default it is made from the name. */
             slug?: string;

@@ -4,6 +4,7 @@
 import type { Image } from '../contract.js'
 import { recordChange, type Db, type Tx } from '../db/unit-of-work.js'
 import { formatUtc } from '../lib/dates.js'
+import { normalisedHttpUrl } from '../lib/urls.js'
 
 /** The image a write asks for, once checked: an existing one, a new one from a URL, none (null), or no change. */
 export type ImageChoice = { id: number } | { url: string } | null | undefined
@@ -37,5 +38,12 @@ export async function imagesOf(db: Db, ids: ReadonlyArray<number | null>): Promi
   const wanted = [...new Set(ids.filter((id): id is number => id !== null))]
   if (wanted.length === 0) return new Map()
   const rows = await db.selectFrom('images').select(['id', 'url']).where('id', 'in', wanted).execute()
-  return new Map(rows.map((r) => [r.id, r]))
+  // No stored value may make a read fail: a URL stored before normalisation (or by hand) is answered in
+  // its normalised form, and one that does not parse as an image URL is no image (null).
+  const images = new Map<number, Image>()
+  for (const row of rows) {
+    const url = normalisedHttpUrl(row.url)
+    if (url !== undefined) images.set(row.id, { id: row.id, url })
+  }
+  return images
 }
