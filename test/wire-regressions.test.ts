@@ -7,6 +7,8 @@ import t from 'tap'
 import { API } from './helpers/build.js'
 import { setup } from './helpers/events.js'
 
+const FORM = { 'content-type': 'application/x-www-form-urlencoded' }
+
 
 // ------------------------------------------------------------------------------------------- item 8
 
@@ -34,4 +36,28 @@ t.test('item 8: every list envelope is <records>, rest_url, next_rest_url?, prev
     const only = await s.inject({ url: `${API}/${path}` })
     t.same(Object.keys(only.json()), [field, 'rest_url', 'total', 'total_pages'], `${field}: one page`)
   }
+})
+
+// ------------------------------------------------------------------------------------------ item 14
+
+t.test('item 14: form bodies split only the single comma-list form (a=1,2), not a[]= or repeated keys', async (t) => {
+  const s = await setup(t)
+  await s.category('Rock, Pop') // 1
+  await s.category('Rock') // 2
+  await s.category('Pop') // 3
+  await s.category('Jazz') // 4
+  const post = (form: string) => s.inject({
+    method: 'POST', url: `${API}/events`, headers: { ...s.editor, ...FORM },
+    payload: `title=F&start_date=2026-07-01+10:00&end_date=2026-07-01+11:00&${form}`,
+  })
+  const ids = async (form: string): Promise<number[]> => {
+    const res = await post(form)
+    t.equal(res.statusCode, 201, `${form}: 201`)
+    return res.json<{ categories: Array<{ id: number }> }>().categories.map((c) => c.id).sort()
+  }
+  t.same(await ids('categories[]=Rock%2C+Pop'), [1], 'a[]= keeps its comma')
+  t.same(await ids('categories[]=Rock%2C+Pop&categories[]=Jazz'), [1, 4])
+  t.same(await ids('categories=Rock%2C+Pop&categories=Jazz'), [1, 4], 'repeated keys keep their commas')
+  t.same(await ids('categories=Rock,Jazz'), [2, 4], 'the single comma list splits')
+  t.same(await ids('categories=Rock%2CPop'), [2, 3], 'an encoded comma in the single form splits too')
 })

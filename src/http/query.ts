@@ -84,7 +84,11 @@ function coerce(value: unknown, schema: JsonSchema, form: boolean): unknown {
   if (types.has('array')) {
     if (typeof value !== 'string' && !Array.isArray(value)) return value
     const items = isRecord(schema.items) ? schema.items : {}
-    const list = asList(value).flatMap((v) => (typeof v === 'string' ? v.split(',') : [v]))
+    // A single value is the comma-list form (`a=1,2`). In a form body the other forms (`a[]=`, repeated
+    // keys) arrive as arrays whose elements are values as written, commas and all (`Rock, Pop`); a query
+    // splits those too (ids and slugs hold no comma, and `include[]=1,2` has always meant 1 and 2).
+    const split = typeof value === 'string' || !form
+    const list = asList(value).flatMap((v) => (typeof v === 'string' && split ? v.split(',') : [v]))
     return list.map((v) => (typeof v === 'string' ? v.trim() : v)).filter((v) => v !== '').map((v) => coerce(v, items, form))
   }
   if (typeof value !== 'string') return value
