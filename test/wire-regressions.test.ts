@@ -5,6 +5,7 @@
  */
 import t from 'tap'
 import { API } from './helpers/build.js'
+import { expectError } from './helpers/errors.js'
 import { setup } from './helpers/events.js'
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' }
@@ -60,4 +61,33 @@ t.test('item 14: form bodies split only the single comma-list form (a=1,2), not 
   t.same(await ids('categories=Rock%2C+Pop&categories=Jazz'), [1, 4], 'repeated keys keep their commas')
   t.same(await ids('categories=Rock,Jazz'), [2, 4], 'the single comma list splits')
   t.same(await ids('categories=Rock%2CPop'), [2, 3], 'an encoded comma in the single form splits too')
+})
+
+// ------------------------------------------------------------------------------------------ item 17
+
+t.test('item 17: a malformed form body says what is wrong with the form; __proto__/constructor keys name the field', async (t) => {
+  const s = await setup(t)
+  for (const payload of ['title=%e9t%e9', 'title=%ff', 'title=a%C3', Buffer.from([0x74, 0x69, 0x74, 0x6c, 0x65, 0x3d, 0xff, 0xfe])]) {
+    const res = await s.inject({ method: 'POST', url: `${API}/venues`, headers: { ...s.editor, ...FORM }, payload: typeof payload === 'string' ? payload.replace('title', 'venue') : payload })
+    const body = expectError(t, res, 400, 'rest_invalid_request')
+    t.match(body.message, /form/i, `${String(payload)}: the message is about the form`)
+    t.notMatch(body.message, /JSON/, 'not about JSON')
+  }
+  const de = await s.inject({ method: 'POST', url: `${API}/venues?ml_language=de`, headers: { ...s.editor, ...FORM }, payload: 'venue=%e9' })
+  t.match(expectError(t, de, 400, 'rest_invalid_request').message, /Formular/, 'translated')
+  for (const key of ['__proto__', 'constructor']) {
+    const res = await s.inject({
+      method: 'POST', url: `${API}/venues`, headers: { ...s.editor, 'content-type': 'application/json' },
+      payload: `{"venue":"V","${key}":{"x":1}}`,
+    })
+    expectError(t, res, 400, 'rest_invalid_param', [key])
+    const nested = await s.inject({
+      method: 'POST', url: `${API}/events`, headers: { ...s.editor, 'content-type': 'application/json' },
+      payload: `{"title":"T","start_date":"2026-07-01 10:00","end_date":"2026-07-01 11:00","venue":[{"venue":"V","${key}":1}]}`,
+    })
+    t.equal(nested.statusCode, 400, `${key} nested: 400`)
+    t.equal(nested.json<{ code: string }>().code, 'rest_invalid_param', `${key} nested: rest_invalid_param`)
+  }
+  const venues = await s.inject({ url: `${API}/venues` })
+  t.equal(venues.json<{ total: number }>().total, 0, 'nothing written')
 })

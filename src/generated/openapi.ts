@@ -1442,7 +1442,7 @@ export interface components {
             };
             content?: never;
         };
-        /** @description The request is invalid: `rest_invalid_param` (a parameter or field is rejected; `data.params` names it), `rest_missing_callback_param` (required fields are missing; `data.params` lists them), `rest_invalid_json` (malformed JSON body), `term_exists` (a term with that name already exists), `event-tickets-not-active` (`ticketed=true`), `geoloc-extension-inactive` (geolocation used while the extension is off) or `rest_invalid_request` (the request is not well-formed HTTP, such as a URL with raw characters outside ASCII: percent-encode them). */
+        /** @description The request is invalid: `rest_invalid_param` (a parameter or field is rejected; `data.params` names it), `rest_missing_callback_param` (required fields are missing; `data.params` lists them), `rest_invalid_json` (malformed JSON body), `term_exists` (a term with that name already exists), `event-tickets-not-active` (`ticketed=true`), `geoloc-extension-inactive` (geolocation used while the extension is off) or `rest_invalid_request` (the request is not well-formed HTTP, such as a URL with raw characters outside ASCII: percent-encode them). A form body whose text or `%XX` escapes are not UTF-8 is `rest_invalid_request` too, with a message saying so. */
         BadRequest: {
             headers: {
                 "Content-Language": components["headers"]["Content-Language"];

@@ -47,7 +47,8 @@ export function parseFormBody(text: string): Record<string, string | string[]> {
 
 /**
  * Whether the `%XX` escapes of a form body decode to UTF-8. URLSearchParams would silently put U+FFFD
- * for bytes that do not (`name=%ff`); such a body is refused like raw bytes that are not UTF-8.
+ * for bytes that do not (`name=%ff`); such a body is refused like raw bytes that are not UTF-8. A `%`
+ * that starts no escape is a plain `%`, as the WHATWG form rules read it (`50%`).
  */
 export function formEscapesAreUtf8(text: string): boolean {
   if (!/%[89a-f][0-9a-f]/i.test(text)) return true
