@@ -84,3 +84,40 @@ t.test('item 16: trash answers carry the trashed record\'s ETag, the one a GET r
   const restore = await s.inject({ method: 'PATCH', url: `${API}/events/1`, headers: { ...s.editor, 'if-match': String(res.headers.etag) }, payload: { status: 'publish' } })
   t.equal(restore.statusCode, 200, 'If-Match with the trash ETag restores')
 })
+
+// ------------------------------------------------------------------------------------------ item 18
+
+t.test('item 18: term names equal after NFC normalisation and case folding are term_exists', async (t) => {
+  const s = await setup(t)
+  for (const taxonomy of ['tags', 'categories']) {
+    const composed = await s.inject({ method: 'POST', url: `${API}/${taxonomy}`, headers: s.editor, payload: { name: 'Caf\u00e9' } })
+    t.equal(composed.statusCode, 201)
+    for (const name of ['Cafe\u0301', 'CAFE\u0301', ' caf\u00c9 ']) {
+      const res = await s.inject({ method: 'POST', url: `${API}/${taxonomy}`, headers: s.editor, payload: { name } })
+      expectError(t, res, 400, 'term_exists')
+    }
+    const strasse = await s.inject({ method: 'POST', url: `${API}/${taxonomy}`, headers: s.editor, payload: { name: 'Stra\u00dfe' } })
+    t.equal(strasse.statusCode, 201)
+    expectError(t, await s.inject({ method: 'POST', url: `${API}/${taxonomy}`, headers: s.editor, payload: { name: 'STRASSE' } }), 400, 'term_exists')
+  }
+  // A write naming a term by its decomposed name finds the composed one.
+  const e = await s.event('Night', { tags: ['cafe\u0301'] })
+  t.same(e.tags.map((x) => x.name), ['Caf\u00e9'])
+})
+
+t.test('item 18: date and date_utc sent together must name the same instant, else 400 naming date_utc', async (t) => {
+  const s = await setup(t, { config: { timezone: 'America/New_York' } })
+  const body = { title: 'T', start_date: '2026-07-01 10:00', end_date: '2026-07-01 11:00' }
+  const agree = await s.inject({ method: 'POST', url: `${API}/events`, headers: s.editor, payload: { ...body, date: '2026-06-01 08:00:00', date_utc: '2026-06-01 12:00:00' } })
+  t.equal(agree.statusCode, 201, 'the same instant: 201')
+  t.equal(agree.json<{ date_utc: string }>().date_utc, '2026-06-01 12:00:00')
+  const overlap = await s.inject({ method: 'POST', url: `${API}/venues`, headers: s.editor, payload: { venue: 'V', date: '2027-11-07 01:30:00', date_utc: '2027-11-07 06:30:00' } })
+  t.equal(overlap.statusCode, 201, 'a wall time in the overlap agrees with either of its instants')
+  t.equal(overlap.json<{ date_utc: string }>().date_utc, '2027-11-07 06:30:00')
+  for (const [path, extra] of [['events', body], ['venues', { venue: 'V2' }], ['organizers', { organizer: 'O' }]] as const) {
+    const res = await s.inject({ method: 'POST', url: `${API}/${path}`, headers: s.editor, payload: { ...extra, date: '2026-06-01 08:00:00', date_utc: '2026-06-01 08:00:00' } })
+    expectError(t, res, 400, 'rest_invalid_param', ['date_utc'])
+  }
+  const patch = await s.patch(1, { date: '2026-06-02 08:00:00', date_utc: '2026-06-01 12:00:00' })
+  expectError(t, patch, 400, 'rest_invalid_param', ['date_utc'])
+})

@@ -946,7 +946,7 @@ export interface components {
             author?: number;
             /** @description Publication date of the event, as `YYYY-MM-DD HH:MM[:SS]` in the site time zone or ISO 8601 with an offset. */
             date?: string;
-            /** @description Publication date of the event in UTC, as `YYYY-MM-DD HH:MM[:SS]` or ISO 8601 with an offset. */
+            /** @description Publication date of the event in UTC, as `YYYY-MM-DD HH:MM[:SS]` or ISO 8601 with an offset. Sent together with `date`, both must name the same instant, else 400 naming `date_utc`. */
             date_utc?: string;
             /** @description Title of the event. */
             title: string;
@@ -1007,7 +1007,7 @@ export interface components {
             author?: number;
             /** @description Publication date of the event, as `YYYY-MM-DD HH:MM[:SS]` in the site time zone or ISO 8601 with an offset. */
             date?: string;
-            /** @description Publication date of the event in UTC, as `YYYY-MM-DD HH:MM[:SS]` or ISO 8601 with an offset. */
+            /** @description Publication date of the event in UTC, as `YYYY-MM-DD HH:MM[:SS]` or ISO 8601 with an offset. Sent together with `date`, both must name the same instant, else 400 naming `date_utc`. */
             date_utc?: string;
             /** @description Title of the event. */
             title?: string;
@@ -1068,7 +1068,7 @@ export interface components {
             author?: number;
             /** @description Publication date of the event, as `YYYY-MM-DD HH:MM[:SS]` in the site time zone or ISO 8601 with an offset. */
             date?: string;
-            /** @description Publication date of the event in UTC, as `YYYY-MM-DD HH:MM[:SS]` or ISO 8601 with an offset. */
+            /** @description Publication date of the event in UTC, as `YYYY-MM-DD HH:MM[:SS]` or ISO 8601 with an offset. Sent together with `date`, both must name the same instant, else 400 naming `date_utc`. */
             date_utc?: string;
             /** @description Title of the event. */
             title?: string;
@@ -1129,7 +1129,7 @@ export interface components {
             author?: number;
             /** @description Publication date of the venue, as `YYYY-MM-DD HH:MM[:SS]` in the site time zone or ISO 8601 with an offset. */
             date?: string;
-            /** @description Publication date of the venue in UTC, as `YYYY-MM-DD HH:MM[:SS]` or ISO 8601 with an offset. */
+            /** @description Publication date of the venue in UTC, as `YYYY-MM-DD HH:MM[:SS]` or ISO 8601 with an offset. Sent together with `date`, both must name the same instant, else 400 naming `date_utc`. */
             date_utc?: string;
             /** @description Description of the venue; null clears it. */
             description?: string | null;
@@ -1190,7 +1190,7 @@ export interface components {
             author?: number;
             /** @description Publication date of the venue, as `YYYY-MM-DD HH:MM[:SS]` in the site time zone or ISO 8601 with an offset. */
             date?: string;
-            /** @description Publication date of the venue in UTC, as `YYYY-MM-DD HH:MM[:SS]` or ISO 8601 with an offset. */
+            /** @description Publication date of the venue in UTC, as `YYYY-MM-DD HH:MM[:SS]` or ISO 8601 with an offset. Sent together with `date`, both must name the same instant, else 400 naming `date_utc`. */
             date_utc?: string;
             /** @description Description of the venue; null clears it. */
             description?: string | null;
@@ -1249,7 +1249,7 @@ export interface components {
             author?: number;
             /** @description Publication date of the organizer, as `YYYY-MM-DD HH:MM[:SS]` in the site time zone or ISO 8601 with an offset. */
             date?: string;
-            /** @description Publication date of the organizer in UTC, as `YYYY-MM-DD HH:MM[:SS]` or ISO 8601 with an offset. */
+            /** @description Publication date of the organizer in UTC, as `YYYY-MM-DD HH:MM[:SS]` or ISO 8601 with an offset. Sent together with `date`, both must name the same instant, else 400 naming `date_utc`. */
             date_utc?: string;
             /** @description Description of the organizer; null clears it. */
             description?: string | null;
@@ -1287,7 +1287,7 @@ export interface components {
             author?: number;
             /** @description Publication date of the organizer, as `YYYY-MM-DD HH:MM[:SS]` in the site time zone or ISO 8601 with an offset. */
             date?: string;
-            /** @description Publication date of the organizer in UTC, as `YYYY-MM-DD HH:MM[:SS]` or ISO 8601 with an offset. */
+            /** @description Publication date of the organizer in UTC, as `YYYY-MM-DD HH:MM[:SS]` or ISO 8601 with an offset. Sent together with `date`, both must name the same instant, else 400 naming `date_utc`. */
             date_utc?: string;
             /** @description Description of the organizer; null clears it. */
             description?: string | null;
