@@ -1807,16 +1807,20 @@ class DeleteTerm implements fc.AsyncCommand<Model, Sut> {
     if (caller !== 'editor') return expectError(res, 403, ['rest_forbidden'], what)
     if (current === undefined) return expectError(res, 404, [`rest-${taxonomy}-not-found`], what)
     if (headers['if-match'] !== undefined && this.ifMatch === 'stale') return expectError(res, 412, ['rest-precondition-failed'], what)
-    const children = termsOf(m, taxonomy).filter((term) => term.parent === id)
-    const clash = children.some((child) => termsOf(m, taxonomy).some((sibling) =>
-      sibling.id !== id && sibling.lang === child.lang && sibling.parent === current.parent && nameKey(sibling.name) === nameKey(child.name)))
-    if (clash) return expectError(res, 400, ['term_exists'], what)
+    const children = termsOf(m, taxonomy).filter((term) => term.parent === id).sort((x, y) => x.id - y.id)
     assert.equal(res.status, 200, `${what}: ${JSON.stringify(res.body).slice(0, 400)}`)
     sameRecord(res.body, renderTerm(m, current), what)
     m.terms.delete(id)
     m.gone.set(`${taxonomy}:${id}`, { slug: current.slug, lang: current.lang, name: current.name })
     if (children.length > 0) note('category delete moved children up')
     for (const child of children) {
+      // A clashing name is made unique: the first free `<name> 2`, `<name> 3`… under the new parent.
+      const taken = (name: string) => termsOf(m, taxonomy).some((sibling) =>
+        sibling.id !== child.id && sibling.lang === child.lang && sibling.parent === current.parent && nameKey(sibling.name) === nameKey(name))
+      let name = child.name
+      for (let n = 2; taken(name); n++) name = `${child.name} ${n}`
+      if (name !== child.name) note('category delete renamed a clashing child')
+      child.name = name
       child.parent = current.parent
       child.retired = child.etag ?? child.retired
       child.etag = undefined

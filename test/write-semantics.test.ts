@@ -121,3 +121,35 @@ t.test('item 18: date and date_utc sent together must name the same instant, els
   const patch = await s.patch(1, { date: '2026-06-02 08:00:00', date_utc: '2026-06-01 12:00:00' })
   expectError(t, patch, 400, 'rest_invalid_param', ['date_utc'])
 })
+
+// ------------------------------------------------------------------------------------------ item 13
+
+t.test('item 13: deleting a category moves its children up; a clashing name is made unique', async (t) => {
+  const s = await setup(t)
+  const post = async (name: string, parent?: number) => {
+    const res = await s.inject({ method: 'POST', url: `${API}/categories`, headers: s.editor, payload: { name, ...(parent !== undefined ? { parent } : {}) } })
+    t.equal(res.statusCode, 201, `category ${name}`)
+    return res.json<{ id: number; slug: string }>()
+  }
+  const music = await post('Music') // 1
+  const live = await post('Live', music.id) // 2
+  const liveJazz = await post('Jazz', live.id) // 3, slug jazz
+  const jazz = await post('Jazz', music.id) // 4, slug jazz-2
+  await post('jazz 2', music.id) // 5: the first free name is further on
+  const solo = await post('Solo', live.id) // 6
+  const res = await s.inject({ method: 'DELETE', url: `${API}/categories/${live.id}`, headers: s.editor })
+  t.equal(res.statusCode, 200, 'deleted')
+  const moved = (await s.inject({ url: `${API}/categories/${liveJazz.id}` })).json<{ name: string; slug: string; parent: number }>()
+  t.same([moved.name, moved.slug, moved.parent], ['Jazz 3', liveJazz.slug, music.id], 'the moved child is renamed, its unique slug kept')
+  const other = (await s.inject({ url: `${API}/categories/${jazz.id}` })).json<{ name: string }>()
+  t.equal(other.name, 'Jazz', 'the term already there keeps its name')
+  const soloRead = (await s.inject({ url: `${API}/categories/${solo.id}` })).json<{ name: string; parent: number }>()
+  t.same([soloRead.name, soloRead.parent], ['Solo', music.id])
+  // force=true too (it means nothing more for terms).
+  const a = await post('A')
+  const b = await post('B', a.id)
+  await post('C', b.id)
+  await post('C', a.id)
+  const forced = await s.inject({ method: 'DELETE', url: `${API}/categories/${b.id}?force=true`, headers: s.editor })
+  t.equal(forced.statusCode, 200)
+})

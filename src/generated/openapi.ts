@@ -380,7 +380,7 @@ export interface paths {
         post: operations["updateCategoryPost"];
         /**
          * Delete an event category
-         * @description Deletes the event category for good and returns it as it was. Its child categories move to its parent and it is unlinked from its events. A stale `If-Match` is 412 and nothing is changed.
+         * @description Deletes the event category for good and returns it as it was. Its child categories move to its parent and it is unlinked from its events. A stale `If-Match` is 412 and nothing is changed. A moved child whose name a category under that parent already has (compared trimmed, NFC-normalised and case-folded) is renamed to the first free `<name> 2`, `<name> 3`…; its slug, already unique, stays.
          */
         delete: operations["deleteCategory"];
         options?: never;

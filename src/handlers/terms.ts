@@ -13,10 +13,10 @@ import { checkPage, listLinks, pageOf, type ListPage } from '../http/pagination.
 import { sentQueryOf } from '../http/query.js'
 import { canReadEvent } from '../lib/rights.js'
 import { eventOwner } from '../repositories/event-records.js'
-import { childNameClash, deleteTerm, insertTerm, moveChildrenUp, updateTerm } from '../repositories/term-writes.js'
+import { deleteTerm, insertTerm, moveChildrenUp, updateTerm } from '../repositories/term-writes.js'
 import { countTerms, findTerm, listTerms, termExists, type StoredTerm, type TermKind, type TermListQuery } from '../repositories/terms.js'
 import type { AppContext } from './context.js'
-import { checkNewTerm, checkTermUpdate, termExists as termExistsError, type TermBody } from './term-input.js'
+import { checkNewTerm, checkTermUpdate, type TermBody } from './term-input.js'
 
 type TermListParams = QueryOf<'listCategories'> | QueryOf<'listTags'>
 
@@ -98,15 +98,14 @@ export function termOperations<R extends Category | Tag>(ctx: AppContext, kind: 
     },
 
     /**
-     * Deletes a term for good; its children move up to its parent. A child with the name of a term
-     * already under that parent would break name uniqueness: `term_exists`, and nothing changes.
+     * Deletes a term for good; its children move up to its parent, a child whose name a term there
+     * already has renamed to the first free `<name> 2`, `<name> 3`… (`moveChildrenUp`).
      */
     async remove(req: FastifyRequest, id: number): Promise<R> {
       const current = await find(id, requestedLanguage(req))
       const expected = expectedVersion(req, etag(current), current.version) ?? current.version
       await withTransaction(ctx.db, async (trx) => {
         if (!(await deleteTerm(trx, kind, current.record.id, expected))) throw preconditionFailed()
-        if (await childNameClash(trx, current.record.id, current.parent)) throw termExistsError()
         await moveChildrenUp(trx, kind, current.record.id, current.parent)
       })
       return current.record
