@@ -153,3 +153,38 @@ t.test('item 13: deleting a category moves its children up; a clashing name is m
   const forced = await s.inject({ method: 'DELETE', url: `${API}/categories/${b.id}?force=true`, headers: s.editor })
   t.equal(forced.statusCode, 200)
 })
+
+// ------------------------------------------------------------------------------------------ item 11
+
+t.test('item 11: translation_of inside an inline venue or organizer follows the rules of their own create', async (t) => {
+  const s = await setup(t)
+  await s.venue({ venue: 'Hall' }) // venue 1, en
+  await s.organizer({ organizer: 'Club' }) // organizer 1, en
+  const body = { title: 'Nacht', start_date: '2026-07-01 18:00', end_date: '2026-07-01 20:00' }
+  const de = await s.inject({
+    method: 'POST', url: `${API}/events?ml_language=de`, headers: s.editor,
+    payload: { ...body, venue: [{ venue: 'Halle', translation_of: 1 }], organizer: [{ organizer: 'Klub', translation_of: 1 }] },
+  })
+  t.equal(de.statusCode, 201)
+  const event = de.json<{ venue: Array<{ id: number; translations: Record<string, number> }>; organizer: Array<{ id: number; translations: Record<string, number> }> }>()
+  t.same(event.venue[0]?.translations, { en: 1, de: event.venue[0]?.id }, 'the inline venue joined the translation group')
+  t.same(event.organizer[0]?.translations, { en: 1, de: event.organizer[0]?.id }, 'the inline organizer too')
+  const venuesBefore = (await s.inject({ url: `${API}/venues?ml_language=de`, headers: s.editor })).json<{ total: number }>().total
+  const refused: Array<[string, Record<string, unknown>]> = [
+    ['a second version in the same language', { venue: [{ venue: 'Hall again', translation_of: 1 }] }],
+    ['an unknown source', { venue: [{ venue: 'Hall again', translation_of: 999 }] }],
+    ['an organizer in the same language', { organizer: [{ organizer: 'Club again', translation_of: 1 }] }],
+  ]
+  for (const [what, extra] of refused) {
+    const res = await s.inject({ method: 'POST', url: `${API}/events`, headers: s.editor, payload: { ...body, ...extra } })
+    expectError(t, res, 400, 'rest_invalid_param', ['translation_of'])
+    t.pass(what)
+  }
+  const twice = await s.inject({
+    method: 'POST', url: `${API}/events?ml_language=es`, headers: s.editor,
+    payload: { ...body, venue: [{ venue: 'Sala', translation_of: 1 }, { venue: 'Sala 2', translation_of: 1 }] },
+  })
+  expectError(t, twice, 400, 'rest_invalid_param', ['translation_of'])
+  t.equal((await s.inject({ url: `${API}/venues?ml_language=es`, headers: s.editor })).json<{ total: number }>().total, 0, 'nothing written')
+  t.equal((await s.inject({ url: `${API}/venues?ml_language=de`, headers: s.editor })).json<{ total: number }>().total, venuesBefore)
+})

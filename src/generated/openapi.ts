@@ -992,9 +992,9 @@ export interface components {
             categories?: (number | string)[];
             /** @description Tags of the event, each given by id, slug or name (case-insensitive); the list replaces the current set and `[]` clears it. */
             tags?: (number | string)[];
-            /** @description Venues of the event, each given by id or as the fields of a new venue created with the event; the list replaces the current set and `[]` clears it. */
+            /** @description Venues of the event, each given by id or as the fields of a new venue created with the event; the list replaces the current set and `[]` clears it. A new venue's `translation_of` follows the rules of a venue create, in the event's language. */
             venue?: (number | components["schemas"]["VenueCreate"])[];
-            /** @description Organizers of the event, each given by id or as the fields of a new organizer created with the event; the list replaces the current set and `[]` clears it. */
+            /** @description Organizers of the event, each given by id or as the fields of a new organizer created with the event; the list replaces the current set and `[]` clears it. A new organizer's `translation_of` follows the rules of an organizer create, in the event's language. */
             organizer?: (number | components["schemas"]["OrganizerCreate"])[];
             /** @description Language of the request, as the `ml_language` query parameter; when both are sent, this one wins. A create stores the record in this language. */
             ml_language?: components["schemas"]["Language"];
@@ -1053,9 +1053,9 @@ export interface components {
             categories?: (number | string)[];
             /** @description Tags of the event, each given by id, slug or name (case-insensitive); the list replaces the current set and `[]` clears it. */
             tags?: (number | string)[];
-            /** @description Venues of the event, each given by id or as the fields of a new venue created with the event; the list replaces the current set and `[]` clears it. */
+            /** @description Venues of the event, each given by id or as the fields of a new venue created with the event; the list replaces the current set and `[]` clears it. A new venue's `translation_of` follows the rules of a venue create, in the event's language. */
             venue?: (number | components["schemas"]["VenueCreate"])[];
-            /** @description Organizers of the event, each given by id or as the fields of a new organizer created with the event; the list replaces the current set and `[]` clears it. */
+            /** @description Organizers of the event, each given by id or as the fields of a new organizer created with the event; the list replaces the current set and `[]` clears it. A new organizer's `translation_of` follows the rules of an organizer create, in the event's language. */
             organizer?: (number | components["schemas"]["OrganizerCreate"])[];
             /** @description Language of the request, as the `ml_language` query parameter; when both are sent, this one wins. A create stores the record in this language. */
             ml_language?: components["schemas"]["Language"];
@@ -1114,9 +1114,9 @@ export interface components {
             categories?: (number | string)[];
             /** @description Tags of the event, each given by id, slug or name (case-insensitive); the list replaces the current set and `[]` clears it. */
             tags?: (number | string)[];
-            /** @description Venues of the event, each given by id or as the fields of a new venue created with the event; the list replaces the current set and `[]` clears it. */
+            /** @description Venues of the event, each given by id or as the fields of a new venue created with the event; the list replaces the current set and `[]` clears it. A new venue's `translation_of` follows the rules of a venue create, in the event's language. */
             venue?: (number | components["schemas"]["VenueCreate"])[];
-            /** @description Organizers of the event, each given by id or as the fields of a new organizer created with the event; the list replaces the current set and `[]` clears it. */
+            /** @description Organizers of the event, each given by id or as the fields of a new organizer created with the event; the list replaces the current set and `[]` clears it. A new organizer's `translation_of` follows the rules of an organizer create, in the event's language. */
             organizer?: (number | components["schemas"]["OrganizerCreate"])[];
             /** @description Language of the request, as the `ml_language` query parameter; when both are sent, this one wins. A create stores the record in this language. */
             ml_language?: components["schemas"]["Language"];

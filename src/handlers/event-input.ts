@@ -148,11 +148,16 @@ async function checkedLinks(db: Db, body: EventBody, language: Language, caller:
   return links
 }
 
-/** `venue`/`organizer` entries: ids of records that may be linked, or records to create inline. */
-async function checkedEntries<Body extends LinkedBody, Own>(
+/**
+ * `venue`/`organizer` entries: ids of records that may be linked, or records to create inline, checked
+ * as their own create is, `translation_of` included (in the event's language: one version per language
+ * in a group, counting the other entries of the body).
+ */
+async function checkedEntries<Body extends LinkedBody & { translation_of?: number }, Own>(
   db: Db, input: LinkedInput<Body, Own>, entries: Array<number | Body>, language: Language, caller: Caller, writer: Writer,
 ): Promise<Array<number | NewLinked<Own>>> {
   const checked: Array<number | NewLinked<Own>> = []
+  const groups = new Set<number>()
   for (const entry of entries) {
     if (typeof entry === 'number') {
       // A record the caller cannot read is refused like an unknown one (CONTRACT §6): linking reveals nothing.
@@ -160,7 +165,12 @@ async function checkedEntries<Body extends LinkedBody, Own>(
       if (owner === undefined || !canRead(caller, owner)) throw invalidParam(input.resource, 'unknownLinked', { value: String(entry) })
       checked.push(entry)
     } else {
-      checked.push(await checkNewLinked(db, input, entry, language, undefined, statusToStore(caller, entry.status), writer))
+      const inline = await checkNewLinked(db, input, entry, language, entry.translation_of, statusToStore(caller, entry.status), writer)
+      if (inline.translationGroup !== null) {
+        if (groups.has(inline.translationGroup)) throw invalidParam('translation_of', 'translationExists')
+        groups.add(inline.translationGroup)
+      }
+      checked.push(inline)
     }
   }
   return checked
