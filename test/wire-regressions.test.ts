@@ -91,3 +91,27 @@ t.test('item 17: a malformed form body says what is wrong with the form; __proto
   const venues = await s.inject({ url: `${API}/venues` })
   t.equal(venues.json<{ total: number }>().total, 0, 'nothing written')
 })
+
+// ------------------------------------------------------------------------------------------- item 9
+
+t.test('item 9: a cost with a minus sign keeps it; ranges stay ranges', async (t) => {
+  const s = await setup(t)
+  const cases: Array<[string, number[]]> = [['-5', [-5]], ['$-5', [-5]], ['Discount −5 EUR', [-5]], ['10-20', [10, 20]], ['10 -20', [10, 20]], ['$10 – $20', [10, 20]]]
+  for (const [cost, values] of cases) {
+    const e = await s.event(`Cost ${cost}`, { cost })
+    t.same(e.cost_details.values, values, `${cost}: ${JSON.stringify(values)}`)
+  }
+})
+
+t.test('item 9: ids above 2^53 are echoed as sent in rest_url and messages', async (t) => {
+  const s = await setup(t)
+  const list = await s.inject({ url: `${API}/events?include=99999999999999999999` })
+  t.equal(list.statusCode, 200)
+  t.match(list.json<{ rest_url: string }>().rest_url, /include=99999999999999999999(&|$)/, 'include as sent')
+  const tags = await s.inject({ url: `${API}/tags?include=9007199254740993&hide_empty=false` })
+  t.match(tags.json<{ rest_url: string }>().rest_url, /include=9007199254740993(&|$)/)
+  const missing = await s.inject({ url: `${API}/events/9007199254740993` })
+  t.match(expectError(t, missing, 404, 'rest-event-not-found').message, /9007199254740993/, 'the 404 names the id sent')
+  const venue = await s.list('?venue=9007199254740993')
+  t.match(JSON.stringify(expectError(t, venue, 400, 'rest_invalid_param', ['venue'])), /9007199254740993/, 'the 400 names the id sent')
+})

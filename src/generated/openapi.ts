@@ -491,7 +491,7 @@ export interface components {
              * @enum {string|null}
              */
             currency_position: "prefix" | "postfix" | null;
-            /** @description The numbers found in the cost, in ascending order: `[0]` for "Free" and an empty array when there is none. */
+            /** @description The numbers found in the cost, in ascending order: `[0]` for "Free" and an empty array when there is none. A number written with a minus sign (`-5`, `$-5`) keeps its sign; a minus between two numbers (`10-20`) is a range. */
             values: number[];
         };
         /** @description An image record: its id and its absolute URL. */

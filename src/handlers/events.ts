@@ -11,7 +11,7 @@ import { checkNotModified, etagOf, expectedVersion } from '../http/etag.js'
 import { requestedLanguage } from '../http/language.js'
 import type { Handlers } from '../http/operations.js'
 import { checkPage, listLinks, pageOf, sendList } from '../http/pagination.js'
-import { sentQueryOf } from '../http/query.js'
+import { asSent, sentQueryOf } from '../http/query.js'
 import { sendSerialized, type Serialized } from '../http/serialized.js'
 import { listed, seenBy, withJsonLd } from '../lib/event-view.js'
 import { samePassword } from '../lib/passwords.js'
@@ -58,7 +58,7 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     const windowNames = new Set(shown.map(([name]) => name))
     const sent = sentQueryOf(req)
       .filter((name) => !windowNames.has(name))
-      .map((name): [string, unknown] => [name, (query as Record<string, unknown>)[name]])
+      .map((name): [string, unknown] => [name, asSent(req, (query as Record<string, unknown>)[name])])
     const links = listLinks(`${ctx.apiUrl}/events`, page, totalPages, [...shown, ...sent])
     return sendList(reply, 'events', { links, total, totalPages }, records.map((r) => ctx.json.event(r)))
   }

@@ -9,7 +9,7 @@ import { forbidden, inTrash, invalidParam, notAccessible, notFound, precondition
 import { checkNotModified, etagOf, expectedVersion } from '../http/etag.js'
 import { requestedLanguage } from '../http/language.js'
 import { checkPage, listLinks, pageOf, type ListPage } from '../http/pagination.js'
-import { sentQueryOf } from '../http/query.js'
+import { asSent, sentQueryOf } from '../http/query.js'
 import { formatUtc } from '../lib/dates.js'
 import { modifiedNow } from '../lib/post-dates.js'
 import { canEdit, canRead, canReadEvent, editsAll, listScope, statusToStore, type Caller } from '../lib/rights.js'
@@ -79,7 +79,7 @@ export function linkedOperations<Rec extends Venue | Organizer, C extends Linked
       }, scopeCondition(kind.table, scope))
       const totalPages = checkPage(resource, page, result.total)
       const records = result.total === 0 ? [] : await result.records()
-      const sent = sentQueryOf(req).map((name): [string, unknown] => [name, (query as Record<string, unknown>)[name]])
+      const sent = sentQueryOf(req).map((name): [string, unknown] => [name, asSent(req, (query as Record<string, unknown>)[name])])
       const links = listLinks(`${ctx.apiUrl}/${collection}`, page, totalPages, sent)
       return { records, list: { links, total: result.total, totalPages } }
     },

@@ -10,7 +10,7 @@ import { invalidParam, notFound, preconditionFailed } from '../http/errors.js'
 import { checkNotModified, etagOf, expectedVersion } from '../http/etag.js'
 import { requestedLanguage } from '../http/language.js'
 import { checkPage, listLinks, pageOf, type ListPage } from '../http/pagination.js'
-import { sentQueryOf } from '../http/query.js'
+import { asSent, sentQueryOf } from '../http/query.js'
 import { canReadEvent } from '../lib/rights.js'
 import { eventOwner } from '../repositories/event-records.js'
 import { deleteTerm, insertTerm, moveChildrenUp, updateTerm } from '../repositories/term-writes.js'
@@ -65,7 +65,7 @@ export function termOperations<R extends Category | Tag>(ctx: AppContext, kind: 
       const total = hidden ? 0 : await countTerms(ctx.db, kind, filter)
       const totalPages = checkPage(resource, page, total)
       const records = total === 0 ? [] : await listTerms(ctx.db, ctx.site, kind, filter)
-      const sent = sentQueryOf(req).map((name): [string, unknown] => [name, (query as Record<string, unknown>)[name]])
+      const sent = sentQueryOf(req).map((name): [string, unknown] => [name, asSent(req, (query as Record<string, unknown>)[name])])
       const links = listLinks(`${ctx.apiUrl}/${kind.collection}`, page, totalPages, sent)
       return { records, list: { links, total, totalPages } }
     },

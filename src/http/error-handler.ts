@@ -7,6 +7,7 @@ import type { Language } from '../contract.js'
 import { ApiError, forbidden, invalidParam, noRoute } from './errors.js'
 import { NotModified } from './etag.js'
 import { requestedLanguage } from './language.js'
+import { sentText } from './query.js'
 import { isMessageKey, type Catalog } from './messages.js'
 import { isRecord } from '../lib/json.js'
 
@@ -55,7 +56,9 @@ export function registerErrorHandlers(app: FastifyInstance, texts: ErrorTexts): 
 
 function send(req: FastifyRequest, reply: FastifyReply, error: ApiError, texts: ErrorTexts): FastifyReply {
   const language = requestedLanguage(req) ?? texts.defaultLanguage
-  const translate = texts.catalog.translate
+  // Message variables echo what was sent: an id beyond 2^53 as its digits, not the number it became.
+  const translate = (lang: Parameters<typeof texts.catalog.translate>[0], key: Parameters<typeof texts.catalog.translate>[1], vars?: Record<string, string>): string =>
+    texts.catalog.translate(lang, key, vars === undefined ? vars : Object.fromEntries(Object.entries(vars).map(([k, v]) => [k, sentText(req, v)])))
   const data: Record<string, unknown> = { status: error.status }
   const { params, details, reasons } = error.data
   if (reasons !== undefined) {
