@@ -762,6 +762,7 @@ const surelyHttpUrl = (v: unknown) => typeof v === 'string' && /^https?:\/\/[a-z
  */
 export const CONTRACT_RULES: readonly ContractRule[] = [
   { name: 'end before start (on the merged record)', contract: '§5', codes: ['rest_invalid_param'], fields: ['end_date'] },
+  { name: 'date and date_utc sent together that name different instants', contract: '§5', codes: ['rest_invalid_param'], fields: ['date_utc'] },
   {
     name: 'dates the schema types as strings but the contract does not parse (or that leave years 0001–9999 in a time zone)',
     contract: '§4, §5', codes: ['rest_invalid_param'],
