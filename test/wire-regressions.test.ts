@@ -115,3 +115,15 @@ t.test('item 9: ids above 2^53 are echoed as sent in rest_url and messages', asy
   const venue = await s.list('?venue=9007199254740993')
   t.match(JSON.stringify(expectError(t, venue, 400, 'rest_invalid_param', ['venue'])), /9007199254740993/, 'the 400 names the id sent')
 })
+
+t.test('item 9: an inline organizer with a bad e-mail is refused for its e-mail, not as "must be integer"', async (t) => {
+  const s = await setup(t)
+  const res = await s.inject({
+    method: 'POST', url: `${API}/events`, headers: s.editor,
+    payload: { title: 'T', start_date: '2026-07-01 10:00', end_date: '2026-07-01 11:00', organizer: [{ organizer: 'O', email: 'not an e-mail' }] },
+  })
+  const body = expectError(t, res, 400, 'rest_invalid_param', ['organizer'])
+  const reason = (body.data.params as Record<string, string>).organizer ?? ''
+  t.match(reason, /email/, `names the e-mail: ${reason}`)
+  t.notMatch(reason, /integer/, 'not "must be integer"')
+})

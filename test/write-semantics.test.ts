@@ -116,7 +116,8 @@ t.test('item 18: date and date_utc sent together must name the same instant, els
   t.equal(overlap.json<{ date_utc: string }>().date_utc, '2027-11-07 06:30:00')
   for (const [path, extra] of [['events', body], ['venues', { venue: 'V2' }], ['organizers', { organizer: 'O' }]] as const) {
     const res = await s.inject({ method: 'POST', url: `${API}/${path}`, headers: s.editor, payload: { ...extra, date: '2026-06-01 08:00:00', date_utc: '2026-06-01 08:00:00' } })
-    expectError(t, res, 400, 'rest_invalid_param', ['date_utc'])
+    const error = expectError(t, res, 400, 'rest_invalid_param', ['date_utc'])
+    t.match((error.data.params as Record<string, string>).date_utc, /same instant/, 'the reason says they disagree')
   }
   const patch = await s.patch(1, { date: '2026-06-02 08:00:00', date_utc: '2026-06-01 12:00:00' })
   expectError(t, patch, 400, 'rest_invalid_param', ['date_utc'])

@@ -49,6 +49,6 @@ export async function translationGroup(db: Db, table: PostTable, resource: strin
 /** Publication dates from `date`/`date_utc`, else `fallback`; a field that is no date is a 400 naming it. */
 export function postDates(input: { date?: string; date_utc?: string }, siteTz: string, fallback: PublicationDates): PublicationDates {
   const dates = publicationDates(input, siteTz, fallback)
-  if ('invalid' in dates) throw invalidParam(dates.invalid, 'invalidDate')
+  if ('invalid' in dates) throw invalidParam(dates.invalid, dates.disagree === true ? 'datesDisagree' : 'invalidDate')
   return dates
 }

@@ -140,8 +140,21 @@ function fromValidation(issues: AjvIssue[], context: string, req: FastifyRequest
     }
   }
   // Defined, not assigned: a field may be called `__proto__` (a form body can send one), which an
-  // assignment would take as the object's prototype, leaving the field unnamed.
+  // assignment would take as the object's prototype, leaving the field unnamed. Per field, the reason
+  // found deepest in it wins: an inline organizer with a bad e-mail is refused for `organizer[0].email`,
+  // not because the entry is no integer (the other branch of `oneOf`).
   const params: Record<string, string> = {}
+  const depth = new Map<string, number>()
+  issues.forEach((issue, i) => {
+    const detail = details[i]
+    if (detail === undefined) return
+    const segments = (issue.instancePath ?? '').split('/').filter((s) => s !== '')
+    const known = depth.get(detail.field)
+    if (known !== undefined && known >= segments.length) return
+    depth.set(detail.field, segments.length)
+    const where = segments.slice(1).map((s) => (/^\d+$/.test(s) ? `[${s}]` : `.${s}`)).join('')
+    Object.defineProperty(params, detail.field, { value: `${detail.field}${where} ${detail.message}`, enumerable: true, writable: true, configurable: true })
+  })
   for (const { field, message } of details) {
     if (!Object.hasOwn(params, field)) Object.defineProperty(params, field, { value: `${field} ${message}`, enumerable: true, writable: true, configurable: true })
   }

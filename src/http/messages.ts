@@ -26,7 +26,7 @@ export const MESSAGE_KEYS = [
   'statusNotAllowed', 'required', 'invalidDate', 'unknownImage', 'invalidImage', 'invalidUrl', 'invalidEmail',
   'geolocInactive', 'geoPair', 'geolocPair', 'unknownTerm', 'unknownLinked', 'noLongerAvailable',
   'passwordProtected', 'ticketsInactive', 'endBeforeStart', 'invalidTimezone', 'invalidFilterDate',
-  'unparsableRequest', 'headersTooLarge', 'requestTimeout', 'invalidForm',
+  'unparsableRequest', 'headersTooLarge', 'requestTimeout', 'invalidForm', 'datesDisagree',
 ] as const
 
 export type MessageKey = (typeof MESSAGE_KEYS)[number]

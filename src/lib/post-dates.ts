@@ -19,7 +19,7 @@ const WITH_OFFSET = /[Tt ]\d{2}:\d{2}(:\d{2}([.,]\d+)?)?([Zz]|[+-]\d{2}(:?\d{2})
  * `date_utc` when both are sent and do not name the same instant (a wall time repeated by a DST change
  * names either of its instants).
  */
-export function publicationDates(input: { date?: string; date_utc?: string }, siteTz: string, fallback: PublicationDates): PublicationDates | { invalid: 'date' | 'date_utc' } {
+export function publicationDates(input: { date?: string; date_utc?: string }, siteTz: string, fallback: PublicationDates): PublicationDates | { invalid: 'date' | 'date_utc'; disagree?: true } {
   let utc: string | undefined
   if (input.date !== undefined) {
     utc = parseBodyDate(input.date, siteTz) ?? undefined
@@ -35,7 +35,7 @@ export function publicationDates(input: { date?: string; date_utc?: string }, si
       } catch {
         wall = undefined
       }
-      if (WITH_OFFSET.test(input.date) || wall !== utcToWall(utc, siteTz)) return { invalid: 'date_utc' }
+      if (WITH_OFFSET.test(input.date) || wall !== utcToWall(utc, siteTz)) return { invalid: 'date_utc', disagree: true }
     }
     utc = exact
   }
