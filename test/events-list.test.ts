@@ -10,7 +10,7 @@ import { expectError } from './helpers/errors.js'
 import { EVENTS, EVENTS_URL, eventRecord, eventsOf, idsOf, recordStatements, restUrlOf, setup, type Body, type Event, type Setup } from './helpers/events.js'
 
 /** The default window of the pinned clock (2026-06-15 12:00 UTC) on a UTC site, as rest_url shows it. */
-const WINDOW = 'start_date=2026-06-15%2000%3A00%3A00&end_date=2028-06-15%2023%3A59%3A59'
+const WINDOW = 'start_date=2026-06-15T00%3A00%3A00%2B00%3A00&end_date=2028-06-15T23%3A59%3A59%2B00%3A00'
 
 /** Start and end on one day: `on('2026-07-01', '10:00', '11:00')`. */
 function on(day: string, from: string, to: string, fields: Body = {}): Body {
@@ -159,9 +159,9 @@ t.test('list: start_date alone keeps events starting at or after it, widened to 
   t.same(await ids(s, '?start_date=2026-07-02%2010:00:01&strict_dates=true'), [C])
   t.same(await ids(s, '?start_date=2026-05-01'), [P, A, B, C], 'the default end_date still applies')
   const res = await s.list('?start_date=2026-07-02%2023:00')
-  t.equal(restUrlOf(res), `${EVENTS_URL}?page=1&per_page=10&start_date=2026-07-02%2000%3A00%3A00&end_date=2028-06-15%2023%3A59%3A59`)
+  t.equal(restUrlOf(res), `${EVENTS_URL}?page=1&per_page=10&start_date=2026-07-02T00%3A00%3A00%2B00%3A00&end_date=2028-06-15T23%3A59%3A59%2B00%3A00`)
   const strict = await s.list('?start_date=2026-07-02%2010:00:01&strict_dates=1')
-  t.equal(restUrlOf(strict), `${EVENTS_URL}?page=1&per_page=10&start_date=2026-07-02%2010%3A00%3A01&end_date=2028-06-15%2023%3A59%3A59&strict_dates=true`)
+  t.equal(restUrlOf(strict), `${EVENTS_URL}?page=1&per_page=10&start_date=2026-07-02T10%3A00%3A01%2B00%3A00&end_date=2028-06-15T23%3A59%3A59%2B00%3A00&strict_dates=true`)
 })
 
 t.test('list: end_date alone keeps events ending at or before it, widened to 23:59:59 unless strict', async (t) => {
@@ -172,7 +172,7 @@ t.test('list: end_date alone keeps events ending at or before it, widened to 23:
   t.same(await ids(s, '?end_date=2026-07-02%2010:59:59&strict_dates=true'), [A])
   t.same(await ids(s, '?end_date=2030-01-01'), [A, B, C, F])
   t.equal(restUrlOf(await s.list('?end_date=2026-07-02%2005:00')),
-    `${EVENTS_URL}?page=1&per_page=10&start_date=2026-06-15%2000%3A00%3A00&end_date=2026-07-02%2023%3A59%3A59`)
+    `${EVENTS_URL}?page=1&per_page=10&start_date=2026-06-15T00%3A00%3A00%2B00%3A00&end_date=2026-07-02T23%3A59%3A59%2B00%3A00`)
 })
 
 t.test('list: start_date and end_date together', async (t) => {
@@ -222,7 +222,7 @@ t.test('list: relative filters combine with each other and with an explicit star
   t.same(await ids(s, '?start_date=2026-07-02&ends_after=2026-07-01'), [B, C, F])
   t.same(await ids(s, '?end_date=2026-07-01&starts_before=2026-07-03'), [P, A])
   const res = await s.list('?ends_after=2026-07-01&start_date=2026-07-02')
-  t.equal(restUrlOf(res), `${EVENTS_URL}?page=1&per_page=10&start_date=2026-07-02%2000%3A00%3A00&ends_after=2026-07-01`)
+  t.equal(restUrlOf(res), `${EVENTS_URL}?page=1&per_page=10&start_date=2026-07-02T00%3A00%3A00%2B00%3A00&ends_after=2026-07-01`)
 })
 
 t.test('list: inclusive versus strict at day boundaries (events at 16:00 and 20:00, range 15:00–18:00)', async (t) => {
@@ -342,7 +342,7 @@ t.test('list: a site time zone other than UTC moves the day boundaries of the de
   }
   const res = await zurich.list()
   t.same(idsOf(res), [2, 3])
-  t.equal(restUrlOf(res), `${EVENTS_URL}?page=1&per_page=10&${WINDOW}`, 'the window in Zurich wall time')
+  t.equal(restUrlOf(res), `${EVENTS_URL}?page=1&per_page=10&${WINDOW.replaceAll('%2B00%3A00', '%2B02%3A00')}`, 'the window in Zurich wall time, with its offset')
   t.same(await ids(utc, ''), [3, 4])
   // Without a zone, an event is in the site zone.
   t.match(eventsOf(res)[0], { timezone: 'Europe/Zurich', timezone_abbr: 'CEST', start_date: '2026-06-15 00:30:00', utc_start_date: '2026-06-14 22:30:00' })
@@ -360,7 +360,7 @@ t.test('list: a site time zone other than UTC moves the day boundaries of explic
   t.same(await ids(s, '?start_date=2026-07-01%2000:00:00&strict_dates=true&end_date=2026-07-01%2023:59:59'), [2])
   t.same(await ids(s, '?starts_after=2026-06-30'), [2, 3], 'the end of the 30th in Zurich is 21:59:59 UTC')
   t.equal(restUrlOf(await s.list('?start_date=2026-07-01&end_date=2026-07-01')),
-    `${EVENTS_URL}?page=1&per_page=10&start_date=2026-07-01%2000%3A00%3A00&end_date=2026-07-01%2023%3A59%3A59`)
+    `${EVENTS_URL}?page=1&per_page=10&start_date=2026-07-01T00%3A00%3A00%2B02%3A00&end_date=2026-07-01T23%3A59%3A59%2B02%3A00`)
 })
 
 t.test('list: the site time zone decides what today is near midnight', async (t) => {
@@ -647,7 +647,7 @@ t.test('list: every filter combined', async (t) => {
   const query = '?start_date=2026-07-01&end_date=2026-07-02&categories=rock&tags=2&venue=1&organizer=1&featured=true&search=MUSIC&ticketed=false&status=publish'
   const res = await s.list(query)
   t.same(idsOf(res), [1])
-  t.equal(restUrlOf(res), `${EVENTS_URL}?page=1&per_page=10&start_date=2026-07-01%2000%3A00%3A00&end_date=2026-07-02%2023%3A59%3A59` +
+  t.equal(restUrlOf(res), `${EVENTS_URL}?page=1&per_page=10&start_date=2026-07-01T00%3A00%3A00%2B00%3A00&end_date=2026-07-02T23%3A59%3A59%2B00%3A00` +
     '&categories=rock&tags=2&venue=1&organizer=1&featured=true&search=MUSIC&ticketed=false&status=publish')
   t.same(await ids(s, query.replace('&status=publish', ''), s.editor), [1, 9])
 })
@@ -658,7 +658,7 @@ t.test('list: rest_url and next_rest_url carry every effective filter, URL-encod
   for (let i = 0; i < 3; i++) await s.event(`Show ${i}`, { categories: [1], description: 'a&b c' })
   const res = await s.list('?per_page=1&search=a%26b%20c&categories=rock-roll,1&featured=0&start_date=2026-07-01T02:00:00%2B02:00&strict_dates=true&unknown=1')
   t.equal(res.statusCode, 200)
-  const common = 'start_date=2026-07-01%2000%3A00%3A00&end_date=2028-06-15%2023%3A59%3A59&search=a%26b%20c&categories=rock-roll%2C1&featured=false&strict_dates=true'
+  const common = 'start_date=2026-07-01T00%3A00%3A00%2B00%3A00&end_date=2028-06-15T23%3A59%3A59%2B00%3A00&search=a%26b%20c&categories=rock-roll%2C1&featured=false&strict_dates=true'
   t.strictSame({ ...res.json(), events: [] }, {
     events: [],
     rest_url: `${EVENTS_URL}?page=1&per_page=1&${common}`,

@@ -17,7 +17,7 @@ import { EVENTS, EVENTS_URL, eventRecord, idsOf, organizerRecord, setup, venueRe
 const VENUES = `${API}/venues`
 const ON: BuildOptions = { config: { extensions: new Set(['geoloc']) } }
 /** The default window of the pinned clock on a UTC site, as rest_url shows it. */
-const WINDOW = 'start_date=2026-06-15%2000%3A00%3A00&end_date=2028-06-15%2023%3A59%3A59'
+const WINDOW = 'start_date=2026-06-15T00%3A00%3A00%2B00%3A00&end_date=2028-06-15T23%3A59%3A59%2B00%3A00'
 const OTHER_LANGUAGES = ['at', 'de', 'es', 'ch-fr', 'ch-de'] as const
 
 // ------------------------------------------------------------------------------- reference geometry
@@ -550,7 +550,7 @@ t.test('on: combined with dates, categories and pagination (rest_url, next link,
   const query = `${near(P.lat, P.lng)}&start_date=2026-07-01&end_date=2026-07-10&categories=rock&geoloc=true&per_page=2`
   const first = await s.list(query)
   t.equal(first.statusCode, 200)
-  const common = 'start_date=2026-07-01%2000%3A00%3A00&end_date=2026-07-10%2023%3A59%3A59&geoloc_lat=48.2085&geoloc_lng=16.3731&categories=rock&geoloc=true'
+  const common = 'start_date=2026-07-01T00%3A00%3A00%2B00%3A00&end_date=2026-07-10T23%3A59%3A59%2B00%3A00&geoloc_lat=48.2085&geoloc_lng=16.3731&categories=rock&geoloc=true'
   const url = (page: number) => `${EVENTS_URL}?page=${page}&per_page=2&${common}`
   t.strictSame({ ...first.json(), events: [] }, { events: [], rest_url: url(1), next_rest_url: url(2), total: 4, total_pages: 2 })
   t.same(idsOf(first), [1, 4])

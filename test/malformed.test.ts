@@ -211,10 +211,10 @@ t.test('invalid UTF-8 is 400 in JSON and form bodies, raw or percent-encoded; no
         const json = await fixture.inject({ method, url, headers: { ...fixture.editor, ...JSON_TYPE }, payload: around(`{"${resource.name}":"a`, bytes, 'b"}') })
         refused(t, json, 400, 'rest_invalid_json', `${what} JSON`)
         const form = await fixture.inject({ method, url, headers: { ...fixture.editor, ...FORM }, payload: around(`${resource.name}=a`, bytes, 'b') })
-        refused(t, form, 400, 'rest_invalid_json', `${what} form`)
+        refused(t, form, 400, 'rest_invalid_request', `${what} form`)
         const escaped = bytes.map((b) => `%${b.toString(16).padStart(2, '0')}`).join('')
         const percent = await fixture.inject({ method, url, headers: { ...fixture.editor, ...FORM }, payload: `${resource.name}=a${escaped}b` })
-        refused(t, percent, 400, 'rest_invalid_json', `${what} form, percent-encoded`)
+        refused(t, percent, 400, 'rest_invalid_request', `${what} form, percent-encoded`)
       }
     }
   })
@@ -400,12 +400,12 @@ t.test('search takes %, _, \\ and quotes literally on every list, and SQL in it 
 
 // Regression tests of what this catalogue found.
 
-t.test('a form body whose %-escapes do not decode to UTF-8 is 400 rest_invalid_json, not stored with U+FFFD', async (t) => {
+t.test('a form body whose %-escapes do not decode to UTF-8 is 400 rest_invalid_request, not stored with U+FFFD', async (t) => {
   const fixture = await setup(t)
   await unchanged(t, fixture, async () => {
     for (const payload of ['name=%ff', 'name=a%C3', 'name=%C3%28', 'name=%ED%A0%80', 'description=%80&name=x', 'na%ffme=x']) {
       const res = await fixture.inject({ method: 'POST', url: `${API}/categories`, headers: { ...fixture.editor, ...FORM }, payload })
-      refused(t, res, 400, 'rest_invalid_json', payload)
+      refused(t, res, 400, 'rest_invalid_request', payload)
     }
   })
   const ok = await fixture.inject({ method: 'POST', url: `${API}/categories`, headers: { ...fixture.editor, ...FORM }, payload: 'name=%E2%82%AC+100%25+%F0%9F%8E%89+50%' })

@@ -345,6 +345,14 @@ function canEdit(caller: Caller, record: { author: number; status: string }): bo
   if (caller === 'anon' || record.author !== USER_ID[caller]) return false
   return caller === 'author' || record.status === 'draft' || record.status === 'pending'
 }
+/** Whether the caller may read an event by id (never in the trash): a filter on one it may not matches nothing. */
+function canReadEvent(caller: Caller, record: { author: number; status: string }): boolean {
+  return record.status !== 'trash' && (record.status === 'publish' || canEdit(caller, record))
+}
+/** Whether the caller may read a venue or organizer by id: a link or filter naming one it may not is a 400. */
+function canReadLinked(caller: Caller, record: { author: number; status: string }): boolean {
+  return record.status === 'trash' ? canEdit(caller, record) : record.status === 'publish' || canEdit(caller, record)
+}
 /** The status a write stores: as asked, but a contributor asking `publish` or `private` submits for review. */
 function statusToStore(caller: Caller, requested: unknown, fallback?: PostStatus): PostStatus {
   if (typeof requested !== 'string') return fallback ?? (canPublish(caller) ? 'publish' : 'draft')
@@ -544,6 +552,17 @@ function learnEtag(record: Tagged, res: Reply, write: boolean, what: string): vo
   if (record.retired !== undefined) assert.notEqual(etag, record.retired, `${what}: a write changed the ETag`)
   record.etag = etag
   record.retired = undefined
+}
+
+/**
+ * Whether an update left the record as it was (everything but `modified` and the ETag): then `modified`
+ * stays too, and so does the ETag (CONTRACT §5: no change writes nothing).
+ */
+function unchanged<T extends Tagged & { modified?: string }>(next: T, current: T): boolean {
+  const strip = (r: T): string => JSON.stringify({ ...r, modified: undefined, etag: undefined, retired: undefined })
+  if (strip(next) !== strip(current)) return false
+  if (current.modified !== undefined) next.modified = current.modified
+  return true
 }
 
 /** After a write whose answer may carry no ETag: the old one is retired. */
@@ -852,7 +871,7 @@ function resolveTerms(m: Model, taxonomy: Taxonomy, entries: unknown[], lang: La
 
 /** Venue or organizer entries of an event: existing ids must be live (not trashed) and in the event's language. */
 type LinkPlan = Array<number | Json>
-function resolveLinks(m: Model, kind: 'venue' | 'organizer', entries: unknown[], lang: Lang): LinkPlan | undefined {
+function resolveLinks(m: Model, caller: Caller, kind: 'venue' | 'organizer', entries: unknown[], lang: Lang): LinkPlan | undefined {
   const plan: LinkPlan = []
   for (const entry of entries) {
     if (isJson(entry)) {
@@ -860,7 +879,7 @@ function resolveLinks(m: Model, kind: 'venue' | 'organizer', entries: unknown[],
       continue
     }
     const post = m.posts(kind).get(Number(entry))
-    if (post === undefined || post.status === 'trash' || post.lang !== lang) return undefined
+    if (post === undefined || post.status === 'trash' || post.lang !== lang || !canReadLinked(caller, post)) return undefined
     if (!plan.includes(post.id)) plan.push(post.id)
   }
   return plan
@@ -914,8 +933,8 @@ function planEvent(m: Model, caller: Caller, lang: Lang, body: Json, current: ME
     if (ids === undefined) return INVALID
     e[field] = ids
   }
-  const venues = Array.isArray(body.venue) ? resolveLinks(m, 'venue', body.venue, e.lang) : undefined
-  const organizers = Array.isArray(body.organizer) ? resolveLinks(m, 'organizer', body.organizer, e.lang) : undefined
+  const venues = Array.isArray(body.venue) ? resolveLinks(m, caller, 'venue', body.venue, e.lang) : undefined
+  const organizers = Array.isArray(body.organizer) ? resolveLinks(m, caller, 'organizer', body.organizer, e.lang) : undefined
   if ((Array.isArray(body.venue) && venues === undefined) || (Array.isArray(body.organizer) && organizers === undefined)) return INVALID
   return { event: e, venues, organizers }
 }
@@ -929,6 +948,8 @@ function settleImage(m: Model, value: unknown, actual: unknown, keep: Img | null
     return { id, url: m.images.get(id) ?? '' }
   }
   assert.ok(isJson(actual) && actual.url === value, `${what}: image url`)
+  // The URL the record already has changes nothing: no new image record (CONTRACT §5).
+  if (keep !== null && keep.url === value) return keep
   const id = freshId(m, 'image', actual.id, `${what}: image`)
   m.images.set(id, String(value))
   return { id, url: String(value) }
@@ -1160,7 +1181,10 @@ class ListEvents implements fc.AsyncCommand<Model, Sut> {
     const show = listable(q.viewer, q.status)
     const categoryIds = categories !== undefined && categories.length > 0 ? filterTerms(m, 'category', categories, lang) : []
     const tagIds = tags !== undefined && tags.length > 0 ? filterTerms(m, 'tag', tags, lang) : []
-    const unknownLinked = (kind: 'venue' | 'organizer', ids: number[] | undefined) => (ids ?? []).some((id) => !m.posts(kind).has(id))
+    const unknownLinked = (kind: 'venue' | 'organizer', ids: number[] | undefined) => (ids ?? []).some((id) => {
+      const post = m.posts(kind).get(id)
+      return post === undefined || !canReadLinked(q.viewer, post)
+    })
     if (show === undefined || categoryIds === undefined || tagIds === undefined || unknownLinked('venue', venues) || unknownLinked('organizer', organizers)) {
       expectError(res, 400, ['rest_invalid_param'], what)
       return
@@ -1232,7 +1256,8 @@ class ListLinked implements fc.AsyncCommand<Model, Sut> {
     const expected = [...m.posts(kind).values()].filter((r) => {
       if (r.lang !== lang || !show(r)) return false
       if (q.search !== undefined && q.search !== '' && !columns(r).some((c) => contains(c, q.search ?? ''))) return false
-      if (event !== undefined && !(m.events.get(event)?.[linkField].includes(r.id) ?? false)) return false
+      const filtered = event === undefined ? undefined : m.events.get(event)
+      if (filtered !== undefined && (!canReadEvent(q.viewer, filtered) || !filtered[linkField].includes(r.id))) return false
       if (q.has_events !== undefined && (linkedEvents(r.id).length > 0) !== q.has_events) return false
       if (q.only_with_upcoming === true && !linkedEvents(r.id).some((e) => toUtc(e.start, e.tz) >= m.now)) return false
       return true
@@ -1288,7 +1313,9 @@ class ListTerms implements fc.AsyncCommand<Model, Sut> {
       return
     }
     const counts = new Map(termsOf(m, taxonomy).map((term) => [term.id, termCount(m, term.id)]))
-    const postTerms = post === undefined ? undefined : [...(m.events.get(post)?.categories ?? []), ...(m.events.get(post)?.tags ?? [])]
+    // An event the caller (anonymous here) cannot read matches nothing.
+    const postEvent = post === undefined ? undefined : m.events.get(post)
+    const postTerms = postEvent === undefined ? undefined : canReadEvent('anon', postEvent) ? [...postEvent.categories, ...postEvent.tags] : []
     const key = (term: MTerm): string | number => {
       switch (q.orderby ?? 'name') {
         case 'id': return term.id
@@ -1494,8 +1521,9 @@ class UpdateEvent implements fc.AsyncCommand<Model, Sut> {
     m.events.set(e.id, e)
     if (plan.venues !== undefined) e.venues = settleLinks(m, 'venue', this.caller, e.lang, plan.venues, res.body.venue, what)
     if (plan.organizers !== undefined) e.organizers = settleLinks(m, 'organizer', this.caller, e.lang, plan.organizers, res.body.organizer, what)
+    const same = unchanged(e, current)
     sameRecord(res.body, renderEvent(m, e, this.caller, false), what, EVENT_KEYS)
-    learnEtag(e, res, true, what)
+    learnEtag(e, res, !same, what)
   }
   toString = (): string => `UpdateEvent(${this.caller}, r=${this.r}, ${this.via}, ${this.method}, ${JSON.stringify(this.spec)}, ${this.ifMatch}, form=${this.form})`
 }
@@ -1605,9 +1633,10 @@ class UpdateLinked implements fc.AsyncCommand<Model, Sut> {
     if (typeof body.status === 'string') record.status = statusToStore(caller, body.status)
     if (typeof body.slug === 'string') record.slug = changedSlug(m, kind, current, body.slug, record.name)
     record.image = settleImage(m, body.image, res.body.image, current.image, what)
+    const same = unchanged<MVenue | MOrganizer>(record, current)
     m.posts(kind).set(record.id, record as MVenue & MOrganizer)
     sameRecord(res.body, renderPost(m, kind, record, caller, false), what, keysOf(kind))
-    learnEtag(record, res, true, what)
+    learnEtag(record, res, !same, what)
   }
   toString = (): string => `UpdateLinked(${this.kind}, ${this.caller}, r=${this.r}, ${this.via}, ${this.method}, ${JSON.stringify(this.spec)}, ${this.ifMatch}, form=${this.form})`
 }
@@ -1755,9 +1784,10 @@ class UpdateTerm implements fc.AsyncCommand<Model, Sut> {
     const term: MTerm = { ...current, name, parent }
     if (typeof body.slug === 'string') term.slug = changedSlug(m, taxonomy, current, body.slug, name)
     if (has(body, 'description')) term.description = emptyToNull(body.description as string | null) ?? null
+    const same = unchanged(term, current)
     m.terms.set(id, term)
     sameRecord(res.body, renderTerm(m, term), what)
-    learnEtag(term, res, true, what)
+    learnEtag(term, res, !same, what)
   }
   toString = (): string => `UpdateTerm(${this.taxonomy}, ${this.caller}, r=${this.r}, ${this.method}, ${JSON.stringify(this.spec)}, ${this.ifMatch}, form=${this.form})`
 }
@@ -1778,16 +1808,20 @@ class DeleteTerm implements fc.AsyncCommand<Model, Sut> {
     if (caller !== 'editor') return expectError(res, 403, ['rest_forbidden'], what)
     if (current === undefined) return expectError(res, 404, [`rest-${taxonomy}-not-found`], what)
     if (headers['if-match'] !== undefined && this.ifMatch === 'stale') return expectError(res, 412, ['rest-precondition-failed'], what)
-    const children = termsOf(m, taxonomy).filter((term) => term.parent === id)
-    const clash = children.some((child) => termsOf(m, taxonomy).some((sibling) =>
-      sibling.id !== id && sibling.lang === child.lang && sibling.parent === current.parent && nameKey(sibling.name) === nameKey(child.name)))
-    if (clash) return expectError(res, 400, ['term_exists'], what)
+    const children = termsOf(m, taxonomy).filter((term) => term.parent === id).sort((x, y) => x.id - y.id)
     assert.equal(res.status, 200, `${what}: ${JSON.stringify(res.body).slice(0, 400)}`)
     sameRecord(res.body, renderTerm(m, current), what)
     m.terms.delete(id)
     m.gone.set(`${taxonomy}:${id}`, { slug: current.slug, lang: current.lang, name: current.name })
     if (children.length > 0) note('category delete moved children up')
     for (const child of children) {
+      // A clashing name is made unique: the first free `<name> 2`, `<name> 3`… under the new parent.
+      const taken = (name: string) => termsOf(m, taxonomy).some((sibling) =>
+        sibling.id !== child.id && sibling.lang === child.lang && sibling.parent === current.parent && nameKey(sibling.name) === nameKey(name))
+      let name = child.name
+      for (let n = 2; taken(name); n++) name = `${child.name} ${n}`
+      if (name !== child.name) note('category delete renamed a clashing child')
+      child.name = name
       child.parent = current.parent
       child.retired = child.etag ?? child.retired
       child.etag = undefined

@@ -126,11 +126,13 @@ t.test('list: post and its alias event keep the tags of that event; unknown even
 })
 
 t.test('list: post on an event without published status still needs hide_empty=false to show its tags', async (t) => {
-  const { list, create, db } = await setup(t)
+  const { list, create, db, inject, editor } = await setup(t)
   await create({ name: 'A' })
   const draft = await insertEvent(db, { status: 'draft' }, { terms: [1] })
-  t.same(ids(await list(`?post=${draft}`)), [])
-  t.same(ids(await list(`?post=${draft}&hide_empty=false`)), [1])
+  const asEditor = async (query: string) => inject({ url: `${PATH}${query}`, headers: editor })
+  t.same(ids(await asEditor(`?post=${draft}`)), [])
+  t.same(ids(await asEditor(`?post=${draft}&hide_empty=false`)), [1])
+  t.same(ids(await list(`?post=${draft}&hide_empty=false`)), [], 'an event the caller cannot read matches nothing (CONTRACT §6)')
 })
 
 t.test('list: slug keeps the tag with exactly that slug', async (t) => {

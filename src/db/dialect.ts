@@ -3,21 +3,23 @@
  * lives here, behind named functions, so repositories and migrations stay portable.
  */
 import { EARTH_RADIUS_KM } from '../lib/geo.js'
+import { FOLDS_INTO_ASCII, foldText } from '../lib/text.js'
 import { PostgresAdapter, sql, type Expression, type QueryExecutorProvider, type SqlBool } from 'kysely'
 
 export function isPostgres(db: QueryExecutorProvider): boolean {
   return db.getExecutor().adapter instanceof PostgresAdapter
 }
 
-/** Lower-cases the way JavaScript does, so a needle folded in JS meets a column folded in SQL. */
+/** NFC and full case folding (lib/text.ts), so a needle folded in JS meets a column folded in SQL. */
 export function foldCase(text: string): string {
-  return text.toLowerCase()
+  return foldText(text)
 }
 
 /**
- * A case-insensitive literal substring match of `needle` in any of `columns`. No LIKE: `%`, `_` and `\`
- * are plain characters. SQLite's own lower() only folds ASCII, so SQLite uses the `casefold` function
- * registered in `openDatabase`; PostgreSQL's lower() folds Unicode.
+ * A literal substring match of `needle` in any of `columns`, compared after NFC normalisation and full
+ * case folding (CONTRACT §3). No LIKE: `%`, `_` and `\` are plain characters. SQLite's own lower() only
+ * folds ASCII, so SQLite uses the `casefold` function registered in `openDatabase` (`foldCase`);
+ * PostgreSQL's lower() folds Unicode case, but not fully (no `ß` → `ss`).
  */
 export function containsText(db: QueryExecutorProvider, columns: ReadonlyArray<Expression<unknown>>, needle: string): Expression<SqlBool> {
   const folded = foldCase(needle)
@@ -28,15 +30,17 @@ export function containsText(db: QueryExecutorProvider, columns: ReadonlyArray<E
     // SQLite refuses LIKE patterns over 50,000 bytes: a longer needle skips the pre-filter.
     if (isPostgres(db) || !ASCII.test(folded) || folded.length > MAX_PREFILTER_LENGTH) return exact
     // SQLite calls `casefold` (JavaScript) for every row; an ASCII needle first passes through LIKE, which
-    // is native and folds ASCII letters alike. Only U+0130 and U+212A fold into ASCII in JavaScript and
-    // not in LIKE, so a text holding either is always passed on: the pre-filter keeps every match.
+    // is native and folds ASCII letters alike. A text holding a character whose fold holds ASCII (`ß`,
+    // `İ`, `K`, ligatures: FOLDS_INTO_ASCII) is always passed on (one native GLOB): the pre-filter keeps
+    // every match.
     const pattern = `%${folded.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
-    return sql<SqlBool>`((${column} like ${pattern} escape '\\' or instr(${column}, '\u0130') > 0 or instr(${column}, '\u212a') > 0) and ${exact})`
+    return sql<SqlBool>`((${column} like ${pattern} escape '\\' or ${column} glob ${FOLDING_GLOB}) and ${exact})`
   })
   return sql<SqlBool>`(${sql.join(tests, sql` or `)})`
 }
 
 const ASCII = /^\p{ASCII}*$/u
+const FOLDING_GLOB = `*[${FOLDS_INTO_ASCII}]*`
 const MAX_PREFILTER_LENGTH = 1000
 
 /**

@@ -380,7 +380,7 @@ export interface paths {
         post: operations["updateCategoryPost"];
         /**
          * Delete an event category
-         * @description Deletes the event category for good and returns it as it was. Its child categories move to its parent and it is unlinked from its events. A stale `If-Match` is 412 and nothing is changed.
+         * @description Deletes the event category for good and returns it as it was. Its child categories move to its parent and it is unlinked from its events. A stale `If-Match` is 412 and nothing is changed. A moved child whose name a category under that parent already has (compared trimmed, NFC-normalised and case-folded) is renamed to the first free `<name> 2`, `<name> 3`…; its slug, already unique, stays.
          */
         delete: operations["deleteCategory"];
         options?: never;
@@ -511,7 +511,7 @@ export interface components {
              * @enum {string|null}
              */
             currency_position: "prefix" | "postfix" | null;
-            /** @description The numbers found in the cost, in ascending order: `[0]` for "Free" and an empty array when there is none. */
+            /** @description The numbers found in the cost, in ascending order: `[0]` for "Free" and an empty array when there is none. A number written with a minus sign (`-5`, `$-5`) keeps its sign; a minus between two numbers (`10-20`) is a range. */
             values: number[];
         };
         /** @description An image record: its id and its absolute URL. */
@@ -816,7 +816,7 @@ export interface components {
             events: components["schemas"]["Event"][];
             /**
              * Format: uri
-             * @description Absolute URL of this page, carrying `page`, the effective `per_page`, the effective date window (events) and every parameter sent.
+             * @description Absolute URL of this page, carrying `page`, the effective `per_page`, the effective date window as instants with their UTC offset (`2027-11-07T01:00:00-05:00`, so that following it runs the same query even in a DST overlap) and every parameter sent.
              */
             rest_url: string;
             /**
@@ -1002,7 +1002,7 @@ export interface components {
             author?: number;
             /** @description Publication date of the event, as `YYYY-MM-DD HH:MM[:SS]` in the site time zone or ISO 8601 with an offset. */
             date?: string;
-            /** @description Publication date of the event in UTC, as `YYYY-MM-DD HH:MM[:SS]` or ISO 8601 with an offset. */
+            /** @description Publication date of the event in UTC, as `YYYY-MM-DD HH:MM[:SS]` or ISO 8601 with an offset. Sent together with `date`, both must name the same instant, else 400 naming `date_utc`. */
             date_utc?: string;
             /** @description Title of the event. */
             title: string;
@@ -1025,7 +1025,7 @@ export interface components {
             start_date: string;
             /** @description End of the event, as `YYYY-MM-DD HH:MM[:SS]` (wall time in the time zone of the event) or ISO 8601 with an offset or `Z`; it may not be before the start. */
             end_date: string;
-            /** @description Featured image of the event: the id of an image record or an absolute http(s) URL (stored as a new image record); null removes it. */
+            /** @description Featured image of the event: the id of an image record or an absolute http(s) URL (stored as a new image record); null removes it. A URL is stored in its normalised WHATWG form (spaces and non-ASCII percent-encoded, IDN hosts in punycode), so that `image.url` is always a valid URI; one that does not parse is a 400. */
             image?: number | string | null;
             /** @description Cost of the event as free text (for example "$10 - $20" or "Free"); null clears it. */
             cost?: string | number | null;
@@ -1048,9 +1048,9 @@ export interface components {
             categories?: (number | string)[];
             /** @description Tags of the event, each given by id, slug or name (case-insensitive); the list replaces the current set and `[]` clears it. */
             tags?: (number | string)[];
-            /** @description Venues of the event, each given by id or as the fields of a new venue created with the event; the list replaces the current set and `[]` clears it. */
+            /** @description Venues of the event, each given by id or as the fields of a new venue created with the event; the list replaces the current set and `[]` clears it. A new venue's `translation_of` follows the rules of a venue create, in the event's language. */
             venue?: (number | components["schemas"]["VenueCreate"])[];
-            /** @description Organizers of the event, each given by id or as the fields of a new organizer created with the event; the list replaces the current set and `[]` clears it. */
+            /** @description Organizers of the event, each given by id or as the fields of a new organizer created with the event; the list replaces the current set and `[]` clears it. A new organizer's `translation_of` follows the rules of an organizer create, in the event's language. */
             organizer?: (number | components["schemas"]["OrganizerCreate"])[];
             /** @description Language of the request, as the `ml_language` query parameter; when both are sent, this one wins. A create stores the record in this language. */
             ml_language?: components["schemas"]["Language"];
@@ -1063,7 +1063,7 @@ export interface components {
             author?: number;
             /** @description Publication date of the event, as `YYYY-MM-DD HH:MM[:SS]` in the site time zone or ISO 8601 with an offset. */
             date?: string;
-            /** @description Publication date of the event in UTC, as `YYYY-MM-DD HH:MM[:SS]` or ISO 8601 with an offset. */
+            /** @description Publication date of the event in UTC, as `YYYY-MM-DD HH:MM[:SS]` or ISO 8601 with an offset. Sent together with `date`, both must name the same instant, else 400 naming `date_utc`. */
             date_utc?: string;
             /** @description Title of the event. */
             title?: string;
@@ -1086,7 +1086,7 @@ export interface components {
             start_date?: string;
             /** @description End of the event, as `YYYY-MM-DD HH:MM[:SS]` (wall time in the time zone of the event) or ISO 8601 with an offset or `Z`; it may not be before the start. */
             end_date?: string;
-            /** @description Featured image of the event: the id of an image record or an absolute http(s) URL (stored as a new image record); null removes it. */
+            /** @description Featured image of the event: the id of an image record or an absolute http(s) URL (stored as a new image record); null removes it. A URL is stored in its normalised WHATWG form (spaces and non-ASCII percent-encoded, IDN hosts in punycode), so that `image.url` is always a valid URI; one that does not parse is a 400. */
             image?: number | string | null;
             /** @description Cost of the event as free text (for example "$10 - $20" or "Free"); null clears it. */
             cost?: string | number | null;
@@ -1109,9 +1109,9 @@ export interface components {
             categories?: (number | string)[];
             /** @description Tags of the event, each given by id, slug or name (case-insensitive); the list replaces the current set and `[]` clears it. */
             tags?: (number | string)[];
-            /** @description Venues of the event, each given by id or as the fields of a new venue created with the event; the list replaces the current set and `[]` clears it. */
+            /** @description Venues of the event, each given by id or as the fields of a new venue created with the event; the list replaces the current set and `[]` clears it. A new venue's `translation_of` follows the rules of a venue create, in the event's language. */
             venue?: (number | components["schemas"]["VenueCreate"])[];
-            /** @description Organizers of the event, each given by id or as the fields of a new organizer created with the event; the list replaces the current set and `[]` clears it. */
+            /** @description Organizers of the event, each given by id or as the fields of a new organizer created with the event; the list replaces the current set and `[]` clears it. A new organizer's `translation_of` follows the rules of an organizer create, in the event's language. */
             organizer?: (number | components["schemas"]["OrganizerCreate"])[];
             /** @description Language of the request, as the `ml_language` query parameter; when both are sent, this one wins. A create stores the record in this language. */
             ml_language?: components["schemas"]["Language"];
@@ -1124,7 +1124,7 @@ export interface components {
             author?: number;
             /** @description Publication date of the event, as `YYYY-MM-DD HH:MM[:SS]` in the site time zone or ISO 8601 with an offset. */
             date?: string;
-            /** @description Publication date of the event in UTC, as `YYYY-MM-DD HH:MM[:SS]` or ISO 8601 with an offset. */
+            /** @description Publication date of the event in UTC, as `YYYY-MM-DD HH:MM[:SS]` or ISO 8601 with an offset. Sent together with `date`, both must name the same instant, else 400 naming `date_utc`. */
             date_utc?: string;
             /** @description Title of the event. */
             title?: string;
@@ -1147,7 +1147,7 @@ export interface components {
             start_date?: string;
             /** @description End of the event, as `YYYY-MM-DD HH:MM[:SS]` (wall time in the time zone of the event) or ISO 8601 with an offset or `Z`; it may not be before the start. */
             end_date?: string;
-            /** @description Featured image of the event: the id of an image record or an absolute http(s) URL (stored as a new image record); null removes it. */
+            /** @description Featured image of the event: the id of an image record or an absolute http(s) URL (stored as a new image record); null removes it. A URL is stored in its normalised WHATWG form (spaces and non-ASCII percent-encoded, IDN hosts in punycode), so that `image.url` is always a valid URI; one that does not parse is a 400. */
             image?: number | string | null;
             /** @description Cost of the event as free text (for example "$10 - $20" or "Free"); null clears it. */
             cost?: string | number | null;
@@ -1170,9 +1170,9 @@ export interface components {
             categories?: (number | string)[];
             /** @description Tags of the event, each given by id, slug or name (case-insensitive); the list replaces the current set and `[]` clears it. */
             tags?: (number | string)[];
-            /** @description Venues of the event, each given by id or as the fields of a new venue created with the event; the list replaces the current set and `[]` clears it. */
+            /** @description Venues of the event, each given by id or as the fields of a new venue created with the event; the list replaces the current set and `[]` clears it. A new venue's `translation_of` follows the rules of a venue create, in the event's language. */
             venue?: (number | components["schemas"]["VenueCreate"])[];
-            /** @description Organizers of the event, each given by id or as the fields of a new organizer created with the event; the list replaces the current set and `[]` clears it. */
+            /** @description Organizers of the event, each given by id or as the fields of a new organizer created with the event; the list replaces the current set and `[]` clears it. A new organizer's `translation_of` follows the rules of an organizer create, in the event's language. */
             organizer?: (number | components["schemas"]["OrganizerCreate"])[];
             /** @description Language of the request, as the `ml_language` query parameter; when both are sent, this one wins. A create stores the record in this language. */
             ml_language?: components["schemas"]["Language"];
@@ -1185,7 +1185,7 @@ export interface components {
             author?: number;
             /** @description Publication date of the venue, as `YYYY-MM-DD HH:MM[:SS]` in the site time zone or ISO 8601 with an offset. */
             date?: string;
-            /** @description Publication date of the venue in UTC, as `YYYY-MM-DD HH:MM[:SS]` or ISO 8601 with an offset. */
+            /** @description Publication date of the venue in UTC, as `YYYY-MM-DD HH:MM[:SS]` or ISO 8601 with an offset. Sent together with `date`, both must name the same instant, else 400 naming `date_utc`. */
             date_utc?: string;
             /** @description Description of the venue; null clears it. */
             description?: string | null;
@@ -1225,7 +1225,7 @@ export interface components {
              * @enum {boolean|string}
              */
             show_map_link?: true | false | "true" | "false" | "1" | "0" | "yes" | "no";
-            /** @description Featured image of the venue: the id of an image record or an absolute http(s) URL (stored as a new image record); null removes it. */
+            /** @description Featured image of the venue: the id of an image record or an absolute http(s) URL (stored as a new image record); null removes it. A URL is stored in its normalised WHATWG form (spaces and non-ASCII percent-encoded, IDN hosts in punycode), so that `image.url` is always a valid URI; one that does not parse is a 400. */
             image?: number | string | null;
             /** @description Slug of the venue; it is normalised to lower-case letters, digits and hyphens and made unique per language. By default it is made from the name. */
             slug?: string;
@@ -1246,7 +1246,7 @@ export interface components {
             author?: number;
             /** @description Publication date of the venue, as `YYYY-MM-DD HH:MM[:SS]` in the site time zone or ISO 8601 with an offset. */
             date?: string;
-            /** @description Publication date of the venue in UTC, as `YYYY-MM-DD HH:MM[:SS]` or ISO 8601 with an offset. */
+            /** @description Publication date of the venue in UTC, as `YYYY-MM-DD HH:MM[:SS]` or ISO 8601 with an offset. Sent together with `date`, both must name the same instant, else 400 naming `date_utc`. */
             date_utc?: string;
             /** @description Description of the venue; null clears it. */
             description?: string | null;
@@ -1286,7 +1286,7 @@ export interface components {
              * @enum {boolean|string}
              */
             show_map_link?: true | false | "true" | "false" | "1" | "0" | "yes" | "no";
-            /** @description Featured image of the venue: the id of an image record or an absolute http(s) URL (stored as a new image record); null removes it. */
+            /** @description Featured image of the venue: the id of an image record or an absolute http(s) URL (stored as a new image record); null removes it. A URL is stored in its normalised WHATWG form (spaces and non-ASCII percent-encoded, IDN hosts in punycode), so that `image.url` is always a valid URI; one that does not parse is a 400. */
             image?: number | string | null;
             /** @description Slug of the venue; it is normalised to lower-case letters, digits and hyphens and made unique per language. By default it is made from the name. */
             slug?: string;
@@ -1305,7 +1305,7 @@ export interface components {
             author?: number;
             /** @description Publication date of the organizer, as `YYYY-MM-DD HH:MM[:SS]` in the site time zone or ISO 8601 with an offset. */
             date?: string;
-            /** @description Publication date of the organizer in UTC, as `YYYY-MM-DD HH:MM[:SS]` or ISO 8601 with an offset. */
+            /** @description Publication date of the organizer in UTC, as `YYYY-MM-DD HH:MM[:SS]` or ISO 8601 with an offset. Sent together with `date`, both must name the same instant, else 400 naming `date_utc`. */
             date_utc?: string;
             /** @description Description of the organizer; null clears it. */
             description?: string | null;
@@ -1326,7 +1326,7 @@ export interface components {
              * @description E-mail address of the organizer; null clears it.
              */
             email?: string | null;
-            /** @description Featured image of the organizer: the id of an image record or an absolute http(s) URL (stored as a new image record); null removes it. */
+            /** @description Featured image of the organizer: the id of an image record or an absolute http(s) URL (stored as a new image record); null removes it. A URL is stored in its normalised WHATWG form (spaces and non-ASCII percent-encoded, IDN hosts in punycode), so that `image.url` is always a valid URI; one that does not parse is a 400. */
             image?: number | string | null;
             /** @description Slug of the organizer; it is normalised to lower-case letters, digits and hyphens and made unique per language. By default it is made from the name. */
             slug?: string;
@@ -1343,7 +1343,7 @@ export interface components {
             author?: number;
             /** @description Publication date of the organizer, as `YYYY-MM-DD HH:MM[:SS]` in the site time zone or ISO 8601 with an offset. */
             date?: string;
-            /** @description Publication date of the organizer in UTC, as `YYYY-MM-DD HH:MM[:SS]` or ISO 8601 with an offset. */
+            /** @description Publication date of the organizer in UTC, as `YYYY-MM-DD HH:MM[:SS]` or ISO 8601 with an offset. Sent together with `date`, both must name the same instant, else 400 naming `date_utc`. */
             date_utc?: string;
             /** @description Description of the organizer; null clears it. */
             description?: string | null;
@@ -1364,7 +1364,7 @@ export interface components {
              * @description E-mail address of the organizer; null clears it.
              */
             email?: string | null;
-            /** @description Featured image of the organizer: the id of an image record or an absolute http(s) URL (stored as a new image record); null removes it. */
+            /** @description Featured image of the organizer: the id of an image record or an absolute http(s) URL (stored as a new image record); null removes it. A URL is stored in its normalised WHATWG form (spaces and non-ASCII percent-encoded, IDN hosts in punycode), so that `image.url` is always a valid URI; one that does not parse is a 400. */
             image?: number | string | null;
             /** @description Slug of the organizer; it is normalised to lower-case letters, digits and hyphens and made unique per language. By default it is made from the name. */
             slug?: string;
@@ -1498,7 +1498,7 @@ export interface components {
             };
             content?: never;
         };
-        /** @description The request is invalid: `rest_invalid_param` (a parameter or field is rejected; `data.params` names it), `rest_missing_callback_param` (required fields are missing; `data.params` lists them), `rest_invalid_json` (malformed JSON body), `term_exists` (a term with that name already exists), `event-tickets-not-active` (`ticketed=true`), `geoloc-extension-inactive` (geolocation used while the extension is off) or `rest_invalid_request` (the request is not well-formed HTTP, such as a URL with raw characters outside ASCII: percent-encode them). */
+        /** @description The request is invalid: `rest_invalid_param` (a parameter or field is rejected; `data.params` names it), `rest_missing_callback_param` (required fields are missing; `data.params` lists them), `rest_invalid_json` (malformed JSON body), `term_exists` (a term with that name already exists), `event-tickets-not-active` (`ticketed=true`), `geoloc-extension-inactive` (geolocation used while the extension is off) or `rest_invalid_request` (the request is not well-formed HTTP, such as a URL with raw characters outside ASCII: percent-encode them). A form body whose text or `%XX` escapes are not UTF-8 is `rest_invalid_request` too, with a message saying so. */
         BadRequest: {
             headers: {
                 "Content-Language": components["headers"]["Content-Language"];
@@ -1974,6 +1974,8 @@ export interface components {
         "Content-Language": components["schemas"]["Language"];
         /** @description Strong entity tag of the stored version of the record; every write changes it. */
         ETag: string;
+        /** @description Strong entity tag of the trashed record, as a read of it gives; absent after a delete for good. */
+        TrashETag: string;
         /** @description Absolute URL of the created record. */
         Location: string;
         /** @description Number of records matching the request over all pages. */
@@ -2107,9 +2109,9 @@ export interface operations {
                 categories?: (number | string)[];
                 /** @description Keep events with any of these tags, given by id or slug (an all-digit entry is an id); an unknown one is a 400. Combined with `categories` by AND. Repeated (`tags=1&tags=2`), bracketed (`tags[]=1&tags[]=2`) and comma-separated (`tags=1,2`) forms are all accepted. */
                 tags?: (number | string)[];
-                /** @description Keep events at any of these venues, by id; an unknown id is a 400. Repeated (`venue=1&venue=2`), bracketed (`venue[]=1&venue[]=2`) and comma-separated (`venue=1,2`) forms are all accepted. */
+                /** @description Keep events at any of these venues, by id; an unknown id is a 400. Repeated (`venue=1&venue=2`), bracketed (`venue[]=1&venue[]=2`) and comma-separated (`venue=1,2`) forms are all accepted. A venue the caller cannot read is refused like an unknown id. */
                 venue?: number[];
-                /** @description Keep events by any of these organizers, by id; an unknown id is a 400. Repeated (`organizer=1&organizer=2`), bracketed (`organizer[]=1&organizer[]=2`) and comma-separated (`organizer=1,2`) forms are all accepted. */
+                /** @description Keep events by any of these organizers, by id; an unknown id is a 400. Repeated (`organizer=1&organizer=2`), bracketed (`organizer[]=1&organizer[]=2`) and comma-separated (`organizer=1,2`) forms are all accepted. An organizer the caller cannot read is refused like an unknown id. */
                 organizer?: number[];
                 /** @description Keep only featured events (true) or only events that are not featured (false). Accepts `true`, `false`, `1` or `0`. */
                 featured?: boolean;
@@ -2383,6 +2385,7 @@ export interface operations {
             /** @description The event: trashed (the record with `status` `trash`) or, with `force=true`, deleted for good. */
             200: {
                 headers: {
+                    ETag: components["headers"]["TrashETag"];
                     "Content-Language": components["headers"]["Content-Language"];
                     [name: string]: unknown;
                 };
@@ -2622,6 +2625,7 @@ export interface operations {
             /** @description The event: trashed (the record with `status` `trash`) or, with `force=true`, deleted for good. */
             200: {
                 headers: {
+                    ETag: components["headers"]["TrashETag"];
                     "Content-Language": components["headers"]["Content-Language"];
                     [name: string]: unknown;
                 };
@@ -2703,7 +2707,7 @@ export interface operations {
                 per_page?: components["parameters"]["PerPage"];
                 /** @description Keep venues whose name, description, address, city, country, province, state, state or province, postal code, phone or website contains this text, as a case-insensitive literal substring (`%`, `_` and `\` are plain characters). */
                 search?: string;
-                /** @description Keep only the venues linked to this event; it must be an existing event id. */
+                /** @description Keep only the venues linked to this event; it must be an existing event id. An event the caller cannot read matches nothing. */
                 event?: number;
                 /** @description Keep venues linked to at least one event (true) or to none (false). Accepts `true`, `false`, `1` or `0`. */
                 has_events?: boolean;
@@ -2956,6 +2960,7 @@ export interface operations {
             /** @description The venue: trashed (the record with `status` `trash`) or, with `force=true`, deleted for good. */
             200: {
                 headers: {
+                    ETag: components["headers"]["TrashETag"];
                     "Content-Language": components["headers"]["Content-Language"];
                     [name: string]: unknown;
                 };
@@ -3194,6 +3199,7 @@ export interface operations {
             /** @description The venue: trashed (the record with `status` `trash`) or, with `force=true`, deleted for good. */
             200: {
                 headers: {
+                    ETag: components["headers"]["TrashETag"];
                     "Content-Language": components["headers"]["Content-Language"];
                     [name: string]: unknown;
                 };
@@ -3275,7 +3281,7 @@ export interface operations {
                 per_page?: components["parameters"]["PerPage"];
                 /** @description Keep organizers whose name, description, phone, e-mail address or website contains this text, as a case-insensitive literal substring (`%`, `_` and `\` are plain characters). */
                 search?: string;
-                /** @description Keep only the organizers linked to this event; it must be an existing event id. */
+                /** @description Keep only the organizers linked to this event; it must be an existing event id. An event the caller cannot read matches nothing. */
                 event?: number;
                 /** @description Keep organizers linked to at least one event (true) or to none (false). Accepts `true`, `false`, `1` or `0`. */
                 has_events?: boolean;
@@ -3528,6 +3534,7 @@ export interface operations {
             /** @description The organizer: trashed (the record with `status` `trash`) or, with `force=true`, deleted for good. */
             200: {
                 headers: {
+                    ETag: components["headers"]["TrashETag"];
                     "Content-Language": components["headers"]["Content-Language"];
                     [name: string]: unknown;
                 };
@@ -3766,6 +3773,7 @@ export interface operations {
             /** @description The organizer: trashed (the record with `status` `trash`) or, with `force=true`, deleted for good. */
             200: {
                 headers: {
+                    ETag: components["headers"]["TrashETag"];
                     "Content-Language": components["headers"]["Content-Language"];
                     [name: string]: unknown;
                 };
@@ -3868,7 +3876,7 @@ export interface operations {
                 hide_empty?: boolean;
                 /** @description Keep the categories whose parent has this id; 0 keeps the top-level categories. */
                 parent?: number;
-                /** @description Keep the categories linked to this event; it must be an existing event id. */
+                /** @description Keep the categories linked to this event; it must be an existing event id. An event the caller cannot read matches nothing. */
                 post?: number;
                 /** @description Alias of `post`: keep the terms linked to this event. */
                 event?: number;
@@ -4205,7 +4213,7 @@ export interface operations {
                  * @example false
                  */
                 hide_empty?: boolean;
-                /** @description Keep the tags linked to this event; it must be an existing event id. */
+                /** @description Keep the tags linked to this event; it must be an existing event id. An event the caller cannot read matches nothing. */
                 post?: number;
                 /** @description Alias of `post`: keep the terms linked to this event. */
                 event?: number;

@@ -8,9 +8,9 @@ import type { Event, Language, Schema } from '../contract.js'
 import type { Db } from '../db/unit-of-work.js'
 import { invalidParam } from '../http/errors.js'
 import { parseBodyDate } from '../lib/dates.js'
-import { canonicalTimezone, eventDates, type EventDates } from '../lib/event-dates.js'
+import { writtenTimezone, eventDates, type EventDates } from '../lib/event-dates.js'
 import { modifiedNow, nowDates } from '../lib/post-dates.js'
-import { statusToStore, type Caller } from '../lib/rights.js'
+import { canRead, statusToStore, type Caller } from '../lib/rights.js'
 import { wantedSlug } from '../lib/slug.js'
 import { emptyToNull } from '../lib/text.js'
 import { isHttpUrl } from '../lib/urls.js'
@@ -66,7 +66,7 @@ export function eventColumns(body: EventBody, current: EventDates | undefined, s
  * start, terms and links in its language) is checked when it is written.
  */
 export async function precheckEventUpdate(db: Db, body: EventBody, writer: Writer): Promise<void> {
-  if (body.timezone !== undefined && canonicalTimezone(body.timezone, writer.siteTz) === undefined) throw invalidParam('timezone', 'invalidTimezone')
+  if (body.timezone !== undefined && writtenTimezone(body.timezone, writer.siteTz) === undefined) throw invalidParam('timezone', 'invalidTimezone')
   for (const field of ['start_date', 'end_date'] as const) {
     const value = body[field]
     if (value !== undefined && parseBodyDate(value, writer.siteTz) === null) throw invalidParam(field, 'invalidDate')
@@ -148,17 +148,29 @@ async function checkedLinks(db: Db, body: EventBody, language: Language, caller:
   return links
 }
 
-/** `venue`/`organizer` entries: ids of records that may be linked, or records to create inline. */
-async function checkedEntries<Body extends LinkedBody, Own>(
+/**
+ * `venue`/`organizer` entries: ids of records that may be linked, or records to create inline, checked
+ * as their own create is, `translation_of` included (in the event's language: one version per language
+ * in a group, counting the other entries of the body).
+ */
+async function checkedEntries<Body extends LinkedBody & { translation_of?: number }, Own>(
   db: Db, input: LinkedInput<Body, Own>, entries: Array<number | Body>, language: Language, caller: Caller, writer: Writer,
 ): Promise<Array<number | NewLinked<Own>>> {
   const checked: Array<number | NewLinked<Own>> = []
+  const groups = new Set<number>()
   for (const entry of entries) {
     if (typeof entry === 'number') {
-      if (!(await linkable(db, input.table, entry, language))) throw invalidParam(input.resource, 'unknownLinked', { value: String(entry) })
+      // A record the caller cannot read is refused like an unknown one (CONTRACT §6): linking reveals nothing.
+      const owner = await linkable(db, input.table, entry, language)
+      if (owner === undefined || !canRead(caller, owner)) throw invalidParam(input.resource, 'unknownLinked', { value: String(entry) })
       checked.push(entry)
     } else {
-      checked.push(await checkNewLinked(db, input, entry, language, undefined, statusToStore(caller, entry.status), writer))
+      const inline = await checkNewLinked(db, input, entry, language, entry.translation_of, statusToStore(caller, entry.status), writer)
+      if (inline.translationGroup !== null) {
+        if (groups.has(inline.translationGroup)) throw invalidParam('translation_of', 'translationExists')
+        groups.add(inline.translationGroup)
+      }
+      checked.push(inline)
     }
   }
   return checked

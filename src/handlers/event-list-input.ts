@@ -8,7 +8,8 @@ import type { Language, QueryOf } from '../contract.js'
 import { ApiError, geolocInactive, invalidParam } from '../http/errors.js'
 import { dateWindow } from '../lib/date-window.js'
 import { modifiedWindow } from '../lib/modified-window.js'
-import { listScope } from '../lib/rights.js'
+import { canReadLinked, listScope } from '../lib/rights.js'
+import { linkedOwners } from '../repositories/linked.js'
 import { filterTermId, firstUnknownId, type EventFilter } from '../repositories/event-filters.js'
 import type { AppContext } from './context.js'
 
@@ -33,8 +34,8 @@ export async function eventFilterOf(ctx: AppContext, req: FastifyRequest, query:
   const tags = nonEmpty(query.tags)
   const venues = nonEmpty(query.venue)
   const organizers = nonEmpty(query.organizer)
-  if (venues !== undefined) await checkKnown(ctx, 'venues', 'venue', venues)
-  if (organizers !== undefined) await checkKnown(ctx, 'organizers', 'organizer', organizers)
+  if (venues !== undefined) await checkReadable(ctx, req, 'venues', 'venue', venues)
+  if (organizers !== undefined) await checkReadable(ctx, req, 'organizers', 'organizer', organizers)
   if (query.post_parent !== undefined) await checkKnown(ctx, 'events', 'post_parent', [query.post_parent])
   const include = nonEmpty(query.include)
   const filter: EventFilter = {
@@ -76,7 +77,16 @@ function geoFilter(ctx: AppContext, query: ListQuery): Pick<EventFilter, 'hasGeo
   return out
 }
 
-/** Every id must name an existing record of `table` (the venue, organizer and parent filters). */
+/** Every id must name a venue or organizer the caller may read: one it may not is refused like an unknown id (CONTRACT §6). */
+async function checkReadable(ctx: AppContext, req: FastifyRequest, table: 'venues' | 'organizers', field: string, ids: number[]): Promise<void> {
+  const owners = await linkedOwners(ctx.db, table, ids)
+  for (const id of ids) {
+    const owner = owners.get(id)
+    if (owner === undefined || !canReadLinked(req.user, owner)) throw invalidParam(field, 'unknownLinked', { value: String(id) })
+  }
+}
+
+/** Every id must name an existing record of `table` (the parent filter). */
 async function checkKnown(ctx: AppContext, table: 'venues' | 'organizers' | 'events', field: string, ids: number[]): Promise<void> {
   const unknown = await firstUnknownId(ctx.db, table, ids)
   if (unknown !== undefined) throw invalidParam(field, 'unknownLinked', { value: String(unknown) })

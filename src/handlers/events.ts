@@ -11,7 +11,7 @@ import { checkNotModified, etagOf, expectedVersion } from '../http/etag.js'
 import { requestedLanguage } from '../http/language.js'
 import type { Handlers } from '../http/operations.js'
 import { checkPage, listLinks, pageOf, sendList } from '../http/pagination.js'
-import { sentQueryOf } from '../http/query.js'
+import { asSent, sentQueryOf } from '../http/query.js'
 import { sendSerialized, type Serialized } from '../http/serialized.js'
 import { listed, seenBy, withJsonLd } from '../lib/event-view.js'
 import { samePassword } from '../lib/passwords.js'
@@ -59,7 +59,7 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     const windowNames = new Set(shown.map(([name]) => name))
     const sent = sentQueryOf(req)
       .filter((name) => !windowNames.has(name))
-      .map((name): [string, unknown] => [name, (query as Record<string, unknown>)[name]])
+      .map((name): [string, unknown] => [name, asSent(req, (query as Record<string, unknown>)[name])])
     const links = listLinks(`${ctx.apiUrl}/events`, page, totalPages, [...shown, ...sent])
     return sendList(reply, 'events', { links, total, totalPages }, records.map((r) => ctx.json.event(r)))
   }
@@ -114,7 +114,7 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     return answer.record
   }
 
-  async function remove(req: FastifyRequest, ref: PostRef, force: boolean): Promise<Event | Schema<'EventDeleted'>> {
+  async function remove(req: FastifyRequest, reply: FastifyReply, ref: PostRef, force: boolean): Promise<Event | Schema<'EventDeleted'>> {
     const caller = req.user
     if (caller === null) throw forbidden(401)
     const current = await find(ref, requestedLanguage(req))
@@ -129,7 +129,10 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
       if (!done) throw preconditionFailed()
     })
     if (force) return { deleted: true, previous: seenBy(caller, record) }
-    return (await written(record.id, caller)).record
+    // A trash answer is a single-record answer: the trashed record's ETag (CONTRACT §5).
+    const answer = await written(record.id, caller)
+    reply.header('ETag', answer.etag)
+    return answer.record
   }
 
   return {
@@ -139,11 +142,11 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     updateEvent: (req, reply) => update(req, byId(req.params), req.body, reply),
     updateEventPut: (req, reply) => update(req, byId(req.params), req.body, reply),
     updateEventPost: (req, reply) => update(req, byId(req.params), req.body, reply),
-    deleteEvent: (req) => remove(req, byId(req.params), req.query?.force ?? false),
+    deleteEvent: (req, reply) => remove(req, reply, byId(req.params), req.query?.force ?? false),
     getEventBySlug: (req, reply) => get(req, bySlug(req.params), req.query?.ml_language, undefined, reply),
     updateEventBySlug: (req, reply) => update(req, bySlug(req.params), req.body, reply),
     updateEventBySlugPut: (req, reply) => update(req, bySlug(req.params), req.body, reply),
     updateEventBySlugPost: (req, reply) => update(req, bySlug(req.params), req.body, reply),
-    deleteEventBySlug: (req) => remove(req, bySlug(req.params), req.query?.force ?? false),
+    deleteEventBySlug: (req, reply) => remove(req, reply, bySlug(req.params), req.query?.force ?? false),
   }
 }

@@ -9,12 +9,12 @@ import { forbidden, inTrash, invalidParam, notAccessible, notFound, precondition
 import { checkNotModified, etagOf, expectedVersion } from '../http/etag.js'
 import { requestedLanguage } from '../http/language.js'
 import { checkPage, listLinks, pageOf, type ListPage } from '../http/pagination.js'
-import { sentQueryOf } from '../http/query.js'
+import { asSent, sentQueryOf } from '../http/query.js'
 import { formatUtc } from '../lib/dates.js'
 import { modifiedNow } from '../lib/post-dates.js'
 import { modifiedWindow } from '../lib/modified-window.js'
-import { canEdit, canRead, editsAll, listScope, statusToStore, type Caller } from '../lib/rights.js'
-import { eventExists } from '../repositories/event-records.js'
+import { canEdit, canRead, canReadEvent, editsAll, listScope, statusToStore, type Caller } from '../lib/rights.js'
+import { eventOwner } from '../repositories/event-records.js'
 import { findLinked, insertLinked, listLinked, updateLinked, type LinkedKind, type LinkedRow, type StoredLinked } from '../repositories/linked.js'
 import { deletePost, scopeCondition, trashPost, type PostRef } from '../repositories/posts.js'
 import type { AppContext } from './context.js'
@@ -62,11 +62,14 @@ export function linkedOperations<Rec extends Venue | Organizer, C extends Linked
     async list(req: FastifyRequest, query: LinkedListParams): Promise<{ records: Rec[]; list: ListPage }> {
       const scope = listScope(req.user, query.status)
       if (scope.kind === 'refused') throw invalidParam('status', 'statusNotAllowed')
-      if (query.event !== undefined && !(await eventExists(ctx.db, query.event))) throw invalidParam('event', 'unknownEvent')
+      const event = query.event === undefined ? undefined : await eventOwner(ctx.db, query.event)
+      if (query.event !== undefined && event === undefined) throw invalidParam('event', 'unknownEvent')
       const modified = modifiedWindow(query, ctx.config.timezone, ctx.now())
       if ('invalid' in modified) throw invalidParam(modified.invalid, 'invalidFilterDate')
       const page = pageOf(query)
-      const result = await listLinked(ctx.db, ctx.site, kind, {
+      // An event the caller cannot read matches nothing (CONTRACT §6): its links stay hidden.
+      const hidden = event !== undefined && !canReadEvent(req.user, event)
+      const result = hidden ? { total: 0, records: async () => [] } : await listLinked(ctx.db, ctx.site, kind, {
         language: query.ml_language ?? ctx.config.defaultLanguage,
         scope,
         offset: page.offset,
@@ -80,7 +83,7 @@ export function linkedOperations<Rec extends Venue | Organizer, C extends Linked
       }, scopeCondition(kind.table, scope))
       const totalPages = checkPage(resource, page, result.total)
       const records = result.total === 0 ? [] : await result.records()
-      const sent = sentQueryOf(req).map((name): [string, unknown] => [name, (query as Record<string, unknown>)[name]])
+      const sent = sentQueryOf(req).map((name): [string, unknown] => [name, asSent(req, (query as Record<string, unknown>)[name])])
       const links = listLinks(`${ctx.apiUrl}/${collection}`, page, totalPages, sent)
       return { records, list: { links, total: result.total, totalPages } }
     },
@@ -129,7 +132,7 @@ export function linkedOperations<Rec extends Venue | Organizer, C extends Linked
       return stored.record
     },
 
-    async remove(req: FastifyRequest, ref: PostRef, force: boolean): Promise<Rec | { deleted: true; previous: Rec }> {
+    async remove(req: FastifyRequest, reply: FastifyReply, ref: PostRef, force: boolean): Promise<Rec | { deleted: true; previous: Rec }> {
       const current = await find(ref, requestedLanguage(req))
       const { record } = current
       if (record.status === 'trash' && !force) throw inTrash(resource)
@@ -142,7 +145,10 @@ export function linkedOperations<Rec extends Venue | Organizer, C extends Linked
         if (!done) throw preconditionFailed()
       })
       if (force) return { deleted: true, previous: record }
-      return (await find({ id: record.id }, undefined)).record
+      // A trash answer is a single-record answer: the trashed record's ETag (CONTRACT §5).
+      const trashed = await find({ id: record.id }, undefined)
+      reply.header('ETag', etag(trashed))
+      return trashed.record
     },
   }
 }

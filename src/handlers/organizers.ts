@@ -26,11 +26,11 @@ export function organizerHandlers(ctx: AppContext): OrganizerHandlers {
     updateOrganizer: (req, reply) => organizers.update(req, byId(req.params), req.body, reply),
     updateOrganizerPut: (req, reply) => organizers.update(req, byId(req.params), req.body, reply),
     updateOrganizerPost: (req, reply) => organizers.update(req, byId(req.params), req.body, reply),
-    deleteOrganizer: (req) => organizers.remove(req, byId(req.params), req.query?.force ?? false),
+    deleteOrganizer: (req, reply) => organizers.remove(req, reply, byId(req.params), req.query?.force ?? false),
     getOrganizerBySlug: async (req, reply) => sendSerialized(reply, ctx.json.organizer(await organizers.get(req, bySlug(req.params), req.query?.ml_language, reply))),
     updateOrganizerBySlug: (req, reply) => organizers.update(req, bySlug(req.params), req.body, reply),
     updateOrganizerBySlugPut: (req, reply) => organizers.update(req, bySlug(req.params), req.body, reply),
     updateOrganizerBySlugPost: (req, reply) => organizers.update(req, bySlug(req.params), req.body, reply),
-    deleteOrganizerBySlug: (req) => organizers.remove(req, bySlug(req.params), req.query?.force ?? false),
+    deleteOrganizerBySlug: (req, reply) => organizers.remove(req, reply, bySlug(req.params), req.query?.force ?? false),
   }
 }

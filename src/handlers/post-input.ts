@@ -7,7 +7,7 @@ import type { Language } from '../contract.js'
 import type { Db } from '../db/unit-of-work.js'
 import { forbidden, invalidParam } from '../http/errors.js'
 import { publicationDates, type PublicationDates } from '../lib/post-dates.js'
-import { isHttpUrl } from '../lib/urls.js'
+import { normalisedHttpUrl } from '../lib/urls.js'
 import { imageExists, type ImageChoice } from '../repositories/images.js'
 import type { PostTable } from '../repositories/posts.js'
 import { groupHasLanguage, translationGroupOf } from '../repositories/translations.js'
@@ -32,8 +32,10 @@ export async function checkedImage(db: Db, value: number | string | null | undef
     if (!(await imageExists(db, id))) throw invalidParam('image', 'unknownImage')
     return { id }
   }
-  if (!isHttpUrl(value)) throw invalidParam('image', 'invalidImage')
-  return { url: value }
+  // Stored in its normalised form, always a valid `uri` (CONTRACT §2); what does not parse is 400.
+  const url = normalisedHttpUrl(value)
+  if (url === undefined) throw invalidParam('image', 'invalidImage')
+  return { url }
 }
 
 /** The translation group a new record joins (`translation_of`), refusing a second version in one language. */
@@ -47,6 +49,6 @@ export async function translationGroup(db: Db, table: PostTable, resource: strin
 /** Publication dates from `date`/`date_utc`, else `fallback`; a field that is no date is a 400 naming it. */
 export function postDates(input: { date?: string; date_utc?: string }, siteTz: string, fallback: PublicationDates): PublicationDates {
   const dates = publicationDates(input, siteTz, fallback)
-  if ('invalid' in dates) throw invalidParam(dates.invalid, 'invalidDate')
+  if ('invalid' in dates) throw invalidParam(dates.invalid, dates.disagree === true ? 'datesDisagree' : 'invalidDate')
   return dates
 }

@@ -10,12 +10,13 @@ import { invalidParam, notFound, preconditionFailed } from '../http/errors.js'
 import { checkNotModified, etagOf, expectedVersion } from '../http/etag.js'
 import { requestedLanguage } from '../http/language.js'
 import { checkPage, listLinks, pageOf, type ListPage } from '../http/pagination.js'
-import { sentQueryOf } from '../http/query.js'
-import { eventExists } from '../repositories/event-records.js'
-import { childNameClash, deleteTerm, insertTerm, moveChildrenUp, updateTerm } from '../repositories/term-writes.js'
+import { asSent, sentQueryOf } from '../http/query.js'
+import { canReadEvent } from '../lib/rights.js'
+import { eventOwner } from '../repositories/event-records.js'
+import { deleteTerm, insertTerm, moveChildrenUp, updateTerm } from '../repositories/term-writes.js'
 import { countTerms, findTerm, listTerms, termExists, type StoredTerm, type TermKind, type TermListQuery } from '../repositories/terms.js'
 import type { AppContext } from './context.js'
-import { checkNewTerm, checkTermUpdate, termExists as termExistsError, type TermBody } from './term-input.js'
+import { checkNewTerm, checkTermUpdate, type TermBody } from './term-input.js'
 
 type TermListParams = QueryOf<'listCategories'> | QueryOf<'listTags'>
 
@@ -34,9 +35,12 @@ export function termOperations<R extends Category | Tag>(ctx: AppContext, kind: 
     async list(req: FastifyRequest, query: TermListParams): Promise<{ records: R[]; list: ListPage }> {
       const language = query.ml_language ?? ctx.config.defaultLanguage
       const post = query.post ?? query.event
-      if (post !== undefined && !(await eventExists(ctx.db, post))) {
+      const event = post === undefined ? undefined : await eventOwner(ctx.db, post)
+      if (post !== undefined && event === undefined) {
         throw invalidParam(query.post !== undefined ? 'post' : 'event', 'unknownEvent')
       }
+      // An event the caller cannot read matches nothing (CONTRACT §6): its terms stay hidden.
+      const hidden = event !== undefined && !canReadEvent(req.user, event)
       // Tags have no `parent` parameter: like any unknown parameter it is ignored (it is not even coerced).
       const parent = taxonomy === 'category' && 'parent' in query ? query.parent : undefined
       if (parent !== undefined && parent !== 0 && !(await termExists(ctx.db, taxonomy, parent, language))) {
@@ -58,10 +62,10 @@ export function termOperations<R extends Category | Tag>(ctx: AppContext, kind: 
         ...(post !== undefined ? { post } : {}),
         ...(query.slug !== undefined ? { slug: query.slug } : {}),
       }
-      const total = await countTerms(ctx.db, kind, filter)
+      const total = hidden ? 0 : await countTerms(ctx.db, kind, filter)
       const totalPages = checkPage(resource, page, total)
       const records = total === 0 ? [] : await listTerms(ctx.db, ctx.site, kind, filter)
-      const sent = sentQueryOf(req).map((name): [string, unknown] => [name, (query as Record<string, unknown>)[name]])
+      const sent = sentQueryOf(req).map((name): [string, unknown] => [name, asSent(req, (query as Record<string, unknown>)[name])])
       const links = listLinks(`${ctx.apiUrl}/${kind.collection}`, page, totalPages, sent)
       return { records, list: { links, total, totalPages } }
     },
@@ -94,15 +98,14 @@ export function termOperations<R extends Category | Tag>(ctx: AppContext, kind: 
     },
 
     /**
-     * Deletes a term for good; its children move up to its parent. A child with the name of a term
-     * already under that parent would break name uniqueness: `term_exists`, and nothing changes.
+     * Deletes a term for good; its children move up to its parent, a child whose name a term there
+     * already has renamed to the first free `<name> 2`, `<name> 3`… (`moveChildrenUp`).
      */
     async remove(req: FastifyRequest, id: number): Promise<R> {
       const current = await find(id, requestedLanguage(req))
       const expected = expectedVersion(req, etag(current), current.version) ?? current.version
       await withTransaction(ctx.db, async (trx) => {
         if (!(await deleteTerm(trx, kind, current.record.id, expected))) throw preconditionFailed()
-        if (await childNameClash(trx, current.record.id, current.parent)) throw termExistsError()
         await moveChildrenUp(trx, kind, current.record.id, current.parent)
       })
       return current.record

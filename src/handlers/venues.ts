@@ -26,11 +26,11 @@ export function venueHandlers(ctx: AppContext): VenueHandlers {
     updateVenue: (req, reply) => venues.update(req, byId(req.params), req.body, reply),
     updateVenuePut: (req, reply) => venues.update(req, byId(req.params), req.body, reply),
     updateVenuePost: (req, reply) => venues.update(req, byId(req.params), req.body, reply),
-    deleteVenue: (req) => venues.remove(req, byId(req.params), req.query?.force ?? false),
+    deleteVenue: (req, reply) => venues.remove(req, reply, byId(req.params), req.query?.force ?? false),
     getVenueBySlug: async (req, reply) => sendSerialized(reply, ctx.json.venue(await venues.get(req, bySlug(req.params), req.query?.ml_language, reply))),
     updateVenueBySlug: (req, reply) => venues.update(req, bySlug(req.params), req.body, reply),
     updateVenueBySlugPut: (req, reply) => venues.update(req, bySlug(req.params), req.body, reply),
     updateVenueBySlugPost: (req, reply) => venues.update(req, bySlug(req.params), req.body, reply),
-    deleteVenueBySlug: (req) => venues.remove(req, bySlug(req.params), req.query?.force ?? false),
+    deleteVenueBySlug: (req, reply) => venues.remove(req, reply, bySlug(req.params), req.query?.force ?? false),
   }
 }

@@ -1,6 +1,9 @@
 /**
  * JSON and form bodies only (CONTRACT §1): an empty body is `{}`, malformed JSON or text that is not
- * Unicode is 400 `rest_invalid_json`, any other non-empty media type 415, and DELETE ignores its body.
+ * Unicode is 400 `rest_invalid_json`, a form body whose text or `%XX` escapes are not UTF-8 400
+ * `rest_invalid_request` saying so, any other non-empty media type 415, and DELETE ignores
+ * its body. Keys such as `__proto__` and `constructor` are parsed as plain fields, so that validation
+ * refuses them like any unknown field (400 naming it).
  * The route is checked before the body is read: no route is 404 whatever the body holds.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
@@ -15,7 +18,9 @@ const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH'])
  */
 export function registerBodyParsers(app: FastifyInstance): void {
   app.removeAllContentTypeParsers()
-  const json = app.getDefaultJsonParser('error', 'error')
+  // `__proto__` and `constructor` keys kept as own fields (JSON.parse defines them, it never sets a
+  // prototype): validation then refuses them by name like any unknown field (CONTRACT §1).
+  const json = app.getDefaultJsonParser('ignore', 'ignore')
   const decode = (body: Buffer): string | undefined => {
     try {
       return new TextDecoder('utf-8', { fatal: true }).decode(body)
@@ -36,7 +41,7 @@ export function registerBodyParsers(app: FastifyInstance): void {
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer' }, (req, body: Buffer, done) => {
     if (req.method === 'DELETE') return done(null, undefined)
     const text = decode(body)
-    if (text === undefined || !formEscapesAreUtf8(text)) return done(new ApiError(400, 'rest_invalid_json', 'invalidJson'), undefined)
+    if (text === undefined || !formEscapesAreUtf8(text)) return done(new ApiError(400, 'rest_invalid_request', 'invalidForm'), undefined)
     done(null, parseFormBody(text))
   })
   const refuse = (req: FastifyRequest, body: Buffer, done: (error: Error | null, value?: unknown) => void) => {

@@ -7,6 +7,7 @@ import type { Language } from '../contract.js'
 import { ApiError, forbidden, invalidParam, noRoute } from './errors.js'
 import { NotModified } from './etag.js'
 import { requestedLanguage } from './language.js'
+import { sentText } from './query.js'
 import { isMessageKey, type Catalog } from './messages.js'
 import { isRecord } from '../lib/json.js'
 
@@ -61,7 +62,9 @@ export function registerErrorHandlers(app: FastifyInstance, texts: ErrorTexts): 
 
 function send(req: FastifyRequest, reply: FastifyReply, error: ApiError, texts: ErrorTexts): FastifyReply {
   const language = requestedLanguage(req) ?? texts.defaultLanguage
-  const translate = texts.catalog.translate
+  // Message variables echo what was sent: an id beyond 2^53 as its digits, not the number it became.
+  const translate = (lang: Parameters<typeof texts.catalog.translate>[0], key: Parameters<typeof texts.catalog.translate>[1], vars?: Record<string, string>): string =>
+    texts.catalog.translate(lang, key, vars === undefined ? vars : Object.fromEntries(Object.entries(vars).map(([k, v]) => [k, sentText(req, v)])))
   const data: Record<string, unknown> = { status: error.status }
   const { params, details, reasons } = error.data
   if (reasons !== undefined) {
@@ -158,8 +161,21 @@ function fromValidation(issues: AjvIssue[], context: string, req: FastifyRequest
     }
   }
   // Defined, not assigned: a field may be called `__proto__` (a form body can send one), which an
-  // assignment would take as the object's prototype, leaving the field unnamed.
+  // assignment would take as the object's prototype, leaving the field unnamed. Per field, the reason
+  // found deepest in it wins: an inline organizer with a bad e-mail is refused for `organizer[0].email`,
+  // not because the entry is no integer (the other branch of `oneOf`).
   const params: Record<string, string> = {}
+  const depth = new Map<string, number>()
+  issues.forEach((issue, i) => {
+    const detail = details[i]
+    if (detail === undefined) return
+    const segments = (issue.instancePath ?? '').split('/').filter((s) => s !== '')
+    const known = depth.get(detail.field)
+    if (known !== undefined && known >= segments.length) return
+    depth.set(detail.field, segments.length)
+    const where = segments.slice(1).map((s) => (/^\d+$/.test(s) ? `[${s}]` : `.${s}`)).join('')
+    Object.defineProperty(params, detail.field, { value: `${detail.field}${where} ${detail.message}`, enumerable: true, writable: true, configurable: true })
+  })
   for (const { field, message } of details) {
     if (!Object.hasOwn(params, field)) Object.defineProperty(params, field, { value: `${field} ${message}`, enumerable: true, writable: true, configurable: true })
   }

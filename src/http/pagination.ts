@@ -71,9 +71,15 @@ export interface ListPage {
  */
 export function sendList<F extends string, R>(reply: FastifyReply, field: F, list: ListPage, items: ReadonlyArray<Serialized<R>>): Serialized<ListEnvelope<F, R>> {
   setListHeaders(reply, list.total, list.totalPages, list.links)
-  // The array is serialized empty and the records' JSON put into it (see `listBody`).
-  const envelope = { [field]: [], ...list.links, total: list.total, total_pages: list.totalPages } as unknown as ListEnvelope<F, R>
-  return sendSerialized(reply, listBody(reply, envelope, field, items))
+  // The array is serialized empty and the records' JSON put into it (see `listBody`); keys in the order of CONTRACT §3.
+  const { rest_url, next_rest_url, previous_rest_url } = list.links
+  const envelope = {
+    [field]: [], rest_url,
+    ...(next_rest_url !== undefined ? { next_rest_url } : {}),
+    ...(previous_rest_url !== undefined ? { previous_rest_url } : {}),
+    total: list.total, total_pages: list.totalPages,
+  } as unknown as ListEnvelope<F, R>
+  return sendSerialized(reply, listBody(envelope, field, items))
 }
 
 /** A list body: the records' array under `field`, the links and the totals. */

@@ -15,23 +15,33 @@ declare module 'fastify' {
     sentQuery: string[]
     /** Path parameters as sent, before conversion: `99999999999999999999999` is no number to echo. */
     sentParams: Record<string, string>
+    /**
+     * Integers sent in the query or path beyond 2^53, by the number they became, with their text as sent:
+     * `rest_url` and messages echo what was sent (`9007199254740993`, not `…992`).
+     */
+    sentDigits: Map<number, string>
   }
 }
 
 export function registerQueryNormalisation(app: FastifyInstance): void {
   app.decorateRequest('sentQuery', null as unknown as string[])
   app.decorateRequest('sentParams', null as unknown as Record<string, string>)
+  app.decorateRequest('sentDigits', null as unknown as Map<number, string>)
+  app.addHook('onRequest', async (req) => {
+    req.sentDigits = new Map()
+  })
   app.addHook('preValidation', async (req) => {
     const schema = req.routeOptions.schema
     req.sentQuery = []
     req.sentParams = {}
     if (isRecord(req.params)) for (const [name, value] of Object.entries(req.params)) if (typeof value === 'string') req.sentParams[name] = value
+    const digits = req.sentDigits
     const query = req.query
     if (isRecord(query)) {
       const properties = propertiesOf(schema?.querystring)
-      req.sentQuery = normaliseRecord(query, properties, false)
+      req.sentQuery = normaliseRecord(query, properties, false, digits)
     }
-    if (isRecord(req.params)) normaliseRecord(req.params, propertiesOf(schema?.params), false)
+    if (isRecord(req.params)) normaliseRecord(req.params, propertiesOf(schema?.params), false, digits)
     if (req.headers['content-type']?.startsWith('application/x-www-form-urlencoded') === true && isRecord(req.body)) {
       normaliseRecord(req.body, propertiesOf(bodySchema(schema?.body, 'application/x-www-form-urlencoded')), true)
     }
@@ -63,7 +73,8 @@ export function parseFormBody(text: string): Record<string, string | string[]> {
 
 /**
  * Whether the `%XX` escapes of a form body decode to UTF-8. URLSearchParams would silently put U+FFFD
- * for bytes that do not (`name=%ff`); such a body is refused like raw bytes that are not UTF-8.
+ * for bytes that do not (`name=%ff`); such a body is refused like raw bytes that are not UTF-8. A `%`
+ * that starts no escape is a plain `%`, as the WHATWG form rules read it (`50%`).
  */
 export function formEscapesAreUtf8(text: string): boolean {
   if (!/%[89a-f][0-9a-f]/i.test(text)) return true
@@ -77,7 +88,7 @@ export function formEscapesAreUtf8(text: string): boolean {
   }
 }
 
-function normaliseRecord(values: Record<string, unknown>, properties: Record<string, JsonSchema>, form: boolean): string[] {
+function normaliseRecord(values: Record<string, unknown>, properties: Record<string, JsonSchema>, form: boolean, digits?: Map<number, string>): string[] {
   // The names in the order the client sent them, `a[]` counting as `a` where it first appears.
   const sent: string[] = []
   for (const key of Object.keys(values)) {
@@ -90,22 +101,30 @@ function normaliseRecord(values: Record<string, unknown>, properties: Record<str
   }
   for (const name of sent) {
     const schema = properties[name]
-    if (schema !== undefined) values[name] = coerce(values[name], schema, form)
+    if (schema !== undefined) values[name] = coerce(values[name], schema, form, digits)
   }
   return sent
 }
 
-function coerce(value: unknown, schema: JsonSchema, form: boolean): unknown {
+function coerce(value: unknown, schema: JsonSchema, form: boolean, digits?: Map<number, string>): unknown {
   const types = typesOf(schema)
   if (types.has('array')) {
     if (typeof value !== 'string' && !Array.isArray(value)) return value
     const items = isRecord(schema.items) ? schema.items : {}
-    const list = asList(value).flatMap((v) => (typeof v === 'string' ? v.split(',') : [v]))
-    return list.map((v) => (typeof v === 'string' ? v.trim() : v)).filter((v) => v !== '').map((v) => coerce(v, items, form))
+    // A single value is the comma-list form (`a=1,2`). In a form body the other forms (`a[]=`, repeated
+    // keys) arrive as arrays whose elements are values as written, commas and all (`Rock, Pop`); a query
+    // splits those too (ids and slugs hold no comma, and `include[]=1,2` has always meant 1 and 2).
+    const split = typeof value === 'string' || !form
+    const list = asList(value).flatMap((v) => (typeof v === 'string' && split ? v.split(',') : [v]))
+    return list.map((v) => (typeof v === 'string' ? v.trim() : v)).filter((v) => v !== '').map((v) => coerce(v, items, form, digits))
   }
   if (typeof value !== 'string') return value
   if (form && value === '' && types.has('null')) return null
-  if (types.has('integer') && /^-?\d+$/.test(value)) return Number(value)
+  if (types.has('integer') && /^-?\d+$/.test(value)) {
+    const n = Number(value)
+    if (!Number.isSafeInteger(n)) digits?.set(n, value)
+    return n
+  }
   // A field that also takes text (`cost`) keeps the text as written: "12.50" must not become 12.5.
   if (types.has('number') && !types.has('string') && /^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(value)) return Number(value)
   if (types.has('boolean')) {
@@ -157,4 +176,17 @@ export function queryValueText(value: unknown): string {
 
 export function sentQueryOf(req: FastifyRequest): string[] {
   return req.sentQuery ?? []
+}
+
+/** A value as it was sent: integers beyond 2^53 as their digits (see `sentDigits`), arrays element by element. */
+export function asSent(req: FastifyRequest, value: unknown): unknown {
+  if (Array.isArray(value)) return value.map((v) => asSent(req, v))
+  if (typeof value === 'number' && !Number.isSafeInteger(value)) return req.sentDigits?.get(value) ?? value
+  return value
+}
+
+/** The text of a message variable as sent: a number that became another beyond 2^53 is its digits. */
+export function sentText(req: FastifyRequest, text: string): string {
+  for (const [n, digits] of req.sentDigits ?? []) if (String(n) === text) return digits
+  return text
 }

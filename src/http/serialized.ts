@@ -1,8 +1,8 @@
 /**
  * Bodies serialized ahead of the answer. A record remembered by the read cache keeps its JSON text
  * too, made by the contract's own schema for it (fast-json-stringify, as for every response), so that
- * a read sends text instead of serializing the same record again. A list's envelope is serialized by
- * its route's response schema, with the records' text put in its array.
+ * a read sends text instead of serializing the same record again. A list's envelope is written in the
+ * key order of CONTRACT §3, with the records' text put in its array.
  */
 import fastJsonStringify from 'fast-json-stringify'
 import type { FastifyReply } from 'fastify'
@@ -62,15 +62,13 @@ export function sendSerialized<T>(reply: FastifyReply, body: Serialized<T>): Ser
 }
 
 /**
- * A list body: `envelope` serialized by the route's response schema with its array `field` empty,
- * then the items' JSON put into that array.
+ * A list body: `envelope` as JSON in its own key order with its array `field` empty, then the items'
+ * JSON put into that array. Not the route's schema serializer: fast-json-stringify writes required keys
+ * before optional ones, and CONTRACT §3 orders `<records>, rest_url, next_rest_url?, previous_rest_url?,
+ * total, total_pages` (the envelope holds only strings and integers, which the route's schema checks).
  */
-export function listBody<T extends object, F extends keyof T & string>(
-  reply: FastifyReply, envelope: T, field: F, items: ReadonlyArray<Buffer>,
-): Serialized<T> {
-  const made: unknown = reply.serializeInput({ ...envelope, [field]: [] }, String(reply.statusCode), 'application/json')
-  if (typeof made !== 'string') throw new Error('the list route has no JSON serializer')
-  const text = made
+export function listBody<T extends object, F extends keyof T & string>(envelope: T, field: F, items: ReadonlyArray<Buffer>): Serialized<T> {
+  const text = JSON.stringify({ ...envelope, [field]: [] })
   const empty = `"${field}":[]`
   const at = text.indexOf(empty)
   if (at < 0) throw new Error(`the ${field} array is missing from the serialized list`)

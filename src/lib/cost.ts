@@ -128,7 +128,12 @@ function findNumbers(text: string): NumberToken[] {
     let end = start + m[0].length;
     const noCents = NO_CENTS_RE.exec(text.slice(end));
     if (noCents !== null) end += noCents[0].length;
-    tokens.push({ start, end, values: readNumber(m[0]) });
+    // A minus sign right before the number keeps its sign (`-5`, `$-5`, `Discount −5`), unless a number
+    // comes just before it: then it joins a range (`10-20`, `10 -20`).
+    const before = text.slice(0, start);
+    const signed = /[-\u2212]$/.test(before) && !/\d\s*[-\u2212]$/.test(before);
+    const values = readNumber(m[0]);
+    tokens.push({ start, end, values: signed ? values.map((v, i) => (i === 0 ? -v : v)) : values });
   }
   return tokens;
 }

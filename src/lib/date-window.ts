@@ -3,7 +3,7 @@
  * read as site wall time (or at their offset) and, unless `strict_dates`, widened to whole site days;
  * without a relative filter the window defaults to today … two years ahead. `include` lifts the window.
  */
-import { addYears, endOfDayUtc, parseFilterDate, startOfDayUtc, utcToWall } from './dates.js'
+import { addYears, endOfDayUtc, isoWithOffset, parseFilterDate, startOfDayUtc } from './dates.js'
 
 export const DATE_FILTERS = ['start_date', 'end_date', 'starts_before', 'starts_after', 'ends_before', 'ends_after'] as const
 export type DateFilter = (typeof DATE_FILTERS)[number]
@@ -13,7 +13,11 @@ export type WindowQuery = Partial<Record<DateFilter, string>> & { include?: numb
 export interface DateWindow {
   /** Each filter in force, as a UTC instant. */
   bounds: Partial<Record<DateFilter, string>>
-  /** `start_date` and `end_date` in force, as site wall time, for the list's `rest_url`. */
+  /**
+   * `start_date` and `end_date` in force, for the list's `rest_url`: instants as site wall time with their
+   * UTC offset (`2027-11-07T01:00:00-05:00`), so that following the link runs the same query even in a
+   * DST overlap, where a wall time alone names two instants.
+   */
   shown: Array<[string, string]>
 }
 
@@ -38,7 +42,7 @@ export function dateWindow(query: WindowQuery, siteTz: string, now: Date): DateW
     }
   }
   const shown: Array<[string, string]> = []
-  if (bounds.start_date !== undefined) shown.push(['start_date', utcToWall(bounds.start_date, siteTz)])
-  if (bounds.end_date !== undefined) shown.push(['end_date', utcToWall(bounds.end_date, siteTz)])
+  if (bounds.start_date !== undefined) shown.push(['start_date', isoWithOffset(bounds.start_date, siteTz)])
+  if (bounds.end_date !== undefined) shown.push(['end_date', isoWithOffset(bounds.end_date, siteTz)])
   return { bounds, shown }
 }

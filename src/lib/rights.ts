@@ -43,6 +43,22 @@ export function canRead(caller: Caller | null, record: Owned): boolean {
 }
 
 /**
+ * Whether the caller may read this venue or organizer by id (CONTRACT §6): a trashed one only if it may
+ * edit it (editors always), another one like any record.
+ */
+export function canReadLinked(caller: Caller | null, record: Owned): boolean {
+  return record.status === 'trash' ? canEdit(caller, record) || editsAll(caller) : canRead(caller, record)
+}
+
+/**
+ * Whether the caller may read this event by id (CONTRACT §6): never in the trash (410 for everyone),
+ * else like any record. Filters on an event the caller cannot read match nothing.
+ */
+export function canReadEvent(caller: Caller | null, record: Owned): boolean {
+  return record.status !== 'trash' && canRead(caller, record)
+}
+
+/**
  * The status a write stores: the requested one, or `publish` for publishers and `draft` for others when
  * none is asked; a contributor asking to publish (or to make private) submits for review: `pending`.
  */

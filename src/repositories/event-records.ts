@@ -61,8 +61,13 @@ export async function storedEvents(db: Db, site: Site, ids: readonly number[]): 
 
 /** Whether an event with this id exists (the `post`/`event` filters must name one). */
 export async function eventExists(db: Db, id: number): Promise<boolean> {
-  if (!Number.isSafeInteger(id)) return false
-  return (await db.selectFrom('events').select('id').where('id', '=', id).executeTakeFirst()) !== undefined
+  return (await eventOwner(db, id)) !== undefined
+}
+
+/** The author and status of the event with this id (what the rights to read it depend on), or undefined. */
+export async function eventOwner(db: Db, id: number): Promise<{ author: number | null; status: string } | undefined> {
+  if (!Number.isSafeInteger(id)) return undefined
+  return db.selectFrom('events').select(['author', 'status']).where('id', '=', id).executeTakeFirst()
 }
 
 async function assembleEvents(db: Db, site: Site, ids: readonly number[]): Promise<Map<number, StoredEvent>> {

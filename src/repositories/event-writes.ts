@@ -7,10 +7,10 @@ import type { Language } from '../contract.js'
 import type { Updateable } from 'kysely'
 import type { EventRow, EventsTable, Flag } from '../db/schema.js'
 import { recordChange, type Tx } from '../db/unit-of-work.js'
-import { storeImage, type ImageChoice } from './images.js'
+import { sameImage, storeImage, type ImageChoice } from './images.js'
 import { insertLinked, type NewLinked } from './linked.js'
 import { ORGANIZER, type OrganizerColumns } from './organizers.js'
-import { deletePost, settleNewPost, trashPost } from './posts.js'
+import { changesRow, deletePost, settleNewPost, trashPost } from './posts.js'
 import { freeSlug, provisionalSlug } from './slugs.js'
 import { moveTermCounts, termIdsOfEvent } from './term-counts.js'
 import { VENUE, type VenueColumns } from './venues.js'
@@ -101,13 +101,21 @@ export interface EventUpdate {
   now: Date
 }
 
-/** Applies a partial update and its links if the version is still `version` (compare-and-swap); false when it moved on. */
+/**
+ * Applies a partial update and its links if the version is still `version` (compare-and-swap); false
+ * when it moved on. An update that would change nothing writes nothing (CONTRACT §5: `modified`, the
+ * version and the change log stay as they were).
+ */
 export async function updateEvent(trx: Tx, update: EventUpdate, version: number): Promise<boolean> {
+  const row = await trx.selectFrom('events').selectAll().where('id', '=', update.id).executeTakeFirst()
+  if (row === undefined || row.version !== version) return false
   const set: Updateable<EventsTable> = { ...stored(update.columns), version: version + 1 }
   if (update.slug !== undefined) {
     set.slug = update.slug === update.currentSlug ? update.slug : await freeSlug(trx, 'events', update.language, update.slug, update.id)
   }
-  const imageId = await storeImage(trx, update.image, update.now)
+  const image = await sameImage(trx, row.image_id, update.image) ? undefined : update.image
+  if (!changesRow(row, set) && image === undefined && !(await changesLinks(trx, update.id, update.links))) return true
+  const imageId = await storeImage(trx, image, update.now)
   if (imageId !== undefined) set.image_id = imageId
   const result = await trx.updateTable('events').set(set).where('id', '=', update.id).where('version', '=', version).executeTakeFirst()
   if (Number(result.numUpdatedRows) !== 1) return false
@@ -122,6 +130,29 @@ export async function updateEvent(trx: Tx, update: EventUpdate, version: number)
     await moveTermCounts(trx, before, isPublished ? await termIdsOfEvent(trx, update.id) : [])
   }
   return true
+}
+
+/** Whether the links a write sets differ from the event's: terms as sets, venues and organizers in order, inline ones always. */
+async function changesLinks(trx: Tx, eventId: number, links: EventLinks): Promise<boolean> {
+  for (const [taxonomy, field] of [['category', 'categories'], ['tag', 'tags']] as const) {
+    const ids = links[field]
+    if (ids === undefined) continue
+    const current = (await trx.selectFrom('event_terms').innerJoin('terms', 'terms.id', 'event_terms.term_id')
+      .select('event_terms.term_id').where('event_terms.event_id', '=', eventId).where('terms.taxonomy', '=', taxonomy).execute()).map((r) => r.term_id)
+    const wanted = new Set(ids)
+    if (wanted.size !== current.length || current.some((id) => !wanted.has(id))) return true
+  }
+  for (const [entries, table, column] of [[links.venues, 'event_venues', 'venue_id'], [links.organizers, 'event_organizers', 'organizer_id']] as const) {
+    if (entries === undefined) continue
+    const ids: number[] = []
+    for (const entry of entries) {
+      if (typeof entry !== 'number') return true
+      if (!ids.includes(entry)) ids.push(entry)
+    }
+    const current = (await trx.selectFrom(table).select(`${column} as id`).where('event_id', '=', eventId).orderBy('position').execute()).map((r) => r.id)
+    if (current.length !== ids.length || current.some((id, i) => id !== ids[i])) return true
+  }
+  return false
 }
 
 /** Moves an event to the trash (compare-and-swap; false when the version moved on); its terms no longer count it. */

@@ -4,6 +4,7 @@
 import type { Image } from '../contract.js'
 import { recordChange, type Db, type Tx } from '../db/unit-of-work.js'
 import { formatUtc } from '../lib/dates.js'
+import { normalisedHttpUrl } from '../lib/urls.js'
 
 /** The image a write asks for, once checked: an existing one, a new one from a URL, none (null), or no change. */
 export type ImageChoice = { id: number } | { url: string } | null | undefined
@@ -23,10 +24,26 @@ export async function storeImage(trx: Tx, choice: ImageChoice, now: Date): Promi
   return id
 }
 
+/** Whether a checked choice names the image a record already has (the same id, or a URL it already has): no change. */
+export async function sameImage(db: Db, current: number | null, choice: ImageChoice): Promise<boolean> {
+  if (choice === undefined) return true
+  if (choice === null || current === null) return choice === current
+  if ('id' in choice) return choice.id === current
+  const row = await db.selectFrom('images').select('url').where('id', '=', current).executeTakeFirst()
+  return row?.url === choice.url
+}
+
 /** The image records of a page of rows, in one query. */
 export async function imagesOf(db: Db, ids: ReadonlyArray<number | null>): Promise<Map<number, Image>> {
   const wanted = [...new Set(ids.filter((id): id is number => id !== null))]
   if (wanted.length === 0) return new Map()
   const rows = await db.selectFrom('images').select(['id', 'url']).where('id', 'in', wanted).execute()
-  return new Map(rows.map((r) => [r.id, r]))
+  // No stored value may make a read fail: a URL stored before normalisation (or by hand) is answered in
+  // its normalised form, and one that does not parse as an image URL is no image (null).
+  const images = new Map<number, Image>()
+  for (const row of rows) {
+    const url = normalisedHttpUrl(row.url)
+    if (url !== undefined) images.set(row.id, { id: row.id, url })
+  }
+  return images
 }

@@ -6,12 +6,12 @@
  */
 import { sql, type Expression, type SqlBool } from 'kysely'
 import type { Image, Language } from '../contract.js'
-import { containsText } from '../db/dialect.js'
+import { containsText, inIdList } from '../db/dialect.js'
 import type { OrganizerRow, VenueRow } from '../db/schema.js'
 import { recordChange, type Db, type Tx } from '../db/unit-of-work.js'
 import type { ListScope } from '../lib/rights.js'
-import { imagesOf, storeImage, type ImageChoice } from './images.js'
-import { resolvePostId, settleNewPost, type PostRef } from './posts.js'
+import { imagesOf, sameImage, storeImage, type ImageChoice } from './images.js'
+import { changesRow, resolvePostId, settleNewPost, type PostRef } from './posts.js'
 import { recordsById, rememberedResult } from './read-cache.js'
 import type { Site } from './site.js'
 import { freeSlug, provisionalSlug } from './slugs.js'
@@ -42,6 +42,8 @@ export interface LinkedKind<Row extends LinkedRow, Rec, Own> {
   rows(db: Db, ids: readonly number[]): Promise<Row[]>
   toRecord(row: Row, extras: { image: Image | null; translations: Record<string, number>; site: Site }): Rec
   insert(trx: Tx, values: CommonColumns & { language: string; translation_group: number | null; slug: string; image_id: number | null }, own: Own): Promise<number>
+  /** The kind's own columns as a write stores them (what `insert` and `update` write of `own`). */
+  ownColumns(own: Own): object
   update(trx: Tx, id: number, version: number, values: Partial<CommonColumns> & { slug?: string; image_id?: number | null; modified: string; modified_utc: string }, own: Own): Promise<boolean>
 }
 
@@ -186,22 +188,39 @@ export interface LinkedUpdate<Own> {
   now: Date
 }
 
-/** Applies a partial update if the version is still `version` (compare-and-swap); false when it moved on. */
+/**
+ * Applies a partial update if the version is still `version` (compare-and-swap); false when it moved on.
+ * An update that would change nothing writes nothing (CONTRACT §5: `modified`, the version and the
+ * change log stay as they were).
+ */
 export async function updateLinked<R extends LinkedRow, Own>(trx: Tx, kind: LinkedKind<R, unknown, Own>, update: LinkedUpdate<Own>, version: number): Promise<boolean> {
+  const [row] = await kind.rows(trx, [update.id])
+  if (row === undefined || row.version !== version) return false
   const values: Parameters<LinkedKind<R, unknown, Own>['update']>[3] = { ...update.columns }
   if (update.slug !== undefined) {
     values.slug = update.slug === update.currentSlug ? update.slug : await freeSlug(trx, kind.table, update.language, update.slug, update.id)
   }
-  const image = await storeImage(trx, update.image, update.now)
+  const imageChoice = await sameImage(trx, row.image_id, update.image) ? undefined : update.image
+  if (imageChoice === undefined && !changesRow(row, { ...values, ...kind.ownColumns(update.own) })) return true
+  const image = await storeImage(trx, imageChoice, update.now)
   if (image !== undefined) values.image_id = image
   if (!(await kind.update(trx, update.id, version, values, update.own))) return false
   recordChange(trx, { resource: kind.resource, id: update.id, action: 'update' })
   return true
 }
 
-/** Whether a record of `table` with this id may be linked to an event in `language`: it exists there, not in the trash. */
-export async function linkable(db: Db, table: 'venues' | 'organizers', id: number, language: Language): Promise<boolean> {
-  if (!Number.isSafeInteger(id)) return false
-  const row = await db.selectFrom(table).select('id').where('id', '=', id).where('language', '=', language).where('status', '!=', 'trash').executeTakeFirst()
-  return row !== undefined
+/**
+ * The author and status of a record of `table` with this id that could be linked to an event in
+ * `language` (it exists there, not in the trash), or undefined; whether the caller may read it is the
+ * handler's to decide.
+ */
+export async function linkable(db: Db, table: 'venues' | 'organizers', id: number, language: Language): Promise<{ author: number | null; status: string } | undefined> {
+  if (!Number.isSafeInteger(id)) return undefined
+  return db.selectFrom(table).select(['author', 'status']).where('id', '=', id).where('language', '=', language).where('status', '!=', 'trash').executeTakeFirst()
+}
+
+/** The author and status of each record of `table` with one of these ids (the list filters check them), by id. */
+export async function linkedOwners(db: Db, table: 'venues' | 'organizers', ids: readonly number[]): Promise<Map<number, { author: number | null; status: string }>> {
+  const rows = await db.selectFrom(table).select(['id', 'author', 'status']).where(inIdList(db, sql.ref('id'), ids)).execute()
+  return new Map(rows.map((r) => [r.id, { author: r.author, status: r.status }]))
 }

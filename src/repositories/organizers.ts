@@ -37,6 +37,8 @@ export const ORGANIZER: LinkedKind<OrganizerRow, Organizer, OrganizerColumns> = 
     return id
   },
 
+  ownColumns: (own) => own,
+
   async update(trx, id, version, values, own) {
     const result = await trx.updateTable('organizers')
       .set({ ...values, ...own, version: version + 1 })

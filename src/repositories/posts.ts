@@ -87,6 +87,18 @@ export async function deletePost(trx: Tx, table: PostTable, id: number, version:
   return true
 }
 
+/**
+ * Whether writing `set` would change `row`: a column it names holds another value. The stamps of a
+ * write (`modified`, `modified_utc`, `version`) are not changes of their own.
+ */
+export function changesRow(row: object, set: object): boolean {
+  const before = new Map<string, unknown>(Object.entries(row))
+  return Object.entries(set).some(([column, value]) =>
+    value !== undefined && !STAMPS.has(column) && before.get(column) !== value)
+}
+
+const STAMPS = new Set(['modified', 'modified_utc', 'version'])
+
 const RESOURCE = { events: 'event', venues: 'venue', organizers: 'organizer' } as const
 
 /** The fields every event, venue and organizer record has, mapped once for the three. */

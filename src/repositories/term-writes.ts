@@ -3,8 +3,10 @@
  * language, names kept with their comparison key, versions compare-and-swapped, children moved up when
  * their parent goes. What may be written (parents, free names, translations) is the handler's to decide.
  */
+import type { Taxonomy } from '../db/schema.js'
 import { recordChange, type Db, type Tx } from '../db/unit-of-work.js'
 import { slugify } from '../lib/slug.js'
+import { changesRow } from './posts.js'
 import { freeSlug } from './slugs.js'
 import { reportGroupChanged } from './translations.js'
 import { nameKey, type TermKind } from './terms.js'
@@ -57,16 +59,23 @@ export interface TermUpdate {
   currentSlug: string
 }
 
-/** Writes a term's new values if its version is still `version` (compare-and-swap); false when it moved on. */
+/**
+ * Writes a term's new values if its version is still `version` (compare-and-swap); false when it moved
+ * on. Values that change nothing write nothing (CONTRACT §5: the version and the change log stay).
+ */
 export async function updateTerm<R>(trx: Tx, kind: TermKind<R>, term: TermUpdate, version: number): Promise<boolean> {
   const { taxonomy, resource } = kind
+  const row = await trx.selectFrom('terms').selectAll().where('id', '=', term.id).executeTakeFirst()
+  if (row === undefined || row.version !== version) return false
   let slug = term.currentSlug
   if (term.slug !== undefined) {
     const wanted = slugify(term.slug) || slugify(term.name) || `${resource}-${term.id}`
     slug = wanted === term.currentSlug ? wanted : await freeSlug(trx, 'terms', term.language, wanted, term.id, taxonomy)
   }
+  const values = { name: term.name, name_key: nameKey(term.name), slug, parent: term.parent, description: term.description }
+  if (!changesRow(row, values)) return true
   const result = await trx.updateTable('terms')
-    .set({ name: term.name, name_key: nameKey(term.name), slug, parent: term.parent, description: term.description, version: version + 1 })
+    .set({ ...values, version: version + 1 })
     .where('id', '=', term.id)
     .where('version', '=', version)
     .executeTakeFirst()
@@ -90,29 +99,29 @@ export async function deleteTerm<R>(trx: Tx, kind: TermKind<R>, id: number, vers
   return true
 }
 
-/** Moves the children of a deleted term up to its parent. */
+/**
+ * Moves the children of a deleted term up to its parent (asked after the term is deleted: a child may
+ * share its name with the term itself). A child whose name a term under that parent already has is
+ * renamed as a new term's slug is made unique: `Jazz` becomes `Jazz 2`, `Jazz 3`… (the first name free
+ * there); its slug, unique in its language already, stays.
+ */
 export async function moveChildrenUp<R>(trx: Tx, kind: TermKind<R>, id: number, parent: number): Promise<void> {
-  const children = await trx.updateTable('terms')
-    .set((eb) => ({ parent, version: eb('version', '+', 1) }))
-    .where('parent', '=', id)
-    .returning('id')
-    .execute()
-  for (const child of children) recordChange(trx, { resource: kind.resource, id: child.id, action: 'update' })
+  const children = await trx.selectFrom('terms').select(['id', 'taxonomy', 'language', 'name', 'version'])
+    .where('parent', '=', id).orderBy('id').execute()
+  for (const child of children) {
+    let name = child.name
+    for (let n = 2; await nameUnder(trx, child.taxonomy, child.language, parent, name); n++) name = `${child.name} ${n}`
+    await trx.updateTable('terms')
+      .set({ parent, name, name_key: nameKey(name), version: child.version + 1 })
+      .where('id', '=', child.id)
+      .execute()
+    recordChange(trx, { resource: kind.resource, id: child.id, action: 'update' })
+  }
 }
 
-/**
- * Whether a child of term `id` has the name of a term already under `parent`, which it would meet when
- * moved up: asked after the term is deleted (a child may share its name with the term itself).
- */
-export async function childNameClash(db: Db, id: number, parent: number): Promise<boolean> {
-  const clash = await db.selectFrom('terms as child')
-    .innerJoin('terms as sibling', (join) => join
-      .onRef('sibling.taxonomy', '=', 'child.taxonomy')
-      .onRef('sibling.language', '=', 'child.language')
-      .onRef('sibling.name_key', '=', 'child.name_key'))
-    .select('child.id')
-    .where('child.parent', '=', id)
-    .where('sibling.parent', '=', parent)
-    .executeTakeFirst()
-  return clash !== undefined
+/** Whether a term under `parent` already has this name (compared by `nameKey`). */
+async function nameUnder(db: Db, taxonomy: Taxonomy, language: string, parent: number, name: string): Promise<boolean> {
+  const row = await db.selectFrom('terms').select('id').where('taxonomy', '=', taxonomy).where('language', '=', language)
+    .where('parent', '=', parent).where('name_key', '=', nameKey(name)).executeTakeFirst()
+  return row !== undefined
 }

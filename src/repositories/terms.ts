@@ -204,7 +204,7 @@ export async function termAndAncestors(db: Db, id: number): Promise<number[]> {
   return rows.map((r) => r.id)
 }
 
-/** How names compare for uniqueness and order: spaces collapsed, case folded. */
+/** How names compare for uniqueness and order: trimmed, spaces collapsed, NFC-normalised and case-folded (CONTRACT §5). */
 export function nameKey(name: string): string {
   return foldCase(name.trim().replace(/\s+/g, ' '))
 }
@@ -230,7 +230,7 @@ export async function termIdNamed(db: Db, taxonomy: Taxonomy, entry: number | st
     return (await db.selectFrom('terms').select('id').where('id', '=', id).where('taxonomy', '=', taxonomy).where('language', '=', language).executeTakeFirst())?.id
   }
   const row = await db.selectFrom('terms').select('id').where('taxonomy', '=', taxonomy).where('language', '=', language)
-    .where((eb) => eb.or([eb('slug', '=', text.toLowerCase()), eb('name_key', '=', text.toLowerCase().replace(/\s+/g, ' '))]))
+    .where((eb) => eb.or([eb('slug', '=', text.toLowerCase()), eb('name_key', '=', nameKey(text))]))
     .orderBy('id').executeTakeFirst()
   return row?.id
 }

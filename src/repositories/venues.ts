@@ -65,6 +65,8 @@ export const VENUE: LinkedKind<VenueRow, Venue, VenueColumns> = {
     return id
   },
 
+  ownColumns: stored,
+
   async update(trx, id, version, values, own) {
     const result = await trx.updateTable('venues')
       .set({ ...values, ...stored(own), version: version + 1 })

@@ -691,8 +691,9 @@ export function classify(request: WireRequest): Classified {
         } catch {
           result.media = 'invalid-json'
         }
-        // Prototype poisoning, and strings that are not Unicode text (a lone `\ud800`), are malformed JSON.
-        if (poisoned(body) || notText(body)) result.media = 'invalid-json'
+        // Strings that are not Unicode text (a lone `\ud800`) are malformed JSON. `__proto__` and
+        // `constructor` keys are plain fields, which validation refuses by name (issue 21, item 17).
+        if (notText(body)) result.media = 'invalid-json'
       }
     } else if (type === 'application/x-www-form-urlencoded') {
       body = decodePairs([...new URLSearchParams(payload)], isJson(op.body.schema.properties) ? op.body.schema.properties : {}, true)
@@ -718,15 +719,6 @@ function notText(value: unknown): boolean {
 }
 
 /** A `__proto__` key, or a `constructor` object with a `prototype` key, anywhere (secure-json-parse refuses both). */
-function poisoned(value: unknown): boolean {
-  if (Array.isArray(value)) return value.some(poisoned)
-  if (!isJson(value)) return false
-  if (Object.hasOwn(value, '__proto__')) return true
-  const ctor = value.constructor
-  if (Object.hasOwn(value, 'constructor') && isJson(ctor) && Object.hasOwn(ctor, 'prototype')) return true
-  return Object.values(value).some(poisoned)
-}
-
 function fieldsOf(errors: ReadonlyArray<{ instancePath: string; params: Record<string, unknown> }> | null | undefined, where: string): string[] {
   const first = errors?.[0]
   if (first === undefined) return [where]
@@ -772,6 +764,7 @@ const surelyHttpUrl = (v: unknown) => typeof v === 'string' && /^https?:\/\/[a-z
  */
 export const CONTRACT_RULES: readonly ContractRule[] = [
   { name: 'end before start (on the merged record)', contract: '§5', codes: ['rest_invalid_param'], fields: ['end_date'] },
+  { name: 'date and date_utc sent together that name different instants', contract: '§5', codes: ['rest_invalid_param'], fields: ['date_utc'] },
   {
     name: 'dates the schema types as strings but the contract does not parse (or that leave years 0001–9999 in a time zone)',
     contract: '§4, §5', codes: ['rest_invalid_param'],
