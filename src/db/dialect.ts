@@ -19,14 +19,13 @@ export function foldCase(text: string): string {
  * A literal substring match of `needle` in any of `columns`, compared after NFC normalisation and full
  * case folding (CONTRACT §3). No LIKE: `%`, `_` and `\` are plain characters. SQLite's own lower() only
  * folds ASCII, so SQLite uses the `casefold` function registered in `openDatabase` (`foldCase`);
- * PostgreSQL's lower() folds Unicode case, but not fully (no `ß` → `ss`).
+ * PostgreSQL folds with ICU (`folded_`).
  */
 export function containsText(db: QueryExecutorProvider, columns: ReadonlyArray<Expression<unknown>>, needle: string): Expression<SqlBool> {
   const folded = foldCase(needle)
-  const fold = isPostgres(db) ? sql.raw('lower') : sql.raw('casefold')
   const position = isPostgres(db) ? sql.raw('strpos') : sql.raw('instr')
   const tests = columns.map((column) => {
-    const exact = sql<SqlBool>`coalesce(${position}(${fold}(${column}), ${folded}), 0) > 0`
+    const exact = sql<SqlBool>`coalesce(${position}(${folded_(db, column)}, ${folded}), 0) > 0`
     // SQLite refuses LIKE patterns over 50,000 bytes: a longer needle skips the pre-filter.
     if (isPostgres(db) || !ASCII.test(folded) || folded.length > MAX_PREFILTER_LENGTH) return exact
     // SQLite calls `casefold` (JavaScript) for every row; an ASCII needle first passes through LIKE, which
@@ -37,6 +36,17 @@ export function containsText(db: QueryExecutorProvider, columns: ReadonlyArray<E
     return sql<SqlBool>`((${column} like ${pattern} escape '\\' or ${column} glob ${FOLDING_GLOB}) and ${exact})`
   })
   return sql<SqlBool>`(${sql.join(tests, sql` or `)})`
+}
+
+/**
+ * A column folded as `foldText` folds (lib/text.ts), in SQL: SQLite calls it (`casefold`, registered in
+ * `openDatabase`); PostgreSQL runs the same steps with ICU's case mappings, which are the full ones
+ * (`ß` → `SS`; the database's own collation may fold ASCII only): NFC, upper, lower, the final sigma
+ * as `σ`, the dot above an `i` dropped, NFC.
+ */
+function folded_(db: QueryExecutorProvider, column: Expression<unknown>): Expression<string> {
+  if (!isPostgres(db)) return sql<string>`casefold(${column})`
+  return sql<string>`normalize(replace(replace(lower(upper(normalize(${column}, NFC) collate "und-x-icu") collate "und-x-icu"), 'ς', 'σ'), 'i̇', 'i'), NFC)`
 }
 
 const ASCII = /^\p{ASCII}*$/u
