@@ -1493,6 +1493,8 @@ export interface components {
         NotModified: {
             headers: {
                 "Content-Language": components["headers"]["Content-Language"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                 ETag: components["headers"]["ETag"];
                 [name: string]: unknown;
             };
@@ -1502,6 +1504,8 @@ export interface components {
         BadRequest: {
             headers: {
                 "Content-Language": components["headers"]["Content-Language"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                 [name: string]: unknown;
             };
             content: {
@@ -1530,6 +1534,8 @@ export interface components {
         Unauthorized: {
             headers: {
                 "Content-Language": components["headers"]["Content-Language"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                 "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                 [name: string]: unknown;
             };
@@ -1550,6 +1556,8 @@ export interface components {
         Forbidden: {
             headers: {
                 "Content-Language": components["headers"]["Content-Language"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                 [name: string]: unknown;
             };
             content: {
@@ -1569,6 +1577,8 @@ export interface components {
         NotFound: {
             headers: {
                 "Content-Language": components["headers"]["Content-Language"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                 [name: string]: unknown;
             };
             content: {
@@ -1588,6 +1598,8 @@ export interface components {
         Gone: {
             headers: {
                 "Content-Language": components["headers"]["Content-Language"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                 [name: string]: unknown;
             };
             content: {
@@ -1607,6 +1619,8 @@ export interface components {
         CursorExpired: {
             headers: {
                 "Content-Language": components["headers"]["Content-Language"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                 [name: string]: unknown;
             };
             content: {
@@ -1626,6 +1640,8 @@ export interface components {
         PreconditionFailed: {
             headers: {
                 "Content-Language": components["headers"]["Content-Language"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                 [name: string]: unknown;
             };
             content: {
@@ -1645,6 +1661,8 @@ export interface components {
         PayloadTooLarge: {
             headers: {
                 "Content-Language": components["headers"]["Content-Language"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                 [name: string]: unknown;
             };
             content: {
@@ -1664,6 +1682,8 @@ export interface components {
         UnsupportedMediaType: {
             headers: {
                 "Content-Language": components["headers"]["Content-Language"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                 [name: string]: unknown;
             };
             content: {
@@ -1683,6 +1703,8 @@ export interface components {
         RequestTimeout: {
             headers: {
                 "Content-Language": components["headers"]["Content-Language"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                 [name: string]: unknown;
             };
             content: {
@@ -1698,10 +1720,37 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description Too many requests: `rest_too_many_requests`. Either the address failed authentication (an unknown, revoked or malformed key) more often in a minute than the server allows, and every request that carries an `Authorization` header is refused until the minute passes, or the client (its key, else its address) sent more requests in a minute than the server's rate limit allows. `Retry-After` says when to try again. */
+        TooManyRequests: {
+            headers: {
+                "Content-Language": components["headers"]["Content-Language"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                "Retry-After": components["headers"]["Retry-After"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "rest_too_many_requests",
+                 *       "message": "Too many requests; try again in 42 seconds.",
+                 *       "data": {
+                 *         "status": 429
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description The request line and headers are larger than the server accepts: `rest_request_header_fields_too_large`. Answered before routing, in the default language. */
         HeadersTooLarge: {
             headers: {
                 "Content-Language": components["headers"]["Content-Language"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                 [name: string]: unknown;
             };
             content: {
@@ -1721,6 +1770,8 @@ export interface components {
         InternalError: {
             headers: {
                 "Content-Language": components["headers"]["Content-Language"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                 [name: string]: unknown;
             };
             content: {
@@ -1970,6 +2021,18 @@ export interface components {
         };
     };
     headers: {
+        /** @description The request's id, also in every log line of the request; a short token sent in `X-Request-Id` is reused, anything else is replaced by a new id. */
+        "X-Request-Id": string;
+        /** @description Always `nosniff`, so that browsers keep to the declared media type. */
+        "X-Content-Type-Options": "nosniff";
+        /** @description Seconds until the client may send again. */
+        "Retry-After": number;
+        /** @description Requests per minute a client may send (present when the rate limit is on). */
+        "RateLimit-Limit": number;
+        /** @description Requests the client may still send in the current minute (present when the rate limit is on). */
+        "RateLimit-Remaining": number;
+        /** @description Seconds until the current minute of the rate limit ends (present when the rate limit is on). */
+        "RateLimit-Reset": number;
         /** @description Language of the descriptions, messages and records served. */
         "Content-Language": components["schemas"]["Language"];
         /** @description Strong entity tag of the stored version of the record; every write changes it. */
@@ -2021,6 +2084,8 @@ export interface operations {
             200: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2030,6 +2095,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -2053,6 +2119,8 @@ export interface operations {
             200: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2070,6 +2138,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -2147,6 +2216,8 @@ export interface operations {
             200: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Total": components["headers"]["X-Total"];
                     "X-Total-Pages": components["headers"]["X-Total-Pages"];
                     Link: components["headers"]["Link"];
@@ -2159,6 +2230,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -2182,6 +2254,8 @@ export interface operations {
             201: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     Location: components["headers"]["Location"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
@@ -2196,6 +2270,7 @@ export interface operations {
             408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -2233,6 +2308,8 @@ export interface operations {
             200: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -2246,6 +2323,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
             410: components["responses"]["Gone"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -2278,6 +2356,8 @@ export interface operations {
             200: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -2294,6 +2374,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -2326,6 +2407,8 @@ export interface operations {
             200: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -2342,6 +2425,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -2384,6 +2468,8 @@ export interface operations {
             200: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2397,6 +2483,7 @@ export interface operations {
             408: components["responses"]["RequestTimeout"];
             410: components["responses"]["Gone"];
             412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -2429,6 +2516,8 @@ export interface operations {
             200: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -2445,6 +2534,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -2477,6 +2567,8 @@ export interface operations {
             200: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -2490,6 +2582,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
             410: components["responses"]["Gone"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -2522,6 +2615,8 @@ export interface operations {
             200: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -2538,6 +2633,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -2570,6 +2666,8 @@ export interface operations {
             200: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -2586,6 +2684,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -2623,6 +2722,8 @@ export interface operations {
             200: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2636,6 +2737,7 @@ export interface operations {
             408: components["responses"]["RequestTimeout"];
             410: components["responses"]["Gone"];
             412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -2668,6 +2770,8 @@ export interface operations {
             200: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -2684,6 +2788,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -2731,6 +2836,8 @@ export interface operations {
             200: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Total": components["headers"]["X-Total"];
                     "X-Total-Pages": components["headers"]["X-Total-Pages"];
                     Link: components["headers"]["Link"];
@@ -2743,6 +2850,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -2766,6 +2874,8 @@ export interface operations {
             201: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     Location: components["headers"]["Location"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
@@ -2780,6 +2890,7 @@ export interface operations {
             408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -2812,6 +2923,8 @@ export interface operations {
             200: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -2824,6 +2937,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -2856,6 +2970,8 @@ export interface operations {
             200: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -2872,6 +2988,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -2904,6 +3021,8 @@ export interface operations {
             200: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -2920,6 +3039,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -2957,6 +3077,8 @@ export interface operations {
             200: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2970,6 +3092,7 @@ export interface operations {
             408: components["responses"]["RequestTimeout"];
             410: components["responses"]["Gone"];
             412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -3002,6 +3125,8 @@ export interface operations {
             200: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -3018,6 +3143,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -3050,6 +3176,8 @@ export interface operations {
             200: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -3062,6 +3190,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -3094,6 +3223,8 @@ export interface operations {
             200: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -3110,6 +3241,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -3142,6 +3274,8 @@ export interface operations {
             200: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -3158,6 +3292,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -3195,6 +3330,8 @@ export interface operations {
             200: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3208,6 +3345,7 @@ export interface operations {
             408: components["responses"]["RequestTimeout"];
             410: components["responses"]["Gone"];
             412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -3240,6 +3378,8 @@ export interface operations {
             200: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -3256,6 +3396,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -3303,6 +3444,8 @@ export interface operations {
             200: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Total": components["headers"]["X-Total"];
                     "X-Total-Pages": components["headers"]["X-Total-Pages"];
                     Link: components["headers"]["Link"];
@@ -3315,6 +3458,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -3338,6 +3482,8 @@ export interface operations {
             201: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     Location: components["headers"]["Location"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
@@ -3352,6 +3498,7 @@ export interface operations {
             408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -3384,6 +3531,8 @@ export interface operations {
             200: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -3396,6 +3545,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -3428,6 +3578,8 @@ export interface operations {
             200: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -3444,6 +3596,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -3476,6 +3629,8 @@ export interface operations {
             200: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -3492,6 +3647,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -3529,6 +3685,8 @@ export interface operations {
             200: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3542,6 +3700,7 @@ export interface operations {
             408: components["responses"]["RequestTimeout"];
             410: components["responses"]["Gone"];
             412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -3574,6 +3733,8 @@ export interface operations {
             200: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -3590,6 +3751,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -3622,6 +3784,8 @@ export interface operations {
             200: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -3634,6 +3798,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -3666,6 +3831,8 @@ export interface operations {
             200: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -3682,6 +3849,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -3714,6 +3882,8 @@ export interface operations {
             200: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -3730,6 +3900,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -3767,6 +3938,8 @@ export interface operations {
             200: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3780,6 +3953,7 @@ export interface operations {
             408: components["responses"]["RequestTimeout"];
             410: components["responses"]["Gone"];
             412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -3812,6 +3986,8 @@ export interface operations {
             200: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -3828,6 +4004,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -3890,6 +4067,8 @@ export interface operations {
             200: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Total": components["headers"]["X-Total"];
                     "X-Total-Pages": components["headers"]["X-Total-Pages"];
                     Link: components["headers"]["Link"];
@@ -3902,6 +4081,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -3925,6 +4105,8 @@ export interface operations {
             201: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     Location: components["headers"]["Location"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
@@ -3939,6 +4121,7 @@ export interface operations {
             408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -3971,6 +4154,8 @@ export interface operations {
             200: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -3982,6 +4167,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -4014,6 +4200,8 @@ export interface operations {
             200: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -4029,6 +4217,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -4061,6 +4250,8 @@ export interface operations {
             200: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -4076,6 +4267,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -4108,6 +4300,8 @@ export interface operations {
             200: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4120,6 +4314,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -4152,6 +4347,8 @@ export interface operations {
             200: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -4167,6 +4364,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -4227,6 +4425,8 @@ export interface operations {
             200: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Total": components["headers"]["X-Total"];
                     "X-Total-Pages": components["headers"]["X-Total-Pages"];
                     Link: components["headers"]["Link"];
@@ -4239,6 +4439,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -4262,6 +4463,8 @@ export interface operations {
             201: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     Location: components["headers"]["Location"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
@@ -4276,6 +4479,7 @@ export interface operations {
             408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -4308,6 +4512,8 @@ export interface operations {
             200: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -4319,6 +4525,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -4351,6 +4558,8 @@ export interface operations {
             200: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -4366,6 +4575,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -4398,6 +4608,8 @@ export interface operations {
             200: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -4413,6 +4625,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -4445,6 +4658,8 @@ export interface operations {
             200: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4457,6 +4672,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -4489,6 +4705,8 @@ export interface operations {
             200: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -4504,6 +4722,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -4533,6 +4752,8 @@ export interface operations {
             200: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4542,6 +4763,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             408: components["responses"]["RequestTimeout"];
             410: components["responses"]["CursorExpired"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
