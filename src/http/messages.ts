@@ -27,7 +27,7 @@ export const MESSAGE_KEYS = [
   'statusNotAllowed', 'required', 'invalidDate', 'unknownImage', 'invalidImage', 'invalidUrl', 'invalidEmail',
   'geolocInactive', 'geoPair', 'geolocPair', 'unknownTerm', 'unknownLinked', 'noLongerAvailable',
   'passwordProtected', 'ticketsInactive', 'endBeforeStart', 'invalidTimezone', 'invalidFilterDate',
-  'unparsableRequest', 'headersTooLarge', 'requestTimeout', 'invalidCursor', 'changesCursorExpired',
+  'unparsableRequest', 'headersTooLarge', 'requestTimeout', 'tooManyRequests', 'invalidCursor', 'changesCursorExpired',
 ] as const
 
 export type MessageKey = (typeof MESSAGE_KEYS)[number]
