@@ -7,19 +7,28 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import openapiGlue from 'fastify-openapi-glue'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
+import helmet from '@fastify/helmet'
 import type { Kysely } from 'kysely'
 import type { Config } from './config.js'
 import type { Database } from './db/schema.js'
 import { categoryHandlers } from './handlers/categories.js'
 import { changeHandlers } from './handlers/changes.js'
 import { useClock } from './db/change-log.js'
+import { poolStats } from './db/database.js'
+import { databaseAnswers, migrationsApplied } from './db/migrate.js'
 import type { AppContext } from './handlers/context.js'
 import { eventHandlers } from './handlers/events.js'
 import { organizerHandlers } from './handlers/organizers.js'
 import { rootHandlers } from './handlers/root.js'
 import { tagHandlers } from './handlers/tags.js'
 import { venueHandlers } from './handlers/venues.js'
+import { createAuthThrottle } from './http/auth-throttle.js'
 import { registerBodyParsers } from './http/body-parsers.js'
+import { registerCompression } from './http/compression.js'
+import { registerHealth } from './http/health.js'
+import { registerMetrics } from './http/metrics.js'
+import { registerRateLimit, trustProxyOption } from './http/rate-limit.js'
+import { REQUEST_ID_HEADER, genReqId, requestIdOf } from './http/request-id.js'
 import { answerConnect, clientErrorHandler, ignoreUnknownExpectations, refuseMissingHost } from './http/client-errors.js'
 import { createCompilers, useCompilers, type Compilers } from './http/compilers.js'
 import { frameworkErrorHandler, registerErrorHandlers, type ErrorTexts } from './http/error-handler.js'
@@ -27,7 +36,7 @@ import { connectionOptions, registerConnectionHandling } from './http/connection
 import { commonHeaders, registerHeaders, registerPreflight, setCommonHeaders } from './http/headers.js'
 import { messageTable } from './http/i18n.js'
 import { requestedLanguage } from './http/language.js'
-import { loggerOptions, type LogStream } from './http/logging.js'
+import { loggerOptions, registerRequestLog, requestLogController, type LogStream } from './http/logging.js'
 import { createCatalog } from './http/messages.js'
 import type { Handlers } from './http/operations.js'
 import { registerQueryNormalisation } from './http/query.js'
@@ -37,9 +46,9 @@ import { registerAuthentication, securityHandlers } from './http/security.js'
 import { recordSerializers } from './http/serialized.js'
 import { publicUrl } from './http/public-url.js'
 import { PREFIX, asSwaggerDocument, loadSpec, servedDocument, type LoadedSpec } from './http/spec.js'
-import { swaggerUiPaths, swaggerUiTheme } from './http/swagger-ui.js'
+import { swaggerUiPaths, swaggerUiSecurityHeaders, swaggerUiTheme } from './http/swagger-ui.js'
 import { typedDocument } from './http/wire-forms.js'
-import { createReadCache, useReadCache } from './repositories/read-cache.js'
+import { createReadCache, readCacheStats, useReadCache } from './repositories/read-cache.js'
 import { findUserByKey } from './repositories/users.js'
 
 export interface AppOptions {
@@ -56,6 +65,11 @@ export interface AppOptions {
 }
 
 const BODY_LIMIT = 1024 * 1024
+
+/** The common headers of an answer given before routing (no request): a new request id. */
+function unroutedHeaders(language: Parameters<typeof commonHeaders>[0]): Record<string, string> {
+  return { ...commonHeaders(language), [REQUEST_ID_HEADER]: requestIdOf(undefined) }
+}
 const MAX_PARAM_LENGTH = 2048
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
@@ -78,7 +92,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   const app = Fastify({
     ...connectionOptions(config.connections),
-    logger: loggerOptions(config.logLevel, options.logStream),
+    logger: loggerOptions(config.logLevel, options.logStream, config.logFormat),
+    // One line per request, ours (http/logging.ts), with the id X-Request-Id names (http/request-id.ts).
+    logController: requestLogController(),
+    requestIdHeader: false,
+    genReqId,
+    trustProxy: trustProxyOption(config.trustProxy),
     bodyLimit: BODY_LIMIT,
     // Slugs may be 200 characters (more when percent-encoded): the default limit of 100 would answer 414.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
@@ -88,10 +107,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       return frameworkErrorHandler(texts)(error, req, reply)
     },
     // Refused by Node's HTTP parser (raw UTF-8 in the URL, headers too large): the same body and headers.
-    clientErrorHandler: clientErrorHandler(texts, commonHeaders),
+    clientErrorHandler: clientErrorHandler(texts, unroutedHeaders),
   })
   ignoreUnknownExpectations(app.server)
-  answerConnect(app.server, texts, commonHeaders)
+  answerConnect(app.server, texts, unroutedHeaders)
   app.addHook('onListen', async () => base.listening(app.server.address()))
   app.decorate('publicUrl', { getter: () => base.base })
   registerConnectionHandling(app, config.connections)
@@ -100,21 +119,30 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerErrorHandlers(app, texts)
   registerBodyParsers(app)
   refuseMissingHost(app)
-  registerAuthentication(app, (key) => findUserByKey(db, key))
+  registerAuthentication(app, (key) => findUserByKey(db, key), createAuthThrottle(config.authFailureLimit, now))
   registerQueryNormalisation(app)
   registerNulGuard(app)
   registerHeaders(app, config)
+  registerRequestLog(app)
+  await registerCompression(app)
+  await registerRateLimit(app, config.rateLimit)
+  registerHealth(app, { database: () => databaseAnswers(db), migrations: () => migrationsApplied(db) })
+  if (config.metrics) registerMetrics(app, { cache: () => readCacheStats(db), pool: () => poolStats(db) })
   digitsOnlyIds(app)
   registerPreflight(app, spec.document)
 
   await app.register(swagger, { mode: 'static', specification: { document: asSwaggerDocument(spec.document) } })
-  await app.register(swaggerUi, {
-    routePrefix: `${PREFIX}/ui`,
-    // `/ui` (no trailing slash) links its assets by absolute paths: behind PUBLIC_URL's path, if any.
-    ...swaggerUiPaths(config.publicUrl),
-    ...swaggerUiTheme(),
-    // The UI shows the document exactly as /doc serves it: absolute server, requested language.
-    transformSpecification: (_document, req) => servedDocument(spec, base.base, requestedLanguage(req) ?? config.defaultLanguage),
+  // Helmet's headers (a content security policy, X-Frame-Options: DENY) on the UI's pages only.
+  await app.register(async (ui) => {
+    await ui.register(helmet, swaggerUiSecurityHeaders(config.publicUrl))
+    await ui.register(swaggerUi, {
+      routePrefix: `${PREFIX}/ui`,
+      // `/ui` (no trailing slash) links its assets by absolute paths: behind PUBLIC_URL's path, if any.
+      ...swaggerUiPaths(config.publicUrl),
+      ...swaggerUiTheme(),
+      // The UI shows the document exactly as /doc serves it: absolute server, requested language.
+      transformSpecification: (_document, req) => servedDocument(spec, base.base, requestedLanguage(req) ?? config.defaultLanguage),
+    })
   })
 
   const handlers = {

@@ -31,7 +31,25 @@ export interface Config {
   publicUrlSet: boolean
   /** How long the connections of slow or idle clients may last (http/connections.ts). */
   connections: ConnectionLimits
+  /** Log lines as JSON (production) or pretty for a terminal (CALENDAR_LOG_FORMAT, `npm run dev`). */
+  logFormat: LogFormat
+  /** Prometheus metrics at GET /metrics (CALENDAR_METRICS=true). */
+  metrics: boolean
+  /** Failed authentications per address and minute before 429 (CALENDAR_AUTH_FAILURE_LIMIT, default 30; 0 = off). */
+  authFailureLimit: number
+  /** Requests per minute per client, by key or else address (CALENDAR_RATE_LIMIT; 0 = off, the default). */
+  rateLimit: number
+  /** Whether and whom to believe about the client's address in X-Forwarded-For (CALENDAR_TRUST_PROXY). */
+  trustProxy: TrustProxy
 }
+
+export type LogFormat = 'json' | 'pretty'
+
+/**
+ * Fastify's `trustProxy`: false (the socket's address, the default), true (the left-most address of
+ * X-Forwarded-For), a number of proxy hops, or a comma list of proxy addresses and CIDR ranges.
+ */
+export type TrustProxy = boolean | number | string
 
 export interface ConnectionLimits {
   /** From a connection's first byte to the end of its request headers (CALENDAR_HEADERS_TIMEOUT_MS). */
@@ -86,7 +104,42 @@ export function loadConfig(env: Env = process.env): Config {
     databasePoolSize: parsePoolSize(env.DATABASE_POOL_SIZE),
     publicUrlSet: nonEmpty(env.PUBLIC_URL) !== undefined,
     connections: parseConnectionLimits(env),
+    logFormat: parseLogFormat(env.CALENDAR_LOG_FORMAT),
+    metrics: parseBoolean(env, 'CALENDAR_METRICS', false),
+    authFailureLimit: parseCount(env, 'CALENDAR_AUTH_FAILURE_LIMIT', 30, 0, 1_000_000),
+    rateLimit: parseCount(env, 'CALENDAR_RATE_LIMIT', 0, 0, 1_000_000),
+    trustProxy: parseTrustProxy(env.CALENDAR_TRUST_PROXY),
   }
+}
+
+function parseLogFormat(value: string | undefined): LogFormat {
+  const raw = nonEmpty(value) ?? 'json'
+  if (raw !== 'json' && raw !== 'pretty') throw new ConfigError(`CALENDAR_LOG_FORMAT must be json or pretty, got ${raw}`)
+  return raw
+}
+
+function parseBoolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = nonEmpty(env[name])?.toLowerCase()
+  if (raw === undefined) return fallback
+  if (raw === 'true' || raw === '1') return true
+  if (raw === 'false' || raw === '0') return false
+  throw new ConfigError(`${name} must be true or false, got ${raw}`)
+}
+
+function parseTrustProxy(value: string | undefined): TrustProxy {
+  const raw = nonEmpty(value)
+  if (raw === undefined || raw.toLowerCase() === 'false') return false
+  if (raw.toLowerCase() === 'true') return true
+  if (/^\d+$/.test(raw)) {
+    const hops = Number(raw)
+    if (hops < 1 || hops > 100) throw new ConfigError(`CALENDAR_TRUST_PROXY: a number of proxy hops must be from 1 to 100, got ${raw}`)
+    return hops
+  }
+  const addresses = raw.split(',').map((a) => a.trim()).filter((a) => a !== '')
+  const shape = /^(?:[0-9.]+|[0-9a-fA-F:.]+|loopback|linklocal|uniquelocal)(?:\/\d{1,3})?$/
+  const bad = addresses.find((a) => !shape.test(a))
+  if (bad !== undefined) throw new ConfigError(`CALENDAR_TRUST_PROXY must be true, false, a number of hops or a comma list of proxy addresses, got ${bad}`)
+  return addresses.join(',')
 }
 
 function parseConnectionLimits(env: Env): ConnectionLimits {

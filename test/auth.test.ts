@@ -239,7 +239,8 @@ t.test('the key is checked before the body: 401 and 403 win over 400, 413 and 41
 })
 
 t.test('reads are public, and a bad key on a read is ignored', async (t) => {
-  const { inject, auth, db } = await build(t)
+  // 40 bad keys from one address: above the default failure limit (throttling.test.ts tests it).
+  const { inject, auth, db } = await build(t, { config: { authFailureLimit: 100 } })
   const editor = await auth('editor', 'revoked')
   await inject({ method: 'POST', url: `${API}/categories`, headers: editor, payload: { name: 'Rock' } })
   await withTransaction(db, (trx) => revokeKeys(trx, 'revoked', '2026-06-15 12:00:00'))

@@ -37,6 +37,11 @@ t.test('defaults', async (t) => {
     databasePoolSize: 10,
     publicUrlSet: false,
     connections: { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, maxConnections: 1_000, shutdownTimeoutMs: 10_000 },
+    logFormat: 'json',
+    metrics: false,
+    authFailureLimit: 30,
+    rateLimit: 0,
+    trustProxy: false,
   } satisfies Config)
   t.equal(config.extensions.size, 0, 'no extension is on by default')
 })
@@ -47,7 +52,8 @@ t.test('empty and blank variables count as unset', async (t) => {
     CALENDAR_DEFAULT_LANGUAGE: '', CALENDAR_EXTENSIONS: '', CALENDAR_GEOFENCE_KM: '', CALENDAR_CACHE_ENTRIES: '',
     CALENDAR_CHANGES_RETENTION_DAYS: '', DATABASE_POOL_SIZE: '',
     CALENDAR_HEADERS_TIMEOUT_MS: '', CALENDAR_REQUEST_TIMEOUT_MS: ' ', CALENDAR_KEEP_ALIVE_TIMEOUT_MS: '', CALENDAR_MAX_CONNECTIONS: '',
-    CALENDAR_SHUTDOWN_TIMEOUT_MS: '',
+    CALENDAR_SHUTDOWN_TIMEOUT_MS: '', CALENDAR_LOG_FORMAT: '', CALENDAR_METRICS: '', CALENDAR_AUTH_FAILURE_LIMIT: '',
+    CALENDAR_RATE_LIMIT: '', CALENDAR_TRUST_PROXY: '',
   })
   t.strictSame(blank, loadConfig({}))
 })
@@ -71,6 +77,11 @@ t.test('every variable is read', async (t) => {
     CALENDAR_KEEP_ALIVE_TIMEOUT_MS: '1000',
     CALENDAR_MAX_CONNECTIONS: '50',
     CALENDAR_SHUTDOWN_TIMEOUT_MS: '0',
+    CALENDAR_LOG_FORMAT: 'pretty',
+    CALENDAR_METRICS: 'true',
+    CALENDAR_AUTH_FAILURE_LIMIT: '0',
+    CALENDAR_RATE_LIMIT: '600',
+    CALENDAR_TRUST_PROXY: '10.0.0.0/8, 127.0.0.1',
   })
   t.strictSame(config, {
     host: '0.0.0.0',
@@ -87,6 +98,11 @@ t.test('every variable is read', async (t) => {
     databasePoolSize: 25,
     publicUrlSet: true,
     connections: { headersTimeoutMs: 2000, requestTimeoutMs: 4000, keepAliveTimeoutMs: 1000, maxConnections: 50, shutdownTimeoutMs: 0 },
+    logFormat: 'pretty',
+    metrics: true,
+    authFailureLimit: 0,
+    rateLimit: 600,
+    trustProxy: '10.0.0.0/8,127.0.0.1',
   } satisfies Config)
 })
 
@@ -206,4 +222,18 @@ t.test('connection limits are integers in range; headers never wait longer than 
   }
   t.throws(() => loadConfig({ CALENDAR_HEADERS_TIMEOUT_MS: '5000', CALENDAR_REQUEST_TIMEOUT_MS: '1000' }), /must not exceed/)
   t.equal(loadConfig({ CALENDAR_SHUTDOWN_TIMEOUT_MS: '0' }).connections.shutdownTimeoutMs, 0)
+})
+
+t.test('CALENDAR_TRUST_PROXY, CALENDAR_METRICS, the limits and CALENDAR_LOG_FORMAT are checked', async (t) => {
+  t.equal(loadConfig({ CALENDAR_TRUST_PROXY: 'true' }).trustProxy, true)
+  t.equal(loadConfig({ CALENDAR_TRUST_PROXY: 'FALSE' }).trustProxy, false)
+  t.equal(loadConfig({ CALENDAR_TRUST_PROXY: '2' }).trustProxy, 2, 'a number of hops')
+  t.equal(loadConfig({ CALENDAR_TRUST_PROXY: '::1,fd00::/8' }).trustProxy, '::1,fd00::/8')
+  t.throws(() => loadConfig({ CALENDAR_TRUST_PROXY: 'proxy.example.org' }), /^CALENDAR_TRUST_PROXY/)
+  t.throws(() => loadConfig({ CALENDAR_TRUST_PROXY: '0' }), /^CALENDAR_TRUST_PROXY/)
+  t.equal(loadConfig({ CALENDAR_METRICS: '1' }).metrics, true)
+  t.throws(() => loadConfig({ CALENDAR_METRICS: 'yes please' }), /^CALENDAR_METRICS/)
+  t.throws(() => loadConfig({ CALENDAR_AUTH_FAILURE_LIMIT: '-1' }), /^CALENDAR_AUTH_FAILURE_LIMIT/)
+  t.throws(() => loadConfig({ CALENDAR_RATE_LIMIT: 'many' }), /^CALENDAR_RATE_LIMIT/)
+  t.throws(() => loadConfig({ CALENDAR_LOG_FORMAT: 'xml' }), /^CALENDAR_LOG_FORMAT/)
 })

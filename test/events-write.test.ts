@@ -387,7 +387,8 @@ t.test('update: POST, PUT and PATCH are the same partial update, by id and by sl
       const res = await s.inject({ method, url: path, headers: s.editor, payload: { excerpt: `Try ${n}` } })
       t.equal(res.statusCode, 200, `${method} ${path}`)
       t.match(res.json(), { id: 1, excerpt: `Try ${n}`, description: 'Kept', featured: true, title: 'Same' })
-      t.match(res.headers.etag, new RegExp(`^"event-1-${n + 1}-[\\w-]{16}"$`))
+      // Version n + 1, then the digest of the record as seen (etag.ts).
+      t.match(res.headers.etag, new RegExp(`^"event-1-${n + 1}-[A-Za-z0-9_-]{16}"$`))
     }
   }
 })

@@ -37,6 +37,21 @@ export interface OpenOptions {
   poolSize?: number
 }
 
+/** A PostgreSQL pool's connections (for metrics). */
+export interface PoolStats {
+  total: number
+  idle: number
+  waiting: number
+}
+
+const pools = new WeakMap<object, pg.Pool>()
+
+/** The connections of the pool behind `db`, undefined on SQLite (one connection, no pool). */
+export function poolStats(db: Kysely<Database>): PoolStats | undefined {
+  const pool = pools.get(db)
+  return pool === undefined ? undefined : { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }
+}
+
 export function isPostgresUrl(url: string): boolean {
   return /^postgres(ql)?:\/\//i.test(url)
 }
@@ -117,6 +132,7 @@ async function openPostgres(url: string, poolSize: number): Promise<DatabaseHand
     .filter((o): o is string => o !== null && o !== '').join(' ')
   const pool = new pg.Pool({ connectionString, max: poolSize, types: parsers, ...(options !== '' ? { options } : {}) })
   const db = new Kysely<Database>({ dialect: new WriteSerializingPostgresDialect({ pool }) })
+  pools.set(db, pool)
   try {
     await db.connection().execute(async (connection) => {
       await sql`select pg_advisory_lock(hashtext('calendar-migrations:' || current_schema()))`.execute(connection)

@@ -1,7 +1,7 @@
 /**
  * Migrations are listed here rather than found on disk, so they load the same under tsx, tap and a build.
  */
-import { Migrator, type Kysely, type Migration } from 'kysely'
+import { Migrator, sql, type Kysely, type Migration } from 'kysely'
 import * as initial from './migrations/0001-initial.js'
 import * as coveringListingIndex from './migrations/0002-covering-listing-index.js'
 import * as changeLog from './migrations/0003-change-log.js'
@@ -20,4 +20,20 @@ export async function migrateToLatest<DB>(db: Kysely<DB>, schema?: string): Prom
   const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations }, ...(schema !== undefined ? { migrationTableSchema: schema } : {}) })
   const { error } = await migrator.migrateToLatest()
   if (error !== undefined) throw error instanceof Error ? error : new Error(String(error))
+}
+
+/**
+ * Whether every migration this build knows is applied (readiness): false when one is missing from the
+ * history, and when the history cannot be read (no table, no connection).
+ */
+export async function migrationsApplied<DB>(db: Kysely<DB>): Promise<boolean> {
+  const { rows } = await sql<{ name: string }>`select name from kysely_migration`.execute(db)
+  const applied = new Set(rows.map((r) => r.name))
+  return Object.keys(migrations).every((name) => applied.has(name))
+}
+
+/** Whether the database answers a query at all (readiness). */
+export async function databaseAnswers<DB>(db: Kysely<DB>): Promise<boolean> {
+  await sql`select 1`.execute(db)
+  return true
 }

@@ -56,3 +56,7 @@ export const invalidParam = (name: string, key: MessageKey, vars: MessageVars = 
   new ApiError(400, 'rest_invalid_param', 'invalidParams', { names: name }, { reasons: { [name]: { key, vars: { name, ...vars } } } })
 
 export const noRoute = (): ApiError => new ApiError(404, 'rest_no_route', 'noRoute')
+
+/** Too many failed authentications from the address, or too many requests from the client (CONTRACT §16). */
+export const tooManyRequests = (retryAfterSeconds: number): ApiError =>
+  new ApiError(429, 'rest_too_many_requests', 'tooManyRequests', { seconds: String(retryAfterSeconds) })

@@ -4,6 +4,9 @@
  * event's venue renamed, a term's count moved) changes the ETag too, on every node, without touching
  * the record's row. `If-None-Match` on reads gives 304, a stale `If-Match` on writes gives 412; the
  * version check itself is compare-and-swap in SQL.
+ *
+ * The tag computed here names the uncompressed representation; a compressed answer carries it with its
+ * coding appended (`compression.ts`), and both forms are accepted in `If-None-Match` and `If-Match`.
  */
 import { createHash } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
@@ -22,6 +25,20 @@ export function etagOf(resource: string, record: { id: number }, version: number
   return `"${resource}-${record.id}-${version}-${digest}"`
 }
 
+/** The content codings answers may be sent in (compression.ts), most preferred first. */
+export const CODINGS = ['br', 'gzip', 'deflate'] as const
+export type Coding = (typeof CODINGS)[number]
+
+/** The tag of the representation `etag` names, sent in `coding`: `"…-br"`. */
+export function codedEtag(etag: string, coding: Coding): string {
+  return `${etag.slice(0, -1)}-${coding}"`
+}
+
+/** Whether `sent` (an entity tag from a request) names `etag`, in identity or any coding. */
+function names(sent: string, etag: string): boolean {
+  return sent === etag || CODINGS.some((c) => sent === codedEtag(etag, c))
+}
+
 /** A 304 answer, thrown so that handlers keep returning only contract bodies. */
 export class NotModified extends Error {
   constructor(readonly etag: string) {
@@ -33,13 +50,18 @@ function tags(header: string): string[] {
   return header.split(',').map((t) => t.trim()).filter((t) => t !== '')
 }
 
-/** Sets the ETag and answers 304 when `If-None-Match` names it (weak comparison, RFC 9110). */
+/**
+ * Sets the ETag and answers 304 when `If-None-Match` names it (weak comparison, RFC 9110), in any
+ * coding; the 304 repeats the tag the client holds.
+ */
 export function checkNotModified(req: FastifyRequest, reply: FastifyReply, etag: string): void {
   reply.header('ETag', etag)
   const header = req.headers['if-none-match']
   if (header === undefined) return
   const list = tags(header)
-  if (list.includes('*') || list.some((t) => t.replace(/^W\//, '') === etag)) throw new NotModified(etag)
+  if (list.includes('*')) throw new NotModified(etag)
+  const held = list.map((t) => t.replace(/^W\//, '')).find((t) => names(t, etag))
+  if (held !== undefined) throw new NotModified(held)
 }
 
 /**
@@ -50,6 +72,6 @@ export function expectedVersion(req: FastifyRequest, etag: string, version: numb
   const header = req.headers['if-match']
   if (header === undefined) return undefined
   const list = tags(header)
-  if (list.includes('*') || list.includes(etag)) return version
+  if (list.includes('*') || list.some((t) => names(t, etag))) return version
   throw preconditionFailed()
 }

@@ -1,14 +1,17 @@
 /**
- * The headers every answer carries (CORS for any origin, CONTRACT §1, and `Content-Language` naming the
- * language served), and the CORS preflight: OPTIONS on every route of the spec answers with its methods.
+ * The headers every answer carries (CORS for any origin, CONTRACT §1; `Content-Language` naming the
+ * language served; `X-Request-Id` and `X-Content-Type-Options: nosniff`, §16; `Vary: Accept-Encoding`,
+ * since any answer over 1 kB may be compressed), and the CORS preflight: OPTIONS on every route of the
+ * spec answers with its methods.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../config.js'
 import type { Language } from '../contract.js'
 import { requestedLanguage } from './language.js'
+import { REQUEST_ID_HEADER } from './request-id.js'
 import { PREFIX, type LoadedSpec } from './spec.js'
 
-const EXPOSED_HEADERS = 'X-Total, X-Total-Pages, Link, ETag, Location, Content-Language'
+const EXPOSED_HEADERS = 'X-Total, X-Total-Pages, Link, ETag, Location, Content-Language, X-Request-Id, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset'
 const ALLOWED_HEADERS = 'Authorization, Content-Type, If-Match, If-None-Match'
 
 /** CORS on every response (CONTRACT §1) and `Content-Language` naming the language served. */
@@ -21,6 +24,11 @@ export function registerHeaders(app: FastifyInstance, config: Config): void {
 
 export function setCommonHeaders(req: FastifyRequest, reply: FastifyReply, config: Config): void {
   reply.headers(commonHeaders(requestedLanguage(req) ?? config.defaultLanguage))
+  reply.header(REQUEST_ID_HEADER, req.id)
+  // Caches keep one answer per coding (the compression module adds it too, only when it compressed).
+  const vary = reply.getHeader('Vary')
+  if (vary === undefined) reply.header('Vary', 'Accept-Encoding')
+  else if (!/accept-encoding/i.test(String(vary))) reply.header('Vary', `${String(vary)}, Accept-Encoding`)
 }
 
 export function commonHeaders(language: Language): Record<string, string> {
@@ -29,6 +37,7 @@ export function commonHeaders(language: Language): Record<string, string> {
     'Access-Control-Expose-Headers': EXPOSED_HEADERS,
     // The spec declares the header as the `ml_language` code itself (`at`, `ch-fr`, …), not a BCP 47 tag.
     'Content-Language': language,
+    'X-Content-Type-Options': 'nosniff',
   }
 }
 

@@ -1,11 +1,18 @@
 /**
+ * What the log shows, and how. One info line per request, written when it is answered (`registerRequestLog`):
+ * method, route, URL, status, duration and the request id (every line of a request carries `reqId`,
+ * the id its `X-Request-Id` names); Fastify's own two lines per request are off. JSON lines in
+ * production; pretty lines for a terminal with CALENDAR_LOG_FORMAT=pretty (`npm run dev`, through
+ * pino-pretty, a development dependency loaded only then). Routes that ask for a quieter level (the
+ * health checks) log no info line.
+ *
  * What the request log may show. A key sent in the URL (`?api_key=…`, refused, but sent all the same) was
  * logged verbatim with the URL; so were an event's `password`. Every URL in a log line goes through
  * `redactUrl`, which keeps the parameter names and replaces the values of those that look like
  * credentials; request headers are never logged (Fastify's request serializer logs none, and the one
  * here keeps it that way), so neither is `Authorization`.
  */
-import type { FastifyServerOptions } from 'fastify'
+import { LogController, type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 
 /** Where log lines go (pino's destination): tests collect them. */
 export interface LogStream {
@@ -46,11 +53,13 @@ interface LoggedRequest {
 }
 
 /** Fastify's `logger` option: the level, the request serializer above, and where lines go (tests). */
-export function loggerOptions(level: string, stream?: LogStream): FastifyServerOptions['logger'] {
+export function loggerOptions(level: string, stream?: LogStream, format: 'json' | 'pretty' = 'json'): FastifyServerOptions['logger'] {
   if (level === 'silent') return false
+  const pretty = format === 'pretty' && stream === undefined
   return {
     level,
     ...(stream !== undefined ? { stream } : {}),
+    ...(pretty ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } } : {}),
     serializers: {
       req: (req: LoggedRequest) => ({
         method: req.method,
@@ -63,4 +72,28 @@ export function loggerOptions(level: string, stream?: LogStream): FastifyServerO
     // Anything else that carries a URL or headers into a line.
     redact: { paths: ['req.headers.authorization', 'headers.authorization', 'res.headers["set-cookie"]'], censor: REDACTED },
   }
+}
+
+/** Fastify's `logController`: its own two lines per request (incoming, completed) are off. */
+export function requestLogController(): LogController {
+  return new LogController({ disableRequestLogging: true })
+}
+
+/** The route a request matched, as registered, without find-my-way's parameter patterns; `unknown` when none. */
+export function routeLabel(req: FastifyRequest): string {
+  const url = req.routeOptions.url
+  return url === undefined ? 'unknown' : url.replace(/\([^)]*\)/g, '')
+}
+
+/** The one line per request, at info, when it has been answered (Fastify's own request lines are off). */
+export function registerRequestLog(app: FastifyInstance): void {
+  app.addHook('onResponse', async (req, reply) => {
+    req.log.info({
+      method: req.method,
+      route: routeLabel(req),
+      url: redactUrl(req.url),
+      status: reply.statusCode,
+      durationMs: Math.round(reply.elapsedTime * 10) / 10,
+    }, 'request')
+  })
 }

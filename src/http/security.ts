@@ -1,11 +1,14 @@
 /**
  * Authentication. Every request's bearer key is resolved to a user in `onRequest`, before the body is
  * read, so that an anonymous write with a bad body is a 401 (CONTRACT §1 order of checks). The glue
- * security handler then checks the roles the spec lists as the operation's scopes.
+ * security handler then checks the roles the spec lists as the operation's scopes. A key that was sent
+ * and not accepted (unknown, revoked or malformed) counts against the address (`auth-throttle.ts`),
+ * which is checked before the key is looked up.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { bearerKey } from '../lib/api-keys.js'
 import type { Caller } from '../lib/rights.js'
+import type { AuthThrottle } from './auth-throttle.js'
 import { forbidden } from './errors.js'
 
 declare module 'fastify' {
@@ -16,11 +19,17 @@ declare module 'fastify' {
 }
 
 /** `callerOf` finds the active user holding a key (undefined for an unknown or revoked key). */
-export function registerAuthentication(app: FastifyInstance, callerOf: (key: string) => Promise<Caller | undefined>): void {
+export function registerAuthentication(app: FastifyInstance, callerOf: (key: string) => Promise<Caller | undefined>, throttle: AuthThrottle): void {
   app.decorateRequest('user', null)
-  app.addHook('onRequest', async (req) => {
+  app.addHook('onRequest', async (req, reply) => {
+    if (req.headers.authorization === undefined) {
+      req.user = null
+      return
+    }
+    throttle.check(req, reply)
     const key = bearerKey(req.headers.authorization)
     req.user = key === undefined ? null : (await callerOf(key)) ?? null
+    if (req.user === null) throttle.failed(req)
   })
   // glue installs security as a preHandler, which runs after body parsing and validation: move it first.
   app.addHook('onRoute', (route) => {

@@ -62,3 +62,38 @@ export function swaggerUiPaths(publicUrl: string): Pick<FastifySwaggerUiOptions,
   const path = new URL(publicUrl).pathname.replace(/\/+$/, '')
   return path === '' ? {} : { indexPrefix: path }
 }
+
+/**
+ * @fastify/helmet's options for the UI's pages (CONTRACT §16): a content security policy that lets the
+ * page load only its own scripts, styles and the document (and call the API at PUBLIC_URL from "Try
+ * it out"), `X-Frame-Options: DENY` and `frame-ancestors 'none'` against framing. No HSTS and no
+ * `upgrade-insecure-requests`: TLS is the proxy's business, and the UI must work over plain HTTP on
+ * localhost.
+ */
+export function swaggerUiSecurityHeaders(publicUrl: string) {
+  const api = new URL(publicUrl).origin
+  return {
+    global: true,
+    contentSecurityPolicy: {
+      useDefaults: false,
+      directives: {
+        defaultSrc: ["'self'"],
+        baseUri: ["'self'"],
+        scriptSrc: ["'self'"],
+        scriptSrcAttr: ["'none'"],
+        // Swagger UI sets style attributes and injects a few style elements at run time.
+        styleSrc: ["'self'", "'unsafe-inline'"],
+        imgSrc: ["'self'", 'data:'],
+        fontSrc: ["'self'", 'data:'],
+        connectSrc: ["'self'", api],
+        objectSrc: ["'none'"],
+        frameAncestors: ["'none'"],
+        formAction: ["'self'"],
+      },
+    },
+    frameguard: { action: 'deny' as const },
+    strictTransportSecurity: false,
+    // The UI's assets are same-origin; nothing else needs these relaxed.
+    crossOriginEmbedderPolicy: false,
+  }
+}

@@ -18,6 +18,8 @@
  * was being taken in is not kept (`set` with that generation), so a value computed across a change is
  * never served.
  *
+ * It counts its hits and misses (`stats`), which the metrics module reads through `readCacheStats`.
+ *
  * Bounded: at most `maxEntries` records and `maxEntries` list results and lookups, the least recently
  * used dropped first. Off (every call computes) when created with 0 entries.
  */
@@ -55,6 +57,13 @@ export interface ReadCache {
   set(generation: number | undefined, key: string, value: unknown, embeds?: readonly string[]): void
   /** Drops everything. */
   invalidate(): void
+  /** Lookups so far that found what they asked for and that did not, of records and of results. */
+  stats(): ReadCacheStats
+}
+
+export interface ReadCacheStats {
+  hits: { records: number; results: number }
+  misses: { records: number; results: number }
 }
 
 /** The record kind of each resource of the log (`event:12` is the key of event 12). */
@@ -82,6 +91,7 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
   let generation = 0
   let seen: DataVersion | undefined
   let catchingUp: Promise<void> | undefined
+  const counts: ReadCacheStats = { hits: { records: 0, results: 0 }, misses: { records: 0, results: 0 } }
 
   // A Map keeps insertion order: a hit moves to the end, so the first key is the least recently used.
   const recall = <V>(map: Map<string, V>, key: string): V | undefined => {
@@ -161,7 +171,11 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
       const current = await cache.sync(db)
       if (current === undefined) return compute()
       const hit = recall(results, key)
-      if (hit !== undefined) return hit.value as T
+      if (hit !== undefined) {
+        counts.hits.results += 1
+        return hit.value as T
+      }
+      counts.misses.results += 1
       const value = await compute()
       if (generation === current && value !== undefined) {
         if (results.size >= maxEntries) {
@@ -173,7 +187,10 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
       return value
     },
     get<T>(key: string) {
-      return recall(records, key) as T | undefined
+      const value = recall(records, key)
+      if (value === undefined) counts.misses.records += 1
+      else counts.hits.records += 1
+      return value as T | undefined
     },
     set(current, key, value, embeds = []) {
       if (current === undefined || current !== generation) return
@@ -198,6 +215,9 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
       shows.clear()
       generation += 1
     },
+    stats() {
+      return { hits: { ...counts.hits }, misses: { ...counts.misses } }
+    },
   }
   return cache
 }
@@ -210,6 +230,11 @@ const bound = new WeakMap<object, ReadCache>()
  */
 export function useReadCache(db: Kysely<Database>, cache: ReadCache): void {
   bound.set(db, cache)
+}
+
+/** The hit and miss counts of the cache bound to `db` (undefined when none is). */
+export function readCacheStats(db: Kysely<Database>): ReadCacheStats | undefined {
+  return bound.get(db)?.stats()
 }
 
 /**

@@ -1,7 +1,10 @@
 /**
  * `build(t)`: a fresh app over a migrated `:memory:` database with a pinned clock, closed on teardown.
- * Its `inject` checks every response against the contract (see contract.ts) before returning it.
+ * Its `inject` checks every response against the contract (see contract.ts) before returning it; a
+ * compressed answer is decoded first (its `body` and `json()` are then the decoded ones, `rawPayload`
+ * the bytes as sent).
  */
+import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib'
 import type { Test } from 'tap'
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
 import { buildApp } from '../../src/app.js'
@@ -44,7 +47,7 @@ export async function build(t: Test, options: BuildOptions = {}) {
   })
 
   async function inject(request: InjectOptions & { url: string }): Promise<Injected> {
-    const res = await app.inject(request)
+    const res = decoded(await app.inject(request))
     const problems = contractProblems(request.method ?? 'GET', request.url, res)
     if (problems.length > 0) t.fail(`response breaks the contract: ${request.method ?? 'GET'} ${request.url}`, { problems, body: res.body.slice(0, 500) })
     return res as Injected
@@ -67,3 +70,15 @@ export async function build(t: Test, options: BuildOptions = {}) {
 }
 
 export type Built = Awaited<ReturnType<typeof build>>
+
+/** The answer with its body decoded from its `Content-Encoding` (unchanged when none). */
+export function decoded(res: LightMyRequestResponse): LightMyRequestResponse {
+  const coding = res.headers['content-encoding']
+  const decode = coding === 'br' ? brotliDecompressSync : coding === 'gzip' ? gunzipSync : coding === 'deflate' ? inflateSync : undefined
+  if (decode === undefined) return res
+  const text = decode(res.rawPayload).toString('utf8')
+  Object.defineProperty(res, 'body', { value: text, configurable: true })
+  Object.defineProperty(res, 'payload', { value: text, configurable: true })
+  Object.defineProperty(res, 'json', { value: () => JSON.parse(text) as unknown, configurable: true })
+  return res
+}

@@ -1,0 +1,49 @@
+/**
+ * Compression (CONTRACT §16): answers over 1 kB are sent `br`, `gzip` or `deflate`, as the client's
+ * `Accept-Encoding` prefers, by @fastify/compress: JSON records and lists (the pre-serialized record
+ * bytes of `serialized.ts` included), /doc in JSON and YAML, iCal, the Swagger UI's assets. Every answer
+ * says `Vary: Accept-Encoding` (`headers.ts`).
+ *
+ * ETags and codings (RFC 9110 §8.8.3: a strong validator names one representation, and a content
+ * coding makes another one). The rule: the ETag a handler computes names the uncompressed (identity)
+ * representation; an answer sent compressed carries that tag with the coding appended inside the quotes
+ * (`"event-1-3-<digest>"` becomes `"event-1-3-<digest>-br"`), as Apache does. `If-None-Match` and
+ * `If-Match` accept either form of the current tag (`etag.ts`), so a client that cached a compressed
+ * answer still gets 304, and can still write conditionally with the tag it was given.
+ */
+import compress from '@fastify/compress'
+import type { FastifyInstance, FastifyReply } from 'fastify'
+import { CODINGS, codedEtag, type Coding } from './etag.js'
+
+const THRESHOLD_BYTES = 1024
+
+/** Text, JSON, YAML, XML and scripts; never images or event streams. */
+const COMPRESSIBLE = /^text\/(?!event-stream)|(?:\+|\/)(?:json|yaml|xml)(?:;|$)|javascript/
+
+export async function registerCompression(app: FastifyInstance): Promise<void> {
+  await app.register(compress, {
+    global: true,
+    threshold: THRESHOLD_BYTES,
+    encodings: [...CODINGS],
+    customTypes: COMPRESSIBLE,
+  })
+  // After the plugin's own hook on each route (this onRoute hook runs after its one): the coding is known.
+  app.addHook('onRoute', (route) => {
+    const hooks = route.onSend === undefined ? [] : Array.isArray(route.onSend) ? route.onSend : [route.onSend]
+    route.onSend = [...hooks, async (_req, reply, payload) => {
+      tagCoding(reply)
+      return payload
+    }]
+  })
+}
+
+function isCoding(value: unknown): value is Coding {
+  return CODINGS.some((c) => c === value)
+}
+
+/** A compressed answer's ETag names its coding. */
+function tagCoding(reply: FastifyReply): void {
+  const coding = reply.getHeader('Content-Encoding')
+  const etag = reply.getHeader('ETag')
+  if (isCoding(coding) && typeof etag === 'string' && etag.startsWith('"')) reply.header('ETag', codedEtag(etag, coding))
+}
