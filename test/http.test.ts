@@ -777,11 +777,15 @@ t.test('an array parameter with a bad item is 400', async (t) => {
   const built = await build(t)
   const { inject } = built
   await createCategories(built, ['Rock'])
-  for (const query of ['include=1,x', 'include[]=1&include[]=x', 'include=1&include=x', 'include=1.5', 'exclude=-', 'exclude[]=a']) {
+  // The message names the item found wrong (its position in the list); the detail names the parameter.
+  const cases = [['include=1,x', 1], ['include[]=1&include[]=x', 1], ['include=1&include=x', 1], ['include=1.5', 0], ['exclude=-', 0], ['exclude[]=a', 0]] as const
+  for (const [query, item] of cases) {
     const res = await inject({ url: `${API}/categories?hide_empty=false&${query}` })
     t.equal(res.statusCode, 400, query)
     const name = query.startsWith('include') ? 'include' : 'exclude'
-    t.strictSame(res.json(), wrongType(name, 'integer'), query)
+    const expected = wrongType(name, 'integer')
+    expected.data.params = { [name]: `${name}[${item}] must be integer` }
+    t.strictSame(res.json(), expected, query)
   }
 })
 
