@@ -18,8 +18,19 @@ const migrations: Record<string, Migration> = {
  */
 export async function migrateToLatest<DB>(db: Kysely<DB>, schema?: string): Promise<void> {
   const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations }, ...(schema !== undefined ? { migrationTableSchema: schema } : {}) })
-  const { error } = await migrator.migrateToLatest()
-  if (error !== undefined) throw error instanceof Error ? error : new Error(String(error))
+  for (let attempt = 1; ; attempt++) {
+    const { error } = await migrator.migrateToLatest()
+    if (error === undefined) return
+    // Kysely looks for its history tables by listing every table of the database; on PostgreSQL that
+    // listing fails (42P01, undefined_table) when another schema drops a table while it runs. Nothing
+    // was migrated then (each migration is its own transaction, under the migration lock): try again.
+    if (attempt < 5 && isUndefinedTable(error)) continue
+    throw error instanceof Error ? error : new Error(String(error))
+  }
+}
+
+function isUndefinedTable(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && 'code' in error && error.code === '42P01'
 }
 
 /**
