@@ -41,6 +41,8 @@ export interface Config {
   rateLimit: number
   /** Whether and whom to believe about the client's address in X-Forwarded-For (CALENDAR_TRUST_PROXY). */
   trustProxy: TrustProxy
+  /** Events in one iCalendar feed at most (CALENDAR_ICAL_MAX_EVENTS, default 2000; X-Total still counts every match). */
+  icalMaxEvents: number
 }
 
 export type LogFormat = 'json' | 'pretty'
@@ -109,6 +111,7 @@ export function loadConfig(env: Env = process.env): Config {
     authFailureLimit: parseCount(env, 'CALENDAR_AUTH_FAILURE_LIMIT', 30, 0, 1_000_000),
     rateLimit: parseCount(env, 'CALENDAR_RATE_LIMIT', 0, 0, 1_000_000),
     trustProxy: parseTrustProxy(env.CALENDAR_TRUST_PROXY),
+    icalMaxEvents: parseCount(env, 'CALENDAR_ICAL_MAX_EVENTS', 2000, 1, 100_000),
   }
 }
 

@@ -42,6 +42,7 @@ t.test('defaults', async (t) => {
     authFailureLimit: 30,
     rateLimit: 0,
     trustProxy: false,
+    icalMaxEvents: 2000,
   } satisfies Config)
   t.equal(config.extensions.size, 0, 'no extension is on by default')
 })
@@ -53,7 +54,7 @@ t.test('empty and blank variables count as unset', async (t) => {
     CALENDAR_CHANGES_RETENTION_DAYS: '', DATABASE_POOL_SIZE: '',
     CALENDAR_HEADERS_TIMEOUT_MS: '', CALENDAR_REQUEST_TIMEOUT_MS: ' ', CALENDAR_KEEP_ALIVE_TIMEOUT_MS: '', CALENDAR_MAX_CONNECTIONS: '',
     CALENDAR_SHUTDOWN_TIMEOUT_MS: '', CALENDAR_LOG_FORMAT: '', CALENDAR_METRICS: '', CALENDAR_AUTH_FAILURE_LIMIT: '',
-    CALENDAR_RATE_LIMIT: '', CALENDAR_TRUST_PROXY: '',
+    CALENDAR_RATE_LIMIT: '', CALENDAR_TRUST_PROXY: '', CALENDAR_ICAL_MAX_EVENTS: '',
   })
   t.strictSame(blank, loadConfig({}))
 })
@@ -82,6 +83,7 @@ t.test('every variable is read', async (t) => {
     CALENDAR_AUTH_FAILURE_LIMIT: '0',
     CALENDAR_RATE_LIMIT: '600',
     CALENDAR_TRUST_PROXY: '10.0.0.0/8, 127.0.0.1',
+    CALENDAR_ICAL_MAX_EVENTS: '500',
   })
   t.strictSame(config, {
     host: '0.0.0.0',
@@ -103,6 +105,7 @@ t.test('every variable is read', async (t) => {
     authFailureLimit: 0,
     rateLimit: 600,
     trustProxy: '10.0.0.0/8,127.0.0.1',
+    icalMaxEvents: 500,
   } satisfies Config)
 })
 
@@ -236,4 +239,11 @@ t.test('CALENDAR_TRUST_PROXY, CALENDAR_METRICS, the limits and CALENDAR_LOG_FORM
   t.throws(() => loadConfig({ CALENDAR_AUTH_FAILURE_LIMIT: '-1' }), /^CALENDAR_AUTH_FAILURE_LIMIT/)
   t.throws(() => loadConfig({ CALENDAR_RATE_LIMIT: 'many' }), /^CALENDAR_RATE_LIMIT/)
   t.throws(() => loadConfig({ CALENDAR_LOG_FORMAT: 'xml' }), /^CALENDAR_LOG_FORMAT/)
+})
+
+t.test('CALENDAR_ICAL_MAX_EVENTS is a positive integer', async (t) => {
+  t.equal(loadConfig({ CALENDAR_ICAL_MAX_EVENTS: '1' }).icalMaxEvents, 1)
+  t.throws(() => loadConfig({ CALENDAR_ICAL_MAX_EVENTS: '0' }), /^CALENDAR_ICAL_MAX_EVENTS must be an integer from 1 to 100000, got 0/)
+  t.throws(() => loadConfig({ CALENDAR_ICAL_MAX_EVENTS: 'all' }), /^CALENDAR_ICAL_MAX_EVENTS/)
+  t.throws(() => loadConfig({ CALENDAR_ICAL_MAX_EVENTS: '100001' }), /^CALENDAR_ICAL_MAX_EVENTS/)
 })

@@ -476,6 +476,8 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description An iCalendar object (RFC 5545, UTF-8, CRLF line endings, lines folded at 75 octets): one VCALENDAR with a VTIMEZONE for every time zone its events use and one VEVENT per event, whose UID stays the same for the life of the event and whose SEQUENCE grows with every update of it. */
+        ICalendarFeed: string;
         /**
          * @description Language code: `at` Austrian German, `en` English, `de` German, `es` Spanish, `ch-fr` Swiss French, `ch-de` Swiss Standard German.
          * @enum {string}
@@ -1789,6 +1791,8 @@ export interface components {
         };
     };
     parameters: {
+        /** @description Answer with an iCalendar feed (`text/calendar`, RFC 5545) instead of JSON; without this parameter, an `Accept` header that prefers `text/calendar` to `application/json` does the same, and `ical=0` keeps JSON whatever `Accept` says. A list feed applies the filters and the default window of the JSON list without paging: every match in the same order, up to `CALENDAR_ICAL_MAX_EVENTS` (2000 by default), with `X-Total` giving the number of matches. Password-protected events are in it without their description. Accepts `true`, `false`, `1` or `0`. */
+        Ical: boolean;
         /** @description Keep records last modified after this moment (`modified_utc`, exact, never widened to a whole day). Accepts `YYYY-MM-DD`, `YYYY-MM-DD HH:MM[:SS]`, ISO 8601 with `T` and an offset or `Z`, a UNIX timestamp, or `now`, `today`, `tomorrow` or `yesterday`; a value without an offset is wall time in the site time zone (a day alone is its 00:00:00), and any other value is a 400 naming the parameter. */
         ModifiedAfter: string;
         /** @description Keep records last modified before this moment (`modified_utc`, exact, never widened to a whole day). Accepts the same values as `modified_after`. */
@@ -2041,6 +2045,8 @@ export interface components {
         TrashETag: string;
         /** @description Absolute URL of the created record. */
         Location: string;
+        /** @description Strong entity tag of the iCalendar feed as sent; present on feeds, absent on JSON lists. */
+        FeedETag: string;
         /** @description Number of records matching the request over all pages. */
         "X-Total": number;
         /** @description Number of pages; 0 when nothing matches. */
@@ -2207,8 +2213,13 @@ export interface operations {
                  * @example en
                  */
                 ml_language?: components["parameters"]["MlLanguage"];
+                /** @description Answer with an iCalendar feed (`text/calendar`, RFC 5545) instead of JSON; without this parameter, an `Accept` header that prefers `text/calendar` to `application/json` does the same, and `ical=0` keeps JSON whatever `Accept` says. A list feed applies the filters and the default window of the JSON list without paging: every match in the same order, up to `CALENDAR_ICAL_MAX_EVENTS` (2000 by default), with `X-Total` giving the number of matches. Password-protected events are in it without their description. Accepts `true`, `false`, `1` or `0`. */
+                ical?: components["parameters"]["Ical"];
             };
-            header?: never;
+            header?: {
+                /** @description Entity tag of a version the caller already has; when it still matches, the answer is 304 without a body. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2222,13 +2233,16 @@ export interface operations {
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "X-Total": components["headers"]["X-Total"];
                     "X-Total-Pages": components["headers"]["X-Total-Pages"];
+                    ETag: components["headers"]["FeedETag"];
                     Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["EventList"];
+                    "text/calendar": components["schemas"]["ICalendarFeed"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
@@ -2290,6 +2304,8 @@ export interface operations {
                  * @example en
                  */
                 ml_language?: components["parameters"]["MlLanguage"];
+                /** @description Answer with an iCalendar feed (`text/calendar`, RFC 5545) instead of JSON; without this parameter, an `Accept` header that prefers `text/calendar` to `application/json` does the same, and `ical=0` keeps JSON whatever `Accept` says. A list feed applies the filters and the default window of the JSON list without paging: every match in the same order, up to `CALENDAR_ICAL_MAX_EVENTS` (2000 by default), with `X-Total` giving the number of matches. Password-protected events are in it without their description. Accepts `true`, `false`, `1` or `0`. */
+                ical?: components["parameters"]["Ical"];
             };
             header?: {
                 /** @description Entity tag of a version the caller already has; when it still matches, the answer is 304 without a body. */
@@ -2317,6 +2333,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Event"];
+                    "text/calendar": components["schemas"]["ICalendarFeed"];
                 };
             };
             304: components["responses"]["NotModified"];
@@ -2550,6 +2567,8 @@ export interface operations {
                  * @example en
                  */
                 ml_language?: components["parameters"]["MlLanguage"];
+                /** @description Answer with an iCalendar feed (`text/calendar`, RFC 5545) instead of JSON; without this parameter, an `Accept` header that prefers `text/calendar` to `application/json` does the same, and `ical=0` keeps JSON whatever `Accept` says. A list feed applies the filters and the default window of the JSON list without paging: every match in the same order, up to `CALENDAR_ICAL_MAX_EVENTS` (2000 by default), with `X-Total` giving the number of matches. Password-protected events are in it without their description. Accepts `true`, `false`, `1` or `0`. */
+                ical?: components["parameters"]["Ical"];
             };
             header?: {
                 /** @description Entity tag of a version the caller already has; when it still matches, the answer is 304 without a body. */
@@ -2577,6 +2596,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Event"];
+                    "text/calendar": components["schemas"]["ICalendarFeed"];
                 };
             };
             304: components["responses"]["NotModified"];

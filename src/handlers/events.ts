@@ -2,18 +2,21 @@
  * /events operations: lists with the filters of CONTRACT §4, single reads with status and password
  * protection (§6), and writes (§5), each one unit of work: the body checked (event-input.ts), the
  * record found and the caller's rights and `If-Match` checked, then the write, then the record read back.
+ * The three reads also answer as iCalendar (§14: `http/ical.ts` decides, `lib/ical.ts` writes).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Event, Language, Schema } from '../contract.js'
 import { withTransaction } from '../db/unit-of-work.js'
 import { ApiError, forbidden, inTrash, notFound, preconditionFailed } from '../http/errors.js'
 import { checkNotModified, etagOf, expectedVersion } from '../http/etag.js'
+import { sendFeed, wantsIcal } from '../http/ical.js'
 import { requestedLanguage } from '../http/language.js'
 import type { Handlers } from '../http/operations.js'
 import { checkPage, listLinks, pageOf, sendList } from '../http/pagination.js'
 import { asSent, sentQueryOf } from '../http/query.js'
 import { sendSerialized, type Serialized } from '../http/serialized.js'
 import { listed, seenBy, withJsonLd } from '../lib/event-view.js'
+import { icalFeed, type FeedEvent } from '../lib/ical.js'
 import { samePassword } from '../lib/passwords.js'
 import { modifiedNow } from '../lib/post-dates.js'
 import { canEdit, canRead, editsAll, statusToStore, type Caller } from '../lib/rights.js'
@@ -47,7 +50,29 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     return { record: seenBy(caller, stored.record), etag: etag(stored, caller) }
   }
 
+  /** An event as a feed shows it: SEQUENCE is its stored version, which starts at 1 and grows with every update. */
+  const feedEvent = (stored: StoredEvent, caller: Caller | null): FeedEvent =>
+    ({ record: seenBy(caller, stored.record), sequence: stored.version - 1, passwordProtected: stored.password !== null })
+
+  /** The feed of `events` (UIDs on the host of `{base_url}`), or 304. */
+  function feed(req: FastifyRequest, reply: FastifyReply, events: FeedEvent[], name: string): string {
+    const { host } = new URL(ctx.publicUrl)
+    return sendFeed(req, reply, icalFeed(events, { host, name, siteZone: ctx.config.timezone }))
+  }
+
+  /** A list as a feed (§14): the JSON list's filters and order, no pages, at most CALENDAR_ICAL_MAX_EVENTS. */
+  async function listFeed(req: FastifyRequest, query: ListQuery, reply: FastifyReply): Promise<string> {
+    const { filter } = await eventFilterOf(ctx, req, query)
+    const total = await countEvents(ctx.db, filter)
+    const ids = total === 0 ? [] : await eventIds(ctx.db, filter, 0, Math.min(total, ctx.config.icalMaxEvents), total)
+    const events = (await storedEvents(ctx.db, ctx.site, ids)).map((s) => feedEvent(s, req.user))
+    // One page holding every match up to the cap; X-Total counts them all.
+    reply.header('X-Total', String(total)).header('X-Total-Pages', total === 0 ? '0' : '1')
+    return feed(req, reply, events, new URL(ctx.publicUrl).host)
+  }
+
   async function list(req: FastifyRequest, query: ListQuery, reply: FastifyReply) {
+    if (wantsIcal(req, reply, query.ical)) return listFeed(req, query, reply)
     const { filter, shown } = await eventFilterOf(ctx, req, query)
     const page = pageOf(query)
     const total = await countEvents(ctx.db, filter)
@@ -64,8 +89,9 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     return sendList(reply, 'events', { links, total, totalPages }, records.map((r) => ctx.json.event(r)))
   }
 
-  async function get(req: FastifyRequest, ref: PostRef, language: Language | undefined, password: string | undefined, reply: FastifyReply): Promise<Serialized<Event>> {
+  async function get(req: FastifyRequest, ref: PostRef, language: Language | undefined, password: string | undefined, ical: boolean | undefined, reply: FastifyReply): Promise<Serialized<Event> | string> {
     const caller = req.user
+    const asFeed = wantsIcal(req, reply, ical)
     const stored = await find(ref, language)
     const { record } = stored
     if (record.status === 'trash') throw new ApiError(410, 'event-no-longer-available', 'noLongerAvailable')
@@ -73,6 +99,7 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     if (stored.password !== null && !canEdit(caller, record) && (password === undefined || !samePassword(password, stored.password))) {
       throw new ApiError(403, 'event-password-protected', 'passwordProtected')
     }
+    if (asFeed) return feed(req, reply, [feedEvent(stored, caller)], record.title)
     checkNotModified(req, reply, etag(stored, caller))
     return sendSerialized(reply, ctx.json.event(withJsonLd(seenBy(caller, record))))
   }
@@ -138,12 +165,12 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
   return {
     listEvents: (req, reply) => list(req, req.query ?? {}, reply),
     createEvent: (req, reply) => create(req, req.body, reply),
-    getEvent: (req, reply) => get(req, byId(req.params), req.query?.ml_language, req.query?.password, reply),
+    getEvent: (req, reply) => get(req, byId(req.params), req.query?.ml_language, req.query?.password, req.query?.ical, reply),
     updateEvent: (req, reply) => update(req, byId(req.params), req.body, reply),
     updateEventPut: (req, reply) => update(req, byId(req.params), req.body, reply),
     updateEventPost: (req, reply) => update(req, byId(req.params), req.body, reply),
     deleteEvent: (req, reply) => remove(req, reply, byId(req.params), req.query?.force ?? false),
-    getEventBySlug: (req, reply) => get(req, bySlug(req.params), req.query?.ml_language, undefined, reply),
+    getEventBySlug: (req, reply) => get(req, bySlug(req.params), req.query?.ml_language, undefined, req.query?.ical, reply),
     updateEventBySlug: (req, reply) => update(req, bySlug(req.params), req.body, reply),
     updateEventBySlugPut: (req, reply) => update(req, bySlug(req.params), req.body, reply),
     updateEventBySlugPost: (req, reply) => update(req, bySlug(req.params), req.body, reply),

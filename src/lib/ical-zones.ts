@@ -1,0 +1,40 @@
+/**
+ * VTIMEZONE definitions for iCalendar feeds, from timezones-ical-library (the IANA database compiled
+ * into RFC 5545 components with the current DST rules as RRULEs), not written by hand. An event's zone
+ * is named in a feed by the TZID of that definition, which for a legacy alias is the canonical name
+ * (`Asia/Calcutta` → `Asia/Kolkata`), so that every TZID in a feed has its VTIMEZONE. A zone the
+ * library does not know (WordPress manual offsets such as `UTC+2`) has no TZID: its events are written
+ * in UTC, which names the same instants.
+ */
+import { tzlib_get_ical_block, tzlib_get_timezones } from 'timezones-ical-library'
+
+let known: ReadonlySet<string> | undefined
+const blocks = new Map<string, { tzid: string; block: string } | null>()
+
+function definition(zone: string): { tzid: string; block: string } | null {
+  let found = blocks.get(zone)
+  if (found !== undefined) return found
+  known ??= new Set(list(tzlib_get_timezones()))
+  // Asked only for zones it lists: for others the library logs an error and answers nothing.
+  const answer = known.has(zone) ? tzlib_get_ical_block(zone) : ''
+  const [block, tzidLine] = Array.isArray(answer) ? answer : []
+  found = typeof block === 'string' && block !== '' && typeof tzidLine === 'string' && tzidLine.startsWith('TZID=')
+    ? { tzid: tzidLine.slice('TZID='.length), block }
+    : null
+  blocks.set(zone, found)
+  return found
+}
+
+function list(value: string[] | string): string[] {
+  return Array.isArray(value) ? value : []
+}
+
+/** The TZID that names `zone` in a feed, or undefined when it has no definition (write UTC). */
+export function zoneId(zone: string): string | undefined {
+  return definition(zone)?.tzid
+}
+
+/** The VTIMEZONE component of a TZID given by `zoneId` (ical-generator's timezone generator). */
+export function vtimezone(tzid: string): string | null {
+  return definition(tzid)?.block ?? null
+}

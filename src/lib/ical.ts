@@ -1,0 +1,135 @@
+/**
+ * Events as an iCalendar object (CONTRACT §14, RFC 5545), the one mapping from the contract's event
+ * record to a VEVENT. ical-generator writes the text (escaping, CRLF, folding at 75 octets without
+ * splitting a UTF-8 sequence); the VTIMEZONE definitions come from timezones-ical-library
+ * (`ical-zones.ts`). Everything in the output derives from the records, so the same events give the
+ * same bytes: DTSTAMP is the event's last modification, not the time of the request, which is what
+ * lets a feed's ETag name its bytes and subscribers poll with `If-None-Match`.
+ *
+ * What each property is made of:
+ * - UID `<id>@<host>`: the id never changes, so an event that moves keeps its UID (calendar apps
+ *   update it instead of adding a copy); SEQUENCE is given by the caller (the stored version − 1).
+ * - DTSTART/DTEND with the TZID of the event's zone, as the wall time of its UTC instant there (the
+ *   JSON's `start_date`/`end_date`); all-day events as dates, DTEND the day after the last day; an
+ *   event in a zone without a definition (a manual offset such as `UTC+2`), or at a wall time that
+ *   occurs twice, in UTC.
+ * - DESCRIPTION is left out for password-protected events; LOCATION is the first venue's name and
+ *   address, GEO its coordinates; ORGANIZER the first organizer (a `mailto:` address when it has an
+ *   e-mail, else its website or `rest_url`); URL the website, else `rest_url`.
+ */
+import ical, { escape, ICalCalendarMethod, ICalEvent, ICalEventStatus, type ICalCalendar, type ICalEventData } from 'ical-generator'
+import { DateTime } from 'luxon'
+import type { Event } from '../contract.js'
+import { vtimezone, zoneId } from './ical-zones.js'
+
+/** An event as a feed shows it. */
+export interface FeedEvent {
+  /** The record as the caller may see it (linked records it may not read left out). */
+  record: Event
+  /** RFC 5545 SEQUENCE: 0 when created, one more with every update. */
+  sequence: number
+  /** A protected event is in the feed without its description. */
+  passwordProtected: boolean
+}
+
+export interface FeedOptions {
+  /** The host of `{base_url}`: the right-hand side of every UID. */
+  host: string
+  /** X-WR-CALNAME. */
+  name: string
+  /** The site time zone (X-WR-TIMEZONE). */
+  siteZone: string
+}
+
+export const PRODID = { company: 'calendar/events/v1', product: 'Calendar Events REST API', language: 'EN' }
+
+/** The iCalendar text of `events`, in their order. */
+export function icalFeed(events: readonly FeedEvent[], options: FeedOptions): string {
+  const calendar = ical({
+    prodId: PRODID,
+    method: ICalCalendarMethod.PUBLISH,
+    scale: 'GREGORIAN',
+    // ical-generator writes NAME and X-WR-CALNAME as they are given: escaped here.
+    name: escape(options.name, false),
+    ttl: 60 * 60,
+    // A generator without a calendar zone: a VTIMEZONE for every zone an event uses, and DTSTAMP,
+    // CREATED and LAST-MODIFIED in UTC (with a calendar zone the library would write them as floating times).
+    timezone: { name: null, generator: vtimezone },
+    x: [['X-WR-TIMEZONE', options.siteZone]],
+  })
+  for (const event of events) calendar.createEvent(feedEvent(calendar, event, options.host))
+  return calendar.toString() + '\r\n'
+}
+
+const utc = (text: string): DateTime => DateTime.fromSQL(text, { zone: 'utc' })
+const day = (text: string): DateTime => DateTime.fromSQL(text.slice(0, 10), { zone: 'utc' })
+
+function feedEvent(calendar: ICalCalendar, event: FeedEvent, host: string): ICalEvent {
+  const { record } = event
+  const data: ICalEventData = {
+    id: `${record.id}@${host}`,
+    sequence: event.sequence,
+    stamp: utc(record.modified_utc),
+    created: utc(record.date_utc),
+    lastModified: utc(record.modified_utc),
+    summary: record.title,
+    description: event.passwordProtected ? null : record.description,
+    status: ICalEventStatus.CONFIRMED,
+    url: uri(record.website ?? record.rest_url),
+    categories: record.categories.map((c) => ({ name: c.name })),
+    ...dates(record),
+    ...location(record),
+  }
+  const organizer = record.organizer[0]
+  if (organizer?.email != null) data.organizer = { name: organizer.organizer, email: organizer.email }
+  // The library writes an ORGANIZER only with an e-mail; without one it names the organizer by a URI of its own.
+  const extra = organizer === undefined || organizer.email !== null
+    ? ''
+    : `ORGANIZER;CN="${escape(organizer.organizer, true)}":${uri(organizer.website ?? organizer.rest_url)}\r\n`
+  return new FeedICalEvent(data, calendar, extra)
+}
+
+/**
+ * DTSTART/DTEND: dates for all-day events, else wall times in the event's zone; in UTC when the zone has
+ * no definition, or when a wall time occurs twice there (the hour the clocks go back): RFC 5545 reads
+ * such a time as its first occurrence, but parsers differ (ical.js and python's icalendar take the
+ * second), and a UTC time names the one instant for every reader.
+ */
+function dates(record: Event): Pick<ICalEventData, 'start' | 'end' | 'allDay' | 'timezone'> {
+  if (record.all_day) return { allDay: true, start: day(record.start_date), end: day(record.end_date).plus({ days: 1 }) }
+  const start = utc(record.utc_start_date)
+  const end = utc(record.utc_end_date)
+  const zone = zoneId(record.timezone)
+  const ambiguous = (instant: DateTime, tzid: string) => instant.setZone(tzid).getPossibleOffsets().length > 1
+  if (zone === undefined || ambiguous(start, zone) || ambiguous(end, zone)) return { start, end }
+  return { start, end, timezone: zone }
+}
+
+function location(record: Event): Pick<ICalEventData, 'location'> {
+  const venue = record.venue[0]
+  if (venue === undefined) return {}
+  const parts = [venue.venue, venue.address, venue.city, venue.stateprovince ?? venue.state ?? venue.province, venue.zip, venue.country]
+  const title = parts.filter((p): p is string => p !== null && p.trim() !== '').join(', ')
+  const geo = venue.geo_lat !== null && venue.geo_lng !== null ? { lat: venue.geo_lat, lon: venue.geo_lng } : undefined
+  return { location: { title, ...(geo === undefined ? {} : { geo }) } }
+}
+
+/**
+ * A URI as a property value. ical-generator escapes URI values like text (`,` → `\,`), which RFC 5545
+ * does not do for URIs: the three characters it would escape are percent-encoded instead.
+ */
+function uri(url: string): string {
+  return url.replace(/[,;\\]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+}
+
+/** A VEVENT with lines the library does not write (an ORGANIZER without e-mail), folded with the rest. */
+class FeedICalEvent extends ICalEvent {
+  constructor(data: ICalEventData, calendar: ICalCalendar, private readonly extra: string) {
+    super(data, calendar)
+  }
+
+  override toString(): string {
+    const text = super.toString()
+    return this.extra === '' ? text : text.replace(/END:VEVENT\r\n$/, `${this.extra}END:VEVENT\r\n`)
+  }
+}

@@ -1,0 +1,289 @@
+/**
+ * iCalendar feeds (CONTRACT §14): negotiation (`ical`, `Accept`, JSON by default), every property
+ * checked against the JSON of the same event with an independent parser (ical.js), all-day and
+ * multi-day events, three time zones across their DST changes, escaping and folding, stable UIDs and a
+ * growing SEQUENCE, ETags and 304, compression, visibility and password protection (§6), languages
+ * (§7), the list's filters, order and cap, and a feed of 2,000 events.
+ */
+import t from 'tap'
+import type { Test } from 'tap'
+import { insertEvent } from './helpers/fixtures.js'
+import { EVENTS, setup, type Body, type Event, type Setup } from './helpers/events.js'
+import { expectError } from './helpers/errors.js'
+import { lineProblems, parseFeed, text, time, utcOf, wall } from './helpers/ical.js'
+import type { Injected } from './helpers/build.js'
+
+const CAL = { accept: 'text/calendar' }
+
+function isFeed(t: Test, res: Injected): void {
+  t.equal(res.statusCode, 200, res.statusCode === 200 ? 'a feed' : res.body.slice(0, 300))
+  t.equal(res.headers['content-type'], 'text/calendar; charset=utf-8')
+}
+
+async function feed(t: Test, s: Setup, query = '?ical=1', headers: Record<string, string> = {}): Promise<{ res: Injected; parsed: ReturnType<typeof parseFeed> }> {
+  const res = await s.list(query, headers)
+  isFeed(t, res)
+  t.strictSame(lineProblems(res.rawPayload), [], 'CRLF, at most 75 octets a line, no UTF-8 sequence split')
+  return { res, parsed: parseFeed(res.body) }
+}
+
+t.test('negotiation: ical=1/true or Accept preferring text/calendar; JSON by default; invalid parameters get JSON errors', async (t) => {
+  const s = await setup(t)
+  await s.event('Concert')
+  for (const [query, headers] of [['?ical=1', {}], ['?ical=true', {}], ['', CAL], ['', { accept: 'application/json;q=0.5, text/calendar' }], ['', { accept: 'text/*' }]] as const) {
+    const res = await s.list(query, headers)
+    isFeed(t, res)
+    t.match(String(res.headers.vary), /Accept\b.*Accept-Encoding|Accept-Encoding.*Accept\b/, 'Vary names Accept (and Accept-Encoding)')
+  }
+  for (const [query, headers] of [['', {}], ['', { accept: '*/*' }], ['', { accept: 'application/json, text/calendar' }], ['?ical=0', CAL], ['?ical=false', {}]] as const) {
+    const res = await s.list(query, headers)
+    t.equal(res.statusCode, 200)
+    t.match(res.headers['content-type'], /^application\/json/, `JSON for ${query} ${JSON.stringify(headers)}`)
+    t.match(String(res.headers.vary), /\bAccept\b/)
+  }
+  expectError(t, await s.list('?ical=maybe'), 400, 'rest_invalid_param')
+  expectError(t, await s.list('?ical=1&start_date=soon'), 400, 'rest_invalid_param')
+  expectError(t, await s.list('', { accept: 'text/calendar' }).then(() => s.list('?status=draft', CAL)), 400, 'rest_invalid_param')
+  expectError(t, await s.get(99, '?ical=1'), 404, 'rest-event-not-found')
+  const single = await s.get(1, '', CAL)
+  isFeed(t, single)
+  const bySlug = await s.inject({ url: `${EVENTS}/by-slug/concert?ical=1` })
+  isFeed(t, bySlug)
+  t.equal(bySlug.body, single.body, 'by id and by slug: the same feed')
+})
+
+t.test('every property of a VEVENT matches the JSON of the same event', async (t) => {
+  const s = await setup(t, { config: { extensions: new Set(['geoloc']), timezone: 'Europe/Zurich' } })
+  const venue = await s.venue({ venue: 'Volkshaus', address: 'Stauffacherstrasse 60', city: 'Zürich', zip: '8004', country: 'Switzerland', geo_lat: 47.3769, geo_lng: 8.5268 })
+  const withMail = await s.organizer({ organizer: 'Jazz Club "Zürich"', email: 'info@jazzclub.example' })
+  const noMail = await s.organizer({ organizer: 'Friends; of Jazz', website: 'https://friends.example/jazz' })
+  const jazz = await s.category('Jazz, live')
+  const night = await s.category('Night')
+  const a = await s.event('Late Night Jazz', {
+    start_date: '2026-07-01 21:00:00', end_date: '2026-07-01 23:30:00', timezone: 'Europe/Zurich',
+    description: 'Two sets.', website: 'https://jazzclub.example/late-night', venue: [venue.id], organizer: [withMail.id], categories: [jazz.id, night.id],
+  })
+  const b = await s.event('Open Stage', { start_date: '2026-07-02 20:00:00', end_date: '2026-07-02 22:00:00', organizer: [noMail.id] })
+  const { res, parsed } = await feed(t, s)
+  const cal = parsed.calendar
+  t.equal(text(cal, 'version'), '2.0')
+  t.match(text(cal, 'prodid'), /^-\/\/.+\/\/.+\/\/EN$/)
+  t.equal(text(cal, 'calscale'), 'GREGORIAN')
+  t.equal(text(cal, 'method'), 'PUBLISH')
+  t.equal(text(cal, 'x-wr-calname'), 'calendar.test')
+  t.equal(text(cal, 'x-wr-timezone'), 'Europe/Zurich', 'the site zone')
+  t.equal(String(cal.getFirstProperty('refresh-interval')?.getFirstValue()), 'PT1H')
+  t.strictSame(cal.getAllSubcomponents('vtimezone').map((z) => text(z, 'tzid')), ['Europe/Zurich'], 'a VTIMEZONE for the zone in use')
+  t.equal(res.headers['x-total'], '2')
+  t.strictSame(parsed.events.map((e) => text(e, 'uid')), [`${a.id}@calendar.test`, `${b.id}@calendar.test`], 'in list order, UID <id>@<host>')
+
+  const e = parsed.event(a.id)
+  t.equal(text(e, 'sequence'), '0', 'SEQUENCE 0 for an event never updated')
+  t.equal(utcOf(time(e, 'dtstamp')), a.modified_utc)
+  t.equal(utcOf(time(e, 'created')), a.date_utc)
+  t.equal(utcOf(time(e, 'last-modified')), a.modified_utc)
+  t.equal(e.getFirstProperty('dtstart')?.getParameter('tzid'), 'Europe/Zurich')
+  t.equal(wall(time(e, 'dtstart')), a.start_date)
+  t.equal(wall(time(e, 'dtend')), a.end_date)
+  t.equal(utcOf(time(e, 'dtstart')), a.utc_start_date)
+  t.equal(utcOf(time(e, 'dtend')), a.utc_end_date)
+  t.equal(text(e, 'summary'), a.title)
+  t.equal(text(e, 'description'), a.description)
+  t.equal(text(e, 'location'), 'Volkshaus, Stauffacherstrasse 60, Zürich, 8004, Switzerland')
+  t.strictSame(e.getFirstPropertyValue('geo'), [47.3769, 8.5268])
+  const organizer = e.getFirstProperty('organizer')
+  t.equal(organizer?.getParameter('cn'), 'Jazz Club "Zürich"')
+  t.equal(organizer?.getFirstValue(), 'mailto:info@jazzclub.example')
+  t.strictSame(e.getFirstProperty('categories')?.getValues(), a.categories.map((c) => c.name))
+  t.equal(text(e, 'url'), a.website)
+  t.equal(text(e, 'status'), 'CONFIRMED')
+
+  const o = parsed.event(b.id)
+  t.equal(o.getFirstProperty('organizer')?.getParameter('cn'), 'Friends; of Jazz')
+  t.equal(o.getFirstProperty('organizer')?.getFirstValue(), 'https://friends.example/jazz', 'no e-mail: its website')
+  t.equal(text(o, 'url'), b.rest_url, 'no website: rest_url')
+  t.equal(text(o, 'location'), undefined)
+  t.equal(text(o, 'description'), undefined)
+})
+
+t.test('all-day and multi-day events', async (t) => {
+  const s = await setup(t)
+  const one = await s.event('Fair', { all_day: true, start_date: '2026-07-01 00:00:00', end_date: '2026-07-01 23:59:59' })
+  const three = await s.event('Festival', { all_day: true, start_date: '2026-07-10 00:00:00', end_date: '2026-07-12 23:59:59' })
+  const span = await s.event('Camp', { start_date: '2026-07-20 18:00:00', end_date: '2026-07-23 10:00:00' })
+  const { parsed } = await feed(t, s)
+  for (const [event, start, end] of [[one, '2026-07-01', '2026-07-02'], [three, '2026-07-10', '2026-07-13']] as const) {
+    const e = parsed.event(event.id)
+    t.ok(time(e, 'dtstart').isDate, 'DTSTART;VALUE=DATE')
+    t.equal(time(e, 'dtstart').toString(), start)
+    t.equal(time(e, 'dtend').toString(), end, 'DTEND the day after the last day')
+  }
+  t.equal(wall(time(parsed.event(span.id), 'dtstart')), span.start_date)
+  t.equal(wall(time(parsed.event(span.id), 'dtend')), span.end_date)
+})
+
+t.test('three time zones across their DST changes: wall times equal the JSON, instants the UTC dates', async (t) => {
+  const s = await setup(t)
+  const made: Event[] = []
+  // Berlin leaves DST on 25 Oct 2026, New York on 1 Nov 2026, Sydney enters it on 4 Oct 2026.
+  for (const [zone, start, end] of [
+    ['Europe/Berlin', '2026-10-24 20:00:00', '2026-10-26 09:00:00'],
+    ['America/New_York', '2026-10-31 22:00:00', '2026-11-01 03:30:00'],
+    ['Australia/Sydney', '2026-10-03 23:00:00', '2026-10-04 05:00:00'],
+  ] as const) {
+    made.push(await s.event(`In ${zone}`, { timezone: zone, start_date: start, end_date: end }))
+  }
+  const { parsed } = await feed(t, s)
+  t.strictSame(parsed.calendar.getAllSubcomponents('vtimezone').map((z) => text(z, 'tzid')).sort(), ['America/New_York', 'Australia/Sydney', 'Europe/Berlin'])
+  for (const event of made) {
+    const e = parsed.event(event.id)
+    t.equal(e.getFirstProperty('dtstart')?.getParameter('tzid'), event.timezone)
+    t.equal(wall(time(e, 'dtstart')), event.start_date, `${event.timezone} start wall time`)
+    t.equal(wall(time(e, 'dtend')), event.end_date, `${event.timezone} end wall time`)
+    t.equal(utcOf(time(e, 'dtstart')), event.utc_start_date, `${event.timezone} start instant by the feed's VTIMEZONE`)
+    t.equal(utcOf(time(e, 'dtend')), event.utc_end_date, `${event.timezone} end instant by the feed's VTIMEZONE`)
+  }
+  // A wall time that occurs twice (Berlin, 02:30 on 25 Oct 2026) is written in UTC: the instant the JSON names.
+  const twice = await s.event('Twice', { timezone: 'Europe/Berlin', start_date: '2026-10-25 02:30:00', end_date: '2026-10-25 04:00:00' })
+  const twiceFeed = (await feed(t, s)).parsed.event(twice.id)
+  t.equal(twiceFeed.getFirstProperty('dtstart')?.getParameter('tzid'), undefined)
+  t.equal(utcOf(time(twiceFeed, 'dtstart')), twice.utc_start_date)
+  t.equal(utcOf(time(twiceFeed, 'dtend')), twice.utc_end_date)
+  // A legacy alias is named by the TZID of its definition; a manual offset is written in UTC.
+  const alias = await s.event('Alias', { timezone: 'Asia/Calcutta', start_date: '2026-08-01 10:00:00', end_date: '2026-08-01 11:00:00' })
+  const manual = await s.event('Manual', { timezone: 'UTC+5:30', start_date: '2026-08-02 10:00:00', end_date: '2026-08-02 11:00:00' })
+  const again = (await feed(t, s)).parsed
+  t.equal(again.event(alias.id).getFirstProperty('dtstart')?.getParameter('tzid'), 'Asia/Kolkata')
+  t.equal(utcOf(time(again.event(alias.id), 'dtstart')), alias.utc_start_date)
+  t.equal(again.event(manual.id).getFirstProperty('dtstart')?.getParameter('tzid'), undefined)
+  t.equal(utcOf(time(again.event(manual.id), 'dtstart')), manual.utc_start_date)
+})
+
+t.test('a long description with commas, semicolons, newlines and emoji: escaped, folded, read back equal', async (t) => {
+  const s = await setup(t)
+  const description = `Bring: chairs, blankets; snacks.\nSecond line\r\nThird, with \\ and "quotes" 🎷🎺🥁 ${'Zürich – ü'.repeat(20)} ${'🎉'.repeat(40)} end`
+  const title = `Summer; Jazz, ${'ø'.repeat(50)} 🎷`
+  const event = await s.event(title, { description })
+  const { res, parsed } = await feed(t, s)
+  t.ok(res.rawPayload.toString('utf8').split('\r\n').length > 10, 'folded over many lines')
+  t.equal(text(parsed.event(event.id), 'description'), event.description?.replace(/\r\n/g, '\n'), 'the description as stored (a CRLF reads back as a newline)')
+  t.equal(text(parsed.event(event.id), 'summary'), title)
+})
+
+t.test('UID unchanged and SEQUENCE grown after updates; a change that changes nothing leaves both', async (t) => {
+  const s = await setup(t)
+  const event = await s.event('Moving')
+  const before = parseFeed((await s.get(event.id, '?ical=1')).body).event(event.id)
+  t.equal(text(before, 'sequence'), '0')
+  t.equal((await s.patch(event.id, { start_date: '2026-07-05 18:00:00', end_date: '2026-07-05 21:00:00' })).statusCode, 200)
+  const moved = parseFeed((await s.get(event.id, '?ical=1')).body).event(event.id)
+  t.equal(text(moved, 'uid'), text(before, 'uid'), 'the UID stays when the event moves')
+  t.equal(text(moved, 'sequence'), '1')
+  t.equal(wall(time(moved, 'dtstart')), '2026-07-05 18:00:00')
+  t.equal((await s.patch(event.id, { title: 'Moving' })).statusCode, 200)
+  t.equal(text(parseFeed((await s.get(event.id, '?ical=1')).body).event(event.id), 'sequence'), '1', 'no change, no new SEQUENCE')
+  t.equal((await s.patch(event.id, { title: 'Moved' })).statusCode, 200)
+  const list = (await feed(t, s)).parsed.event(event.id)
+  t.equal(text(list, 'sequence'), '2')
+  t.equal(text(list, 'uid'), `${event.id}@calendar.test`)
+})
+
+t.test('ETag and 304 on feeds; a feed tag differs from the JSON one; compressed feeds', async (t) => {
+  const s = await setup(t)
+  const event = await s.event('Tagged', { description: 'x'.repeat(3000) })
+  const json = await s.get(event.id)
+  const single = await s.get(event.id, '?ical=1')
+  t.type(single.headers.etag, 'string')
+  t.not(single.headers.etag, json.headers.etag, 'the feed is another representation: another tag')
+  const again = await s.get(event.id, '?ical=1', { 'if-none-match': String(single.headers.etag) })
+  t.equal(again.statusCode, 304)
+  t.equal(again.headers.etag, single.headers.etag)
+  t.equal((await s.get(event.id, '?ical=1', { 'if-none-match': String(json.headers.etag) })).statusCode, 200, 'the JSON tag does not match the feed')
+
+  const list = await s.list('?ical=1')
+  const tag = String(list.headers.etag)
+  t.match(tag, /^"ical-[A-Za-z0-9_-]+"$/)
+  const unchanged = await s.list('?ical=1', { 'if-none-match': tag })
+  t.equal(unchanged.statusCode, 304, '304 on an unchanged feed')
+  t.equal(unchanged.body, '')
+  t.equal((await s.list('', { ...CAL, 'if-none-match': tag })).statusCode, 304, 'the same feed asked by Accept')
+
+  const gz = await s.list('?ical=1', { 'accept-encoding': 'gzip' })
+  t.equal(gz.headers['content-encoding'], 'gzip', 'a feed over 1 kB is compressed')
+  t.equal(gz.headers.etag, `${tag.slice(0, -1)}-gzip"`)
+  t.equal(gz.body, list.body)
+  t.equal((await s.list('?ical=1', { 'accept-encoding': 'gzip', 'if-none-match': String(gz.headers.etag) })).statusCode, 304)
+
+  t.equal((await s.patch(event.id, { title: 'Retagged' })).statusCode, 200)
+  const changed = await s.list('?ical=1', { 'if-none-match': tag })
+  t.equal(changed.statusCode, 200, 'a change gives the feed a new tag')
+  t.not(changed.headers.etag, tag)
+})
+
+t.test('visibility as in JSON lists; password-protected events without DESCRIPTION', async (t) => {
+  const s = await setup(t)
+  const shown = await s.event('Public', { description: 'Everyone may read this.' })
+  const secret = await s.event('Protected', { description: 'Only with the password.' })
+  t.equal((await s.patch(secret.id, { password: 'sesame' })).statusCode, 200)
+  const draft = await s.event('Draft', { status: 'draft' })
+  const hidden = await s.event('Hidden', { hide_from_listings: true })
+  const anonymous = (await feed(t, s)).parsed
+  t.strictSame(anonymous.events.map((e) => text(e, 'uid')), [`${shown.id}@calendar.test`, `${secret.id}@calendar.test`], 'published, not hidden')
+  t.equal(text(anonymous.event(secret.id), 'description'), undefined, 'no DESCRIPTION for a protected event')
+  t.equal(text(anonymous.event(secret.id), 'summary'), 'Protected')
+  t.equal(text(anonymous.event(shown.id), 'description'), 'Everyone may read this.')
+  const json = await s.list('')
+  t.strictSame(json.json<{ events: Event[] }>().events.map((e) => e.id), [shown.id, secret.id], 'the JSON list shows the same')
+  const editor = (await feed(t, s, '?ical=1', s.editor)).parsed
+  t.strictSame(editor.events.map((e) => text(e, 'uid')), [shown.id, secret.id, draft.id].map((id) => `${id}@calendar.test`), 'an editor sees drafts')
+  t.equal(text(editor.event(secret.id), 'description'), undefined, 'not even an editor gets the protected text in a feed')
+  expectError(t, await s.get(secret.id, '?ical=1'), 403, 'event-password-protected')
+  expectError(t, await s.get(draft.id, '?ical=1'), 403, 'event-not-accessible')
+  const opened = await s.get(secret.id, '?ical=1&password=sesame')
+  isFeed(t, opened)
+  t.equal(text(parseFeed(opened.body).event(secret.id), 'description'), undefined)
+  isFeed(t, await s.get(hidden.id, '?ical=1'))
+})
+
+t.test('the list filters, order, language and cap; no paging', async (t) => {
+  const s = await setup(t, { config: { icalMaxEvents: 2 } })
+  const tag = await s.tag('outdoor')
+  const c = await s.event('C', { start_date: '2026-07-03 10:00:00', end_date: '2026-07-03 11:00:00', tags: [tag.id] })
+  const a = await s.event('A', { start_date: '2026-07-01 10:00:00', end_date: '2026-07-01 11:00:00', tags: [tag.id] })
+  const b = await s.event('B', { start_date: '2026-07-02 10:00:00', end_date: '2026-07-02 11:00:00' })
+  await s.event('Past', { start_date: '2026-06-01 10:00:00', end_date: '2026-06-01 11:00:00' })
+  const de = await s.create({ title: 'Konzert', start_date: '2026-07-04 10:00:00', end_date: '2026-07-04 11:00:00' }, s.editor, '?ml_language=de')
+  const uids = (p: ReturnType<typeof parseFeed>) => p.events.map((e) => Number(String(text(e, 'uid')).split('@')[0]))
+
+  const capped = await feed(t, s, '?ical=1&page=7&per_page=1')
+  t.strictSame(uids(capped.parsed), [a.id, b.id], 'ordered by start, the first CALENDAR_ICAL_MAX_EVENTS; page and per_page ignored')
+  t.equal(capped.res.headers['x-total'], '3', 'X-Total counts every match in the default window')
+  t.equal(capped.res.headers['x-total-pages'], '1')
+  const tagged = await feed(t, s, `?ical=1&tags=${tag.id}`)
+  t.strictSame(uids(tagged.parsed), [a.id, c.id])
+  const json = await s.list(`?tags=${tag.id}`)
+  t.strictSame(json.json<{ events: Body[] }>().events.map((e) => e.id), [a.id, c.id], 'as the JSON list')
+  const german = await feed(t, s, '?ical=1&ml_language=de')
+  t.strictSame(uids(german.parsed), [de.id])
+  t.equal(german.res.headers['content-language'], 'de')
+  const empty = await feed(t, s, '?ical=1&search=nothing-matches')
+  t.equal(empty.parsed.events.length, 0)
+  t.equal(empty.res.headers['x-total'], '0')
+  t.equal(empty.res.headers['x-total-pages'], '0')
+})
+
+t.test('a feed of 2,000 events', async (t) => {
+  const s = await setup(t)
+  for (let i = 0; i < 2000; i += 1) {
+    const minute = String(i % 60).padStart(2, '0')
+    const day = String(1 + (i % 28)).padStart(2, '0')
+    const start = `2026-07-${day} 10:${minute}:00`
+    await insertEvent(s.db, { title: `Event, number ${i}; 🎵`, description: `Description ${i}\nsecond line`, start_date: start, end_date: start.replace(' 10:', ' 11:'), start_utc: start, end_utc: start.replace(' 10:', ' 11:') })
+  }
+  const { res, parsed } = await feed(t, s)
+  t.equal(res.headers['x-total'], '2000')
+  t.equal(parsed.events.length, 2000, '2,000 VEVENTs')
+  const uids = new Set(parsed.events.map((e) => text(e, 'uid')))
+  t.equal(uids.size, 2000, 'each with its own UID')
+  t.ok(parsed.events.every((e) => /^Event, number \d+; 🎵$/.test(String(text(e, 'summary')))), 'every SUMMARY read back')
+})
