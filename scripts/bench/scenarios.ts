@@ -100,6 +100,8 @@ export function listScenarios(s: Samples): Scenario[] {
       },
     },
     { key: 'events-search', label: 'GET /events?search=', kind: 'page10', expect: 200, next: () => get(`/events?search=${word()}`) },
+    // The iCalendar feed of the default window: every match up to CALENDAR_ICAL_MAX_EVENTS (2000 by default).
+    { key: 'events-ical', label: 'GET /events?ical=1 (feed of the default window)', kind: 'page50', expect: 200, next: () => get('/events?ical=1') },
     { key: 'venues-list', label: 'GET /venues', kind: 'page10', expect: 200, next: () => get('/venues') },
     { key: 'categories-list', label: 'GET /categories', kind: 'page10', expect: 200, next: () => get('/categories') },
   ]

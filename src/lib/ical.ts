@@ -17,9 +17,9 @@
  *   address, GEO its coordinates; ORGANIZER the first organizer (a `mailto:` address when it has an
  *   e-mail, else its website or `rest_url`); URL the website, else `rest_url`.
  */
-import ical, { escape, ICalCalendarMethod, ICalEvent, ICalEventStatus, type ICalCalendar, type ICalEventData } from 'ical-generator'
-import { DateTime } from 'luxon'
+import ical, { escape, ICalCalendarMethod, ICalEvent, ICalEventStatus, type ICalCalendar, type ICalDayJsStub, type ICalEventData } from 'ical-generator'
 import type { Event } from '../contract.js'
+import { DAY, offsetFunction, utcMsToWallMs } from './time-zones.js'
 import { vtimezone, zoneId } from './ical-zones.js'
 
 /** An event as a feed shows it. */
@@ -61,8 +61,31 @@ export function icalFeed(events: readonly FeedEvent[], options: FeedOptions): st
   return calendar.toString() + '\r\n'
 }
 
-const utc = (text: string): DateTime => DateTime.fromSQL(text, { zone: 'utc' })
-const day = (text: string): DateTime => DateTime.fromSQL(text.slice(0, 10), { zone: 'utc' })
+/**
+ * A date-time as ical-generator's documented `ICalDayJsStub` takes it: the record's own
+ * `YYYY-MM-DD HH:MM:SS` text (a UTC time, or a wall time for a TZID), written as it is. No date library
+ * converts it again: the text is what the JSON shows, and a feed of thousands of events is not
+ * thousands of time-zone conversions.
+ */
+function stamp(text: string): ICalDayJsStub {
+  const date = text.slice(0, 10).replaceAll('-', '')
+  const time = text.slice(11, 19).replaceAll(':', '')
+  const self: ICalDayJsStub = {
+    format: (f) => (f === 'YYYYMMDD' ? date : f === 'HHmmss' ? time : `${date}T${time}`),
+    isValid: () => true,
+    toDate: () => new Date(`${text.slice(0, 10)}T${text.slice(11, 19)}Z`),
+    toJSON: () => `${text.slice(0, 10)}T${text.slice(11, 19)}`,
+    utc: () => self,
+  }
+  return self
+}
+
+const utc = stamp
+/** A date as a stub (all-day events), `days` after the date of `text`. */
+function day(text: string, days = 0): ICalDayJsStub {
+  const ms = Date.parse(`${text.slice(0, 10)}T00:00:00Z`) + days * DAY
+  return stamp(new Date(ms).toISOString().slice(0, 19).replace('T', ' '))
+}
 
 function feedEvent(calendar: ICalCalendar, event: FeedEvent, host: string): ICalEvent {
   const { record } = event
@@ -96,13 +119,23 @@ function feedEvent(calendar: ICalCalendar, event: FeedEvent, host: string): ICal
  * second), and a UTC time names the one instant for every reader.
  */
 function dates(record: Event): Pick<ICalEventData, 'start' | 'end' | 'allDay' | 'timezone'> {
-  if (record.all_day) return { allDay: true, start: day(record.start_date), end: day(record.end_date).plus({ days: 1 }) }
-  const start = utc(record.utc_start_date)
-  const end = utc(record.utc_end_date)
+  if (record.all_day) return { allDay: true, start: day(record.start_date), end: day(record.end_date, 1) }
   const zone = zoneId(record.timezone)
-  const ambiguous = (instant: DateTime, tzid: string) => instant.setZone(tzid).getPossibleOffsets().length > 1
-  if (zone === undefined || ambiguous(start, zone) || ambiguous(end, zone)) return { start, end }
-  return { start, end, timezone: zone }
+  if (zone === undefined || occursTwice(record.utc_start_date, zone) || occursTwice(record.utc_end_date, zone)) {
+    return { start: utc(record.utc_start_date), end: utc(record.utc_end_date) }
+  }
+  return { start: stamp(record.start_date), end: stamp(record.end_date), timezone: zone }
+}
+
+/** Whether the wall time of the UTC instant `text` in `zone` is also the wall time of another instant. */
+function occursTwice(text: string, zone: string): boolean {
+  const offsetAt = offsetFunction(zone)
+  const instant = Date.parse(`${text.slice(0, 10)}T${text.slice(11, 19)}Z`)
+  const before = offsetAt(instant - DAY)
+  const after = offsetAt(instant + DAY)
+  if (before === after) return false
+  const wall = utcMsToWallMs(instant, offsetAt)
+  return [before, after].every((offset) => offsetAt(wall - offset) === offset)
 }
 
 function location(record: Event): Pick<ICalEventData, 'location'> {
