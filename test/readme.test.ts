@@ -79,7 +79,9 @@ t.test('every README example answers as its comment says, in order, against a fr
     t.equal(status, expected[index], `${index + 1}. ${method} ${url.slice(base.length)} answers ${String(expected[index])}`, { body: bodies[index]?.slice(-400) })
     // Bodies shown with -i carry their headers first: check the JSON after them.
     const text = (bodies[index] ?? '').replace(/^HTTP\/[\s\S]*?\r\n\r\n/, '').trim()
-    const problems = contractProblems(method, url, { statusCode: status, headers: { 'content-type': 'application/json' }, body: text })
+    // The calendar feeds' examples answer text/calendar; every other example JSON.
+    const type = text.startsWith('BEGIN:VCALENDAR') ? 'text/calendar' : 'application/json'
+    const problems = contractProblems(method, url, { statusCode: status, headers: { 'content-type': type }, body: text })
     t.strictSame(problems, [], `${index + 1}. the answer is as the contract says`)
   }
 })
