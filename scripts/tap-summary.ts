@@ -18,6 +18,8 @@ export interface LegCounts {
   skipped: number
   /** Files that failed without a failing assertion of their own. */
   broken: string[]
+  /** Percent of lines covered, when the run measured coverage. */
+  lines?: number
 }
 
 const countsArg = process.argv.indexOf('--counts')
@@ -25,6 +27,7 @@ const countsFile = countsArg === -1 ? undefined : process.argv[countsArg + 1]
 
 let summary: Record<string, number> | undefined
 let failedInside = false
+let lines: number | undefined
 const broken: string[] = []
 for await (const line of createInterface({ input: process.stdin })) {
   process.stdout.write(`${line}\n`)
@@ -33,6 +36,8 @@ for await (const line of createInterface({ input: process.stdin })) {
     summary = Object.fromEntries([...total[1].matchAll(/(\w+): (\d+)/g)].map(([, key, value]) => [key, Number(value)]))
     continue
   }
+  const covered = /^Lines\s*:\s*([\d.]+)%/.exec(line)
+  if (covered?.[1] !== undefined) lines = Number(covered[1])
   // An indented `not ok` is a failing assertion inside the current file (unless it is a todo or a skip).
   if (/^\s+not ok \d+/.test(line) && !/# (TODO|SKIP)\b/i.test(line)) failedInside = true
   // A test point at the top level closes a file.
@@ -48,6 +53,7 @@ const counts: LegCounts = {
   failed: (summary === undefined ? 1 : summary.fail ?? 0) + broken.length,
   skipped: (summary?.skip ?? 0) + (summary?.todo ?? 0),
   broken,
+  ...(lines !== undefined ? { lines } : {}),
 }
 if (countsFile !== undefined) {
   writeFileSync(countsFile, `${JSON.stringify(counts)}\n`)

@@ -18,8 +18,10 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 GATES=(check:gen lint:spec typecheck lint build)
+# The coverage floors (percent of src/), a little under the totals last measured on the SQLite leg.
+COVERAGE_FLOORS=(--lines=90 --statements=90 --branches=75 --functions=85)
 if [ "$#" -eq 0 ]; then
-  set -- "Node $(node -v | tr -d v) · SQLite||" "Node $(node -v | tr -d v) · PostgreSQL||TEST_DATABASE=postgres"
+  set -- "Node $(node -v | tr -d v) · SQLite||COVERAGE=1" "Node $(node -v | tr -d v) · PostgreSQL||TEST_DATABASE=postgres"
 fi
 
 # Whether the leg's PostgreSQL answers (legs without TEST_DATABASE=postgres need none).
@@ -83,14 +85,26 @@ for leg in "$@"; do
     continue
   fi
   echo "# leg $n: $label ($(in_leg "$leg" node -v))"
-  in_leg "$leg" npx tap --reporter=tap 2>&1 | in_leg "$leg" node --import tsx scripts/tap-summary.ts --counts "$work/leg-$n.json"
+  # Coverage of src/ on the leg that asks for it (COVERAGE=1), under the floors set from the measured totals;
+  # children started as server processes are not counted (their code is covered in process too).
+  tap_args=(--reporter=tap)
+  if [[ "$leg" == *COVERAGE=1* ]]; then
+    tap_args+=(--no-disable-coverage --coverage-report=text-summary "${COVERAGE_FLOORS[@]}"
+      --coverage-exclude='test/**' --coverage-exclude='scripts/**' --coverage-exclude='src/generated/**')
+  fi
+  in_leg "$leg" npx tap "${tap_args[@]}" 2>&1 | in_leg "$leg" node --import tsx scripts/tap-summary.ts --counts "$work/leg-$n.json"
   status=${PIPESTATUS[0]}
   counts=$(node -e 'const c = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
-    console.log(c.passed, c.failed, c.skipped, c.broken.join(", "))' "$work/leg-$n.json" 2>/dev/null || echo "0 1 0 (no counts: tap-summary failed)")
-  read -r p f s broken <<<"$counts"
+    console.log(c.passed, c.failed, c.skipped, c.lines ?? "-", c.broken.join(", "))' "$work/leg-$n.json" 2>/dev/null || echo "0 1 0 - (no counts: tap-summary failed)")
+  read -r p f s lines broken <<<"$counts"
   # tap failed with every test passing (a coverage floor, no test files): one failure, said so.
-  if [ "$status" -ne 0 ] && [ "$f" -eq 0 ]; then f=1 broken="tap exited $status"; fi
-  line="$label: $p passed, $f failed, $s skipped in $(elapsed $((SECONDS - started)))${broken:+ (failed without a failing assertion: $broken)}"
+  if [ "$status" -ne 0 ] && [ "$f" -eq 0 ]; then
+    f=1 broken="tap exited $status"
+    if [ "$lines" != "-" ]; then broken="$broken: coverage under a floor (${COVERAGE_FLOORS[*]})"; fi
+  fi
+  coverage=""
+  if [ "$lines" != "-" ]; then coverage=", $lines % of src/ lines covered"; fi
+  line="$label: $p passed, $f failed, $s skipped in $(elapsed $((SECONDS - started)))$coverage${broken:+ (failed without a failing assertion: $broken)}"
   echo "$line"
   recap+=("$line")
   passed=$((passed + p))
