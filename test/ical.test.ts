@@ -11,7 +11,7 @@ import { insertEvent } from './helpers/fixtures.js'
 import { EVENTS, setup, type Body, type Event, type Setup } from './helpers/events.js'
 import { expectError } from './helpers/errors.js'
 import { lineProblems, parseFeed, text, time, utcOf, wall } from './helpers/ical.js'
-import type { Injected } from './helpers/build.js'
+import { API, type Injected } from './helpers/build.js'
 
 const CAL = { accept: 'text/calendar' }
 
@@ -186,6 +186,36 @@ t.test('UID unchanged and SEQUENCE grown after updates; a change that changes no
   const list = (await feed(t, s)).parsed.event(event.id)
   t.equal(text(list, 'sequence'), '2')
   t.equal(text(list, 'uid'), `${event.id}@calendar.test`)
+})
+
+t.test('SEQUENCE grows when a deleted venue, organizer or term unlinks the event (the change log says updated), not when one is renamed', async (t) => {
+  const s = await setup(t)
+  const venue = await s.venue({ venue: 'Hall' })
+  const organizer = await s.organizer({ organizer: 'Club' })
+  const category = await s.category('Jazz')
+  const tag = await s.tag('live')
+  const event = await s.event('Linked', { venue: [venue.id], organizer: [organizer.id], categories: [category.id], tags: [tag.id] })
+  const sequence = async (): Promise<string | undefined> => text(parseFeed((await s.get(event.id, '?ical=1')).body).event(event.id), 'sequence')
+  t.equal(await sequence(), '0')
+  const rename = await s.inject({ method: 'PATCH', url: `${API}/venues/${venue.id}`, headers: s.editor, payload: { venue: 'Big Hall' } })
+  t.equal(rename.statusCode, 200)
+  t.equal(await sequence(), '0', 'a renamed venue changes only the venue (LOCATION changes, the event was not updated)')
+  const since = (await s.inject({ url: `${API}/changes?resource=events`, headers: s.editor })).json<{ next_cursor: string }>().next_cursor
+  let expected = 0
+  for (const url of [`${API}/venues/${venue.id}?force=true`, `${API}/organizers/${organizer.id}?force=true`, `${API}/categories/${category.id}?force=true`, `${API}/tags/${tag.id}?force=true`]) {
+    const etag = String((await s.get(event.id)).headers.etag)
+    const removed = await s.inject({ method: 'DELETE', url, headers: s.editor })
+    t.equal(removed.statusCode, 200, `deleted ${url}`)
+    expected += 1
+    t.equal(await sequence(), String(expected), `SEQUENCE ${expected} after ${url}`)
+    t.not(String((await s.get(event.id)).headers.etag), etag, 'the event\'s ETag moved')
+    expectError(t, await s.patch(event.id, { title: 'Stale' }, { ...s.editor, 'if-match': etag }), 412, 'rest-precondition-failed')
+  }
+  const changes = await s.inject({ url: `${API}/changes?resource=events&since=${since}`, headers: s.editor })
+  t.equal(changes.statusCode, 200)
+  t.strictSame(changes.json<{ changes: Array<{ id: number; action: string }> }>().changes.map((c) => [c.id, c.action]), [[event.id, 'updated']], 'the log names the event updated')
+  t.equal((await s.patch(event.id, { title: 'Linked again' })).statusCode, 200, 'the current ETag still works without If-Match')
+  t.equal(await sequence(), String(expected + 1))
 })
 
 t.test('ETag and 304 on feeds; a feed tag differs from the JSON one; compressed feeds', async (t) => {

@@ -82,9 +82,25 @@ export async function deletePost(trx: Tx, table: PostTable, id: number, version:
     .returning(['language', 'translation_group']).executeTakeFirst()
   if (deleted === undefined) return false
   recordChange(trx, { resource: RESOURCE[table], id, action: 'delete', language: deleted.language })
-  for (const { event_id } of linkedEvents) recordChange(trx, { resource: 'event', id: event_id, action: 'update' })
+  await eventsLostLink(trx, linkedEvents.map((l) => l.event_id))
   if (deleted.translation_group !== null) await reportGroupChanged(trx, table, RESOURCE[table], deleted.translation_group, id)
   return true
+}
+
+/**
+ * The events that lost a link to a record deleted for good (foreign keys cascade): each is updated (a
+ * change-log entry, CONTRACT §12) and its version moves on, as with any other update of its links, so
+ * that what counts the event's updates (the ETag's version, the iCalendar SEQUENCE, §14) counts this
+ * one too. Its `modified` stays: nobody edited the event.
+ */
+export async function eventsLostLink(trx: Tx, eventIds: readonly number[]): Promise<void> {
+  const ids = [...new Set(eventIds)]
+  if (ids.length === 0) return
+  // In chunks: a term may be linked to more events than a statement takes parameters.
+  for (let i = 0; i < ids.length; i += 1000) {
+    await trx.updateTable('events').set((eb) => ({ version: eb('version', '+', 1) })).where('id', 'in', ids.slice(i, i + 1000)).execute()
+  }
+  for (const id of ids) recordChange(trx, { resource: 'event', id, action: 'update' })
 }
 
 /**

@@ -6,7 +6,7 @@
 import type { Taxonomy } from '../db/schema.js'
 import { recordChange, type Db, type Tx } from '../db/unit-of-work.js'
 import { slugify } from '../lib/slug.js'
-import { changesRow } from './posts.js'
+import { changesRow, eventsLostLink } from './posts.js'
 import { freeSlug } from './slugs.js'
 import { reportGroupChanged } from './translations.js'
 import { nameKey, type TermKind } from './terms.js'
@@ -94,7 +94,7 @@ export async function deleteTerm<R>(trx: Tx, kind: TermKind<R>, id: number, vers
     .returning(['language', 'translation_group']).executeTakeFirst()
   if (deleted === undefined) return false
   recordChange(trx, { resource: kind.resource, id, action: 'delete', language: deleted.language })
-  for (const { event_id } of linkedEvents) recordChange(trx, { resource: 'event', id: event_id, action: 'update' })
+  await eventsLostLink(trx, linkedEvents.map((l) => l.event_id))
   if (deleted.translation_group !== null) await reportGroupChanged(trx, 'terms', kind.resource, deleted.translation_group, id)
   return true
 }
