@@ -5,6 +5,7 @@
  * growing SEQUENCE, ETags and 304, compression, visibility and password protection (§6), languages
  * (§7), the list's filters, order and cap, and a feed of 2,000 events.
  */
+import { ICalEvent } from 'ical-generator'
 import t from 'tap'
 import type { Test } from 'tap'
 import { insertEvent } from './helpers/fixtures.js'
@@ -248,6 +249,127 @@ t.test('ETag and 304 on feeds; a feed tag differs from the JSON one; compressed 
   const changed = await s.list('?ical=1', { 'if-none-match': tag })
   t.equal(changed.statusCode, 200, 'a change gives the feed a new tag')
   t.not(changed.headers.etag, tag)
+})
+
+t.test('calendar properties come before every VTIMEZONE and VEVENT', async (t) => {
+  const s = await setup(t, { config: { timezone: 'Europe/Zurich' } })
+  await s.event('Zoned', { timezone: 'Europe/Berlin' })
+  const { res } = await feed(t, s)
+  const lines = res.body.split('\r\n')
+  const firstComponent = lines.findIndex((l) => l === 'BEGIN:VTIMEZONE' || l === 'BEGIN:VEVENT')
+  t.ok(firstComponent > 0, 'a component follows')
+  t.equal(lines[0], 'BEGIN:VCALENDAR')
+  for (const name of ['PRODID', 'VERSION', 'CALSCALE', 'METHOD', 'X-WR-CALNAME', 'X-WR-TIMEZONE', 'REFRESH-INTERVAL']) {
+    const at = lines.findIndex((l) => l.startsWith(`${name}:`) || l.startsWith(`${name};`))
+    t.ok(at > 0 && at < firstComponent, `${name} before the first component`)
+  }
+  t.equal(lines.filter((l) => /^(X-WR-TIMEZONE|REFRESH-INTERVAL)\b/.test(l)).length, 2, 'each once')
+  t.equal(lines.at(-2), 'END:VCALENDAR')
+})
+
+t.test('each VEVENT is written once per record: a feed of unchanged events is concatenation; a change rewrites only its event', async (t) => {
+  const s = await setup(t)
+  const venue = await s.venue({ venue: 'Hall' })
+  const events = [await s.event('One', { venue: [venue.id] }), await s.event('Two'), await s.event('Three')]
+  let written = 0
+  const original = ICalEvent.prototype.toString
+  ICalEvent.prototype.toString = function (this: ICalEvent) {
+    written += 1
+    return original.call(this)
+  }
+  t.teardown(() => {
+    ICalEvent.prototype.toString = original
+  })
+  const first = await feed(t, s)
+  t.equal(written, 3, 'three VEVENTs written')
+  const again = await feed(t, s)
+  t.equal(written, 3, 'none written again')
+  t.equal(again.res.body, first.res.body, 'the same bytes')
+  t.equal((await s.patch(events[1]?.id ?? 0, { title: 'Two, moved' })).statusCode, 200)
+  const changed = await feed(t, s)
+  t.equal(written, 4, 'only the changed event written again')
+  t.equal(text(changed.parsed.event(events[1]?.id ?? 0), 'summary'), 'Two, moved')
+  t.equal((await s.inject({ method: 'PATCH', url: `${API}/venues/${venue.id}`, headers: s.editor, payload: { venue: 'Big Hall' } })).statusCode, 200)
+  const renamed = await feed(t, s)
+  t.equal(written, 5, 'a renamed venue: the event showing it written again')
+  t.equal(text(renamed.parsed.event(events[0]?.id ?? 0), 'location'), 'Big Hall')
+  t.equal(renamed.res.body.split('BEGIN:VEVENT').length - 1, 3)
+})
+
+t.test('a feed ETag is made from its inputs: 304 before any VEVENT is written; every change of the feed changes it', async (t) => {
+  // No read cache: every request assembles new records, so nothing written before could be reused.
+  const s = await setup(t, { config: { cacheEntries: 0, extensions: new Set(['geoloc']) } })
+  const venue = await s.venue({ venue: 'Hall', city: 'Bern' })
+  const organizer = await s.organizer({ organizer: 'Club' })
+  const category = await s.category('Jazz')
+  const draftVenue = await s.inject({ method: 'POST', url: `${API}/venues`, headers: s.editor, payload: { venue: 'Backstage', status: 'draft' } })
+  t.equal(draftVenue.statusCode, 201)
+  const a = await s.event('A', { venue: [venue.id], organizer: [organizer.id], categories: [category.id], description: 'Text' })
+  const b = await s.event('B', { venue: [draftVenue.json<{ id: number }>().id] })
+  let written = 0
+  const original = ICalEvent.prototype.toString
+  ICalEvent.prototype.toString = function (this: ICalEvent) {
+    written += 1
+    return original.call(this)
+  }
+  t.teardown(() => {
+    ICalEvent.prototype.toString = original
+  })
+  const current = async (query = '?ical=1', headers: Record<string, string> = {}) => {
+    const res = await s.list(query, headers)
+    isFeed(t, res)
+    return { tag: String(res.headers.etag), body: res.body }
+  }
+  let state = await current()
+  written = 0
+  const unchanged = await s.list('?ical=1', { 'if-none-match': state.tag })
+  t.equal(unchanged.statusCode, 304, 'unchanged: 304')
+  t.equal(written, 0, 'no VEVENT written for the 304')
+  const single = await s.get(a.id, '?ical=1')
+  t.equal((await s.get(a.id, '?ical=1', { 'if-none-match': String(single.headers.etag) })).statusCode, 304)
+  t.equal(written, 1, 'the single feed written once, not for its 304')
+  t.not(single.headers.etag, (await s.get(a.id)).headers.etag, 'a feed tag is not the JSON tag')
+
+  const changes: Array<[string, () => Promise<unknown>]> = [
+    ['an event retitled', () => s.patch(a.id, { title: 'A, new' })],
+    ['a venue renamed (LOCATION)', () => s.inject({ method: 'PATCH', url: `${API}/venues/${venue.id}`, headers: s.editor, payload: { venue: 'Big Hall' } })],
+    ['a venue given coordinates (GEO)', () => s.inject({ method: 'PATCH', url: `${API}/venues/${venue.id}`, headers: s.editor, payload: { geo_lat: 46.95, geo_lng: 7.44 } })],
+    ['an organizer given an e-mail (ORGANIZER)', () => s.inject({ method: 'PATCH', url: `${API}/organizers/${organizer.id}`, headers: s.editor, payload: { email: 'club@example.org' } })],
+    ['a category renamed (CATEGORIES)', () => s.inject({ method: 'PATCH', url: `${API}/categories/${category.id}`, headers: s.editor, payload: { name: 'Free Jazz' } })],
+    ['a password set (DESCRIPTION left out)', () => s.patch(a.id, { password: 'sesame' })],
+    ['an event moved to another zone (VTIMEZONE)', () => s.patch(b.id, { timezone: 'Europe/Berlin' })],
+    ['an event added', () => s.event('C')],
+    ['an event trashed', () => s.remove(b.id)],
+  ]
+  for (const [what, change] of changes) {
+    await change()
+    const next = await current()
+    t.not(next.body, state.body, `${what}: the feed changed`)
+    t.not(next.tag, state.tag, `${what}: so did its tag`)
+    t.equal((await s.list('?ical=1', { 'if-none-match': next.tag })).statusCode, 304, `${what}: then unchanged, 304`)
+    state = next
+  }
+
+  // The same matches in other views: an editor also sees the draft venue; another language, another name.
+  await s.patch(b.id, { status: 'publish' })
+  const anonymous = await current()
+  const editor = await current('?ical=1', s.editor)
+  t.not(editor.body, anonymous.body, 'an editor sees the draft venue')
+  t.not(editor.tag, anonymous.tag, 'another view, another tag')
+  const german = await current('?ical=1&ml_language=de')
+  t.not(german.tag, anonymous.tag)
+})
+
+t.test('feeds of the same records on another host or in another site zone have other tags', async (t) => {
+  const tags: string[] = []
+  for (const config of [{}, { publicUrl: 'http://other.test' }, { timezone: 'Europe/Zurich' }]) {
+    const s = await setup(t, { config })
+    await s.event('Same', { timezone: 'UTC' })
+    const res = await s.list('?ical=1')
+    isFeed(t, res)
+    tags.push(String(res.headers.etag))
+  }
+  t.equal(new Set(tags).size, 3)
 })
 
 t.test('visibility as in JSON lists; password-protected events without DESCRIPTION', async (t) => {

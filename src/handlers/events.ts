@@ -9,14 +9,14 @@ import type { Event, Language, Schema } from '../contract.js'
 import { withTransaction } from '../db/unit-of-work.js'
 import { ApiError, forbidden, inTrash, notFound, preconditionFailed } from '../http/errors.js'
 import { checkNotModified, etagOf, expectedVersion } from '../http/etag.js'
-import { sendFeed, wantsIcal } from '../http/ical.js'
+import { feedEtag, sendFeed, wantsIcal } from '../http/ical.js'
 import { requestedLanguage } from '../http/language.js'
 import type { Handlers } from '../http/operations.js'
 import { checkPage, listLinks, pageOf, sendList } from '../http/pagination.js'
 import { asSent, sentQueryOf } from '../http/query.js'
 import { sendSerialized, type Serialized } from '../http/serialized.js'
 import { listed, seenBy, withJsonLd } from '../lib/event-view.js'
-import { icalFeed, type FeedEvent } from '../lib/ical.js'
+import { FEED_FORMAT, icalFeed, type FeedEvent } from '../lib/ical.js'
 import { samePassword } from '../lib/passwords.js'
 import { modifiedNow } from '../lib/post-dates.js'
 import { canEdit, canRead, editsAll, statusToStore, type Caller } from '../lib/rights.js'
@@ -50,14 +50,18 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     return { record: seenBy(caller, stored.record), etag: etag(stored, caller) }
   }
 
-  /** An event as a feed shows it: SEQUENCE is its stored version, which starts at 1 and grows with every update. */
-  const feedEvent = (stored: StoredEvent, caller: Caller | null): FeedEvent =>
-    ({ record: seenBy(caller, stored.record), sequence: stored.version - 1, passwordProtected: stored.password !== null })
-
-  /** The feed of `events` (UIDs on the host of `{base_url}`), or 304. */
-  function feed(req: FastifyRequest, reply: FastifyReply, events: FeedEvent[], name: string): string {
-    const { host } = new URL(ctx.publicUrl)
-    return sendFeed(req, reply, icalFeed(events, { host, name, siteZone: ctx.config.timezone }))
+  /**
+   * The feed of `events` as `caller` sees them (UIDs on the host of `{base_url}`), or 304: the tag is
+   * made from what the feed is made of, before any of it is written. SEQUENCE is the stored version,
+   * which starts at 1 and grows with every update of the event (its links lost to a delete included).
+   */
+  function feed(req: FastifyRequest, reply: FastifyReply, events: readonly StoredEvent[], caller: Caller | null, name: string): string {
+    const options = { host: new URL(ctx.publicUrl).host, name, siteZone: ctx.config.timezone }
+    const shown = events.map((stored): FeedEvent =>
+      ({ record: seenBy(caller, stored.record), sequence: stored.version - 1, passwordProtected: stored.password !== null }))
+    const tag = feedEtag([FEED_FORMAT, options.host, options.name, options.siteZone,
+      ...shown.map((e, i) => `${etagOf('event', e.record, events[i]?.version ?? 0)}${e.passwordProtected ? 'p' : ''}`)])
+    return sendFeed(req, reply, tag, () => icalFeed(shown, options))
   }
 
   /** A list as a feed (§14): the JSON list's filters and order, no pages, at most CALENDAR_ICAL_MAX_EVENTS. */
@@ -65,10 +69,10 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     const { filter } = await eventFilterOf(ctx, req, query)
     const total = await countEvents(ctx.db, filter)
     const ids = total === 0 ? [] : await eventIds(ctx.db, filter, 0, Math.min(total, ctx.config.icalMaxEvents), total)
-    const events = (await storedEvents(ctx.db, ctx.site, ids)).map((s) => feedEvent(s, req.user))
+    const events = await storedEvents(ctx.db, ctx.site, ids)
     // One page holding every match up to the cap; X-Total counts them all.
     reply.header('X-Total', String(total)).header('X-Total-Pages', total === 0 ? '0' : '1')
-    return feed(req, reply, events, new URL(ctx.publicUrl).host)
+    return feed(req, reply, events, req.user, new URL(ctx.publicUrl).host)
   }
 
   async function list(req: FastifyRequest, query: ListQuery, reply: FastifyReply) {
@@ -99,7 +103,7 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     if (stored.password !== null && !canEdit(caller, record) && (password === undefined || !samePassword(password, stored.password))) {
       throw new ApiError(403, 'event-password-protected', 'passwordProtected')
     }
-    if (asFeed) return feed(req, reply, [feedEvent(stored, caller)], record.title)
+    if (asFeed) return feed(req, reply, [stored], caller, record.title)
     checkNotModified(req, reply, etag(stored, caller))
     return sendSerialized(reply, ctx.json.event(withJsonLd(seenBy(caller, record))))
   }

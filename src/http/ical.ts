@@ -6,9 +6,12 @@
  * `*\/*`, or with both named alike and JSON first. Either way the answer depends on `Accept`, so these
  * routes say `Vary: Accept`.
  *
- * A feed's ETag names its bytes (the feed is made from the records only, nothing of the moment of the
- * request), under a prefix of its own, so it never equals the JSON answer's tag; `If-None-Match` gives
- * 304 as on JSON (`etag.ts`), and compression appends its coding as for every answer (`compression.ts`).
+ * A feed's ETag is made from what its bytes are made of (the feed holds nothing of the moment of the
+ * request): the format, the calendar's options and, for each event in order, its JSON ETag as the caller
+ * sees it (id, stored version, digest of the record, so a renamed venue changes it) and whether it is
+ * protected. So `If-None-Match` is answered 304 before a single VEVENT is written. The tag has a prefix
+ * of its own, so it never equals a JSON answer's tag; compression appends its coding as for every answer
+ * (`compression.ts`).
  */
 import { createHash } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
@@ -25,14 +28,14 @@ export function wantsIcal(req: FastifyRequest, reply: FastifyReply, ical: boolea
   return preferredMediaType(req, ['application/json', 'text/calendar']) === 'text/calendar'
 }
 
-/** The tag of a feed: a digest of its bytes. */
-export function feedEtag(text: string): string {
-  return `"ical-${createHash('sha256').update(text).digest('base64url').slice(0, 22)}"`
+/** The tag of a feed: a digest of everything its bytes are made of (`inputs`, in order). */
+export function feedEtag(inputs: readonly (string | number)[]): string {
+  return `"ical-${createHash('sha256').update(JSON.stringify(inputs)).digest('base64url').slice(0, 22)}"`
 }
 
-/** Answers with the feed `text` (or 304 when `If-None-Match` names it). */
-export function sendFeed(req: FastifyRequest, reply: FastifyReply, text: string): string {
-  checkNotModified(req, reply, feedEtag(text))
+/** Answers 304 when `If-None-Match` names `etag`, else with the feed `write` makes. */
+export function sendFeed(req: FastifyRequest, reply: FastifyReply, etag: string, write: () => string): string {
+  checkNotModified(req, reply, etag)
   reply.type(ICAL_MEDIA_TYPE)
-  return text
+  return write()
 }

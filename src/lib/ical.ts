@@ -17,7 +17,7 @@
  *   address, GEO its coordinates; ORGANIZER the first organizer (a `mailto:` address when it has an
  *   e-mail, else its website or `rest_url`); URL the website, else `rest_url`.
  */
-import ical, { escape, ICalCalendarMethod, ICalEvent, ICalEventStatus, type ICalCalendar, type ICalDayJsStub, type ICalEventData } from 'ical-generator'
+import ical, { escape, foldLines, ICalCalendarMethod, ICalEvent, ICalEventStatus, type ICalCalendar, type ICalDayJsStub, type ICalEventData } from 'ical-generator'
 import type { Event } from '../contract.js'
 import { DAY, offsetFunction, utcMsToWallMs } from './time-zones.js'
 import { vtimezone, zoneId } from './ical-zones.js'
@@ -43,22 +43,87 @@ export interface FeedOptions {
 
 export const PRODID = { company: 'calendar/events/v1', product: 'Calendar Events REST API', language: 'EN' }
 
-/** The iCalendar text of `events`, in their order. */
+/**
+ * What the feed's bytes are made of besides the options and the events' records, versions and
+ * protection: bump it when the output of the same inputs changes (a property added, another library
+ * version), so that feed ETags made from the inputs (`http/ical.ts`) name the new bytes.
+ */
+export const FEED_FORMAT = 2
+
+/**
+ * The iCalendar text of `events`, in their order: the calendar's properties, a VTIMEZONE for every zone
+ * the events use (in order of first use), then the VEVENTs. Each part is written by ical-generator
+ * (escaping, folding); a VEVENT is written once per record object and kept with it (records are never
+ * changed once made, and the read cache keeps them until they change), so a feed of events already
+ * written is mostly concatenation.
+ */
 export function icalFeed(events: readonly FeedEvent[], options: FeedOptions): string {
-  const calendar = ical({
+  const vevents = events.map((event) => vevent(event, options.host))
+  const tzids = new Set(vevents.flatMap((v) => (v.tzid === undefined ? [] : [v.tzid])))
+  return [calendarHead(options), ...[...tzids].map(zoneBlock), ...vevents.map((v) => v.text), 'END:VCALENDAR\r\n'].join('')
+}
+
+/**
+ * BEGIN:VCALENDAR and the calendar's properties (PRODID, VERSION, CALSCALE, METHOD, X-WR-CALNAME,
+ * X-WR-TIMEZONE, REFRESH-INTERVAL), as ical-generator writes an empty calendar without END:VCALENDAR:
+ * all before the first component (the library itself would write some after the VTIMEZONEs).
+ */
+function calendarHead(options: FeedOptions): string {
+  const text = ical({
     prodId: PRODID,
     method: ICalCalendarMethod.PUBLISH,
     scale: 'GREGORIAN',
     // ical-generator writes NAME and X-WR-CALNAME as they are given: escaped here.
     name: escape(options.name, false),
     ttl: 60 * 60,
-    // A generator without a calendar zone: a VTIMEZONE for every zone an event uses, and DTSTAMP,
-    // CREATED and LAST-MODIFIED in UTC (with a calendar zone the library would write them as floating times).
-    timezone: { name: null, generator: vtimezone },
     x: [['X-WR-TIMEZONE', options.siteZone]],
-  })
-  for (const event of events) calendar.createEvent(feedEvent(calendar, event, options.host))
-  return calendar.toString() + '\r\n'
+  }).toString()
+  return text.slice(0, text.lastIndexOf('END:VCALENDAR'))
+}
+
+const zoneBlocks = new Map<string, string>()
+
+/** The VTIMEZONE of a TZID, as ical-generator puts a generator's block into a calendar (memoised per zone). */
+function zoneBlock(tzid: string): string {
+  let block = zoneBlocks.get(tzid)
+  if (block === undefined) {
+    const raw = vtimezone(tzid) ?? ''
+    block = raw === '' ? '' : foldLines(raw.replace(/\r\n/g, '\n').replace(/\n/g, '\r\n').trim()) + '\r\n'
+    zoneBlocks.set(tzid, block)
+  }
+  return block
+}
+
+/**
+ * The calendar the VEVENTs are written for: without a calendar zone (DTSTAMP, CREATED and LAST-MODIFIED
+ * in UTC; with one the library would write them as floating times), VTIMEZONEs from `ical-zones.ts`.
+ */
+const writer = ical({ timezone: { name: null, generator: vtimezone } })
+
+interface Vevent {
+  /** The folded VEVENT, CRLF-terminated. */
+  text: string
+  /** The TZID its DTSTART/DTEND name, if any. */
+  tzid: string | undefined
+}
+
+/** VEVENTs per record object, by what else goes into one (host, SEQUENCE, protection). */
+const written = new WeakMap<Event, Map<string, Vevent>>()
+
+function vevent(event: FeedEvent, host: string): Vevent {
+  let forms = written.get(event.record)
+  if (forms === undefined) {
+    forms = new Map()
+    written.set(event.record, forms)
+  }
+  const key = `${host} ${event.sequence} ${event.passwordProtected}`
+  let found = forms.get(key)
+  if (found === undefined) {
+    const data = eventData(event, host)
+    found = { text: foldLines(new FeedICalEvent(data.data, writer, data.extra).toString()), tzid: data.data.timezone ?? undefined }
+    forms.set(key, found)
+  }
+  return found
 }
 
 /**
@@ -87,7 +152,7 @@ function day(text: string, days = 0): ICalDayJsStub {
   return stamp(new Date(ms).toISOString().slice(0, 19).replace('T', ' '))
 }
 
-function feedEvent(calendar: ICalCalendar, event: FeedEvent, host: string): ICalEvent {
+function eventData(event: FeedEvent, host: string): { data: ICalEventData; extra: string } {
   const { record } = event
   const data: ICalEventData = {
     id: `${record.id}@${host}`,
@@ -109,7 +174,7 @@ function feedEvent(calendar: ICalCalendar, event: FeedEvent, host: string): ICal
   const extra = organizer === undefined || organizer.email !== null
     ? ''
     : `ORGANIZER;CN="${escape(organizer.organizer, true)}":${uri(organizer.website ?? organizer.rest_url)}\r\n`
-  return new FeedICalEvent(data, calendar, extra)
+  return { data, extra }
 }
 
 /**
