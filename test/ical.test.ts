@@ -171,6 +171,22 @@ t.test('a long description with commas, semicolons, newlines and emoji: escaped,
   t.equal(text(parsed.event(event.id), 'summary'), title)
 })
 
+t.test('DESCRIPTION is plain text: HTML descriptions converted, plain ones unchanged', async (t) => {
+  const s = await setup(t)
+  const cases: Array<[string, string]> = [
+    ['<p>Doors at 8 &amp; music at 9.</p>\n<p>Line one<br>Line two &lt;3 &#8211; caf&eacute;</p>\n<p>Tickets: <a href="https://tickets.example/jazz?a=1&amp;b=2">here</a>, or <a href="https://club.example">https://club.example</a>.</p>\n<ul><li>Bar</li><li>Garden</li></ul>',
+      'Doors at 8 & music at 9.\n\nLine one\nLine two <3 – café\n\nTickets: here (https://tickets.example/jazz?a=1&b=2), or https://club.example.\n\n * Bar\n * Garden'],
+    ['First line\nsecond line with <strong>bold</strong> &amp; more', 'First line\nsecond line with bold & more'],
+    ['<p>Mail <a href="mailto:info@club.example">us</a><img src="https://club.example/x.png" alt="x"></p>', 'Mail us (info@club.example)'],
+    ['Plain: a < b, c > d, R&D, two  spaces\n\nand a paragraph', 'Plain: a < b, c > d, R&D, two  spaces\n\nand a paragraph'],
+  ]
+  const made: Array<[Event, string]> = []
+  for (const [i, [html, plain]] of cases.entries()) made.push([await s.event(`Described ${i}`, { description: html }), plain])
+  const { parsed } = await feed(t, s)
+  for (const [event, plain] of made) t.equal(text(parsed.event(event.id), 'description'), plain, event.title)
+  t.equal((await s.get(made[0]?.[0].id ?? 0)).json<Event>().description, cases[0]?.[0], 'the JSON keeps the HTML')
+})
+
 t.test('UID unchanged and SEQUENCE grown after updates; a change that changes nothing leaves both', async (t) => {
   const s = await setup(t)
   const event = await s.event('Moving')

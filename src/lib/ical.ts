@@ -13,12 +13,13 @@
  *   JSON's `start_date`/`end_date`); all-day events as dates, DTEND the day after the last day; an
  *   event in a zone without a definition (a manual offset such as `UTC+2`), or at a wall time that
  *   occurs twice, in UTC.
- * - DESCRIPTION is left out for password-protected events; LOCATION is the first venue's name and
+ * - DESCRIPTION is plain text (HTML converted, `plain-text.ts`), left out for password-protected events; LOCATION is the first venue's name and
  *   address, GEO its coordinates; ORGANIZER the first organizer (a `mailto:` address when it has an
  *   e-mail, else its website or `rest_url`); URL the website, else `rest_url`.
  */
 import ical, { escape, foldLines, ICalCalendarMethod, ICalEvent, ICalEventStatus, type ICalCalendar, type ICalDayJsStub, type ICalEventData } from 'ical-generator'
 import type { Event } from '../contract.js'
+import { plainText } from './plain-text.js'
 import { DAY, offsetFunction, utcMsToWallMs } from './time-zones.js'
 import { vtimezone, zoneId } from './ical-zones.js'
 
@@ -48,7 +49,7 @@ export const PRODID = { company: 'calendar/events/v1', product: 'Calendar Events
  * protection: bump it when the output of the same inputs changes (a property added, another library
  * version), so that feed ETags made from the inputs (`http/ical.ts`) name the new bytes.
  */
-export const FEED_FORMAT = 2
+export const FEED_FORMAT = 3
 
 /**
  * The iCalendar text of `events`, in their order: the calendar's properties, a VTIMEZONE for every zone
@@ -161,7 +162,7 @@ function eventData(event: FeedEvent, host: string): { data: ICalEventData; extra
     created: utc(record.date_utc),
     lastModified: utc(record.modified_utc),
     summary: record.title,
-    description: event.passwordProtected ? null : record.description,
+    description: event.passwordProtected || record.description === null ? null : plainText(record.description),
     status: ICalEventStatus.CONFIRMED,
     url: uri(record.website ?? record.rest_url),
     categories: record.categories.map((c) => ({ name: c.name })),
