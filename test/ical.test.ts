@@ -31,12 +31,27 @@ async function feed(t: Test, s: Setup, query = '?ical=1', headers: Record<string
 t.test('negotiation: ical=1/true or Accept preferring text/calendar; JSON by default; invalid parameters get JSON errors', async (t) => {
   const s = await setup(t)
   await s.event('Concert')
-  for (const [query, headers] of [['?ical=1', {}], ['?ical=true', {}], ['', CAL], ['', { accept: 'application/json;q=0.5, text/calendar' }], ['', { accept: 'text/*' }]] as const) {
+  // Accept alone decides only by quality: text/calendar strictly above JSON (or acceptable while JSON is not).
+  const feeds: Array<readonly [string, Record<string, string>]> = [
+    ['?ical=1', {}], ['?ical=true', {}], ['', CAL], ['', { accept: 'TEXT/Calendar' }], ['', { accept: 'text/*' }],
+    ['', { accept: 'application/json;q=0.5, text/calendar' }], ['', { accept: 'text/calendar, application/json;q=0.9' }],
+    ['', { accept: 'text/calendar, */*;q=0.1' }], ['', { accept: 'text/calendar; charset="utf-8", application/json;q=0' }],
+    ['?ical=1', { accept: 'application/json' }],
+  ]
+  for (const [query, headers] of feeds) {
     const res = await s.list(query, headers)
     isFeed(t, res)
+    t.comment(`feed for ${query} ${JSON.stringify(headers)}`)
     t.match(String(res.headers.vary), /Accept\b.*Accept-Encoding|Accept-Encoding.*Accept\b/, 'Vary names Accept (and Accept-Encoding)')
   }
-  for (const [query, headers] of [['', {}], ['', { accept: '*/*' }], ['', { accept: 'application/json, text/calendar' }], ['?ical=0', CAL], ['?ical=false', {}]] as const) {
+  const jsons: Array<readonly [string, Record<string, string>]> = [
+    ['', {}], ['', { accept: '' }], ['', { accept: '*/*' }], ['', { accept: 'application/json' }],
+    ['', { accept: 'text/calendar, application/json' }], ['', { accept: 'application/json, text/calendar' }],
+    ['', { accept: 'text/calendar;q=0.8, application/json;q=0.8' }], ['', { accept: 'text/calendar, */*' }],
+    ['', { accept: 'text/calendar;q=0.5, application/json' }], ['', { accept: 'text/calendar;q=0, */*' }],
+    ['', { accept: 'text/html' }], ['', { accept: 'not a media type' }], ['?ical=0', CAL], ['?ical=false', {}],
+  ]
+  for (const [query, headers] of jsons) {
     const res = await s.list(query, headers)
     t.equal(res.statusCode, 200)
     t.match(res.headers['content-type'], /^application\/json/, `JSON for ${query} ${JSON.stringify(headers)}`)

@@ -1,10 +1,10 @@
 /**
  * The iCalendar form of the event reads (CONTRACT §14): whether a request asks for it, and how a feed
- * is answered. `ical=1`/`ical=0` decides when sent; otherwise `Accept` does, read by negotiator as for
- * `/doc`: `text/calendar` when the client ranks it above `application/json` (by quality, then by how
- * specific the range is, then by its order in the header), JSON otherwise: without `Accept`, with
- * `*\/*`, or with both named alike and JSON first. Either way the answer depends on `Accept`, so these
- * routes say `Vary: Accept`.
+ * is answered. `ical=1`/`ical=0` decides when sent; otherwise `Accept` does: `text/calendar` only when
+ * the header gives it a strictly higher quality than `application/json` (CONTRACT §14: preferred over
+ * JSON; acceptable while JSON is not counts), JSON otherwise: without `Accept`, with `*\/*`, and on
+ * every tie, whatever the order of the header or how specific its ranges. Either way the answer depends
+ * on `Accept`, so these routes say `Vary: Accept`.
  *
  * A feed's ETag is made from what its bytes are made of (the feed holds nothing of the moment of the
  * request): the format, the calendar's options and, for each event in order, its JSON ETag as the caller
@@ -16,7 +16,7 @@
 import { createHash } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { checkNotModified } from './etag.js'
-import { preferredMediaType } from './negotiation.js'
+import { acceptQuality } from './negotiation.js'
 
 export const ICAL_MEDIA_TYPE = 'text/calendar; charset=utf-8'
 
@@ -24,8 +24,9 @@ export const ICAL_MEDIA_TYPE = 'text/calendar; charset=utf-8'
 export function wantsIcal(req: FastifyRequest, reply: FastifyReply, ical: boolean | undefined): boolean {
   reply.header('Vary', 'Accept')
   if (ical !== undefined) return ical
-  // JSON offered first: negotiator keeps it when nothing in the header ranks text/calendar above it.
-  return preferredMediaType(req, ['application/json', 'text/calendar']) === 'text/calendar'
+  const accept = req.headers.accept
+  if (accept === undefined) return false
+  return acceptQuality(accept, 'text/calendar') > acceptQuality(accept, 'application/json')
 }
 
 /** The tag of a feed: a digest of everything its bytes are made of (`inputs`, in order). */
