@@ -79,8 +79,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const now = options.now ?? (() => new Date())
   useClock(db, now)
   const base = publicUrl(config)
+  const texts: ErrorTexts = { defaultLanguage: config.defaultLanguage, catalog: createCatalog(messageTable(spec.document['x-messages']), spec.packs) }
   const ctx: AppContext = {
-    db, config, spec,
+    db, config, spec, catalog: texts.catalog,
     get publicUrl() { return base.base },
     get apiUrl() { return `${base.base}${PREFIX}` },
     site: { get apiUrl() { return `${base.base}${PREFIX}` }, geoloc: config.extensions.has('geoloc') },
@@ -88,7 +89,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     json: recordSerializers(spec.document),
   }
 
-  const texts: ErrorTexts = { defaultLanguage: config.defaultLanguage, catalog: createCatalog(messageTable(spec.document['x-messages']), spec.packs) }
 
   const app = Fastify({
     ...connectionOptions(config.connections),

@@ -114,7 +114,7 @@ t.test('python icalendar reads the sample feeds as the JSON says', async (t) => 
   t.equal(read.calendar.METHOD, 'PUBLISH')
   t.equal(read.calendar.CALSCALE, 'GREGORIAN')
   t.equal(read.calendar['X-WR-TIMEZONE'], 'Europe/Zurich')
-  t.equal(read.calendar['X-WR-CALNAME'], 'calendar.test')
+  t.equal(read.calendar['X-WR-CALNAME'], 'Events – calendar.test')
   t.strictSame(read.timezones, ['America/New_York', 'Australia/Sydney', 'Europe/Zurich'])
   t.equal(read.events.length, 5)
   const byUid = new Map(read.events.map((e) => [e.uid, e]))

@@ -86,7 +86,7 @@ t.test('every property of a VEVENT matches the JSON of the same event', async (t
   t.match(text(cal, 'prodid'), /^-\/\/.+\/\/.+\/\/EN$/)
   t.equal(text(cal, 'calscale'), 'GREGORIAN')
   t.equal(text(cal, 'method'), 'PUBLISH')
-  t.equal(text(cal, 'x-wr-calname'), 'calendar.test')
+  t.equal(text(cal, 'x-wr-calname'), 'Events – calendar.test', 'a list feed: the events of the host')
   t.equal(text(cal, 'x-wr-timezone'), 'Europe/Zurich', 'the site zone')
   t.equal(String(cal.getFirstProperty('refresh-interval')?.getFirstValue()), 'PT1H')
   t.strictSame(cal.getAllSubcomponents('vtimezone').map((z) => text(z, 'tzid')), ['Europe/Zurich'], 'a VTIMEZONE for the zone in use')
@@ -453,6 +453,30 @@ t.test('the list filters, order, language and cap; no paging', async (t) => {
   t.equal(empty.parsed.events.length, 0)
   t.equal(empty.res.headers['x-total'], '0')
   t.equal(empty.res.headers['x-total-pages'], '0')
+})
+
+t.test('X-WR-CALNAME: a list feed names the events of the host in the request\'s language; a single event its title', async (t) => {
+  const s = await setup(t, { config: { defaultLanguage: 'de' } })
+  const event = await s.event('Konzert; "live"')
+  const names: Record<string, string> = {
+    en: 'Events – calendar.test', de: 'Veranstaltungen – calendar.test', at: 'Veranstaltungen – calendar.test',
+    'ch-de': 'Veranstaltungen – calendar.test', 'ch-fr': 'Événements – calendar.test', es: 'Eventos – calendar.test',
+  }
+  const tags = new Map<string, string>()
+  for (const [language, name] of Object.entries(names)) {
+    const { res, parsed } = await feed(t, s, `?ical=1&ml_language=${language}`)
+    t.equal(text(parsed.calendar, 'x-wr-calname'), name, language)
+    const known = tags.get(res.body)
+    if (known === undefined) t.notOk([...tags.values()].includes(String(res.headers.etag)), `${language}: another feed, another tag`)
+    else t.equal(res.headers.etag, known, `${language}: the same bytes, the same tag`)
+    tags.set(res.body, String(res.headers.etag))
+  }
+  t.equal(tags.size, 5, 'five different feeds: at and ch-de are the same (no events, the same name)')
+  t.equal(text((await feed(t, s)).parsed.calendar, 'x-wr-calname'), names.de, 'without ml_language: the default language')
+  const single = await s.get(event.id, '?ical=1')
+  isFeed(t, single)
+  // An X- property's value is TEXT (RFC 5545 §3.8.8.2), escaped; ical.js hands unknown properties back raw.
+  t.equal(text(parseFeed(single.body).calendar, 'x-wr-calname'), 'Konzert\\; "live"', 'a single event: its title, escaped')
 })
 
 t.test('a feed of 2,000 events', async (t) => {

@@ -4,6 +4,7 @@
 import type { Kysely } from 'kysely'
 import type { Config } from '../config.js'
 import type { Database } from '../db/schema.js'
+import type { Catalog } from '../http/messages.js'
 import type { LoadedSpec } from '../http/spec.js'
 import type { RecordSerializers } from '../http/serialized.js'
 import type { Site } from '../repositories/site.js'
@@ -20,6 +21,8 @@ export interface AppContext {
   /** The clock, injectable so that tests never depend on today's date. */
   now: () => Date
   spec: LoadedSpec
+  /** The messages of every language (error texts, the name of a calendar feed). */
+  catalog: Catalog
   /** Records' JSON by the contract's schemas, made once per record object. */
   json: RecordSerializers
 }

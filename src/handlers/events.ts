@@ -72,7 +72,9 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     const events = await storedEvents(ctx.db, ctx.site, ids)
     // One page holding every match up to the cap; X-Total counts them all.
     reply.header('X-Total', String(total)).header('X-Total-Pages', total === 0 ? '0' : '1')
-    return feed(req, reply, events, req.user, new URL(ctx.publicUrl).host)
+    // X-WR-CALNAME: "Events – <host>" in the request's language (the language of error texts).
+    const name = ctx.catalog.translate(requestedLanguage(req) ?? ctx.config.defaultLanguage, 'calendarName', { host: new URL(ctx.publicUrl).host })
+    return feed(req, reply, events, req.user, name)
   }
 
   async function list(req: FastifyRequest, query: ListQuery, reply: FastifyReply) {
