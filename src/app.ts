@@ -22,6 +22,10 @@ import { organizerHandlers } from './handlers/organizers.js'
 import { rootHandlers } from './handlers/root.js'
 import { tagHandlers } from './handlers/tags.js'
 import { venueHandlers } from './handlers/venues.js'
+import { webhookHandlers } from './handlers/webhooks.js'
+import { onWritten } from './db/unit-of-work.js'
+import { pendingCount } from './repositories/webhook-deliveries.js'
+import { createDispatcher, type Dispatcher } from './webhooks/dispatcher.js'
 import { createAuthThrottle } from './http/auth-throttle.js'
 import { registerBodyParsers } from './http/body-parsers.js'
 import { registerCompression } from './http/compression.js'
@@ -62,6 +66,15 @@ export interface AppOptions {
   compilers?: Compilers
   /** Where log lines go instead of stdout (tests). */
   logStream?: LogStream
+  /** The webhook dispatcher's clock, random source and request timeout (tests); default the real ones. */
+  webhooks?: { now?: () => Date; random?: () => number; timeoutMs?: number }
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The webhook dispatcher: `server.ts` starts it and stops it on SIGTERM; closing the app stops it. */
+    webhooks: Dispatcher
+  }
 }
 
 const BODY_LIMIT = 1024 * 1024
@@ -127,7 +140,22 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await registerCompression(app)
   await registerRateLimit(app, config.rateLimit)
   registerHealth(app, { database: () => databaseAnswers(db), migrations: () => migrationsApplied(db) })
-  if (config.metrics) registerMetrics(app, { cache: () => readCacheStats(db), pool: () => poolStats(db) })
+  const outcomes = { delivered: 0, retrying: 0, failed: 0 }
+  const dispatcher = createDispatcher({
+    db, site: ctx.site, json: ctx.json, ...config.webhooks, ...options.webhooks,
+    onError: (error) => app.log.error({ err: error }, 'webhook delivery failed'),
+    onAttempt: (outcome) => { outcomes[outcome] += 1 },
+  })
+  app.decorate('webhooks', dispatcher)
+  // A write of this process wakes the dispatcher: its deliveries are due at once.
+  onWritten(db, (changes, committed) => { if (committed && changes.length > 0) dispatcher.wake() })
+  app.addHook('onClose', () => dispatcher.stop())
+  if (config.metrics) {
+    registerMetrics(app, {
+      cache: () => readCacheStats(db), pool: () => poolStats(db),
+      webhooks: async () => ({ attempts: outcomes, backlog: await pendingCount(db) }),
+    })
+  }
   digitsOnlyIds(app)
   registerPreflight(app, spec.document)
 
@@ -153,6 +181,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ...organizerHandlers(ctx),
     ...eventHandlers(ctx),
     ...changeHandlers(ctx),
+    ...webhookHandlers(ctx),
   } satisfies Handlers
   await app.register(openapiGlue, {
     // Validation as handlers read requests: the text forms of query strings and forms are converted first.

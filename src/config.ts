@@ -5,6 +5,7 @@
 import { canonicalZoneCase, isValidTimezone } from './lib/time-zones.js'
 import { LANGUAGES, isLanguage, type Language } from './contract.js'
 import { DEFAULT_CACHE_ENTRIES } from './repositories/read-cache.js'
+import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule } from './lib/retry-schedule.js'
 
 export const EXTENSIONS = ['geoloc'] as const
 export type Extension = (typeof EXTENSIONS)[number]
@@ -43,6 +44,17 @@ export interface Config {
   trustProxy: TrustProxy
   /** Events in one iCalendar feed at most (CALENDAR_ICAL_MAX_EVENTS, default 2000; X-Total still counts every match). */
   icalMaxEvents: number
+  /** Webhook deliveries (CONTRACT §13). */
+  webhooks: WebhookSettings
+}
+
+export interface WebhookSettings {
+  /** Delays before each retry of a failed delivery, in ms (CALENDAR_WEBHOOK_RETRY_SCHEDULE). */
+  retrySchedule: number[]
+  /** Deliveries given up in a row that disable a subscription (CALENDAR_WEBHOOK_DISABLE_AFTER, default 10). */
+  disableAfter: number
+  /** Whether receivers on loopback, private and link-local addresses are allowed (CALENDAR_WEBHOOK_ALLOW_PRIVATE). */
+  allowPrivate: boolean
 }
 
 export type LogFormat = 'json' | 'pretty'
@@ -112,7 +124,21 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimit: parseCount(env, 'CALENDAR_RATE_LIMIT', 0, 0, 1_000_000),
     trustProxy: parseTrustProxy(env.CALENDAR_TRUST_PROXY),
     icalMaxEvents: parseCount(env, 'CALENDAR_ICAL_MAX_EVENTS', 2000, 1, 100_000),
+    webhooks: {
+      retrySchedule: parseSchedule(env.CALENDAR_WEBHOOK_RETRY_SCHEDULE),
+      disableAfter: parseCount(env, 'CALENDAR_WEBHOOK_DISABLE_AFTER', 10, 1, 1_000_000),
+      allowPrivate: parseBoolean(env, 'CALENDAR_WEBHOOK_ALLOW_PRIVATE', false),
+    },
   }
+}
+
+function parseSchedule(value: string | undefined): number[] {
+  const raw = nonEmpty(value) ?? DEFAULT_RETRY_SCHEDULE
+  const schedule = parseRetrySchedule(raw)
+  if (schedule === undefined) {
+    throw new ConfigError(`CALENDAR_WEBHOOK_RETRY_SCHEDULE must be a comma list of 1 to 20 delays such as 5s,30s,2m,1h,1d (units ms, s, m, h, d; each at most 7 days), got ${raw}`)
+  }
+  return schedule
 }
 
 function parseLogFormat(value: string | undefined): LogFormat {

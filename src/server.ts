@@ -1,7 +1,8 @@
 /**
  * Runs the API: reads the configuration, opens and migrates the database, listens, and on SIGTERM or
  * SIGINT stops accepting connections, lets requests in flight finish (each answered with
- * `Connection: close`), then closes the database. A start that fails for a reason of the configuration
+ * `Connection: close`) and webhook attempts in flight finish, then closes the database. It runs the
+ * webhook dispatcher from the moment it listens. A start that fails for a reason of the configuration
  * (a DATABASE_URL that is no SQLite database, a HOST that cannot be listened on) says which variable and
  * value, in one line, without a stack trace.
  */
@@ -22,7 +23,8 @@ async function main(): Promise<void> {
     closing = true
     app.log.info({ signal }, 'draining')
     stopRetention()
-    app.drainConnections()
+    // Webhook attempts in flight finish (or give their deliveries back) while requests drain.
+    Promise.all([app.drainConnections(), app.webhooks.stop()])
       .then(() => app.close())
       .then(() => database.close())
       .then(() => process.exit(0))
@@ -40,6 +42,7 @@ async function main(): Promise<void> {
     await database.close()
     throw new ConfigError(`cannot listen on HOST=${config.host} PORT=${config.port}: ${reason(error)}`)
   }
+  app.webhooks.start()
   if (config.logLevel === 'silent') {
     process.stdout.write(`listening on ${app.publicUrl}/calendar/events/v1\n`)
   }

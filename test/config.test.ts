@@ -43,6 +43,7 @@ t.test('defaults', async (t) => {
     rateLimit: 0,
     trustProxy: false,
     icalMaxEvents: 2000,
+    webhooks: { retrySchedule: [5000, 30_000, 120_000, 600_000, 3_600_000, 21_600_000, 86_400_000], disableAfter: 10, allowPrivate: false },
   } satisfies Config)
   t.equal(config.extensions.size, 0, 'no extension is on by default')
 })
@@ -54,7 +55,8 @@ t.test('empty and blank variables count as unset', async (t) => {
     CALENDAR_CHANGES_RETENTION_DAYS: '', DATABASE_POOL_SIZE: '',
     CALENDAR_HEADERS_TIMEOUT_MS: '', CALENDAR_REQUEST_TIMEOUT_MS: ' ', CALENDAR_KEEP_ALIVE_TIMEOUT_MS: '', CALENDAR_MAX_CONNECTIONS: '',
     CALENDAR_SHUTDOWN_TIMEOUT_MS: '', CALENDAR_LOG_FORMAT: '', CALENDAR_METRICS: '', CALENDAR_AUTH_FAILURE_LIMIT: '',
-    CALENDAR_RATE_LIMIT: '', CALENDAR_TRUST_PROXY: '', CALENDAR_ICAL_MAX_EVENTS: '',
+    CALENDAR_RATE_LIMIT: '', CALENDAR_TRUST_PROXY: '', CALENDAR_ICAL_MAX_EVENTS: '', CALENDAR_WEBHOOK_RETRY_SCHEDULE: ' ', CALENDAR_WEBHOOK_DISABLE_AFTER: '',
+    CALENDAR_WEBHOOK_ALLOW_PRIVATE: '',
   })
   t.strictSame(blank, loadConfig({}))
 })
@@ -84,6 +86,9 @@ t.test('every variable is read', async (t) => {
     CALENDAR_RATE_LIMIT: '600',
     CALENDAR_TRUST_PROXY: '10.0.0.0/8, 127.0.0.1',
     CALENDAR_ICAL_MAX_EVENTS: '500',
+    CALENDAR_WEBHOOK_RETRY_SCHEDULE: '250ms, 1s,2m,3h,1d',
+    CALENDAR_WEBHOOK_DISABLE_AFTER: '3',
+    CALENDAR_WEBHOOK_ALLOW_PRIVATE: 'true',
   })
   t.strictSame(config, {
     host: '0.0.0.0',
@@ -106,6 +111,7 @@ t.test('every variable is read', async (t) => {
     rateLimit: 600,
     trustProxy: '10.0.0.0/8,127.0.0.1',
     icalMaxEvents: 500,
+    webhooks: { retrySchedule: [250, 1000, 120_000, 10_800_000, 86_400_000], disableAfter: 3, allowPrivate: true },
   } satisfies Config)
 })
 
@@ -246,4 +252,11 @@ t.test('CALENDAR_ICAL_MAX_EVENTS is a positive integer', async (t) => {
   t.throws(() => loadConfig({ CALENDAR_ICAL_MAX_EVENTS: '0' }), /^CALENDAR_ICAL_MAX_EVENTS must be an integer from 1 to 100000, got 0/)
   t.throws(() => loadConfig({ CALENDAR_ICAL_MAX_EVENTS: 'all' }), /^CALENDAR_ICAL_MAX_EVENTS/)
   t.throws(() => loadConfig({ CALENDAR_ICAL_MAX_EVENTS: '100001' }), /^CALENDAR_ICAL_MAX_EVENTS/)
+t.test('the webhook variables are checked, naming the variable', async (t) => {
+  for (const bad of ['5', '5x', '1s,,2s', '8d', '-1s', Array(21).fill('1s').join(',')]) {
+    t.throws(() => loadConfig({ CALENDAR_WEBHOOK_RETRY_SCHEDULE: bad }), /^CALENDAR_WEBHOOK_RETRY_SCHEDULE must be/, bad)
+  }
+  t.throws(() => loadConfig({ CALENDAR_WEBHOOK_DISABLE_AFTER: '0' }), /^CALENDAR_WEBHOOK_DISABLE_AFTER must be an integer from 1/)
+  t.throws(() => loadConfig({ CALENDAR_WEBHOOK_ALLOW_PRIVATE: 'yes' }), /^CALENDAR_WEBHOOK_ALLOW_PRIVATE must be true or false/)
+  t.same(loadConfig({ CALENDAR_WEBHOOK_RETRY_SCHEDULE: '1s,2s,4s' }).webhooks.retrySchedule, [1000, 2000, 4000])
 })

@@ -7,6 +7,9 @@
  * author as the write left them, so that readers of the log can tell who could see the record without
  * reading it. Images and users are not resources of the API: they are not logged.
  *
+ * Each entry then becomes the pending webhook deliveries its subscribers are owed (webhook-outbox.ts),
+ * in the same transaction.
+ *
  * The time of an entry is the clock of whoever writes (`useClock`, bound by `buildApp`), so that tests
  * and the retention that reads it agree on one clock.
  */
@@ -14,6 +17,7 @@ import type { Insertable, Kysely } from 'kysely'
 import { formatUtc } from '../lib/dates.js'
 import type { ChangeAction, ChangeResource, ChangesTable, Database } from './schema.js'
 import type { Tx } from './unit-of-work.js'
+import { enqueueDeliveries, type LoggedChange } from './webhook-outbox.js'
 
 export type ChangedResource = 'event' | 'venue' | 'organizer' | 'category' | 'tag' | 'image' | 'user'
 
@@ -80,7 +84,13 @@ export async function appendChanges(trx: Tx, db: Kysely<Database>, changes: read
     if (state === undefined) return []
     return [{ resource: entry.resource, record_id: entry.id, language: state.language, action: entry.action, changed_utc: changedUtc, status: state.status, author: state.author }]
   })
-  for (let i = 0; i < rows.length; i += CHUNK) await trx.insertInto('changes').values(rows.slice(i, i + CHUNK)).execute()
+  const logged: LoggedChange[] = []
+  for (let i = 0; i < rows.length; i += CHUNK) {
+    logged.push(...await trx.insertInto('changes').values(rows.slice(i, i + CHUNK))
+      .returning(['position', 'resource', 'record_id', 'language', 'action', 'changed_utc']).execute())
+  }
+  // What the write changed becomes, in the same transaction, the deliveries its subscribers are owed.
+  await enqueueDeliveries(trx, logged, clockOf(db)().toISOString())
 }
 
 interface State {

@@ -157,3 +157,12 @@ export function isWriteConflict(error: unknown): boolean {
   const code = typeof error === 'object' && error !== null && 'code' in error ? error.code : undefined
   return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code === '40001' || code === '40P01')
 }
+
+/**
+ * A select that locks the rows it reads, skipping rows another transaction holds (PostgreSQL's
+ * `FOR UPDATE SKIP LOCKED`: several nodes claim different rows at once). SQLite's write transaction
+ * (`BEGIN IMMEDIATE`) already excludes every other writer, so it needs no row locks.
+ */
+export function skippingLocked<Q extends { forUpdate(): Q; skipLocked(): Q }>(db: QueryExecutorProvider, query: Q): Q {
+  return isPostgres(db) ? query.forUpdate().skipLocked() : query
+}

@@ -5,11 +5,13 @@ import { Migrator, sql, type Kysely, type Migration } from 'kysely'
 import * as initial from './migrations/0001-initial.js'
 import * as coveringListingIndex from './migrations/0002-covering-listing-index.js'
 import * as changeLog from './migrations/0003-change-log.js'
+import * as webhooks from './migrations/0004-webhooks.js'
 
 const migrations: Record<string, Migration> = {
   '0001-initial': initial,
   '0002-covering-listing-index': coveringListingIndex,
   '0003-change-log': changeLog,
+  '0004-webhooks': webhooks,
 }
 
 /**

@@ -143,6 +143,59 @@ export interface ChangeLogTable {
   pruned_through: number
 }
 
+/** A webhook subscription (CONTRACT §13); `events` is a JSON array of types, `active` 0/1. */
+export interface WebhooksTable {
+  id: Generated<number>
+  url: string
+  events: string
+  description: string | null
+  active: number
+  /** The signing secret as created (`whsec_…`): the server signs with it; never shown again. */
+  secret: string
+  created_utc: string
+  modified_utc: string
+  /** Deliveries given up in a row. */
+  failures: Generated<number>
+  disabled_utc: string | null
+  disabled_reason: string | null
+}
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed'
+
+/** The outbox: one change of the log for one subscription, until delivered or given up. */
+export interface WebhookDeliveriesTable {
+  id: Generated<number>
+  webhook_id: number
+  position: number
+  type: string
+  resource: ChangeResource
+  record_id: number
+  language: string
+  changed_utc: string
+  status: Generated<DeliveryStatus>
+  attempts: Generated<number>
+  next_attempt_utc: string
+  lease_owner: string | null
+  lease_until: string | null
+  payload: string | null
+  finished_utc: string | null
+}
+
+export type AttemptOutcome = 'delivered' | 'retrying' | 'failed'
+
+/** One attempt of a delivery, as it went. */
+export interface WebhookAttemptsTable {
+  id: Generated<number>
+  delivery_id: number
+  webhook_id: number
+  attempt: number
+  attempted_utc: string
+  outcome: AttemptOutcome
+  response_status: number | null
+  error: string | null
+  duration_ms: number
+}
+
 export interface Database {
   users: UsersTable
   api_keys: ApiKeysTable
@@ -156,6 +209,9 @@ export interface Database {
   event_organizers: EventOrganizersTable
   changes: ChangesTable
   change_log: ChangeLogTable
+  webhooks: WebhooksTable
+  webhook_deliveries: WebhookDeliveriesTable
+  webhook_attempts: WebhookAttemptsTable
 }
 
 export type EventRow = Selectable<EventsTable>
@@ -165,3 +221,6 @@ export type VenueRow = Selectable<VenuesTable>
 export type OrganizerRow = Selectable<OrganizersTable>
 export type TermRow = Selectable<TermsTable>
 export type ChangeRow = Selectable<ChangesTable>
+export type WebhookRow = Selectable<WebhooksTable>
+export type DeliveryRow = Selectable<WebhookDeliveriesTable>
+export type AttemptRow = Selectable<WebhookAttemptsTable>

@@ -472,6 +472,78 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook subscriptions
+         * @description Returns the webhook subscriptions, oldest first, a page at a time. Administrators only. Secrets are never shown here, only their last four characters (`secret_hint`).
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Create a webhook subscription
+         * @description Subscribes a URL to changes of the given types. Administrators only. The answer holds the signing `secret`, shown this once: keep it to verify the `webhook-signature` of every delivery (Standard Webhooks). The URL must be absolute http(s), and its host may not be or resolve to a loopback, private, link-local or unspecified address unless the server allows it.
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a webhook subscription
+         * @description Returns one webhook subscription, without its secret. Administrators only.
+         */
+        get: operations["getWebhook"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook subscription
+         * @description Deletes the subscription for good, with its pending deliveries and its recorded attempts, and returns it as it was. Administrators only.
+         */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a webhook subscription
+         * @description Partial update: omitted fields keep their value. Administrators only. `active: true` resumes a subscription that was disabled after deliveries were given up in a row, and clears `failures`, `disabled_utc` and `disabled_reason`; its pending deliveries go out again.
+         */
+        patch: operations["updateWebhook"];
+        trace?: never;
+    };
+    "/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the delivery attempts of a webhook subscription
+         * @description Returns the latest delivery attempts of the subscription, newest first, a page at a time, each with its outcome, the receiver's status, how long it took and what went wrong. Administrators only.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1489,6 +1561,182 @@ export interface components {
             /** @description Whether the argument must be sent. */
             required: boolean;
         };
+        /**
+         * @description A type of change a subscription wants: `<resource>.<action>`, `<resource>.*` for every action of a resource, or `*` for everything.
+         * @enum {string}
+         */
+        WebhookEventType: "*" | "event.*" | "event.created" | "event.updated" | "event.deleted" | "venue.*" | "venue.created" | "venue.updated" | "venue.deleted" | "organizer.*" | "organizer.created" | "organizer.updated" | "organizer.deleted" | "category.*" | "category.created" | "category.updated" | "category.deleted" | "tag.*" | "tag.created" | "tag.updated" | "tag.deleted";
+        /** @description A webhook subscription. Each change of a wanted type is sent to `url` as a signed POST (Standard Webhooks: headers `webhook-id`, `webhook-timestamp`, `webhook-signature`) with the body `{ type, timestamp, data: { resource, id, cursor, ml_language, record? } }`, where `record` is the record as an administrator sees it in a list (absent for deletions), and retried with growing delays until a 2xx answer arrives within 10 seconds. */
+        Webhook: {
+            /** @description Unique id of the subscription. */
+            id: number;
+            /**
+             * Format: uri
+             * @description Where deliveries are sent.
+             */
+            url: string;
+            /** @description The types of changes delivered. */
+            events: components["schemas"]["WebhookEventType"][];
+            /** @description A note on the subscription, or null. */
+            description: string | null;
+            /** @description Whether changes are delivered; false when paused or disabled after failures. */
+            active: boolean;
+            /** @description The last four characters of the signing secret. */
+            secret_hint: string;
+            /** @description When the subscription was created, in UTC. */
+            created_utc: string;
+            /** @description When the subscription last changed, in UTC. */
+            modified_utc: string;
+            /** @description Deliveries given up in a row; a delivery that arrives sets it back to 0. */
+            failures: number;
+            /** @description When the subscription was disabled after deliveries were given up in a row, or null. */
+            disabled_utc: string | null;
+            /** @description Why the subscription was disabled, or null. */
+            disabled_reason: string | null;
+        };
+        /** @description A new webhook subscription with its signing secret, which no other answer shows. */
+        WebhookCreated: {
+            /** @description Unique id of the subscription. */
+            id: number;
+            /**
+             * Format: uri
+             * @description Where deliveries are sent.
+             */
+            url: string;
+            /** @description The types of changes delivered. */
+            events: components["schemas"]["WebhookEventType"][];
+            /** @description A note on the subscription, or null. */
+            description: string | null;
+            /** @description Whether changes are delivered; false when paused or disabled after failures. */
+            active: boolean;
+            /** @description The last four characters of the signing secret. */
+            secret_hint: string;
+            /** @description When the subscription was created, in UTC. */
+            created_utc: string;
+            /** @description When the subscription last changed, in UTC. */
+            modified_utc: string;
+            /** @description Deliveries given up in a row; a delivery that arrives sets it back to 0. */
+            failures: number;
+            /** @description When the subscription was disabled after deliveries were given up in a row, or null. */
+            disabled_utc: string | null;
+            /** @description Why the subscription was disabled, or null. */
+            disabled_reason: string | null;
+            /** @description The signing secret: `whsec_` and the base64 of 32 random bytes. Shown once. */
+            secret: string;
+        };
+        /** @description One page of webhook subscriptions, with the links and totals needed to walk through all pages. */
+        WebhookList: {
+            /** @description The subscriptions on this page, oldest first. */
+            webhooks: components["schemas"]["Webhook"][];
+            /**
+             * Format: uri
+             * @description Absolute URL of this page.
+             */
+            rest_url: string;
+            /**
+             * Format: uri
+             * @description Absolute URL of the next page; present only when that page exists.
+             */
+            next_rest_url?: string;
+            /**
+             * Format: uri
+             * @description Absolute URL of the previous page; present only when that page exists.
+             */
+            previous_rest_url?: string;
+            /** @description Number of items over all pages. */
+            total: number;
+            /** @description Number of pages; 0 when nothing matches. */
+            total_pages: number;
+        };
+        /** @description One attempt to deliver one change to a subscription. */
+        WebhookDelivery: {
+            /** @description Id of the attempt. */
+            id: number;
+            /** @description Id of the delivery, which every attempt of one change to one subscription shares. */
+            delivery_id: number;
+            /** @description The `webhook-id` header sent, the same on every attempt of the delivery. */
+            message_id: string;
+            /** @description The type of the change, `<resource>.<action>`. */
+            type: string;
+            resource: components["schemas"]["ChangeResource"];
+            /** @description Id of the record that changed. */
+            record_id: number;
+            /** @description The change's cursor, as `GET /changes` names it. */
+            cursor: string;
+            /** @description Number of this attempt (1 for the first). */
+            attempt: number;
+            /** @description When the attempt began, in UTC. */
+            attempted_utc: string;
+            /**
+             * @description `delivered`: the receiver answered 2xx in time; `retrying`: it did not, and the delivery is tried again later; `failed`: it did not, and this was the last attempt.
+             * @enum {string}
+             */
+            outcome: "delivered" | "retrying" | "failed";
+            /** @description The receiver's HTTP status, or null when no answer came. */
+            response_status: number | null;
+            /** @description What went wrong, with at most the start of the receiver's answer, or null. */
+            error: string | null;
+            /** @description How long the attempt took, in milliseconds. */
+            duration_ms: number;
+            /** @description When the delivery is tried again, for the latest attempt of a delivery still pending; else null. */
+            next_attempt_utc: string | null;
+        };
+        /** @description One page of delivery attempts, newest first, with the links and totals needed to walk through all pages. */
+        WebhookDeliveryList: {
+            /** @description The attempts on this page, newest first. */
+            deliveries: components["schemas"]["WebhookDelivery"][];
+            /**
+             * Format: uri
+             * @description Absolute URL of this page.
+             */
+            rest_url: string;
+            /**
+             * Format: uri
+             * @description Absolute URL of the next page; present only when that page exists.
+             */
+            next_rest_url?: string;
+            /**
+             * Format: uri
+             * @description Absolute URL of the previous page; present only when that page exists.
+             */
+            previous_rest_url?: string;
+            /** @description Number of items over all pages. */
+            total: number;
+            /** @description Number of pages; 0 when nothing matches. */
+            total_pages: number;
+        };
+        /** @description Fields of a new webhook subscription. Unknown fields are rejected. */
+        WebhookCreate: {
+            /**
+             * Format: uri
+             * @description Where deliveries are sent: an absolute http(s) URL whose host is not and does not resolve to a loopback, private, link-local or unspecified address.
+             */
+            url: string;
+            /** @description The types of changes to deliver. */
+            events: components["schemas"]["WebhookEventType"][];
+            /** @description A note on the subscription; null clears it. */
+            description?: string | null;
+            /** @description Whether changes are delivered (default true). */
+            active?: boolean;
+            /** @description Language of error messages, as the `ml_language` query parameter; when both are sent, this one wins. */
+            ml_language?: components["schemas"]["Language"];
+        };
+        /** @description Fields to change on a webhook subscription. Partial update: omitted fields keep their value. Unknown fields are rejected. */
+        WebhookUpdate: {
+            /**
+             * Format: uri
+             * @description Where deliveries are sent: an absolute http(s) URL whose host is not and does not resolve to a loopback, private, link-local or unspecified address.
+             */
+            url?: string;
+            /** @description The types of changes to deliver. */
+            events?: components["schemas"]["WebhookEventType"][];
+            /** @description A note on the subscription; null clears it. */
+            description?: string | null;
+            /** @description Whether changes are delivered; true resumes a disabled subscription. */
+            active?: boolean;
+            /** @description Language of error messages, as the `ml_language` query parameter; when both are sent, this one wins. */
+            ml_language?: components["schemas"]["Language"];
+        };
     };
     responses: {
         /** @description The version named in `If-None-Match` is still current; the answer has no body. */
@@ -2021,6 +2269,35 @@ export interface components {
                  */
                 "application/json": components["schemas"]["TagUpdate"];
                 "application/x-www-form-urlencoded": components["schemas"]["TagUpdate"];
+            };
+        };
+        /** @description The new subscription, as JSON or as a form. Array fields accept repeated, bracketed and comma-separated forms in a form body. */
+        WebhookCreate: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://partner.example.com/hooks/calendar",
+                 *       "events": [
+                 *         "event.*",
+                 *         "venue.updated"
+                 *       ],
+                 *       "description": "Partner portal"
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookCreate"];
+                "application/x-www-form-urlencoded": components["schemas"]["WebhookCreate"];
+            };
+        };
+        /** @description Fields to change on the subscription, as JSON or as a form. Partial update: omitted fields keep their value. An empty body changes nothing. */
+        WebhookUpdate: {
+            content: {
+                /**
+                 * @example {
+                 *       "active": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["WebhookUpdate"];
             };
         };
     };
@@ -4791,6 +5068,282 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             408: components["responses"]["RequestTimeout"];
             410: components["responses"]["CursorExpired"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page of results to return, starting at 1.
+                 * @example 1
+                 */
+                page?: components["parameters"]["Page"];
+                /**
+                 * @description Number of records per page; values above 50 are clamped to 50.
+                 * @example 10
+                 */
+                per_page?: components["parameters"]["PerPage"];
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
+                ml_language?: components["parameters"]["MlLanguage"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of webhook subscriptions. */
+            200: {
+                headers: {
+                    "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Total": components["headers"]["X-Total"];
+                    "X-Total-Pages": components["headers"]["X-Total-Pages"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
+                ml_language?: components["parameters"]["MlLanguage"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["WebhookCreate"];
+        responses: {
+            /** @description The subscription was created; this answer alone shows its secret. */
+            201: {
+                headers: {
+                    "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookCreated"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
+                ml_language?: components["parameters"]["MlLanguage"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`.
+                 * @example 1
+                 */
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The webhook subscription. */
+            200: {
+                headers: {
+                    "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
+                ml_language?: components["parameters"]["MlLanguage"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`.
+                 * @example 1
+                 */
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The webhook subscription as it was before its deletion. */
+            200: {
+                headers: {
+                    "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateWebhook: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
+                ml_language?: components["parameters"]["MlLanguage"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`.
+                 * @example 1
+                 */
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: components["requestBodies"]["WebhookUpdate"];
+        responses: {
+            /** @description The webhook subscription after the change. */
+            200: {
+                headers: {
+                    "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page of results to return, starting at 1.
+                 * @example 1
+                 */
+                page?: components["parameters"]["Page"];
+                /**
+                 * @description Number of records per page; values above 50 are clamped to 50.
+                 * @example 10
+                 */
+                per_page?: components["parameters"]["PerPage"];
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
+                ml_language?: components["parameters"]["MlLanguage"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`.
+                 * @example 1
+                 */
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of delivery attempts, newest first. */
+            200: {
+                headers: {
+                    "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Total": components["headers"]["X-Total"];
+                    "X-Total-Pages": components["headers"]["X-Total-Pages"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];

@@ -6,23 +6,17 @@
  * readable is `created`, one that no longer is `deleted`, one never readable is left out).
  */
 import type { FastifyRequest } from 'fastify'
-import type { Category, Event, Organizer, QueryOf, Schema, Tag, Venue } from '../contract.js'
+import type { QueryOf, Schema } from '../contract.js'
 import type { ChangeAction, ChangeResource } from '../db/schema.js'
 import { ApiError, invalidParam } from '../http/errors.js'
 import type { Handlers } from '../http/operations.js'
-import { listed, seenBy } from '../lib/event-view.js'
 import { canRead, type Caller, type Owned } from '../lib/rights.js'
 import { latestChanges, logBounds, priorStates, type LogEntry, type PriorState } from '../repositories/changes.js'
-import { storedEvents } from '../repositories/event-records.js'
-import { linkedRecords } from '../repositories/linked.js'
-import { ORGANIZER } from '../repositories/organizers.js'
-import { CATEGORY, TAG, termRecords } from '../repositories/terms.js'
-import { VENUE } from '../repositories/venues.js'
+import { currentRecords as recordsNow, type ChangeRecord } from '../repositories/change-records.js'
 import type { AppContext } from './context.js'
 
 type ChangeHandlers = Pick<Handlers, 'listChanges'>
 type ChangeQuery = QueryOf<'listChanges'>
-type ChangeRecord = Event | Venue | Organizer | Category | Tag
 
 const RESOURCES: readonly ChangeResource[] = ['events', 'venues', 'organizers', 'categories', 'tags']
 const DEFAULT_PER_PAGE = 100
@@ -81,31 +75,7 @@ function readableBefore(caller: Caller | null, resource: ChangeResource, prior: 
 }
 
 export function changeHandlers(ctx: AppContext): ChangeHandlers {
-  /** The current records of one resource, as the caller would see them in a list, by id. */
-  async function currentRecords(caller: Caller | null, resource: ChangeResource, ids: number[]): Promise<Map<number, { record: ChangeRecord; state: Owned }>> {
-    const out = new Map<number, { record: ChangeRecord; state: Owned }>()
-    if (ids.length === 0) return out
-    switch (resource) {
-      case 'events':
-        for (const s of await storedEvents(ctx.db, ctx.site, ids)) {
-          out.set(s.record.id, { record: listed(seenBy(caller, s.record), s.password !== null), state: s.record })
-        }
-        break
-      case 'venues':
-        for (const r of await linkedRecords(ctx.db, ctx.site, VENUE, ids)) out.set(r.id, { record: r, state: r })
-        break
-      case 'organizers':
-        for (const r of await linkedRecords(ctx.db, ctx.site, ORGANIZER, ids)) out.set(r.id, { record: r, state: r })
-        break
-      case 'categories':
-        for (const r of await termRecords(ctx.db, ctx.site, CATEGORY, ids)) out.set(r.id, { record: r, state: { status: 'publish', author: null } })
-        break
-      case 'tags':
-        for (const r of await termRecords(ctx.db, ctx.site, TAG, ids)) out.set(r.id, { record: r, state: { status: 'publish', author: null } })
-        break
-    }
-    return out
-  }
+  const currentRecords = (caller: Caller | null, resource: ChangeResource, ids: number[]) => recordsNow(ctx.db, ctx.site, caller, resource, ids)
 
   /** What the caller is told of one record's latest change; undefined: nothing (it never could read it). */
   function entryFor(caller: Caller | null, entry: LogEntry, cursor: string, current: { record: ChangeRecord } | undefined, readableNow: boolean, before: boolean | undefined): Schema<'Change'> | undefined {

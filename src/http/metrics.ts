@@ -2,7 +2,7 @@
  * Prometheus metrics at `GET /metrics` (CONTRACT §16), served only with CALENDAR_METRICS=true (else the
  * path is an unknown route like any other): requests by route, method and status with their latency
  * (a histogram, whose `_count` is the number of requests), the read cache's hits and misses, the
- * PostgreSQL pool's connections, and Node's own process metrics. Each app has its own registry, so that
+ * PostgreSQL pool's connections, webhook delivery attempts and backlog, and Node's own process metrics. Each app has its own registry, so that
  * apps built side by side (tests) count apart. The sources of the cache and pool figures are given by
  * `app.ts` as functions: this module reads figures, it does not know where they come from. The path is
  * outside the namespace and the spec; put it behind the proxy's access rules, not on the public side.
@@ -16,6 +16,8 @@ export interface MetricSources {
   cache(): { hits: Record<string, number>; misses: Record<string, number> } | undefined
   /** The database pool's connections (PostgreSQL; undefined on SQLite). */
   pool(): { total: number; idle: number; waiting: number } | undefined
+  /** Webhook delivery attempts by outcome since start, and the deliveries pending now (all nodes). */
+  webhooks(): Promise<{ attempts: Record<string, number>; backlog: number }>
 }
 
 /** Latency buckets in seconds: most answers take milliseconds. */
@@ -63,6 +65,25 @@ export function registerMetrics(app: FastifyInstance, sources: MetricSources): v
       this.set({ state: 'total' }, pool.total)
       this.set({ state: 'idle' }, pool.idle)
       this.set({ state: 'waiting' }, pool.waiting)
+    },
+  })
+
+  new Counter({
+    name: 'calendar_webhook_attempts_total',
+    help: 'Webhook delivery attempts of this process, by outcome (delivered, retrying, failed: given up).',
+    labelNames: ['outcome'],
+    registers: [registry],
+    async collect() {
+      this.reset()
+      for (const [outcome, n] of Object.entries((await sources.webhooks()).attempts)) this.inc({ outcome }, n)
+    },
+  })
+  new Gauge({
+    name: 'calendar_webhook_backlog',
+    help: 'Webhook deliveries pending (not yet delivered nor given up), over every node.',
+    registers: [registry],
+    async collect() {
+      this.set((await sources.webhooks()).backlog)
     },
   })
 
