@@ -7,7 +7,7 @@
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib'
 import type { Test } from 'tap'
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
-import { buildApp } from '../../src/app.js'
+import { buildApp, type AppOptions } from '../../src/app.js'
 import { defaultConfig, type Config } from '../../src/config.js'
 import { openSqlite } from '../../src/db/database.js'
 import { createCompilers } from '../../src/http/compilers.js'
@@ -32,6 +32,10 @@ export interface BuildOptions {
   clock?: () => Date
   /** SQLite whatever the engine under test (for tests of SQLite's own mechanics, which read `sqlite`). */
   sqlite?: boolean
+  /** The webhook dispatcher's clock and timeout. */
+  webhooks?: AppOptions['webhooks']
+  /** Where log lines go. */
+  logStream?: AppOptions['logStream']
 }
 
 export type Injected = LightMyRequestResponse & { json<T = Record<string, unknown>>(): T }
@@ -40,7 +44,11 @@ export async function build(t: Test, options: BuildOptions = {}) {
   const config = defaultConfig({ publicUrl: BASE_URL, ...options.config })
   const handle = options.sqlite === true ? await openSqlite(':memory:') : await openTestDatabase(t)
   const now = options.now ?? NOW
-  const app = await buildApp({ db: handle.db, config, now: options.clock ?? (() => now), spec: SPEC, compilers })
+  const app = await buildApp({
+    db: handle.db, config, now: options.clock ?? (() => now), spec: SPEC, compilers,
+    ...(options.webhooks !== undefined ? { webhooks: options.webhooks } : {}),
+    ...(options.logStream !== undefined ? { logStream: options.logStream } : {}),
+  })
   t.teardown(async () => {
     await app.close()
     await handle.close()

@@ -1,0 +1,164 @@
+/**
+ * Webhook deliveries (CONTRACT §13) to a real HTTP receiver on loopback, every signature verified with
+ * the `standardwebhooks` package's verifier: every kind of change arrives with its type and record; a
+ * 500 is retried with the same `webhook-id`; a receiver that was down gets everything once it is back;
+ * a slow receiver times out and is retried; give-ups in a row disable a subscription and PATCH resumes
+ * it; attempts are listed newest first. The dispatcher's clock is the test's: retries come due when the
+ * test moves it, and `runOnce` does one round (no sleeps).
+ */
+import t, { type Test } from 'tap'
+import { API, build } from './helpers/build.js'
+import { startReceiver, type Receiver } from './helpers/receiver.js'
+
+type Json = Record<string, unknown>
+
+async function setup(t: Test, options: { schedule?: number[]; disableAfter?: number; timeoutMs?: number } = {}) {
+  let offset = 0
+  const built = await build(t, {
+    config: { webhooks: { retrySchedule: options.schedule ?? [1000, 1000, 1000], disableAfter: options.disableAfter ?? 10, allowPrivate: true } },
+    webhooks: { now: () => new Date(Date.now() + offset), random: () => 0.5, timeoutMs: options.timeoutMs ?? 5000 },
+  })
+  const admin = await built.auth('administrator')
+  const receiver = await startReceiver(t)
+  const send = async (method: 'POST' | 'PATCH' | 'DELETE' | 'GET', path: string, body?: Json) => {
+    const res = await built.inject({ method, url: `${API}${path}`, headers: admin, ...(body === undefined ? {} : { payload: body }) })
+    t.ok(res.statusCode < 300, `${method} ${path} → ${res.statusCode}`, { body: res.body.slice(0, 300) })
+    return res.json<Json & { id: number }>()
+  }
+  const subscribe = async (r: Receiver, events: string[] = ['*']) => {
+    const created = await send('POST', '/webhooks', { url: r.url, events })
+    r.secret = String(created.secret)
+    return created
+  }
+  /** Moves the dispatcher's clock on. */
+  const advance = (ms: number) => { offset += ms }
+  const run = () => built.app.webhooks.runOnce()
+  /** Rounds until nothing is due (a subscription has at most 4 attempts in flight); how many attempts. */
+  const drain = async () => {
+    let total = 0
+    for (let n = await run(); n > 0; n = await run()) total += n
+    return total
+  }
+  return { ...built, admin, receiver, send, subscribe, advance, run, drain }
+}
+
+t.test('every kind of change arrives, signed, with its type, cursor and record', async (t) => {
+  const s = await setup(t)
+  await s.subscribe(s.receiver)
+  const category = await s.send('POST', '/categories', { name: 'Concerts' })
+  const tag = await s.send('POST', '/tags', { name: 'Jazz' })
+  const venue = await s.send('POST', '/venues', { venue: 'Volkshaus', city: 'Zürich' })
+  const organizer = await s.send('POST', '/organizers', { organizer: 'Jazz Club' })
+  const event = await s.send('POST', '/events', { title: 'Late Night Jazz', start_date: '2026-12-04 21:00', end_date: '2026-12-04 23:00', categories: [category.id], tags: [tag.id], venue: [venue.id], organizer: [organizer.id] })
+  await s.send('PATCH', `/events/${event.id}`, { title: 'Later Night Jazz' })
+  await s.send('PATCH', `/venues/${venue.id}`, { city: 'Zurich' })
+  while (await s.run() > 0) { /* until nothing is due */ }
+  await s.send('DELETE', `/events/${event.id}?force=true`)
+  await s.send('DELETE', `/tags/${tag.id}`)
+  while (await s.run() > 0) { /* until nothing is due */ }
+  const got = s.receiver.received
+  t.ok(got.every((r) => r.verified), 'every signature verifies with standardwebhooks')
+  const types = got.map((r) => `${r.json.type} ${r.json.data.id}`)
+  for (const expected of [`category.created ${category.id}`, `tag.created ${tag.id}`, `venue.created ${venue.id}`, `organizer.created ${organizer.id}`,
+    `event.created ${event.id}`, `event.updated ${event.id}`, `venue.updated ${venue.id}`, `event.deleted ${event.id}`, `tag.deleted ${tag.id}`]) {
+    t.ok(types.includes(expected), expected, { types })
+  }
+  const rows = await s.db.selectFrom('changes').select(['position', 'resource', 'record_id', 'action']).orderBy('position').execute()
+  t.equal(new Set(got.map((r) => r.id)).size, rows.length, 'one delivery per change of the log, each with its own webhook-id')
+  const created = got.find((r) => r.json.type === 'event.created')
+  t.match(created?.json.data, { resource: 'events', id: event.id, ml_language: 'en' })
+  t.type(created?.json.data.cursor, 'string')
+  t.equal(created?.json.data.record?.title, 'Later Night Jazz', 'the record as it was when first sent (here: after the update)')
+  const deleted = got.find((r) => r.json.type === 'event.deleted')
+  t.equal(deleted?.json.data.record, undefined, 'a deletion has no record')
+  t.match(created?.json.timestamp, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/)
+  t.equal(await s.run(), 0, 'nothing is sent twice once delivered')
+})
+
+t.test('a subscription gets only the types it asks for', async (t) => {
+  const s = await setup(t)
+  await s.subscribe(s.receiver, ['venue.*', 'event.deleted'])
+  const venue = await s.send('POST', '/venues', { venue: 'Volkshaus' })
+  await s.send('POST', '/tags', { name: 'Jazz' })
+  const event = await s.send('POST', '/events', { title: 'Jam', start_date: '2026-12-04 21:00', end_date: '2026-12-04 23:00' })
+  await s.send('DELETE', `/events/${event.id}?force=true`)
+  while (await s.run() > 0) { /* drain */ }
+  t.same(s.receiver.received.map((r) => `${r.json.type} ${r.json.data.id}`).sort(), [`event.deleted ${event.id}`, `venue.created ${venue.id}`])
+})
+
+t.test('a 500 then a 200: the retry has the same webhook-id and body; attempts are listed newest first', async (t) => {
+  const s = await setup(t)
+  const hook = await s.subscribe(s.receiver)
+  s.receiver.answers.push({ status: 500, body: 'x'.repeat(100_000) })
+  await s.send('POST', '/tags', { name: 'Jazz' })
+  t.equal(await s.run(), 1)
+  t.equal(await s.run(), 0, 'not due again before its delay')
+  s.advance(1500)
+  t.equal(await s.run(), 1, 'due after the first delay (1 s with jitter)')
+  const [first, second] = s.receiver.received
+  t.equal(first?.id, second?.id, 'the same webhook-id')
+  t.equal(first?.body, second?.body, 'the same body')
+  t.not(first?.timestamp === undefined, true)
+  t.ok(first?.verified && second?.verified)
+  const list = await s.send('GET', `/webhooks/${hook.id}/deliveries`) as unknown as { deliveries: Array<Json>; total: number }
+  t.equal(list.total, 2)
+  t.match(list.deliveries[0], { attempt: 2, outcome: 'delivered', response_status: 200, error: null, message_id: first?.id })
+  t.match(list.deliveries[1], { attempt: 1, outcome: 'retrying', response_status: 500 })
+  t.ok(String(list.deliveries[1]?.error).length < 300, 'the receiver answer is not echoed in full')
+})
+
+t.test('a receiver that is down gets everything when it comes back', async (t) => {
+  const s = await setup(t, { schedule: [1000, 1000, 1000, 1000, 1000] })
+  await s.subscribe(s.receiver)
+  await s.receiver.down()
+  const ids: number[] = []
+  for (let i = 0; i < 5; i++) ids.push((await s.send('POST', '/tags', { name: `Tag ${i}` })).id)
+  t.equal(await s.drain(), 5, 'five attempts, all refused (at most four at once to one receiver)')
+  s.advance(1500)
+  t.equal(await s.drain(), 5, 'retried, still down')
+  await s.receiver.open()
+  s.advance(1500)
+  t.equal(await s.drain(), 5)
+  t.same(s.receiver.received.map((r) => r.json.data.id).sort((a, b) => a - b), ids)
+  t.ok(s.receiver.received.every((r) => r.verified))
+})
+
+t.test('a slow receiver times out and is retried', async (t) => {
+  const s = await setup(t, { timeoutMs: 200 })
+  const hook = await s.subscribe(s.receiver)
+  s.receiver.answers.push({ status: 200, delayMs: 1000 })
+  await s.send('POST', '/tags', { name: 'Jazz' })
+  await s.run()
+  const list = await s.send('GET', `/webhooks/${hook.id}/deliveries`) as unknown as { deliveries: Array<Json> }
+  t.match(list.deliveries[0], { outcome: 'retrying', response_status: null, error: 'no answer within the timeout' })
+  s.advance(1500)
+  await s.run()
+  await s.receiver.waitFor(2)
+  const again = await s.send('GET', `/webhooks/${hook.id}/deliveries`) as unknown as { deliveries: Array<Json> }
+  t.match(again.deliveries[0], { attempt: 2, outcome: 'delivered' })
+})
+
+t.test('give-ups in a row disable the subscription; PATCH active resumes it and what was pending goes out', async (t) => {
+  const s = await setup(t, { schedule: [1000], disableAfter: 2 })
+  const hook = await s.subscribe(s.receiver)
+  s.receiver.fallback = { status: 503 }
+  await s.send('POST', '/tags', { name: 'A' })
+  await s.send('POST', '/tags', { name: 'B' })
+  await s.run()
+  s.advance(1500)
+  await s.run()
+  const disabled = await s.send('GET', `/webhooks/${hook.id}`)
+  t.match(disabled, { active: false, failures: 2, disabled_reason: '2 deliveries in a row were given up.' })
+  t.type(disabled.disabled_utc, 'string')
+  const attempts = await s.send('GET', `/webhooks/${hook.id}/deliveries`) as unknown as { deliveries: Array<Json> }
+  t.same(attempts.deliveries.map((d) => d.outcome), ['failed', 'failed', 'retrying', 'retrying'])
+  // Changes while disabled are not queued for it.
+  await s.send('POST', '/tags', { name: 'C' })
+  t.equal(await s.run(), 0)
+  s.receiver.fallback = { status: 204 }
+  const resumed = await s.send('PATCH', `/webhooks/${hook.id}`, { active: true })
+  t.match(resumed, { active: true, failures: 0, disabled_utc: null, disabled_reason: null })
+  await s.send('POST', '/tags', { name: 'D' })
+  t.equal(await s.run(), 1, 'a change after resuming is delivered')
+  t.equal(s.receiver.received.at(-1)?.json.type, 'tag.created')
+})
