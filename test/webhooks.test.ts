@@ -1,0 +1,118 @@
+/**
+ * /webhooks (CONTRACT §13): administrators only (anonymous 401, others 403); create answers 201 with
+ * the secret, shown once (`whsec_` + base64 of 32 bytes) and never again, in no other answer nor in the
+ * log; URLs are absolute http(s) and, unless allowed, never loopback, private, link-local or
+ * unspecified; read, PATCH, DELETE, lists and pages; JSON and form bodies.
+ */
+import t, { type Test } from 'tap'
+import { API, API_URL, build } from './helpers/build.js'
+import { expectError } from './helpers/errors.js'
+
+type Json = Record<string, unknown>
+
+async function setup(t: Test, options: { allowPrivate?: boolean; lines?: string[] } = {}) {
+  const built = await build(t, {
+    config: { webhooks: { retrySchedule: [1000], disableAfter: 10, allowPrivate: options.allowPrivate ?? true }, ...(options.lines !== undefined ? { logLevel: 'trace' } : {}) },
+    ...(options.lines !== undefined ? { logStream: { write: (line: string) => { options.lines?.push(line) } } } : {}),
+  })
+  const admin = await built.auth('administrator')
+  return { ...built, admin }
+}
+
+const BODY = { url: 'https://partner.example.com/hooks', events: ['event.*', 'venue.updated'], description: 'Partner' }
+
+t.test('administrators only: anonymous 401, editors and others 403, on every operation', async (t) => {
+  const s = await setup(t)
+  const created = (await s.inject({ method: 'POST', url: `${API}/webhooks`, headers: s.admin, payload: BODY })).json<{ id: number }>()
+  const editor = await s.auth('editor')
+  const author = await s.auth('author')
+  const calls: Array<[string, string, Json | undefined]> = [
+    ['GET', '/webhooks', undefined], ['POST', '/webhooks', BODY], ['GET', `/webhooks/${created.id}`, undefined],
+    ['PATCH', `/webhooks/${created.id}`, { active: false }], ['DELETE', `/webhooks/${created.id}`, undefined],
+    ['GET', `/webhooks/${created.id}/deliveries`, undefined],
+  ]
+  for (const [method, path, payload] of calls) {
+    const request = { method: method as 'GET', url: `${API}${path}`, ...(payload !== undefined ? { payload } : {}) }
+    expectError(t, await s.inject(request), 401, 'rest_forbidden')
+    expectError(t, await s.inject({ ...request, headers: editor }), 403, 'rest_forbidden')
+    expectError(t, await s.inject({ ...request, headers: author }), 403, 'rest_forbidden')
+  }
+})
+
+t.test('create: 201, Location, the secret once; read, list, PATCH and DELETE never show it', async (t) => {
+  const lines: string[] = []
+  const s = await setup(t, { lines })
+  const res = await s.inject({ method: 'POST', url: `${API}/webhooks`, headers: s.admin, payload: BODY })
+  t.equal(res.statusCode, 201)
+  const created = res.json<Json & { id: number; secret: string }>()
+  t.equal(res.headers.location, `${API_URL}/webhooks/${created.id}`)
+  t.match(created.secret, /^whsec_[A-Za-z0-9+/]{43}=$/)
+  t.equal(Buffer.from(created.secret.slice(6), 'base64').length, 32, '32 random bytes')
+  t.match(created, { url: BODY.url, events: BODY.events, description: 'Partner', active: true, failures: 0, disabled_utc: null, disabled_reason: null, secret_hint: created.secret.slice(-4) })
+  const answers = [
+    await s.inject({ url: `${API}/webhooks/${created.id}`, headers: s.admin }),
+    await s.inject({ url: `${API}/webhooks`, headers: s.admin }),
+    await s.inject({ method: 'PATCH', url: `${API}/webhooks/${created.id}`, headers: s.admin, payload: { description: null, events: ['*'] } }),
+    await s.inject({ url: `${API}/webhooks/${created.id}/deliveries`, headers: s.admin }),
+    await s.inject({ method: 'DELETE', url: `${API}/webhooks/${created.id}`, headers: s.admin }),
+  ]
+  for (const answer of answers) {
+    t.equal(answer.statusCode, 200)
+    t.notOk(answer.body.includes(created.secret.slice(6, 30)), 'no part of the secret in any other answer')
+    t.notOk(answer.body.includes('"secret"'), 'no secret field')
+  }
+  t.match(answers[2]?.json(), { description: null, events: ['*'] })
+  t.match(answers[4]?.json(), { id: created.id, events: ['*'] }, 'DELETE answers the record as it was')
+  t.ok(lines.length > 0, 'the log was captured')
+  t.notOk(lines.join('\n').includes(created.secret.slice(6, 30)), 'the secret is never logged')
+  expectError(t, await s.inject({ url: `${API}/webhooks/${created.id}`, headers: s.admin }), 404, 'rest-webhook-not-found')
+})
+
+t.test('lists: oldest first, pages, links; a page past the last is 404', async (t) => {
+  const s = await setup(t)
+  const empty = await s.inject({ url: `${API}/webhooks`, headers: s.admin })
+  t.same(empty.json(), { webhooks: [], rest_url: `${API_URL}/webhooks?page=1&per_page=10`, total: 0, total_pages: 0 })
+  for (let i = 0; i < 3; i++) await s.inject({ method: 'POST', url: `${API}/webhooks`, headers: s.admin, payload: { url: `https://h${i}.example.com/`, events: ['*'] } })
+  const page = await s.inject({ url: `${API}/webhooks?per_page=2&page=2`, headers: s.admin })
+  t.equal(page.headers['x-total'], '3')
+  t.equal(page.headers['x-total-pages'], '2')
+  t.match(page.json(), { webhooks: [{ url: 'https://h2.example.com/' }], total: 3, total_pages: 2, previous_rest_url: `${API_URL}/webhooks?page=1&per_page=2` })
+  expectError(t, await s.inject({ url: `${API}/webhooks?page=3&per_page=2`, headers: s.admin }), 404, 'webhook-archive-page-not-found')
+  expectError(t, await s.inject({ url: `${API}/webhooks/99/deliveries`, headers: s.admin }), 404, 'rest-webhook-not-found')
+  expectError(t, await s.inject({ url: `${API}/webhooks/1/deliveries?page=2`, headers: s.admin }), 404, 'delivery-archive-page-not-found')
+  expectError(t, await s.inject({ method: 'PATCH', url: `${API}/webhooks/99`, headers: s.admin, payload: {} }), 404, 'rest-webhook-not-found')
+  expectError(t, await s.inject({ method: 'DELETE', url: `${API}/webhooks/99`, headers: s.admin }), 404, 'rest-webhook-not-found')
+})
+
+t.test('bodies: unknown types and fields, missing fields, bad URLs are 400 naming them; forms work', async (t) => {
+  const s = await setup(t)
+  const post = (payload: Json) => s.inject({ method: 'POST', url: `${API}/webhooks`, headers: s.admin, payload })
+  expectError(t, await post({ url: BODY.url, events: ['event.moved'] }), 400, 'rest_invalid_param', ['events'])
+  expectError(t, await post({ url: BODY.url, events: [] }), 400, 'rest_invalid_param', ['events'])
+  expectError(t, await post({ url: BODY.url }), 400, 'rest_missing_callback_param')
+  expectError(t, await post({ ...BODY, secret: 'mine' }), 400, 'rest_invalid_param', ['secret'])
+  expectError(t, await post({ url: 'ftp://partner.example.com/', events: ['*'] }), 400, 'rest_invalid_param', ['url'])
+  expectError(t, await post({ url: 'not a url', events: ['*'] }), 400, 'rest_invalid_param', ['url'])
+  const form = await s.inject({
+    method: 'POST', url: `${API}/webhooks`, headers: { ...s.admin, 'content-type': 'application/x-www-form-urlencoded' },
+    payload: 'url=https%3A%2F%2Fpartner.example.com%2Fform&events=tag.*,venue.created&active=0',
+  })
+  t.equal(form.statusCode, 201)
+  t.match(form.json(), { url: 'https://partner.example.com/form', events: ['tag.*', 'venue.created'], active: false })
+})
+
+t.test('loopback, private, link-local and unspecified addresses are refused unless allowed', async (t) => {
+  const s = await setup(t, { allowPrivate: false })
+  for (const url of ['http://127.0.0.1:8080/', 'http://10.1.2.3/', 'http://192.168.1.1/', 'http://172.16.0.1/', 'http://169.254.169.254/latest',
+    'http://0.0.0.0/', 'http://[::1]/', 'http://[fe80::1]/', 'http://[fd00::1]/', 'http://[::ffff:127.0.0.1]/', 'http://localhost:3000/']) {
+    const res = await s.inject({ method: 'POST', url: `${API}/webhooks`, headers: s.admin, payload: { url, events: ['*'] } })
+    const body = expectError(t, res, 400, 'rest_invalid_param', ['url'])
+    t.match(body.message, /url/, url)
+  }
+  const ok = await s.inject({ method: 'POST', url: `${API}/webhooks`, headers: s.admin, payload: { url: 'https://93.184.215.14/hook', events: ['*'] } })
+  t.equal(ok.statusCode, 201, 'a public address is accepted')
+  const id = ok.json<{ id: number }>().id
+  expectError(t, await s.inject({ method: 'PATCH', url: `${API}/webhooks/${id}`, headers: s.admin, payload: { url: 'http://127.0.0.1/' } }), 400, 'rest_invalid_param', ['url'])
+  const german = await s.inject({ method: 'POST', url: `${API}/webhooks?ml_language=de`, headers: s.admin, payload: { url: 'http://10.0.0.1/', events: ['*'] } })
+  t.match(german.json<{ message: string }>().message, /Ungültige/, 'in the language asked for')
+})
