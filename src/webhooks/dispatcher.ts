@@ -72,6 +72,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   let timer: NodeJS.Timeout | undefined
   let round: Promise<number> | undefined
   let again = false
+  let stopped: Promise<void> | undefined
 
   const busy = () => {
     const counts = new Map<number, number>()
@@ -162,18 +163,24 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       await Promise.all(sent)
       return sent.length
     },
-    async stop() {
-      started = false
-      if (timer !== undefined) clearTimeout(timer)
-      await round
-      const running = [...inFlight.values()].map((f) => f.done)
-      let graceTimer: NodeJS.Timeout | undefined
-      const grace = new Promise<void>((resolve) => { graceTimer = setTimeout(resolve, graceMs) })
-      await Promise.race([Promise.all(running), grace])
-      clearTimeout(graceTimer)
-      stopping.abort()
-      await Promise.all(running)
-      await sender.close()
+    stop() {
+      stopped ??= halt()
+      return stopped
     },
+  }
+
+  /** The work of `stop`, done once however often it is asked for. */
+  async function halt(): Promise<void> {
+    started = false
+    if (timer !== undefined) clearTimeout(timer)
+    await round
+    const running = [...inFlight.values()].map((f) => f.done)
+    let graceTimer: NodeJS.Timeout | undefined
+    const grace = new Promise<void>((resolve) => { graceTimer = setTimeout(resolve, graceMs) })
+    await Promise.race([Promise.all(running), grace])
+    clearTimeout(graceTimer)
+    stopping.abort()
+    await Promise.all(running)
+    await sender.close()
   }
 }

@@ -33,6 +33,8 @@ export interface Receiver {
   answers: Answer[]
   fallback: Answer
   waitFor(count: number, timeoutMs?: number): Promise<void>
+  /** Waits until `done` holds of what was received (checked on every request), bounded. */
+  until(done: (received: readonly Received[]) => boolean, timeoutMs: number, why: () => string): Promise<void>
   close(): Promise<void>
   /** Stops listening (a receiver that is down), keeping what it got; `open` listens again on the same port. */
   down(): Promise<void>
@@ -51,6 +53,7 @@ function readBody(req: IncomingMessage): Promise<string> {
 
 export async function startReceiver(t: Test, port = 0): Promise<Receiver> {
   const waiters: Array<{ count: number; resolve: () => void }> = []
+  const conditions: Array<{ done: (received: readonly Received[]) => boolean; resolve: () => void }> = []
   const receiver: Receiver = {
     url: '', received: [], secret: undefined, answers: [], fallback: { status: 200 },
     waitFor(count, timeoutMs = 20_000) {
@@ -58,6 +61,13 @@ export async function startReceiver(t: Test, port = 0): Promise<Receiver> {
       return new Promise((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`the receiver got ${receiver.received.length} of ${count} requests`)), timeoutMs)
         waiters.push({ count, resolve: () => { clearTimeout(timer); resolve() } })
+      })
+    },
+    until(done, timeoutMs, why) {
+      if (done(receiver.received)) return Promise.resolve()
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(why())), timeoutMs)
+        conditions.push({ done, resolve: () => { clearTimeout(timer); resolve() } })
       })
     },
     close: async () => { await stop() },
@@ -85,6 +95,10 @@ export async function startReceiver(t: Test, port = 0): Promise<Receiver> {
       for (const w of waiters.filter((w) => receiver.received.length >= w.count)) {
         waiters.splice(waiters.indexOf(w), 1)
         w.resolve()
+      }
+      for (const c of conditions.filter((c) => c.done(receiver.received))) {
+        conditions.splice(conditions.indexOf(c), 1)
+        c.resolve()
       }
       if (!res.destroyed) res.writeHead(answer.status, { 'content-type': 'text/plain' }).end(answer.body ?? '')
     }

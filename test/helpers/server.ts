@@ -22,11 +22,11 @@ function isJson(value: unknown): value is Json {
 }
 
 /** Creates an editor and returns its key, straight in the database file (before the server runs). */
-export async function editorKey(file: string): Promise<string> {
+export async function editorKey(file: string, role: 'editor' | 'administrator' = 'editor'): Promise<string> {
   const handle = await openDatabase(file)
   try {
     const key = generateKey()
-    await withTransaction(handle.db, (trx) => createUserWithKey(trx, 'editor', key, '2026-01-01 00:00:00'))
+    await withTransaction(handle.db, (trx) => createUserWithKey(trx, role, key, '2026-01-01 00:00:00'))
     return key
   } finally {
     await handle.close()
@@ -41,12 +41,12 @@ export interface Server {
 }
 
 /** Starts `src/server.ts` on `file` and `port`; resolves once it listens (bounded wait). */
-export async function startServer(t: Test, file: string, port: number): Promise<Server> {
+export async function startServer(t: Test, file: string, port: number, env: Record<string, string> = {}): Promise<Server> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
     cwd: ROOT,
     // No NODE_V8_COVERAGE: the child runs the sources through tsx, whose coverage would not map onto
     // tap's and would blur the report of every file it loads.
-    env: { ...process.env, DATABASE_URL: file, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'silent', PUBLIC_URL: 'http://calendar.test', NODE_OPTIONS: '', NODE_V8_COVERAGE: undefined },
+    env: { ...process.env, DATABASE_URL: file, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'silent', PUBLIC_URL: 'http://calendar.test', NODE_OPTIONS: '', NODE_V8_COVERAGE: undefined, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   t.teardown(() => {
