@@ -2,23 +2,31 @@
  * Retention of the change log (CONTRACT §12, `CALENDAR_CHANGES_RETENTION_DAYS`): entries older than
  * the retention are pruned, oldest first, a batch per unit of work with a turn of the event loop in
  * between, so that requests and writes go on while a large backlog is pruned. The server runs it at
- * start and then every hour; cursors older than what is kept are answered 410 from then on.
+ * start and then every hour; cursors older than what is kept are answered 410 from then on. Webhook
+ * deliveries delivered or given up before the same cutoff go too, with their attempts.
  */
 import type { Kysely } from 'kysely'
 import type { Database } from './db/schema.js'
-import { withTransaction } from './db/unit-of-work.js'
+import { withTransaction, type Tx } from './db/unit-of-work.js'
 import { formatUtc } from './lib/dates.js'
 import { DAY } from './lib/time-zones.js'
 import { pruneBatch } from './repositories/changes.js'
+import { pruneFinishedDeliveries } from './repositories/webhook-deliveries.js'
 
-/** Prunes every entry older than `days` before `now`; returns how many went. */
+/** Prunes every entry older than `days` before `now`, and webhook deliveries finished before then; returns how many entries went. */
 export async function pruneExpiredChanges(db: Kysely<Database>, now: Date, days: number): Promise<number> {
   const cutoff = formatUtc(new Date(now.getTime() - days * DAY))
+  await inBatches(db, (trx) => pruneFinishedDeliveries(trx, cutoff))
+  return inBatches(db, (trx) => pruneBatch(trx, cutoff))
+}
+
+/** Runs `batch` a unit of work at a time, with a turn of the event loop in between, until it prunes nothing. */
+async function inBatches(db: Kysely<Database>, batch: (trx: Tx) => Promise<number>): Promise<number> {
   let pruned = 0
   for (;;) {
-    const batch = await withTransaction(db, (trx) => pruneBatch(trx, cutoff))
-    if (batch === 0) return pruned
-    pruned += batch
+    const n = await withTransaction(db, batch)
+    if (n === 0) return pruned
+    pruned += n
     await new Promise<void>((resolve) => setImmediate(resolve))
   }
 }

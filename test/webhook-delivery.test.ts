@@ -162,3 +162,45 @@ t.test('give-ups in a row disable the subscription; PATCH active resumes it and 
   t.equal(await s.run(), 1, 'a change after resuming is delivered')
   t.equal(s.receiver.received.at(-1)?.json.type, 'tag.created')
 })
+
+t.test('two dispatchers on one database (two nodes) never attempt the same delivery', async (t) => {
+  const s = await setup(t)
+  await s.subscribe(s.receiver)
+  for (let i = 0; i < 12; i++) await s.send('POST', '/tags', { name: `Tag ${i}` })
+  const { createDispatcher } = await import('../src/webhooks/dispatcher.js')
+  const other = createDispatcher({ db: s.db, site: { apiUrl: `${API}`, geoloc: false }, json: (await import('../src/http/serialized.js')).recordSerializers((await import('./helpers/contract.js')).SPEC.document), retrySchedule: [1000], disableAfter: 10, allowPrivate: true })
+  t.teardown(() => other.stop())
+  let sent = 0
+  for (let round = 0; round < 10 && sent < 12; round++) {
+    const [a, b] = await Promise.all([s.run(), other.runOnce()])
+    sent += a + b
+  }
+  t.equal(sent, 12, 'twelve attempts in all')
+  const ids = s.receiver.received.map((r) => r.id)
+  t.equal(new Set(ids).size, 12, 'each delivery attempted once')
+  t.equal(ids.length, 12)
+})
+
+t.test('metrics: attempts by outcome and the backlog', async (t) => {
+  let offset = 0
+  const built = await build(t, {
+    config: { metrics: true, webhooks: { retrySchedule: [1000], disableAfter: 10, allowPrivate: true } },
+    webhooks: { now: () => new Date(Date.now() + offset), random: () => 0.5 },
+  })
+  const admin = await built.auth('administrator')
+  const receiver = await startReceiver(t)
+  receiver.answers.push({ status: 500 })
+  const created = await built.inject({ method: 'POST', url: `${API}/webhooks`, headers: admin, payload: { url: receiver.url, events: ['*'] } })
+  receiver.secret = created.json<{ secret: string }>().secret
+  await built.inject({ method: 'POST', url: `${API}/tags`, headers: admin, payload: { name: 'Jazz' } })
+  await built.inject({ method: 'POST', url: `${API}/tags`, headers: admin, payload: { name: 'Blues' } })
+  const before = (await built.app.inject({ url: '/metrics' })).body
+  t.match(before, /^calendar_webhook_backlog 2$/m, 'two pending')
+  await built.app.webhooks.runOnce()
+  offset += 1500
+  await built.app.webhooks.runOnce()
+  const after = (await built.app.inject({ url: '/metrics' })).body
+  t.match(after, /^calendar_webhook_backlog 0$/m)
+  t.match(after, /^calendar_webhook_attempts_total\{outcome="delivered"\} 2$/m)
+  t.match(after, /^calendar_webhook_attempts_total\{outcome="retrying"\} 1$/m)
+})

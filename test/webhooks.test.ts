@@ -116,3 +116,18 @@ t.test('loopback, private, link-local and unspecified addresses are refused unle
   const german = await s.inject({ method: 'POST', url: `${API}/webhooks?ml_language=de`, headers: s.admin, payload: { url: 'http://10.0.0.1/', events: ['*'] } })
   t.match(german.json<{ message: string }>().message, /Ungültige/, 'in the language asked for')
 })
+
+t.test('retention prunes deliveries finished before the cutoff, with their attempts; pending ones stay', async (t) => {
+  const s = await setup(t)
+  const { pruneExpiredChanges } = await import('../src/retention.js')
+  const hook = (await s.inject({ method: 'POST', url: `${API}/webhooks`, headers: s.admin, payload: { url: 'https://partner.example.com/', events: ['*'] } })).json<{ id: number }>()
+  await s.inject({ method: 'POST', url: `${API}/tags`, headers: s.admin, payload: { name: 'A' } })
+  await s.inject({ method: 'POST', url: `${API}/tags`, headers: s.admin, payload: { name: 'B' } })
+  const [first] = await s.db.selectFrom('webhook_deliveries').select('id').orderBy('id').execute()
+  await s.db.updateTable('webhook_deliveries').set({ status: 'delivered', finished_utc: '2026-01-01 00:00:00' }).where('id', '=', first!.id).execute()
+  await s.db.insertInto('webhook_attempts').values({ delivery_id: first!.id, webhook_id: hook.id, attempt: 1, attempted_utc: '2026-01-01 00:00:00', outcome: 'delivered', response_status: 200, error: null, duration_ms: 5 }).execute()
+  await pruneExpiredChanges(s.db, new Date('2026-06-15T12:00:00Z'), 30)
+  const left = await s.db.selectFrom('webhook_deliveries').select(['id', 'status']).execute()
+  t.same(left.map((d) => d.status), ['pending'], 'the finished delivery went, the pending one stays')
+  t.equal((await s.db.selectFrom('webhook_attempts').selectAll().execute()).length, 0, 'with its attempts')
+})
