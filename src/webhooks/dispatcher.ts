@@ -17,7 +17,7 @@ import type { Kysely } from 'kysely'
 import type { Database } from '../db/schema.js'
 import { withTransaction } from '../db/unit-of-work.js'
 import { retryDelay } from '../lib/retry-schedule.js'
-import { anythingDue, claimDue, recordAttempt, releaseLeases, type ClaimedDelivery } from '../repositories/webhook-deliveries.js'
+import { anythingDue, claimDue, recordAttempt, releaseLeases, type AttemptResult, type ClaimedDelivery } from '../repositories/webhook-deliveries.js'
 import { receivers } from '../repositories/webhooks.js'
 import { buildPayload, messageId, signedHeaders, type PayloadSources } from './payload.js'
 import { createSender, type Sender } from './sender.js'
@@ -50,6 +50,9 @@ export interface Dispatcher {
   stop(): Promise<void>
 }
 
+/** How long a wake waits for more writes to come along before it claims. */
+const WAKE_MS = 20
+
 /** The request timeout of CONTRACT §13. */
 export const DELIVERY_TIMEOUT_MS = 10_000
 
@@ -70,6 +73,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const stopping = new AbortController()
   let started = false
   let timer: NodeJS.Timeout | undefined
+  let timerDue = 0
   let round: Promise<number> | undefined
   let again = false
   let stopped: Promise<void> | undefined
@@ -95,12 +99,32 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     }
     const delay = result.delivered ? undefined : retryDelay(options.retrySchedule, delivery.attempts + 1, random())
     const outcome = result.delivered ? 'delivered' : delay === undefined ? 'failed' : 'retrying'
-    await withTransaction(options.db, (trx) => recordAttempt(trx, {
+    await record({
       delivery, owner, payload, attemptedAt, durationMs: performance.now() - started,
       responseStatus: result.status, error: result.error, outcome, disableAfter: options.disableAfter,
       ...(delay !== undefined ? { retryAt: new Date(now().getTime() + delay) } : {}),
-    }))
+    })
     options.onAttempt?.(outcome)
+  }
+
+  /**
+   * Records an attempt together with the others that end in the same turn of the event loop: one
+   * write transaction for many attempts, so that deliveries take the write lock as little as they can.
+   */
+  let batch: { results: AttemptResult[]; written: Promise<void> } | undefined
+  function record(result: AttemptResult): Promise<void> {
+    if (batch === undefined) {
+      const results: AttemptResult[] = []
+      const written = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+        batch = undefined
+        return withTransaction(options.db, async (trx) => {
+          for (const r of results) await recordAttempt(trx, r)
+        })
+      })
+      batch = { results, written }
+    }
+    batch.results.push(result)
+    return batch.written
   }
 
   /** Claims what is due within the limits and starts its attempts; the attempts' promises. */
@@ -123,9 +147,13 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     })
   }
 
+  /** Runs a round in `ms`, unless one is planned sooner already. */
   function schedule(ms: number): void {
     if (!started || stopping.signal.aborted) return
+    const due = performance.now() + ms
+    if (timer !== undefined && timerDue <= due) return
     if (timer !== undefined) clearTimeout(timer)
+    timerDue = due
     timer = setTimeout(tick, ms)
     timer.unref()
   }
@@ -143,12 +171,14 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       round = undefined
       const more = again
       again = false
-      schedule(more ? 0 : pollMs)
+      schedule(more ? WAKE_MS : pollMs)
     })
   }
 
+  /** A write committed: look soon, once for the writes of a short while rather than once for each. */
   function wake(): void {
-    if (started) schedule(0)
+    if (round !== undefined) again = true
+    else schedule(WAKE_MS)
   }
 
   return {
