@@ -85,8 +85,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   }
 
   /** One attempt of a claimed delivery, recorded. */
-  async function attempt(delivery: ClaimedDelivery, url: string | undefined, secret: string | undefined): Promise<void> {
-    const payload = delivery.payload ?? await buildPayload(options, delivery)
+  async function attempt(delivery: ClaimedDelivery, url: string | undefined, secret: string | undefined, body: () => Promise<string>): Promise<void> {
+    const payload = delivery.payload ?? await body()
     const attemptedAt = now()
     const started = performance.now()
     const result = url === undefined || secret === undefined
@@ -136,9 +136,16 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     const claimed = await withTransaction(options.db, (trx) => claimDue(trx, { now: at, owner, leaseMs, limit: free, busy: busy(), perReceiver }))
     if (claimed.length === 0) return []
     const targets = await receivers(options.db, [...new Set(claimed.map((c) => c.webhook_id))])
+    // One change sent to several subscriptions: its body is made once.
+    const bodies = new Map<number, Promise<string>>()
+    const bodyOf = (delivery: ClaimedDelivery) => () => {
+      let body = bodies.get(delivery.position)
+      if (body === undefined) bodies.set(delivery.position, body = buildPayload(options, delivery))
+      return body
+    }
     return claimed.map((delivery) => {
       const target = targets.get(delivery.webhook_id)
-      const done = attempt(delivery, target?.url, target?.secret).catch(onError).finally(() => {
+      const done = attempt(delivery, target?.url, target?.secret, bodyOf(delivery)).catch(onError).finally(() => {
         inFlight.delete(delivery.id)
         if (started) wake()
       })
