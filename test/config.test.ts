@@ -252,6 +252,8 @@ t.test('CALENDAR_ICAL_MAX_EVENTS is a positive integer', async (t) => {
   t.throws(() => loadConfig({ CALENDAR_ICAL_MAX_EVENTS: '0' }), /^CALENDAR_ICAL_MAX_EVENTS must be an integer from 1 to 100000, got 0/)
   t.throws(() => loadConfig({ CALENDAR_ICAL_MAX_EVENTS: 'all' }), /^CALENDAR_ICAL_MAX_EVENTS/)
   t.throws(() => loadConfig({ CALENDAR_ICAL_MAX_EVENTS: '100001' }), /^CALENDAR_ICAL_MAX_EVENTS/)
+})
+
 t.test('the webhook variables are checked, naming the variable', async (t) => {
   for (const bad of ['5', '5x', '1s,,2s', '8d', '-1s', Array(21).fill('1s').join(',')]) {
     t.throws(() => loadConfig({ CALENDAR_WEBHOOK_RETRY_SCHEDULE: bad }), /^CALENDAR_WEBHOOK_RETRY_SCHEDULE must be/, bad)
