@@ -496,6 +496,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the delivery attempts of a webhook subscription
+         * @description Returns the latest delivery attempts of the subscription, newest first, a page at a time, each with its outcome, the receiver's status, how long it took and what went wrong. Administrators only.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhooks/{id}": {
         parameters: {
             query?: never;
@@ -522,26 +542,6 @@ export interface paths {
          * @description Partial update: omitted fields keep their value. Administrators only. `active: true` resumes a subscription that was disabled after deliveries were given up in a row, and clears `failures`, `disabled_utc` and `disabled_reason`; its pending deliveries go out again.
          */
         patch: operations["updateWebhook"];
-        trace?: never;
-    };
-    "/webhooks/{id}/deliveries": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List the delivery attempts of a webhook subscription
-         * @description Returns the latest delivery attempts of the subscription, newest first, a page at a time, each with its outcome, the receiver's status, how long it took and what went wrong. Administrators only.
-         */
-        get: operations["listWebhookDeliveries"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
         trace?: never;
     };
 }
@@ -5162,6 +5162,62 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page of results to return, starting at 1.
+                 * @example 1
+                 */
+                page?: components["parameters"]["Page"];
+                /**
+                 * @description Number of records per page; values above 50 are clamped to 50.
+                 * @example 10
+                 */
+                per_page?: components["parameters"]["PerPage"];
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
+                ml_language?: components["parameters"]["MlLanguage"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`.
+                 * @example 1
+                 */
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of delivery attempts, newest first. */
+            200: {
+                headers: {
+                    "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Total": components["headers"]["X-Total"];
+                    "X-Total-Pages": components["headers"]["X-Total-Pages"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     getWebhook: {
         parameters: {
             query?: {
@@ -5288,62 +5344,6 @@ export interface operations {
             408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            429: components["responses"]["TooManyRequests"];
-            431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["InternalError"];
-        };
-    };
-    listWebhookDeliveries: {
-        parameters: {
-            query?: {
-                /**
-                 * @description Page of results to return, starting at 1.
-                 * @example 1
-                 */
-                page?: components["parameters"]["Page"];
-                /**
-                 * @description Number of records per page; values above 50 are clamped to 50.
-                 * @example 10
-                 */
-                per_page?: components["parameters"]["PerPage"];
-                /**
-                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
-                 * @example en
-                 */
-                ml_language?: components["parameters"]["MlLanguage"];
-            };
-            header?: never;
-            path: {
-                /**
-                 * @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`.
-                 * @example 1
-                 */
-                id: components["parameters"]["Id"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description One page of delivery attempts, newest first. */
-            200: {
-                headers: {
-                    "Content-Language": components["headers"]["Content-Language"];
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
-                    "X-Total": components["headers"]["X-Total"];
-                    "X-Total-Pages": components["headers"]["X-Total-Pages"];
-                    Link: components["headers"]["Link"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookDeliveryList"];
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
