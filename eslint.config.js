@@ -66,6 +66,15 @@ export default tseslint.config(
     },
   },
   {
+    // The webhook dispatcher works beside the requests: it is wired by app.ts and started by server.ts.
+    files: ['src/webhooks/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [{ group: ['**/app.js', '**/server.js'], message: 'webhooks/ may not import app.ts or server.ts (docs/architecture.md)' }],
+      }],
+    },
+  },
+  {
     // Migrations are written against `Kysely<any>`, never against the app's types (they never change).
     files: ['src/db/migrations/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
