@@ -109,6 +109,29 @@ export async function recordAttempt(trx: Tx, r: AttemptResult): Promise<void> {
   }
 }
 
+/**
+ * Records the attempts of one batch: every attempt row in one insert, the deliveries that arrived moved
+ * on by one update (and their subscriptions' failures in a row reset by another), the others one by one
+ * (`recordAttempt`: each has its own next time or give-up). A handful of statements for many deliveries,
+ * so that the dispatcher holds the write lock briefly.
+ */
+export async function recordAttempts(trx: Tx, results: readonly AttemptResult[]): Promise<void> {
+  const delivered = results.filter((r) => r.outcome === 'delivered')
+  for (const r of results) if (r.outcome !== 'delivered') await recordAttempt(trx, r)
+  if (delivered.length === 0) return
+  await trx.insertInto('webhook_attempts').values(delivered.map((r) => ({
+    delivery_id: r.delivery.id, webhook_id: r.delivery.webhook_id, attempt: r.delivery.attempts + 1, attempted_utc: formatUtc(r.attemptedAt),
+    outcome: r.outcome, response_status: r.responseStatus, error: r.error, duration_ms: Math.max(0, Math.round(r.durationMs)),
+  }))).execute()
+  const owner = delivered[0]!.owner
+  const moved = await trx.updateTable('webhook_deliveries')
+    .set((eb) => ({ attempts: eb('attempts', '+', 1), status: 'delivered', finished_utc: formatUtc(delivered[0]!.attemptedAt), lease_owner: null, lease_until: null }))
+    .where('id', 'in', delivered.map((r) => r.delivery.id)).where('lease_owner', '=', owner).where('status', '=', 'pending')
+    .returning('webhook_id').execute()
+  const webhooks = [...new Set(moved.map((m) => m.webhook_id))]
+  if (webhooks.length > 0) await trx.updateTable('webhooks').set({ failures: 0 }).where('id', 'in', webhooks).where('failures', '>', 0).execute()
+}
+
 /** Gives claimed deliveries back without an attempt (a node stopping): due again at once, for any node. */
 export async function releaseLeases(trx: Tx, owner: string, ids: readonly number[]): Promise<void> {
   if (ids.length === 0) return

@@ -17,7 +17,7 @@ import type { Kysely } from 'kysely'
 import type { Database } from '../db/schema.js'
 import { withTransaction } from '../db/unit-of-work.js'
 import { retryDelay } from '../lib/retry-schedule.js'
-import { anythingDue, claimDue, recordAttempt, releaseLeases, type AttemptResult, type ClaimedDelivery } from '../repositories/webhook-deliveries.js'
+import { anythingDue, claimDue, recordAttempts, releaseLeases, type AttemptResult, type ClaimedDelivery } from '../repositories/webhook-deliveries.js'
 import { receivers } from '../repositories/webhooks.js'
 import { buildPayload, messageId, signedHeaders, type PayloadSources } from './payload.js'
 import { createSender, type Sender } from './sender.js'
@@ -117,9 +117,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       const results: AttemptResult[] = []
       const written = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
         batch = undefined
-        return withTransaction(options.db, async (trx) => {
-          for (const r of results) await recordAttempt(trx, r)
-        })
+        return withTransaction(options.db, (trx) => recordAttempts(trx, results))
       })
       batch = { results, written }
     }
