@@ -204,3 +204,34 @@ t.test('metrics: attempts by outcome and the backlog', async (t) => {
   t.match(after, /^calendar_webhook_attempts_total\{outcome="delivered"\} 2$/m)
   t.match(after, /^calendar_webhook_attempts_total\{outcome="retrying"\} 1$/m)
 })
+
+t.test('redirects are not followed: a 302 is a failure, retried later', async (t) => {
+  const s = await setup(t)
+  const hook = await s.subscribe(s.receiver)
+  s.receiver.answers.push({ status: 302, body: 'moved' })
+  await s.send('POST', '/tags', { name: 'Jazz' })
+  await s.run()
+  t.equal(s.receiver.received.length, 1, 'one request, not followed')
+  const list = await s.send('GET', `/webhooks/${hook.id}/deliveries`) as unknown as { deliveries: Array<Json> }
+  t.match(list.deliveries[0], { outcome: 'retrying', response_status: 302, error: /^HTTP 302 \(redirects are not followed\)/ })
+})
+
+t.test('at delivery time too, loopback addresses are refused unless allowed (by address and by name)', async (t) => {
+  const built = await build(t, { config: { webhooks: { retrySchedule: [1000], disableAfter: 10, allowPrivate: false } } })
+  const admin = await built.auth('administrator')
+  const receiver = await startReceiver(t)
+  // Subscriptions whose URL became loopback after they were checked (written straight in the table).
+  const { withTransaction } = await import('../src/db/unit-of-work.js')
+  const { insertWebhook } = await import('../src/repositories/webhooks.js')
+  const port = new URL(receiver.url).port
+  for (const url of [receiver.url, `http://localhost:${port}/hook`]) {
+    await withTransaction(built.db, (trx) => insertWebhook(trx, { url, events: ['*'], description: null, active: true, secret: `whsec_${Buffer.alloc(32, 1).toString('base64')}`, nowUtc: '2026-06-15 12:00:00' }))
+  }
+  await built.inject({ method: 'POST', url: `${API}/tags`, headers: admin, payload: { name: 'Jazz' } })
+  t.equal(await built.app.webhooks.runOnce(), 2)
+  t.equal(receiver.received.length, 0, 'nothing reached the receiver')
+  for (const id of [1, 2]) {
+    const list = await built.inject({ url: `${API}/webhooks/${id}/deliveries`, headers: admin })
+    t.match(list.json<{ deliveries: Json[] }>().deliveries[0], { outcome: 'retrying', response_status: null, error: /not public/ }, `subscription ${id}`)
+  }
+})
