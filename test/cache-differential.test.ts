@@ -20,14 +20,13 @@
  */
 import t from 'tap'
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { openDatabase } from '../src/db/database.js'
 import { generateKey, type Role } from '../src/lib/api-keys.js'
 import { createUserWithKey } from '../src/repositories/users.js'
 import { withTransaction } from '../src/db/unit-of-work.js'
 import { freePort } from './helpers/net.js'
-import { REQUEST_TIMEOUT_MS, startServer } from './helpers/server.js'
+import { REQUEST_TIMEOUT_MS, apiKeyCommand, startServer } from './helpers/server.js'
 import { freshDatabaseUrl } from './helpers/database.js'
 
 const SEED = Number(process.env.CACHE_DIFF_SEED ?? 424242)
@@ -36,7 +35,6 @@ const RACES = Number(process.env.CACHE_DIFF_RACES ?? 12)
 const READS_PER_WRITE = Number(process.env.CACHE_DIFF_READS ?? 10)
 const BURST = 30
 
-const ROOT = new URL('..', import.meta.url).pathname
 type Json = Record<string, unknown>
 type Res = 'events' | 'venues' | 'organizers' | 'categories' | 'tags'
 type Who = 'anon' | 'editor' | 'author' | 'contributor' | 'author2' | 'revoked'
@@ -88,25 +86,6 @@ function where(c: string, d: string): string {
   return `at ${i}: C …${c.slice(from, i + 150)}… | D …${d.slice(from, i + 150)}…`
 }
 
-/** Runs the api-key command on the database file, as an operator would while the servers run. */
-async function apiKey(file: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const env: Record<string, string | undefined> = { ...process.env, DATABASE_URL: file, NODE_OPTIONS: '', LOG_LEVEL: 'silent' }
-  delete env.NODE_V8_COVERAGE
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/api-key.ts', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
-    let stdout = ''
-    let stderr = ''
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000)
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
-    child.on('error', reject)
-    child.on('close', (code) => {
-      clearTimeout(timer)
-      resolve({ code, stdout, stderr })
-    })
-  })
-}
-
 async function seedKeys(file: string): Promise<Record<'editor' | 'author' | 'contributor', string>> {
   const handle = await openDatabase(file)
   try {
@@ -122,20 +101,6 @@ async function seedKeys(file: string): Promise<Record<'editor' | 'author' | 'con
   }
 }
 
-/** Starts a server with extra environment (startServer passes process.env on, read when it spawns). */
-async function startWith(t: Parameters<typeof startServer>[0], file: string, env: Record<string, string>) {
-  const port = await freePort()
-  const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]))
-  Object.assign(process.env, env)
-  // startServer spawns before its first await: the child gets this environment, nothing else does.
-  const started = startServer(t, file, port)
-  for (const [k, v] of Object.entries(saved)) {
-    if (v === undefined) delete process.env[k]
-    else process.env[k] = v
-  }
-  return started
-}
-
 /** A date-time some days from now, as the body takes it (the lists' default window starts today). */
 function day(offset: number, hour: number): string {
   const d = new Date(Date.now() + offset * 86_400_000)
@@ -146,10 +111,9 @@ t.test('a server with the read cache answers every read exactly as one without i
   const started = Date.now()
   const file = await freshDatabaseUrl(t, join(t.testdir(), 'calendar.db'))
   const keys = await seedKeys(file)
-  // Started one after the other: process.env is borrowed for the moment of the spawn.
   // Revoked and unknown keys are sent on purpose, many times: no throttling of failed authentication here.
-  const C = await startWith(t, file, { CALENDAR_CACHE_ENTRIES: '2500', CALENDAR_AUTH_FAILURE_LIMIT: '0' })
-  const D = await startWith(t, file, { CALENDAR_CACHE_ENTRIES: '0', CALENDAR_AUTH_FAILURE_LIMIT: '0' })
+  const C = await startServer(t, file, await freePort(), { CALENDAR_CACHE_ENTRIES: '2500', CALENDAR_AUTH_FAILURE_LIMIT: '0' })
+  const D = await startServer(t, file, await freePort(), { CALENDAR_CACHE_ENTRIES: '0', CALENDAR_AUTH_FAILURE_LIMIT: '0' })
   const rnd = random(SEED)
   const headers: Record<Who, Record<string, string>> = {
     anon: {},
@@ -359,7 +323,7 @@ t.test('a server with the read cache answers every read exactly as one without i
   for (let w = 0; w < WRITES; w++) {
     if (w === 10) {
       // A key made by the command while both servers run: it counts on both at once.
-      const made = await apiKey(file, ['create', '--role', 'author', '--name', 'late-author'])
+      const made = await apiKeyCommand(file, ['create', '--role', 'author', '--name', 'late-author'])
       t.equal(made.code, 0, `api-key create: ${made.stderr}`)
       headers.author2 = { authorization: `Bearer ${made.stdout.trim()}` }
       counts.keys += 1
@@ -371,7 +335,7 @@ t.test('a server with the read cache answers every read exactly as one without i
       if (c.status === 201) learn('venues', c.body)
     }
     if (w === Math.floor(WRITES / 2)) {
-      const made = await apiKey(file, ['create', '--role', 'editor', '--name', 'short-lived'])
+      const made = await apiKeyCommand(file, ['create', '--role', 'editor', '--name', 'short-lived'])
       t.equal(made.code, 0)
       const key = `Bearer ${made.stdout.trim()}`
       counts.keys += 1
@@ -379,7 +343,7 @@ t.test('a server with the read cache answers every read exactly as one without i
       t.equal(made2.status, 201, `the new editor key works on C: ${made2.body.slice(0, 300)}`)
       headers.revoked = { authorization: key }
       await both('/changes', 'revoked')
-      const revoked = await apiKey(file, ['revoke', 'short-lived'])
+      const revoked = await apiKeyCommand(file, ['revoke', 'short-lived'])
       t.equal(revoked.code, 0, `api-key revoke: ${revoked.stderr}`)
       counts.keys += 1
       const [c, d] = await Promise.all([

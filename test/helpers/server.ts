@@ -40,7 +40,7 @@ export interface Server {
   stderr(): string
 }
 
-/** Starts `src/server.ts` on `file` and `port`; resolves once it listens (bounded wait). */
+/** Starts `src/server.ts` on `file` and `port` (with `env` beside the usual); resolves once it listens (bounded wait). */
 export async function startServer(t: Test, file: string, port: number, env: Record<string, string> = {}): Promise<Server> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
     cwd: ROOT,
@@ -73,6 +73,25 @@ export async function startServer(t: Test, file: string, port: number, env: Reco
     })
   })
   return { child, base: `http://127.0.0.1:${port}${API}`, exited, stderr: () => err }
+}
+
+/** Runs the api-key command on the database at `file`, as an operator would while servers run (bounded). */
+export async function apiKeyCommand(file: string, args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const env: Record<string, string | undefined> = { ...process.env, DATABASE_URL: file, NODE_OPTIONS: '', LOG_LEVEL: 'silent' }
+  delete env.NODE_V8_COVERAGE
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/api-key.ts', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000)
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
+    child.on('error', reject)
+    child.on('close', (code) => {
+      clearTimeout(timer)
+      resolve({ code, stdout, stderr })
+    })
+  })
 }
 
 export async function call(base: string, key: string, method: string, path: string, body?: Json): Promise<{ status: number; body: Json }> {
