@@ -676,7 +676,7 @@ t.test('list: rest_url and next_rest_url carry every effective filter, URL-encod
 // ------------------------------------------------------------------------------- fast by design
 
 t.test('fast: the list queries never scan the events table without an index', async (t) => {
-  // SQLite's own statements and query plans (PostgreSQL's are checked in test/postgres-plans.test.ts).
+  // SQLite's own statements and query plans (PostgreSQL's are checked in test/query-plans.test.ts).
   const built = await build(t, { sqlite: true })
   const recorder = recordStatements(built.sqlite())
   const editor = await built.auth('editor')
@@ -728,7 +728,7 @@ t.test('fast: the list queries never scan the events table without an index', as
 })
 
 t.test('fast: GET /events runs the same number of statements for 5 and for 50 events per page', async (t) => {
-  // SQLite's own statements and query plans (PostgreSQL's are checked in test/postgres-plans.test.ts).
+  // SQLite's own statements and query plans (PostgreSQL's are checked in test/query-plans.test.ts).
   const built = await build(t, { sqlite: true })
   const recorder = recordStatements(built.sqlite())
   const editor = await built.auth('editor')

@@ -14,7 +14,7 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import SQLite from 'better-sqlite3'
-import { Kysely, sql, type SqliteDatabase, type SqliteStatement } from 'kysely'
+import { Kysely, sql, type LogEvent, type SqliteDatabase, type SqliteStatement } from 'kysely'
 import pg from 'pg'
 import { SQLITE_VERSION_QUERY, foldCase, haversineKm, setVersionProbe, sqliteVersion } from './dialect.js'
 import { migrateToLatest } from './migrate.js'
@@ -35,6 +35,8 @@ export interface DatabaseHandle {
 export interface OpenOptions {
   /** PostgreSQL connections at most (DATABASE_POOL_SIZE). */
   poolSize?: number
+  /** Told of every statement run, with its parameters (diagnostics; the query-plan test reads what lists run). */
+  log?: Logger
 }
 
 /** A PostgreSQL pool's connections (for metrics). */
@@ -66,11 +68,11 @@ export function shownUrl(url: string): string {
 
 /** Opens and migrates the database at `url`: a PostgreSQL URL, a file path (its folder created if needed) or `:memory:`. */
 export async function openDatabase(url: string, options: OpenOptions = {}): Promise<DatabaseHandle> {
-  return isPostgresUrl(url) ? openPostgres(url, options.poolSize ?? 10) : openSqlite(url)
+  return isPostgresUrl(url) ? openPostgres(url, options.poolSize ?? 10, options.log) : openSqlite(url, options.log)
 }
 
 /** Opens and migrates a SQLite database (a file path or `:memory:`). */
-export async function openSqlite(url: string): Promise<DatabaseHandle & { sqlite: SQLite.Database }> {
+export async function openSqlite(url: string, log?: Logger): Promise<DatabaseHandle & { sqlite: SQLite.Database }> {
   if (url !== ':memory:') mkdirSync(dirname(url), { recursive: true })
   const sqlite = new SQLite(url)
   sqlite.pragma('journal_mode = WAL')
@@ -82,7 +84,7 @@ export async function openSqlite(url: string): Promise<DatabaseHandle & { sqlite
   sqlite.function('distance_km', { deterministic: true }, (latA: unknown, lngA: unknown, latB: unknown, lngB: unknown) =>
     typeof latA === 'number' && typeof lngA === 'number' && typeof latB === 'number' && typeof lngB === 'number'
       ? haversineKm(latA, lngA, latB, lngB) : null)
-  const db = new Kysely<Database>({ dialect: new WriteLockingSqliteDialect({ database: withStatementCache(sqlite) }) })
+  const db = new Kysely<Database>({ dialect: new WriteLockingSqliteDialect({ database: withStatementCache(sqlite) }), ...logged(log) })
   try {
     await migrateToLatest(db)
   } catch (error) {
@@ -106,7 +108,7 @@ const parsers: pg.CustomTypesConfig = {
 }
 
 /** Opens and migrates a PostgreSQL database (see the file's opening comment for `schema`). */
-async function openPostgres(url: string, poolSize: number): Promise<DatabaseHandle> {
+async function openPostgres(url: string, poolSize: number, log?: Logger): Promise<DatabaseHandle> {
   const parsed = new URL(url)
   const schema = parsed.searchParams.get('schema') ?? undefined
   const sessionOptions = parsed.searchParams.get('options')
@@ -131,7 +133,7 @@ async function openPostgres(url: string, poolSize: number): Promise<DatabaseHand
   const options = [sessionOptions, schema === undefined ? null : `-c search_path=${schema}`]
     .filter((o): o is string => o !== null && o !== '').join(' ')
   const pool = new pg.Pool({ connectionString, max: poolSize, types: parsers, ...(options !== '' ? { options } : {}) })
-  const db = new Kysely<Database>({ dialect: new WriteSerializingPostgresDialect({ pool }) })
+  const db = new Kysely<Database>({ dialect: new WriteSerializingPostgresDialect({ pool }), ...logged(log) })
   pools.set(db, pool)
   try {
     await db.connection().execute(async (connection) => {
@@ -148,6 +150,18 @@ async function openPostgres(url: string, poolSize: number): Promise<DatabaseHand
     throw error
   }
   return { db, engine: 'postgres', sqlite: undefined, close: () => db.destroy() }
+}
+
+/** A statement run, with its parameters, as `OpenOptions.log` is told of it. */
+export interface LoggedStatement {
+  sql: string
+  parameters: readonly unknown[]
+}
+export type Logger = (statement: LoggedStatement) => void
+
+/** Kysely's `log` option calling `log` with each statement that ran (none when `log` is undefined). */
+function logged(log: Logger | undefined): { log?: (event: LogEvent) => void } {
+  return log === undefined ? {} : { log: (event) => log({ sql: event.query.sql, parameters: event.query.parameters }) }
 }
 
 /**
