@@ -13,17 +13,23 @@
  * Then A is killed (SIGKILL) while both write and read: B keeps answering reads and writes without an
  * error, and what A acknowledged before it died is there on B.
  *
+ * And nodes that start at once on a new database migrate it once (CONTRACT §15).
+ *
  * Every answer is checked against the contract. Bounded: ROUNDS rounds of a fixed sequence of writes,
  * no timing (the kill comes after a count of A's acknowledged writes), every request with a timeout,
  * on 127.0.0.1 only.
  */
-import t from 'tap'
+import t, { type Test } from 'tap'
+import { spawn } from 'node:child_process'
 import { join } from 'node:path'
+import { openDatabase } from '../src/db/database.js'
+import { migrationsApplied } from '../src/db/migrate.js'
 import { contractProblems } from './helpers/contract.js'
 import { freshDatabaseUrl } from './helpers/database.js'
 import { freePort } from './helpers/net.js'
 import { REQUEST_TIMEOUT_MS, apiKeyCommand, editorKey, startServer, type Server } from './helpers/server.js'
 
+const ROOT = new URL('..', import.meta.url).pathname
 const ROUNDS = Number(process.env.NODES_ROUNDS ?? 60)
 
 type Json = Record<string, unknown>
@@ -265,4 +271,61 @@ t.test('two nodes on one database: every read after a write on the other node se
 
   t.same(problems.slice(0, 5), [], 'every answer keeps the contract')
   t.notMatch(B.stderr(), /Error|SQLITE_BUSY/, 'no error logged by B')
+})
+
+/**
+ * A process that opens (and so migrates) the database at `url` when told to: it loads the code first,
+ * says `ready`, and opens on the first line it reads, so that several open at the same moment.
+ */
+function opener(t: Test, url: string): { ready: Promise<void>; go(): void; done: Promise<{ code: number | null; output: string }> } {
+  const code = `const { openDatabase } = await import('./src/db/database.ts')
+process.stdout.write('ready\\n')
+process.stdin.once('data', async () => {
+  const handle = await openDatabase(process.env.DATABASE_URL)
+  await handle.close()
+  process.stdout.write('opened\\n')
+  process.exit(0)
+})`
+  const env: Record<string, string | undefined> = { ...process.env, DATABASE_URL: url, NODE_OPTIONS: '' }
+  delete env.NODE_V8_COVERAGE
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] })
+  t.teardown(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  })
+  let output = ''
+  const ready = new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`not ready within 30 s: ${output}`)), 30_000)
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString()
+      if (output.includes('ready')) {
+        clearTimeout(timer)
+        resolve()
+      }
+    })
+  })
+  child.stderr.on('data', (chunk: Buffer) => { output += chunk.toString() })
+  const done = new Promise<{ code: number | null; output: string }>((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000)
+    child.once('exit', (exit) => {
+      clearTimeout(timer)
+      resolve({ code: exit, output })
+    })
+  })
+  return { ready, go: () => child.stdin.write('go\n'), done }
+}
+
+t.test('nodes starting at once on a new database migrate it once', async (t) => {
+  const file = await freshDatabaseUrl(t, join(t.testdir(), 'calendar.db'))
+  // Four processes open one new database at the same moment: each migrates on open, as a node on start.
+  const openers = Array.from({ length: 4 }, () => opener(t, file))
+  await Promise.all(openers.map((o) => o.ready))
+  for (const o of openers) o.go()
+  const ended = await Promise.all(openers.map((o) => o.done))
+  t.same(ended.filter((e) => e.code !== 0 || !e.output.includes('opened')), [], 'every process opened the database')
+  const handle = await openDatabase(file)
+  t.teardown(() => handle.close())
+  const applied = await handle.db.selectFrom('kysely_migration' as never).select('name' as never).execute() as Array<{ name: string }>
+  const names = applied.map((r) => r.name)
+  t.same(names, [...new Set(names)].sort(), 'every migration applied once, in order')
+  t.ok(await migrationsApplied(handle.db), `all ${names.length} migrations applied`)
 })

@@ -7,8 +7,8 @@
  *
  * PostgreSQL (`postgres://` or `postgresql://`, the scale-out engine): a pool of `pg` connections,
  * 64-bit integers and counts read as numbers, write transactions one at a time per schema
- * (postgres-dialect.ts), and migrations under an advisory lock, so that nodes starting together
- * migrate once. A `schema` query parameter (`…/calendar?schema=site_a`) keeps the tables in that
+ * (postgres-dialect.ts), and migrations in one transaction under an advisory lock, so that nodes
+ * starting together migrate once (safe behind a pooler in transaction mode too: docs/scaling.md). A `schema` query parameter (`…/calendar?schema=site_a`) keeps the tables in that
  * schema, created if missing.
  */
 import { mkdirSync } from 'node:fs'
@@ -17,7 +17,7 @@ import SQLite from 'better-sqlite3'
 import { Kysely, sql, type LogEvent, type SqliteDatabase, type SqliteStatement } from 'kysely'
 import pg from 'pg'
 import { SQLITE_VERSION_QUERY, foldCase, haversineKm, setVersionProbe, sqliteVersion } from './dialect.js'
-import { migrateToLatest } from './migrate.js'
+import { migrateToLatest, migrationMayBeRetried } from './migrate.js'
 import { WriteSerializingPostgresDialect } from './postgres-dialect.js'
 import { WriteLockingSqliteDialect } from './sqlite-dialect.js'
 import type { Database } from './schema.js'
@@ -86,7 +86,10 @@ export async function openSqlite(url: string, log?: Logger): Promise<DatabaseHan
       ? haversineKm(latA, lngA, latB, lngB) : null)
   const db = new Kysely<Database>({ dialect: new WriteLockingSqliteDialect({ database: withStatementCache(sqlite) }), ...logged(log) })
   try {
-    await migrateToLatest(db)
+    // One write transaction for all of it (the write lock taken first): processes that open one new file
+    // at once migrate it once, one after the other (Kysely takes no lock on SQLite, and runs each
+    // migration on its own).
+    await inOneTransaction(db, 'begin immediate', (connection) => migrateToLatest(connection, undefined, { ownTransaction: false }))
   } catch (error) {
     await db.destroy()
     throw error
@@ -136,15 +139,22 @@ async function openPostgres(url: string, poolSize: number, log?: Logger): Promis
   const db = new Kysely<Database>({ dialect: new WriteSerializingPostgresDialect({ pool }), ...logged(log) })
   pools.set(db, pool)
   try {
-    await db.connection().execute(async (connection) => {
-      await sql`select pg_advisory_lock(hashtext('calendar-migrations:' || current_schema()))`.execute(connection)
+    // One transaction for all of it, under a transaction-level lock: a connection pooler in transaction
+    // mode (PgBouncer) keeps a transaction on one server connection, so every lock taken in it (Kysely
+    // takes a session-level one of its own around its work, and releases it) is released on the
+    // connection that took it; a lock held across transactions could be left behind on another.
+    for (let attempt = 1; ; attempt++) {
       try {
-        const { rows } = await sql<{ s: string }>`select current_schema() as s`.execute(connection)
-        await migrateToLatest(connection, rows[0]?.s ?? 'public')
-      } finally {
-        await sql`select pg_advisory_unlock(hashtext('calendar-migrations:' || current_schema()))`.execute(connection)
+        await inOneTransaction(db, 'begin', async (connection) => {
+          await sql`select pg_advisory_xact_lock(hashtext('calendar-migrations:' || current_schema()))`.execute(connection)
+          const { rows } = await sql<{ s: string }>`select current_schema() as s`.execute(connection)
+          await migrateToLatest(connection, rows[0]?.s ?? 'public', { ownTransaction: false })
+        })
+        break
+      } catch (error) {
+        if (attempt >= 5 || !migrationMayBeRetried(error)) throw error
       }
-    })
+    }
   } catch (error) {
     await db.destroy()
     throw error
@@ -162,6 +172,20 @@ export type Logger = (statement: LoggedStatement) => void
 /** Kysely's `log` option calling `log` with each statement that ran (none when `log` is undefined). */
 function logged(log: Logger | undefined): { log?: (event: LogEvent) => void } {
   return log === undefined ? {} : { log: (event) => log({ sql: event.query.sql, parameters: event.query.parameters }) }
+}
+
+/** Runs `work` on one connection inside one transaction begun with `begin`: committed, or rolled back if it throws. */
+async function inOneTransaction(db: Kysely<Database>, begin: 'begin' | 'begin immediate', work: (connection: Kysely<Database>) => Promise<void>): Promise<void> {
+  await db.connection().execute(async (connection) => {
+    await sql`${sql.raw(begin)}`.execute(connection)
+    try {
+      await work(connection)
+      await sql`commit`.execute(connection)
+    } catch (error) {
+      await sql`rollback`.execute(connection).catch(() => undefined)
+      throw error
+    }
+  })
 }
 
 /**

@@ -19,21 +19,30 @@ const migrations: Record<string, Migration> = {
 /**
  * Runs every migration not yet applied. `schema` (PostgreSQL): where the migration history lives, which
  * Kysely must be told, or it takes a history table of another schema of the same database for its own.
+ * `ownTransaction: false`: the caller runs it inside a transaction of its own (Kysely then opens none).
  */
-export async function migrateToLatest<DB>(db: Kysely<DB>, schema?: string): Promise<void> {
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations }, ...(schema !== undefined ? { migrationTableSchema: schema } : {}) })
+export async function migrateToLatest<DB>(db: Kysely<DB>, schema?: string, options: { ownTransaction?: boolean } = {}): Promise<void> {
+  const migrator = new Migrator({
+    db, provider: { getMigrations: async () => migrations },
+    ...(schema !== undefined ? { migrationTableSchema: schema } : {}),
+    ...(options.ownTransaction === false ? { disableTransactions: true } : {}),
+  })
   for (let attempt = 1; ; attempt++) {
     const { error } = await migrator.migrateToLatest()
     if (error === undefined) return
-    // Kysely looks for its history tables by listing every table of the database; on PostgreSQL that
-    // listing fails (42P01, undefined_table) when another schema drops a table while it runs. Nothing
-    // was migrated then (each migration is its own transaction, under the migration lock): try again.
-    if (attempt < 5 && isUndefinedTable(error)) continue
+    // Inside the caller's transaction a failed statement ends it: the caller tries again, whole.
+    if (attempt < 5 && options.ownTransaction !== false && migrationMayBeRetried(error)) continue
     throw error instanceof Error ? error : new Error(String(error))
   }
 }
 
-function isUndefinedTable(error: unknown): boolean {
+/**
+ * Whether a migration run failed only because another schema changed meanwhile, so that it may run again:
+ * Kysely looks for its history tables by listing every table of the database, and on PostgreSQL that
+ * listing fails (42P01, undefined_table) when another schema drops a table while it runs. Nothing was
+ * migrated then (the migrations run in a transaction, under the migration lock).
+ */
+export function migrationMayBeRetried(error: unknown): boolean {
   return typeof error === 'object' && error !== null && 'code' in error && error.code === '42P01'
 }
 
