@@ -6,11 +6,19 @@
  *   node --import tsx scripts/bench.ts [--events N] [--duration S] [--warmup S] [--connections C]
  *                                      [--timeout S] [--scale [--sizes 1000,100000,1000000]] [--out FILE]
  *                                      [--db-dir DIR] [--keep-db] [--no-pin] [--cache-entries N] [--only K1,K2]
+ *                                      [--database-url postgres://…] [--nodes N]
  *
  * `--scale` runs the list and filter routes at 1,000, 100,000 and 1,000,000 events instead (one
  * database and one server process per size) and reports how p50 grows and the server's peak RSS.
  *
- * On a machine with two or more cores, the servers run pinned to core 0 and this process (the
+ * `--database-url postgres://…` (or a PostgreSQL DATABASE_URL in the environment) runs the servers on
+ * PostgreSQL: the data set built in the file is copied into a schema of its own there
+ * (`calendar_bench_<events>`, scripts/bench/postgres.ts). `--nodes N` starts N API processes on the one
+ * database and spreads autocannon's connections over them (connection i to node i mod N); their CPU is
+ * summed. See docs/scaling.md.
+ *
+ * On a machine with two or more cores, the servers run pinned to core 0 (one node; several are not
+ * pinned) and this process (the
  * autocannon client) to core 1, so that client and server do not take CPU from each other.
  * Traffic goes to 127.0.0.1 only. Every wait has a deadline, every run a duration, and a watchdog
  * ends the whole run (children included) if it takes far longer than planned.
@@ -20,13 +28,14 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { openDatabase } from '../src/db/database.js'
+import { isPostgresUrl, openDatabase, shownUrl } from '../src/db/database.js'
 import { generateKey } from '../src/lib/api-keys.js'
 import { formatUtc } from '../src/lib/dates.js'
 import { createUserWithKey } from '../src/repositories/users.js'
 import { withTransaction } from '../src/db/unit-of-work.js'
 import { runScenario, type Scenario, type ScenarioResult } from './bench/driver.js'
 import { buildDatabase, removeDatabaseFiles, type LoadResult } from './bench/loader.js'
+import { copyToPostgres, dropBenchSchema } from './bench/postgres.js'
 import {
   allowedCpus, freePort, hasTaskset, killAllChildren, memoryOf, pinSelf, startProcess, stopProcess, type Managed, type MemoryStatus,
 } from './bench/processes.js'
@@ -55,6 +64,10 @@ interface Options {
   cacheEntries: number | undefined
   /** Only these scenarios (keys), undefined: all. */
   only: string[] | undefined
+  /** A PostgreSQL URL the servers use (the data copied into a schema of its own), undefined: the SQLite file. */
+  databaseUrl: string | undefined
+  /** API processes on the one database. */
+  nodes: number
 }
 
 const USAGE = `usage: node --import tsx scripts/bench.ts [options]
@@ -70,7 +83,10 @@ const USAGE = `usage: node --import tsx scripts/bench.ts [options]
   --keep-db         keep the database files afterwards
   --no-pin          do not pin server and client to separate cores
   --cache-entries N the server's CALENDAR_CACHE_ENTRIES (0: no read cache, to measure the engine alone)
-  --only K1,K2      run only these scenarios (keys as in the JSON: event-by-id, random-by-id, mixed-90-10, …)`
+  --only K1,K2      run only these scenarios (keys as in the JSON: event-by-id, random-by-id, mixed-90-10, …)
+  --database-url U  a postgres:// URL: the servers run on PostgreSQL, the data copied into the schema
+                    calendar_bench_<events> (default: DATABASE_URL when it is a PostgreSQL URL, else SQLite)
+  --nodes N         API processes on the one database, connections spread over them (default 1)`
 
 class UsageError extends Error {}
 
@@ -89,6 +105,8 @@ function parseArgs(argv: string[]): Options {
     pin: true,
     cacheEntries: undefined,
     only: undefined,
+    databaseUrl: isPostgresUrl(process.env.DATABASE_URL ?? '') ? process.env.DATABASE_URL : undefined,
+    nodes: 1,
   }
   const integer = (name: string, raw: string | undefined, min: number, max: number): number => {
     const value = Number(raw)
@@ -127,6 +145,13 @@ function parseArgs(argv: string[]): Options {
       case '--no-pin': options.pin = false; break
       case '--cache-entries': options.cacheEntries = integer('cache-entries', value(), 0, 1_000_000); break
       case '--only': options.only = (value() ?? '').split(',').map((k) => k.trim()).filter((k) => k !== ''); break
+      case '--database-url': {
+        const raw = value()
+        if (raw === undefined || !isPostgresUrl(raw)) throw new UsageError('--database-url needs a postgres:// or postgresql:// URL')
+        options.databaseUrl = raw
+        break
+      }
+      case '--nodes': options.nodes = integer('nodes', value(), 1, 16); break
       case '--help': case '-h': process.stdout.write(`${USAGE}\n`); process.exit(0); break
       default: throw new UsageError(`unknown option ${flag}`)
     }
@@ -175,12 +200,30 @@ async function createKey(file: string): Promise<string> {
   }
 }
 
-async function load(options: Options, events: number, now: Date): Promise<LoadResult> {
+interface Loaded extends LoadResult {
+  /** What the servers' DATABASE_URL is: the file, or the PostgreSQL schema the data was copied into. */
+  serverUrl: string
+  /** The editor key for the writes (made before the copy, so it is on either engine). */
+  key: string
+}
+
+/** Builds the file database of `events` events, with the bench's key, and copies it to PostgreSQL when asked. */
+async function load(options: Options, events: number, now: Date): Promise<Loaded> {
   const file = join(options.dbDir, `bench-${events}.db`)
   log(`loading ${events.toLocaleString('en')} events into ${file}`)
   const result = await buildDatabase({ file, events, now, log })
   log(`loaded in ${result.seconds.toFixed(1)} s, ${(result.bytes / 1048576).toFixed(0)} MB, ${result.eventsInWindow} events in the default window`)
-  return result
+  const key = await createKey(file)
+  if (options.databaseUrl === undefined) return { ...result, serverUrl: file, key }
+  log(`copying into PostgreSQL at ${shownUrl(options.databaseUrl)}`)
+  return { ...result, serverUrl: await copyToPostgres(file, options.databaseUrl, events, log), key }
+}
+
+/** Removes what `load` made (unless --keep-db). */
+async function unload(options: Options, database: Loaded): Promise<void> {
+  if (options.keepDb) return
+  removeDatabaseFiles(database.file)
+  if (options.databaseUrl !== undefined) await dropBenchSchema(options.databaseUrl, database.events)
 }
 
 async function startCeiling(core: number | undefined): Promise<Managed> {
@@ -195,8 +238,40 @@ async function startCeiling(core: number | undefined): Promise<Managed> {
 
 let serverBuilt = false
 
+/** The API processes under test: one or more nodes on one database. */
+interface Servers {
+  nodes: Managed[]
+  origins: string[]
+  pids: number[]
+  /** The slowest node's spawn-to-first-answer. */
+  startupMs: number
+  cpus: string
+}
+
+/** What `measure` drives: the API nodes, or the ceiling. */
+const targetOf = (managed: Managed): Pick<Servers, 'origins' | 'pids'> => ({ origins: [managed.origin], pids: [managed.pid] })
+
+/** `nodes` API processes on the database at `url`, one after the other (the first migrates); several are not pinned. */
+async function startServers(url: string, core: number | undefined, options: Options): Promise<Servers> {
+  const nodes: Managed[] = []
+  try {
+    for (let i = 0; i < options.nodes; i++) nodes.push(await startServer(url, options.nodes === 1 ? core : undefined, options.cacheEntries, i + 1))
+  } catch (error) {
+    for (const node of nodes) await stopProcess(node)
+    throw error
+  }
+  return {
+    nodes, origins: nodes.map((n) => n.origin), pids: nodes.map((n) => n.pid),
+    startupMs: Math.max(...nodes.map((n) => n.startupMs)), cpus: nodes.map((n) => n.cpus).join(' / '),
+  }
+}
+
+async function stopServers(servers: Servers): Promise<void> {
+  for (const node of servers.nodes) await stopProcess(node)
+}
+
 /** The API server as `npm start` runs it: `node dist/bundle/server.js`, built (once per run) from the current source. */
-async function startServer(file: string, core: number | undefined, cacheEntries: number | undefined): Promise<Managed> {
+async function startServer(file: string, core: number | undefined, cacheEntries: number | undefined, node = 1): Promise<Managed> {
   if (!serverBuilt) {
     log('building the server (npm run build)')
     try {
@@ -208,19 +283,19 @@ async function startServer(file: string, core: number | undefined, cacheEntries:
   }
   const port = await freePort()
   const managed = await startProcess({
-    name: 'API server', cwd: ROOT, args: ['dist/bundle/server.js'],
+    name: `API server ${node}`, cwd: ROOT, args: ['dist/bundle/server.js'],
     env: { DATABASE_URL: file, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'silent', ...(cacheEntries === undefined ? {} : { CALENDAR_CACHE_ENTRIES: String(cacheEntries) }) },
     port, readyPath: PREFIX, ...(core === undefined ? {} : { core }),
   })
-  log(`API server pid ${managed.pid} on port ${port} (cpus ${managed.cpus}), first answer after ${managed.startupMs.toFixed(0)} ms`)
+  log(`API server ${node} pid ${managed.pid} on port ${port} (cpus ${managed.cpus}), first answer after ${managed.startupMs.toFixed(0)} ms`)
   return managed
 }
 
-async function measure(scenario: Scenario, target: Managed, options: Options): Promise<ScenarioResult> {
+async function measure(scenario: Scenario, target: Pick<Servers, 'origins' | 'pids'>, options: Options): Promise<ScenarioResult> {
   log(`  ${scenario.label}: ${options.warmup} s warm-up, ${options.duration} s measured`)
   const result = await runScenario(scenario, {
-    origin: target.origin, connections: options.connections, duration: options.duration, warmup: options.warmup,
-    timeout: options.timeout, pid: target.pid,
+    origins: target.origins, connections: options.connections, duration: options.duration, warmup: options.warmup,
+    timeout: options.timeout, pids: target.pids,
   })
   const bad = result.non2xx + result.errors + result.timeouts
   log(`    ${result.rps.toFixed(0)} req/s, p50 ${result.p50.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms, non-2xx ${result.non2xx}`
@@ -272,62 +347,62 @@ function writeJson(file: string, data: unknown): void {
 async function defaultRun(options: Options, core: number | undefined, now: Date) {
   const database = await load(options, options.events, now)
   try {
-    const key = await createKey(database.file)
+    const key = database.key
     const samples = sampleData(database.file, options.events, now)
     const ceilingProcess = await startCeiling(core)
-    let server: Managed | undefined
+    let server: Servers | undefined
     try {
-      const ceilingRuns = [await measure(ceilingScenario(), ceilingProcess, options)]
-      server = await startServer(database.file, core, options.cacheEntries)
+      const ceilingRuns = [await measure(ceilingScenario(), targetOf(ceilingProcess), options)]
+      server = await startServers(database.serverUrl, core, options)
       const startupMs = server.startupMs
       const results: ScenarioResult[] = []
       // Repeated URLs first, then traffic where every request differs (its writes last, after the other reads).
       const scenarios = [...allScenarios(samples, key, now), ...realScenarios(samples, key, now)]
         .filter((scenario) => options.only === undefined || options.only.includes(scenario.key))
       for (const scenario of scenarios) results.push(await measure(scenario, server, options))
-      const memory: MemoryStatus | undefined = memoryOf(server.pid)
-      await stopProcess(server)
-      ceilingRuns.push(await measure(ceilingScenario(), ceilingProcess, options))
+      const memory: MemoryStatus | undefined = server.pids[0] === undefined ? undefined : memoryOf(server.pids[0])
+      await stopServers(server)
+      ceilingRuns.push(await measure(ceilingScenario(), targetOf(ceilingProcess), options))
       const ceiling = ceilingOf(ceilingRuns)
       const rated = withRatios(results, ceiling)
       const targets = runTargets(rated, { events: options.events, connections: options.connections, startupMs })
       return { database, ceiling, server: { startupMs, memory, cpus: server.cpus }, results: rated, targets }
     } finally {
-      if (server !== undefined) await stopProcess(server)
+      if (server !== undefined) await stopServers(server)
       await stopProcess(ceilingProcess)
     }
   } finally {
-    if (!options.keepDb) removeDatabaseFiles(database.file)
+    await unload(options, database)
   }
 }
 
 async function scaleRun(options: Options, core: number | undefined, now: Date) {
   const ceilingProcess = await startCeiling(core)
   try {
-    const ceilingRuns = [await measure(ceilingScenario(), ceilingProcess, options)]
+    const ceilingRuns = [await measure(ceilingScenario(), targetOf(ceilingProcess), options)]
     const points: Array<ScalePoint & { database: LoadResult; memory: MemoryStatus | undefined }> = []
     for (const size of options.sizes) {
       const database = await load(options, size, now)
       try {
         const samples = sampleData(database.file, size, now)
-        const server = await startServer(database.file, core, options.cacheEntries)
+        const server = await startServers(database.serverUrl, core, options)
         try {
           const results: ScenarioResult[] = []
           for (const scenario of listScenarios(samples)) results.push(await measure(scenario, server, options))
-          const memory = memoryOf(server.pid)
+          const memory = server.pids[0] === undefined ? undefined : memoryOf(server.pids[0])
           log(`  peak RSS ${((memory?.peakRssKb ?? NaN) / 1024).toFixed(0)} MB at ${size.toLocaleString('en')} events`)
           points.push({
             events: size, startupMs: server.startupMs, peakRssKb: memory?.peakRssKb ?? NaN, loadSeconds: database.seconds,
             dbBytes: database.bytes, results, database, memory,
           })
         } finally {
-          await stopProcess(server)
+          await stopServers(server)
         }
       } finally {
-        if (!options.keepDb) removeDatabaseFiles(database.file)
+        await unload(options, database)
       }
     }
-    ceilingRuns.push(await measure(ceilingScenario(), ceilingProcess, options))
+    ceilingRuns.push(await measure(ceilingScenario(), targetOf(ceilingProcess), options))
     const ceiling = ceilingOf(ceilingRuns)
     for (const point of points) point.results = withRatios(point.results, ceiling)
     return { ceiling, points, targets: scaleTargets(points) }
@@ -362,13 +437,16 @@ async function main(): Promise<void> {
     events: options.events, duration: options.duration, warmup: options.warmup, connections: options.connections,
     timeout: options.timeout, scale: options.scale, sizes: options.scale ? options.sizes : undefined,
     cacheEntries: options.cacheEntries ?? 'server default',
+    engine: options.databaseUrl === undefined ? 'sqlite' : 'postgres',
+    nodes: options.nodes,
   }
+  const where = `${settings.engine === 'sqlite' ? 'SQLite' : 'PostgreSQL'}, ${options.nodes} node${options.nodes === 1 ? '' : 's'}`
   let output: Record<string, unknown>
   let text: string
   if (options.scale) {
     const run = await scaleRun(options, core, now)
     text = [
-      `## Scale: list and filter routes (${options.connections} connections, ${options.duration} s after ${options.warmup} s warm-up)`,
+      `## Scale: list and filter routes (${where}, ${options.connections} connections, ${options.duration} s after ${options.warmup} s warm-up)`,
       '',
       scaleTable(run.points),
       '',
@@ -385,12 +463,12 @@ async function main(): Promise<void> {
     const run = await defaultRun(options, core, now)
     const memory = run.server.memory
     text = [
-      `## ${options.events.toLocaleString('en')} events (${options.connections} connections, ${options.duration} s after ${options.warmup} s warm-up)`,
+      `## ${options.events.toLocaleString('en')} events (${where}, ${options.connections} connections, ${options.duration} s after ${options.warmup} s warm-up)`,
       '',
       scenarioTable(run.results),
       '',
       ceilingNote(run.ceiling),
-      `API server: first answer ${run.server.startupMs.toFixed(0)} ms after spawn; peak RSS (VmHWM) ${((memory?.peakRssKb ?? NaN) / 1024).toFixed(0)} MB, RSS at the end ${((memory?.rssKb ?? NaN) / 1024).toFixed(0)} MB.`,
+      `API server${options.nodes === 1 ? '' : 's'}: first answer ${run.server.startupMs.toFixed(0)} ms after spawn${options.nodes === 1 ? '' : ' (the slowest node); CPU summed over the nodes; memory of node 1'}; peak RSS (VmHWM) ${((memory?.peakRssKb ?? NaN) / 1024).toFixed(0)} MB, RSS at the end ${((memory?.rssKb ?? NaN) / 1024).toFixed(0)} MB.`,
       COLUMNS,
       '',
       '### Targets',

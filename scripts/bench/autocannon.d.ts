@@ -15,7 +15,8 @@ declare module 'autocannon' {
     }
 
     interface Options {
-      url: string
+      /** One target, or several: connection i goes to url[i mod n]. */
+      url: string | string[]
       connections?: number
       /** Seconds. */
       duration?: number

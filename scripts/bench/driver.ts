@@ -35,14 +35,15 @@ function expected(scenario: Scenario, status: number): boolean {
 }
 
 export interface RunOptions {
-  origin: string
+  /** The servers' origins: autocannon spreads its connections over them (connection i to origin i mod n). */
+  origins: readonly string[]
   connections: number
   duration: number
   warmup: number
   /** Seconds before a request counts as timed out. */
   timeout: number
-  /** pid of the process under test, for its CPU use. */
-  pid: number
+  /** pids of the processes under test, for their CPU use (summed). */
+  pids: readonly number[]
 }
 
 export interface Failure {
@@ -78,7 +79,7 @@ export interface ScenarioResult {
   timeouts: number
   statusCodes: Record<string, number>
   bytesPerResponse: number
-  /** CPU of the process under test during the measured run, % of one core. */
+  /** CPU of the processes under test during the measured run, % of one core (summed over nodes). */
   serverCpuPct: number
   /** CPU of this (client) process during the measured run, % of one core. */
   clientCpuPct: number
@@ -145,7 +146,7 @@ async function probe(scenario: Scenario, origin: string, count: number, timeoutS
 
 function cannon(scenario: Scenario, options: RunOptions, duration: number): autocannon.Instance {
   return autocannon({
-    url: options.origin,
+    url: options.origins.length === 1 ? (options.origins[0] ?? '') : [...options.origins],
     connections: options.connections,
     duration,
     timeout: options.timeout,
@@ -171,12 +172,25 @@ function cannon(scenario: Scenario, options: RunOptions, duration: number): auto
  */
 const MAX_DRAIN_MS = 180_000
 
+/** CPU seconds of all the processes under test. */
+function cpuSecondsOfAll(pids: readonly number[]): number {
+  return pids.reduce((sum, pid) => sum + cpuSecondsOf(pid), 0)
+}
+
+/** Waits until every process under test is idle; the milliseconds waited in all. */
+async function waitAllIdle(pids: readonly number[], maxMs: number): Promise<number> {
+  let waited = 0
+  for (const pid of pids) waited += await waitIdle(pid, maxMs)
+  return waited
+}
+
 export async function runScenario(scenario: Scenario, options: RunOptions): Promise<ScenarioResult> {
-  const idleBeforeMs = await waitIdle(options.pid, MAX_DRAIN_MS)
+  const origin = options.origins[0] ?? ''
+  const idleBeforeMs = await waitAllIdle(options.pids, MAX_DRAIN_MS)
   const first = scenario.next()
   let smoke: ScenarioResult['smoke']
   try {
-    const answer = await send(options.origin, first, scenario.headers, options.timeout)
+    const answer = await send(origin, first, scenario.headers, options.timeout)
     smoke = { status: answer.status, bytes: Buffer.byteLength(answer.body), ms: answer.ms, timedOut: false }
   } catch (error) {
     const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')
@@ -185,7 +199,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
 
   if (options.warmup > 0) {
     await cannon(scenario, options, options.warmup)
-    await waitIdle(options.pid, MAX_DRAIN_MS)
+    await waitAllIdle(options.pids, MAX_DRAIN_MS)
   }
 
   let count = 0
@@ -195,16 +209,16 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
     if (count < MAX_SAMPLES) samples[count++] = ms
     else dropped++
   })
-  const serverCpu0 = cpuSecondsOf(options.pid)
+  const serverCpu0 = cpuSecondsOfAll(options.pids)
   const clientCpu0 = process.cpuUsage()
   const pressure0 = cpuPressureMicros()
   const wall0 = performance.now()
   const result = await instance
   const wallS = (performance.now() - wall0) / 1000
-  const serverCpuS = cpuSecondsOf(options.pid) - serverCpu0
+  const serverCpuS = cpuSecondsOfAll(options.pids) - serverCpu0
   const clientCpu = process.cpuUsage(clientCpu0)
   const pressureS = (cpuPressureMicros() - pressure0) / 1e6
-  const drainMs = await waitIdle(options.pid, MAX_DRAIN_MS)
+  const drainMs = await waitAllIdle(options.pids, MAX_DRAIN_MS)
 
   const sorted = samples.slice(0, count).sort()
   const statusCodes: Record<string, number> = {}
@@ -213,7 +227,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
   // Timeouts alone are slowness, not failure: replay only for wrong statuses and socket errors.
   const smokeFailed = !expected(scenario, smoke.status) && !smoke.timedOut
   const failures = smokeFailed || unexpected > 0 || result.errors > result.timeouts
-    ? await probe(scenario, options.origin, 10, options.timeout)
+    ? await probe(scenario, origin, 10, options.timeout)
     : []
   if (dropped > 0) process.stderr.write(`bench: ${scenario.key}: ${dropped} response times beyond ${MAX_SAMPLES} not kept\n`)
 

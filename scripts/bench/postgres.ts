@@ -1,0 +1,113 @@
+/**
+ * The benchmark on PostgreSQL: the data set the loader built in a SQLite file, copied into a schema of
+ * its own in a PostgreSQL database, so that both engines serve the very same rows (and the scenarios'
+ * samples, read from the file, name records that exist on both).
+ *
+ * The schema is the app's (`openDatabase` migrates it); the rows go in table by table, parents before
+ * children (SQLite's own foreign-key list decides the order), in multi-row INSERTs in one transaction;
+ * identity sequences then continue after the highest id, and ANALYZE gives the planner its statistics.
+ * The schema is `calendar_bench_<events>`, dropped first if it is there: the URL may not name one.
+ */
+import SQLite from 'better-sqlite3'
+import pg from 'pg'
+import { openDatabase } from '../../src/db/database.js'
+
+/** Parameters per INSERT: PostgreSQL binds at most 65,535. */
+const MAX_PARAMETERS = 30_000
+
+const quote = (name: string) => `"${name.replace(/"/g, '""')}"`
+
+/** The schema the benchmark of `events` events uses. */
+export function benchSchema(events: number): string {
+  return `calendar_bench_${events}`
+}
+
+/** `url` with the benchmark's schema (the server's DATABASE_URL). */
+export function schemaUrl(url: string, schema: string): string {
+  const parsed = new URL(url)
+  if (parsed.searchParams.has('schema')) throw new Error('the benchmark uses a schema of its own (calendar_bench_<events>): leave schema out of the URL')
+  parsed.searchParams.set('schema', schema)
+  return parsed.toString()
+}
+
+async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const parsed = new URL(url)
+  parsed.searchParams.delete('schema')
+  const client = new pg.Client({ connectionString: parsed.toString() })
+  await client.connect()
+  try {
+    return await work(client)
+  } finally {
+    await client.end()
+  }
+}
+
+/** Tables in an order where every table comes after those it refers to. */
+function parentsFirst(sqlite: SQLite.Database, tables: readonly string[]): string[] {
+  const ordered: string[] = []
+  const visit = (table: string, path: ReadonlySet<string>) => {
+    if (ordered.includes(table) || path.has(table)) return
+    const parents = (sqlite.prepare(`select "table" as parent from pragma_foreign_key_list(?)`).all(table) as Array<{ parent: string }>)
+      .map((r) => r.parent).filter((p) => p !== table && tables.includes(p))
+    for (const parent of parents) visit(parent, new Set([...path, table]))
+    ordered.push(table)
+  }
+  for (const table of tables) visit(table, new Set())
+  return ordered
+}
+
+/** Copies every table of the SQLite file into the benchmark's schema; returns the server's DATABASE_URL. */
+export async function copyToPostgres(file: string, url: string, events: number, log: (message: string) => void): Promise<string> {
+  const schema = benchSchema(events)
+  const target = schemaUrl(url, schema)
+  await withClient(url, (client) => client.query(`drop schema if exists ${quote(schema)} cascade`))
+  const migrated = await openDatabase(target)
+  await migrated.close()
+  const started = performance.now()
+  const sqlite = new SQLite(file, { readonly: true, fileMustExist: true })
+  try {
+    const tables = (sqlite.prepare("select name from sqlite_master where type = 'table' and name not like 'sqlite_%' and name not like 'kysely_%'").all() as Array<{ name: string }>).map((r) => r.name)
+    await withClient(url, async (client) => {
+      await client.query(`set search_path = ${quote(schema)}`)
+      await client.query('begin')
+      await client.query(`truncate ${tables.map(quote).join(', ')} cascade`)
+      for (const table of parentsFirst(sqlite, tables)) {
+        const columns = (sqlite.prepare('select name from pragma_table_info(?) order by cid').all(table) as Array<{ name: string }>).map((r) => r.name)
+        const identity = (await client.query<{ column_name: string }>(
+          "select column_name from information_schema.columns where table_schema = $1 and table_name = $2 and is_identity = 'YES'", [schema, table])).rows.map((r) => r.column_name)
+        const perInsert = Math.max(1, Math.floor(MAX_PARAMETERS / columns.length))
+        const head = `insert into ${quote(table)} (${columns.map(quote).join(', ')})${identity.length > 0 ? ' overriding system value' : ''} values `
+        const order = columns.includes('id') ? ' order by id' : ''
+        let batch: unknown[][] = []
+        let copied = 0
+        const flush = async () => {
+          if (batch.length === 0) return
+          const values = batch.map((row, r) => `(${row.map((_, c) => `$${r * columns.length + c + 1}`).join(', ')})`).join(', ')
+          await client.query(head + values, batch.flat())
+          copied += batch.length
+          batch = []
+        }
+        for (const row of sqlite.prepare(`select ${columns.map(quote).join(', ')} from ${quote(table)}${order}`).raw().iterate() as Iterable<unknown[]>) {
+          batch.push(row)
+          if (batch.length >= perInsert) await flush()
+        }
+        await flush()
+        for (const column of identity) {
+          await client.query(`select setval(pg_get_serial_sequence($1, $2), coalesce((select max(${quote(column)}) from ${quote(table)}), 0) + 1, false)`, [`${quote(schema)}.${quote(table)}`, column])
+        }
+        if (copied > 0) log(`  ${table}: ${copied.toLocaleString('en')} rows`)
+      }
+      await client.query('commit')
+      for (const table of tables) await client.query(`analyze ${quote(table)}`)
+    })
+  } finally {
+    sqlite.close()
+  }
+  log(`copied into PostgreSQL schema ${schema} in ${((performance.now() - started) / 1000).toFixed(1)} s`)
+  return target
+}
+
+/** Drops the benchmark's schema. */
+export async function dropBenchSchema(url: string, events: number): Promise<void> {
+  await withClient(url, (client) => client.query(`drop schema if exists ${quote(benchSchema(events))} cascade`))
+}
