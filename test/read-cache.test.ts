@@ -9,7 +9,7 @@ import { buildApp } from '../src/app.js'
 import { defaultConfig } from '../src/config.js'
 import { openDatabase } from '../src/db/database.js'
 import { createCompilers } from '../src/http/compilers.js'
-import { createReadCache } from '../src/repositories/read-cache.js'
+import { createReadCache, readCacheStats } from '../src/repositories/read-cache.js'
 import { API, NOW } from './helpers/build.js'
 import { SPEC, contractProblems } from './helpers/contract.js'
 import { insertEvent } from './helpers/fixtures.js'
@@ -41,6 +41,18 @@ async function served(t: Test, cacheEntries?: number) {
   }
   return { own, other, get, status }
 }
+
+t.test('a write to another database leaves the cache alone (PostgreSQL: another schema of the same cluster)', async (t) => {
+  const { own, other, get } = await served(t)
+  const id = await insertEvent(other.db, { slug: 'concert', title: 'Concert' })
+  t.equal((await get<{ title: string }>(`/events/${id}`)).title, 'Concert')
+  const elsewhere = await openDatabase(await freshDatabaseUrl(t, join(t.testdir(), 'elsewhere.db')))
+  t.teardown(() => elsewhere.close())
+  await insertEvent(elsewhere.db, { slug: 'elsewhere', title: 'Elsewhere' })
+  const hits = readCacheStats(own.db)?.hits.records ?? 0
+  t.equal((await get<{ title: string }>(`/events/${id}`)).title, 'Concert')
+  t.ok((readCacheStats(own.db)?.hits.records ?? 0) > hits, `served from the cache (${hits} hits before, ${readCacheStats(own.db)?.hits.records ?? 0} after)`)
+})
 
 t.test('a write by another connection to the same file drops the cached totals', async (t) => {
   const { other, get } = await served(t)

@@ -103,7 +103,8 @@ export function distanceKm(db: QueryExecutorProvider, lat: Expression<unknown>, 
 /**
  * Where the data stands: `head`, the change log's last position (every write through a unit of work
  * moves it, on any node), and `local`, the engine's own signal of writes that bypass the log (SQLite:
- * another connection committed, or this one changed rows; PostgreSQL: a transaction wrote anything).
+ * another connection committed, or this one changed rows; PostgreSQL: a statement wrote a table the
+ * caches show, in this schema: `data_version`, migration 0006).
  */
 export interface DataVersion {
   head: number
@@ -135,11 +136,10 @@ export async function dataVersion(db: QueryExecutorProvider): Promise<DataVersio
   const probe = versionProbes.get(db)
   if (probe !== undefined) return probe()
   if (isPostgres(db)) {
-    // xmax of the current snapshot: the next transaction id, which moves with every transaction that
-    // writes anything, anywhere in the cluster (reads take none): PostgreSQL's signal of writes that
-    // bypass the log, as coarse as it is cheap.
-    const { rows } = await sql<{ h: string | number; x: string }>`select coalesce(max(position), 0) as h,
-      pg_snapshot_xmax(pg_current_snapshot())::text as x from changes`.execute(db)
+    // `data_version` (migration 0006): moved by every statement that writes a table the caches show, in
+    // this schema, committed with it: PostgreSQL's signal of writes that bypass the log.
+    const { rows } = await sql<{ h: string | number; x: string }>`select (select coalesce(max(position), 0) from changes) as h,
+      (select v from data_version where id = 1)::text as x`.execute(db)
     const row = rows[0]
     return { head: Number(row?.h ?? 0), local: row?.x ?? '' }
   }

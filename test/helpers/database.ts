@@ -47,6 +47,7 @@ async function empty(schema: string): Promise<boolean> {
       if (rows.length === 0) return true
       await client.query(`truncate ${rows.map((r) => `"${schema}"."${r.name}"`).join(', ')} restart identity cascade`)
       await client.query(`insert into "${schema}".change_log (id, pruned_through) values (1, 0)`)
+      if (rows.some((r) => r.name === 'data_version')) await client.query(`insert into "${schema}".data_version (id, v) values (1, 0)`)
       return true
     })
   } catch {
