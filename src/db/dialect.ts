@@ -49,6 +49,61 @@ function folded_(db: QueryExecutorProvider, column: Expression<unknown>): Expres
   return sql<string>`normalize(replace(replace(lower(upper(normalize(${column}, NFC) collate "und-x-icu") collate "und-x-icu"), 'ς', 'σ'), 'i̇', 'i'), NFC)`
 }
 
+
+/**
+ * What `search` looks into of an event (CONTRACT §3, §6), folded (`foldCase`) as the search index
+ * holds it (migration 0005): the title, and the description unless the event is password-protected.
+ */
+export function eventSearchTexts(event: { title: string; description: string | null; password: string | null }): { title: string; description: string | null } {
+  return { title: foldCase(event.title), description: event.password === null && event.description !== null ? foldCase(event.description) : null }
+}
+
+/** Writes an event's row of the search index (`eventSearchTexts`), replacing the one it had; in the write's transaction. */
+export async function writeEventSearch(db: QueryExecutorProvider, id: number, texts: { title: string; description: string | null }): Promise<void> {
+  if (isPostgres(db)) {
+    await sql`insert into event_search (event_id, title, description) values (${id}, ${texts.title}, ${texts.description})
+      on conflict (event_id) do update set title = excluded.title, description = excluded.description`.execute(db)
+    return
+  }
+  // FTS5 takes no upsert: the old row out, the new one in.
+  await sql`delete from event_search where rowid = ${id}`.execute(db)
+  await sql`insert into event_search (rowid, title, description) values (${id}, ${texts.title}, ${texts.description})`.execute(db)
+}
+
+/** Removes an event's row of the search index (PostgreSQL's goes with the event by its foreign key; SQLite's FTS5 table has none). */
+export async function deleteEventSearch(db: QueryExecutorProvider, id: number): Promise<void> {
+  if (isPostgres(db)) await sql`delete from event_search where event_id = ${id}`.execute(db)
+  else await sql`delete from event_search where rowid = ${id}`.execute(db)
+}
+
+/** The ids of the events `search` finds, as a subquery (column `id`), and whether the trigram index serves it. */
+export interface SearchedIds {
+  ids: Expression<{ id: number }>
+  indexed: boolean
+}
+
+/**
+ * The events whose folded title or description (`eventSearchTexts`) holds `needle`, folded alike, as a
+ * plain substring (`%`, `_`, `\`, quotes are characters like any other). PostgreSQL: LIKE with the
+ * needle escaped, which pg_trgm's GIN indexes serve for needles of three characters or more.
+ * SQLite: the FTS5 trigram index finds the events that hold the needle's trigrams in sequence (the
+ * needle as one phrase, quoted); `instr` then checks the substring itself, in one column. A needle of
+ * fewer than three characters (code points) has no trigram: both engines then read every row of the
+ * index, still without folding anything per row.
+ */
+export function searchedIds(db: QueryExecutorProvider, needle: string): SearchedIds {
+  const folded = foldCase(needle)
+  const indexed = [...folded].length >= 3
+  if (isPostgres(db)) {
+    const pattern = `%${folded.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+    return { ids: sql`(select event_id as id from event_search where title like ${pattern} or description like ${pattern})`, indexed }
+  }
+  const exact = sql`(instr(title, ${folded}) > 0 or coalesce(instr(description, ${folded}), 0) > 0)`
+  if (!indexed) return { ids: sql`(select rowid as id from event_search where ${exact})`, indexed }
+  const phrase = `"${folded.replace(/"/g, '""')}"`
+  return { ids: sql`(select rowid as id from event_search where event_search match ${phrase} and ${exact})`, indexed }
+}
+
 const ASCII = /^\p{ASCII}*$/u
 const FOLDING_GLOB = `*[${FOLDS_INTO_ASCII}]*`
 const MAX_PREFILTER_LENGTH = 1000

@@ -6,6 +6,7 @@ import * as initial from './migrations/0001-initial.js'
 import * as coveringListingIndex from './migrations/0002-covering-listing-index.js'
 import * as changeLog from './migrations/0003-change-log.js'
 import * as webhooks from './migrations/0004-webhooks.js'
+import * as searchIndex from './migrations/0005-search-index.js'
 import * as indexesAndDataVersion from './migrations/0006-indexes-and-data-version.js'
 
 const migrations: Record<string, Migration> = {
@@ -13,6 +14,7 @@ const migrations: Record<string, Migration> = {
   '0002-covering-listing-index': coveringListingIndex,
   '0003-change-log': changeLog,
   '0004-webhooks': webhooks,
+  '0005-search-index': searchIndex,
   '0006-indexes-and-data-version': indexesAndDataVersion,
 }
 

@@ -6,7 +6,7 @@
  */
 import { sql, type Expression, type SqlBool } from 'kysely'
 import type { Language } from '../contract.js'
-import { containsText, distanceKm, inIdList } from '../db/dialect.js'
+import { distanceKm, inIdList, searchedIds } from '../db/dialect.js'
 import type { Taxonomy } from '../db/schema.js'
 import type { Db } from '../db/unit-of-work.js'
 import { boundingBox, type Circle } from '../lib/geo.js'
@@ -72,16 +72,30 @@ function linkedCondition(db: Db, [table, column, ids]: LinkFilter): Expression<S
 function eventsFrom(db: Db, f: EventFilter, drive: boolean) {
   const links = linkFilters(f)
   const driver = drive ? links[0] : undefined
-  if (driver === undefined) return db.selectFrom('events').where(filterCondition(db, f, links))
+  if (driver === undefined) {
+    const found = drive && hasSearch(f) ? searchedIds(db, f.search) : undefined
+    if (found?.indexed !== true) return db.selectFrom('events').where(filterCondition(db, f, links, true))
+    // No link filter, a needle the trigram index serves: the events it finds drive, as linked ones do.
+    return db.selectFrom(sql<{ id: number }>`${found.ids}`.as('found')).crossJoin('events')
+      .where(sql<SqlBool>`events.id = found.id`)
+      .where(filterCondition(db, f, links, false))
+  }
   const [table, column, ids] = driver
   const linked = sql<{ id: number }>`(select distinct l.event_id as id from ${sql.table(table)} l where ${inIdList(db, sql.ref(`l.${column}`), ids)})`
   return db.selectFrom(linked.as('linked')).crossJoin('events')
     .where(sql<SqlBool>`events.id = linked.id`)
-    .where(filterCondition(db, f, links.slice(1)))
+    .where(filterCondition(db, f, links.slice(1), true))
 }
 
-/** Every filter but the link filters not in `links` (those a driving join applies). */
-function filterCondition(db: Db, f: EventFilter, links: readonly LinkFilter[]): Expression<SqlBool> {
+function hasSearch(f: EventFilter): f is EventFilter & { search: string } {
+  return f.search !== undefined && f.search !== ''
+}
+
+/**
+ * Every filter but the link filters not in `links` (those a driving join applies), and `search` unless
+ * `searched` is false (the search index drives).
+ */
+function filterCondition(db: Db, f: EventFilter, links: readonly LinkFilter[], searched: boolean): Expression<SqlBool> {
   const c: Expression<SqlBool>[] = [
     sql<SqlBool>`events.language = ${f.language}`,
     sql<SqlBool>`events.hide_from_listings = 0`,
@@ -94,12 +108,8 @@ function filterCondition(db: Db, f: EventFilter, links: readonly LinkFilter[]): 
   if (f.endLte !== undefined) c.push(sql<SqlBool>`events.end_utc <= ${f.endLte}`)
   if (f.endGt !== undefined) c.push(sql<SqlBool>`events.end_utc > ${f.endGt}`)
   if (f.endLt !== undefined) c.push(sql<SqlBool>`events.end_utc < ${f.endLt}`)
-  if (f.search !== undefined && f.search !== '') {
-    // A password-protected event is found by its title only: its description is protected text.
-    const title = containsText(db, [sql.ref('events.title')], f.search)
-    const description = containsText(db, [sql.ref('events.description')], f.search)
-    c.push(sql<SqlBool>`(${title} or (events.password is null and ${description}))`)
-  }
+  // The search index holds the folded title, and the description unless the event is password-protected.
+  if (searched && hasSearch(f)) c.push(sql<SqlBool>`events.id in ${searchedIds(db, f.search).ids}`)
   for (const link of links) c.push(linkedCondition(db, link))
   if (f.featured !== undefined) c.push(sql<SqlBool>`events.featured = ${f.featured ? 1 : 0}`)
   if (f.postParent !== undefined) c.push(sql<SqlBool>`events.post_parent = ${f.postParent}`)

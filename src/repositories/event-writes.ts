@@ -1,10 +1,12 @@
 /**
  * Event writes, in the transaction of a unit of work: the row (booleans stored as 0/1), its slug, its
  * links (in chunks that stay within SQLite's parameter limit, venues and organizers created inline
- * with it) and the term counts it moves. What is written has been checked by the handler.
+ * with it), the term counts it moves and its row of the search index (the folded texts `search` looks
+ * into). What is written has been checked by the handler.
  */
 import type { Language } from '../contract.js'
 import type { Updateable } from 'kysely'
+import { deleteEventSearch, eventSearchTexts, writeEventSearch } from '../db/dialect.js'
 import type { EventRow, EventsTable, Flag } from '../db/schema.js'
 import { recordChange, type Tx } from '../db/unit-of-work.js'
 import { sameImage, storeImage, type ImageChoice } from './images.js'
@@ -79,6 +81,7 @@ export async function insertEvent(trx: Tx, event: NewEvent): Promise<number> {
     image_id: image ?? null,
     post_parent: null,
   }).returning('id').executeTakeFirstOrThrow()
+  await writeEventSearch(trx, id, eventSearchTexts({ title: columns.title, description: columns.description ?? null, password: null }))
   await settleNewPost(trx, 'events', id, 'event', language, slug, event.translationGroup)
   recordChange(trx, { resource: 'event', id, action: 'create' })
   await writeLinks(trx, id, event.links)
@@ -120,6 +123,13 @@ export async function updateEvent(trx: Tx, update: EventUpdate, version: number)
   const result = await trx.updateTable('events').set(set).where('id', '=', update.id).where('version', '=', version).executeTakeFirst()
   if (Number(result.numUpdatedRows) !== 1) return false
   recordChange(trx, { resource: 'event', id: update.id, action: 'update' })
+  const searched = eventSearchTexts(row)
+  const texts = eventSearchTexts({
+    title: set.title ?? row.title,
+    description: set.description !== undefined ? set.description : row.description,
+    password: set.password !== undefined ? set.password : row.password,
+  })
+  if (texts.title !== searched.title || texts.description !== searched.description) await writeEventSearch(trx, update.id, texts)
   // The terms the event counts for: its links while published (read before the links change).
   const termsLinked = update.links.categories !== undefined || update.links.tags !== undefined
   const wasPublished = update.status === 'publish'
@@ -166,6 +176,7 @@ export async function trashEvent(trx: Tx, id: number, status: string, version: n
 export async function deleteEvent(trx: Tx, id: number, status: string, version: number): Promise<boolean> {
   const terms = status === 'publish' ? await termIdsOfEvent(trx, id) : []
   if (!(await deletePost(trx, 'events', id, version))) return false
+  await deleteEventSearch(trx, id)
   await moveTermCounts(trx, terms, [])
   return true
 }
