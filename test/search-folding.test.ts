@@ -22,6 +22,17 @@ t.test('item 7: FOLDS_INTO_ASCII lists every character whose fold holds ASCII (t
   t.equal(foldText('i\u0307'), 'i', 'U+0307 after i is dropped, hence listed too')
 })
 
+t.test('the fold is stable: a folded character folds to itself (ẞ, which lower-cases to ß, folds to ss like ß)', async (t) => {
+  const unstable: string[] = []
+  for (let cp = 0; cp <= 0x10ffff; cp++) {
+    if (cp >= 0xd800 && cp <= 0xdfff) continue
+    const folded = foldText(String.fromCodePoint(cp))
+    if (foldText(folded) !== folded) unstable.push(`U+${cp.toString(16)}`)
+  }
+  t.same(unstable, [])
+  t.equal(foldText('GROẞE'), foldText('große'))
+})
+
 t.test('item 7: every list searches folded text', async (t) => {
   const s = await setup(t)
   const names = ['İstanbul Nights', 'Straße Fest', `${COMPOSED} Crème`, `${DECOMPOSED} Noir`, '100% _under\\score', 'ΟΔΟΣ Party', 'Ofﬁce Hours']

@@ -18,6 +18,7 @@ import { dirname, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import SQLite from 'better-sqlite3'
 import { openDatabase } from '../../src/db/database.js'
+import { eventSearchTexts } from '../../src/db/dialect.js'
 import { slugify } from '../../src/lib/slug.js'
 
 export interface LoadOptions {
@@ -326,6 +327,8 @@ export async function buildDatabase(options: LoadOptions): Promise<LoadResult> {
       excerpt, slug, image_id, date, date_utc, modified, modified_utc, all_day, start_date, end_date, start_utc, end_utc, timezone,
       cost, website, show_map, show_map_link, hide_from_listings, sticky, featured, post_parent, version)
       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, null, 1)`)
+    // The search index (migration 0005): what the app's event writes keep, folded the same way.
+    const insertSearch = db.prepare('insert into event_search (rowid, title, description) values (?, ?, ?)')
     const insertEventTerm = db.prepare('insert into event_terms (event_id, term_id) values (?, ?)')
     const insertEventVenue = db.prepare('insert into event_venues (event_id, venue_id, position) values (?, ?, 0)')
     const insertEventOrganizer = db.prepare('insert into event_organizers (event_id, organizer_id, position) values (?, ?, ?)')
@@ -372,6 +375,8 @@ export async function buildDatabase(options: LoadOptions): Promise<LoadResult> {
           allDay ? 1 : 0, startText, endText, startText, endText, 'UTC',
           rnd() < 0.8 ? pick(COSTS) : null, rnd() < 0.5 ? `https://events.example.org/${id}` : null,
           rnd() < 0.5 ? 1 : 0, rnd() < 0.5 ? 1 : 0, rnd() < 0.01 ? 1 : 0, rnd() < 0.01 ? 1 : 0, rnd() < 0.05 ? 1 : 0)
+        const searched = eventSearchTexts({ title, description, password })
+        insertSearch.run(id, searched.title, searched.description)
         // 1–3 terms: one category, then up to two distinct tags.
         const terms = termIds[language]
         insertEventTerm.run(id, pick(terms.categories))

@@ -41,12 +41,12 @@ export function containsText(db: QueryExecutorProvider, columns: ReadonlyArray<E
 /**
  * A column folded as `foldText` folds (lib/text.ts), in SQL: SQLite calls it (`casefold`, registered in
  * `openDatabase`); PostgreSQL runs the same steps with ICU's case mappings, which are the full ones
- * (`ß` → `SS`; the database's own collation may fold ASCII only): NFC, upper, lower, the final sigma
- * as `σ`, the dot above an `i` dropped, NFC.
+ * (`ß` → `SS`; the database's own collation may fold ASCII only): NFC, `ẞ` as `ß`, upper, lower, the
+ * final sigma as `σ`, the dot above an `i` dropped, NFC.
  */
 function folded_(db: QueryExecutorProvider, column: Expression<unknown>): Expression<string> {
   if (!isPostgres(db)) return sql<string>`casefold(${column})`
-  return sql<string>`normalize(replace(replace(lower(upper(normalize(${column}, NFC) collate "und-x-icu") collate "und-x-icu"), 'ς', 'σ'), 'i̇', 'i'), NFC)`
+  return sql<string>`normalize(replace(replace(lower(upper(replace(normalize(${column}, NFC), 'ẞ', 'ß') collate "und-x-icu") collate "und-x-icu"), 'ς', 'σ'), 'i̇', 'i'), NFC)`
 }
 
 

@@ -1,8 +1,8 @@
 /**
  * The events a list shows: every filter of CONTRACT §4 as SQL, and the query plans that keep a list
- * fast at a million events (which events drive the query, when a page is sorted from the links and
- * when it is read from the listing index in order). Totals and page ids are remembered by the read
- * cache under the filter they answer.
+ * fast at a million events (which events drive the query: the linked ones, those the search index
+ * finds, or the listing index read in order; when a page is sorted and when it is read in order).
+ * Totals and page ids are remembered by the read cache under the filter they answer.
  */
 import { sql, type Expression, type SqlBool } from 'kysely'
 import type { Language } from '../contract.js'
@@ -142,10 +142,12 @@ const listKey = (f: EventFilter) => `events:${JSON.stringify(f)}`
 
 /** How many events match: with link filters, counted from the linked events (see `eventsFrom`). */
 export async function countEvents(db: Db, f: EventFilter): Promise<number> {
-  return rememberedResult(db, `count:${listKey(f)}`, async () => {
-    const row = await eventsFrom(db, f, true).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
-    return Number(row.n)
-  })
+  return rememberedResult(db, `count:${listKey(f)}`, async () => Number((await eventCountQuery(db, f).executeTakeFirstOrThrow()).n))
+}
+
+/** The statement `countEvents` runs (also for the query-plan tests). */
+export function eventCountQuery(db: Db, f: EventFilter) {
+  return eventsFrom(db, f, true).select((eb) => eb.fn.countAll<number>().as('n'))
 }
 
 /** Up to this many matches, a page with link filters is picked from the linked events and sorted. */
@@ -157,11 +159,14 @@ const SORT_LINKED_UP_TO = 5000
  * listing index in order and checking the links per event, which stops once the page is full.
  */
 export async function eventIds(db: Db, f: EventFilter, offset: number, limit: number, total: number): Promise<readonly number[]> {
-  return rememberedResult(db, `ids:${listKey(f)}:${offset}:${limit}`, async () => {
-    const rows = await eventsFrom(db, f, total <= SORT_LINKED_UP_TO).select('events.id')
-      .orderBy('events.start_utc', 'asc').orderBy('events.id', 'asc').limit(limit).offset(offset).execute()
-    return rows.map((r) => r.id)
-  })
+  return rememberedResult(db, `ids:${listKey(f)}:${offset}:${limit}`, async () =>
+    (await eventIdsQuery(db, f, offset, limit, total).execute()).map((r) => r.id))
+}
+
+/** The statement `eventIds` runs (also for the query-plan tests). */
+export function eventIdsQuery(db: Db, f: EventFilter, offset: number, limit: number, total: number) {
+  return eventsFrom(db, f, total <= SORT_LINKED_UP_TO).select('events.id')
+    .orderBy('events.start_utc', 'asc').orderBy('events.id', 'asc').limit(limit).offset(offset)
 }
 
 /** The id of the term a `categories`/`tags` filter entry names (an id, or a slug in `language`), or undefined. */

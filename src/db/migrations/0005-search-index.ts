@@ -11,13 +11,15 @@
  *   test schema's search path holds only that schema).
  *
  * Rows that exist are filled here, folded in JavaScript in batches on both engines: the same fold as
- * the app's (src/lib/text.ts, `foldText`), written out here since a migration never changes.
+ * the app's (src/lib/text.ts, `foldText`), written out here since a migration never changes. That fold
+ * now takes the capital sharp s `ẞ` as `ß` (so as `ss`), which it did not: the terms whose name holds
+ * one get their folded name key again.
  */
 import { PostgresAdapter, sql, type Kysely } from 'kysely'
 
 /** NFC and full case folding, as `foldText` in src/lib/text.ts folds at the time of this migration. */
 function fold(text: string): string {
-  return text.normalize('NFC').toUpperCase().toLowerCase().replace(/ς/g, 'σ').replace(/i\u0307/g, 'i').normalize('NFC')
+  return text.normalize('NFC').replace(/ẞ/g, 'ß').toUpperCase().toLowerCase().replace(/ς/g, 'σ').replace(/i\u0307/g, 'i').normalize('NFC')
 }
 
 const BATCH = 1000
@@ -49,6 +51,11 @@ export async function up(db: Kysely<any>): Promise<void> {
       description: r.password === null && r.description !== null ? fold(r.description) : null,
     }))
     await db.insertInto('event_search').values(values).execute()
+  }
+  // Term names are unique by the same fold (`name_key`), which took `ẞ` for `ß` and not for `ss` before.
+  const terms: Array<{ id: number; name: string }> = await db.selectFrom('terms').select(['id', 'name']).where('name', 'like', '%ẞ%').execute()
+  for (const term of terms) {
+    await db.updateTable('terms').set({ name_key: fold(term.name.trim().replace(/\s+/g, ' ')) }).where('id', '=', term.id).execute()
   }
 }
 

@@ -1,0 +1,203 @@
+/**
+ * The events' search index (migration 0005; CONTRACT §3, §6): what `GET /events?search=` finds, against
+ * an oracle of this file's own that folds the texts as written (NFC and full case folding for the
+ * characters the texts are made of, written out here rather than imported from the app), over random
+ * texts and needles; that every write keeps the index (create, update, password, translation, delete);
+ * that rows stored before the migration are found after it; and that the search statement is served by
+ * the index (SQLite: the FTS5 trigram table; PostgreSQL: the pg_trgm GIN indexes, asked with
+ * `enable_seqscan` and `enable_indexscan` off, since a few rows never make the planner prefer a GIN
+ * index by itself).
+ */
+import t from 'tap'
+import fc from 'fast-check'
+import { CompiledQuery, sql, type Compilable } from 'kysely'
+import { migrateToLatest } from '../src/db/migrate.js'
+import { eventCountQuery, eventIdsQuery, type EventFilter } from '../src/repositories/event-filters.js'
+import { TEST_ENGINE } from './helpers/database.js'
+import { idsOf, setup, type Setup } from './helpers/events.js'
+
+/** The folds of the characters the random texts hold besides ASCII (CONTRACT §3: `strasse` finds `Straße`, `istanbul` finds `İstanbul`). */
+const FOLDS: Record<string, string> = { 'ß': 'ss', 'ẞ': 'ss', 'İ': 'i', 'Σ': 'σ', 'ς': 'σ', 'É': 'é' }
+
+/** The oracle's fold: NFC, then each character folded (ASCII letters to lower case, the table above), NFC again. */
+function oracleFold(text: string): string {
+  let out = ''
+  // The dot above that İ leaves on an i when lower-cased is dropped: `i̇` meets `İ` as `i` does.
+  for (const c of text.normalize('NFC').replace(/i\u0307/g, 'i')) out += FOLDS[c] ?? (/^[A-Z]$/.test(c) ? c.toLowerCase() : c)
+  return out.normalize('NFC')
+}
+
+interface Stored {
+  id: number
+  title: string
+  description: string | null
+  password: boolean
+}
+
+/** The ids the oracle expects for `needle`: the title, or the description unless password-protected, holds it once folded. */
+function expected(events: Iterable<Stored>, needle: string): number[] {
+  const folded = oracleFold(needle)
+  return [...events].filter((e) => oracleFold(e.title).includes(folded) || (!e.password && e.description !== null && oracleFold(e.description).includes(folded)))
+    .map((e) => e.id).sort((a, b) => a - b)
+}
+
+/** Every id `GET /events?search=` returns for `needle`, over all pages. */
+async function found(s: Setup, needle: string, query = ''): Promise<number[]> {
+  const ids: number[] = []
+  for (let page = 1; ; page++) {
+    const res = await s.list(`?search=${encodeURIComponent(needle)}&per_page=50&page=${page}${query}`)
+    if (res.statusCode !== 200) throw new Error(`search ${JSON.stringify(needle)}: ${res.statusCode} ${res.body}`)
+    ids.push(...idsOf(res))
+    if (page >= res.json<{ total_pages: number }>().total_pages) break
+  }
+  return ids.sort((a, b) => a - b)
+}
+
+const PIECES = ['a', 'b', 's', 'S', 't', 'T', 'i', 'I', 'ß', 'ẞ', 'İ', 'Σ', 'σ', 'ς', 'é', 'É', 'e\u0301', 'E\u0301', '😀', '%', '_', '\\',
+  "'", '"', '*', ' ', '-', 'NEAR', 'AND', 'st', 'ss', 'SS', 'x', 'y', '(', ':']
+const text = (min: number) => fc.array(fc.constantFrom(...PIECES), { minLength: min, maxLength: 12 }).map((p) => p.join(''))
+/** Upper- or lower-cases each character at random (`ß` upper-cases to `SS`, `ς` to `Σ`). */
+const recased = (s: string, flips: boolean[]) => [...s].map((c, i) => (flips[i % flips.length] === true ? c.toUpperCase() : c.toLowerCase())).join('')
+
+t.test('search finds what the oracle finds: random texts, random needles (substrings in random case, random strings)', async (t) => {
+  const s = await setup(t)
+  const stored = new Map<number, Stored>()
+  const event = fc.record({ title: text(1), description: fc.option(text(0), { nil: null }), password: fc.boolean() })
+  const needle = fc.oneof(
+    fc.record({ of: fc.nat(), from: fc.nat(), length: fc.integer({ min: 1, max: 8 }), flips: fc.array(fc.boolean(), { minLength: 1, maxLength: 8 }) }),
+    text(1),
+  )
+  let checked = 0
+  await fc.assert(fc.asyncProperty(fc.array(event, { minLength: 1, maxLength: 4 }), fc.array(needle, { minLength: 1, maxLength: 8 }), async (events, needles) => {
+    for (const e of events) {
+      const created = await s.event(e.title, e.description === null ? {} : { description: e.description })
+      if (e.password) t.equal((await s.patch(created.id, { password: 'pw' })).statusCode, 200)
+      stored.set(created.id, { id: created.id, ...e })
+    }
+    const all = [...stored.values()]
+    for (const n of needles) {
+      let wanted: string
+      if (typeof n === 'string') wanted = n
+      else {
+        const e = all[n.of % all.length]
+        const source = (n.of % 2 === 0 || e?.description == null ? e?.title : e.description) ?? 'x'
+        const chars = [...source]
+        const from = n.from % chars.length
+        wanted = recased(chars.slice(from, from + n.length).join(''), n.flips)
+      }
+      if (wanted === '') continue
+      const got = await found(s, wanted)
+      const want = expected(all, wanted)
+      checked++
+      if (JSON.stringify(got) !== JSON.stringify(want)) {
+        t.fail(`search ${JSON.stringify(wanted)}`, { got, want, texts: all.filter((e) => got.includes(e.id) !== want.includes(e.id)) })
+        return false
+      }
+    }
+    return true
+  }), { seed: 20261216, numRuns: 30 })
+  t.ok(checked > 50, `${checked} searches over ${stored.size} events agreed with the oracle`)
+})
+
+t.test('every write keeps the index: create, title and description changes, password, translation, delete', async (t) => {
+  const s = await setup(t)
+  const e = await s.event('Alpha Wolke', { description: 'Am Großen Fluss' })
+  t.same(await found(s, 'WOLKE'), [e.id])
+  t.same(await found(s, 'grosse'), [e.id])
+  t.equal((await s.patch(e.id, { title: 'Beta Sonne' })).statusCode, 200)
+  t.same(await found(s, 'wolke'), [], 'the old title no longer matches')
+  t.same(await found(s, 'sonne'), [e.id], 'the new one does')
+  t.same(await found(s, 'fluss'), [e.id], 'the description was kept')
+  t.equal((await s.patch(e.id, { description: 'Unter der İnsel' })).statusCode, 200)
+  t.same(await found(s, 'fluss'), [])
+  t.same(await found(s, 'insel'), [e.id])
+  t.equal((await s.patch(e.id, { password: 'pw' })).statusCode, 200)
+  t.same(await found(s, 'insel'), [], 'a protected description is not searched')
+  t.same(await found(s, 'sonne'), [e.id], 'its title is')
+  t.equal((await s.patch(e.id, { password: '' })).statusCode, 200)
+  t.same(await found(s, 'insel'), [e.id], 'the password gone, the description is searched again')
+  const de = await s.create({ title: 'Gamma Straße', start_date: '2026-07-01 18:00:00', end_date: '2026-07-01 21:00:00', ml_language: 'de', translation_of: e.id })
+  t.same(await found(s, 'STRASSE', '&ml_language=de'), [de.id], 'a translation is searched in its language')
+  t.same(await found(s, 'STRASSE'), [], 'and only there')
+  t.equal((await s.remove(e.id, '?force=true')).statusCode, 200)
+  t.same(await found(s, 'sonne'), [])
+  const { rows } = await sql<{ n: number }>`select count(*) as n from event_search`.execute(s.db)
+  t.equal(Number(rows[0]?.n), 1, 'the deleted event left the index')
+})
+
+t.test('migration 0005: events stored before it are found after it', async (t) => {
+  const s = await setup(t)
+  const a = await s.event('İstanbul Nächte', { description: '100% _Straße\\' })
+  const b = await s.event('Ohne', { description: 'GROẞE Σοφία' })
+  const secret = await s.event('Geheim', { description: 'Verborgene Wolke' })
+  t.equal((await s.patch(secret.id, { password: 'pw' })).statusCode, 200)
+  // The state before 0005: no index, the migration not in the history.
+  await sql`drop table event_search`.execute(s.db)
+  await sql`delete from kysely_migration where name = '0005-search-index'`.execute(s.db)
+  const schema = TEST_ENGINE === 'postgres' ? (await sql<{ s: string }>`select current_schema() as s`.execute(s.db)).rows[0]?.s : undefined
+  await migrateToLatest(s.db, schema)
+  t.same(await found(s, 'ISTANBUL'), [a.id])
+  t.same(await found(s, '_strasse\\'), [a.id])
+  t.same(await found(s, 'große'), [b.id])
+  t.same(await found(s, 'ΣΟΦΊΑ'), [b.id])
+  t.same(await found(s, 'wolke'), [], 'a protected description stays out')
+  t.same(await found(s, 'geheim'), [secret.id])
+})
+
+/** The plan of `query` as the engine tells it (PostgreSQL with sequential and plain index scans off). */
+async function plan(s: Setup, query: Compilable): Promise<string> {
+  const compiled = query.compile()
+  if (TEST_ENGINE === 'sqlite') {
+    const rows = s.sqlite().prepare(`explain query plan ${compiled.sql}`).all(...compiled.parameters) as Array<{ detail: string }>
+    return rows.map((r) => r.detail).join('\n')
+  }
+  return s.db.connection().execute(async (connection) => {
+    // Whether the index can serve it, whatever the planner would pick for a few rows: sequential and
+    // plain index scans off (a GIN index serves through bitmap scans only).
+    await sql`set enable_seqscan = off`.execute(connection)
+    await sql`set enable_indexscan = off`.execute(connection)
+    try {
+      const result = await connection.executeQuery<{ 'QUERY PLAN': string }>(CompiledQuery.raw(`explain ${compiled.sql}`, [...compiled.parameters]))
+      return result.rows.map((r) => r['QUERY PLAN']).join('\n')
+    } finally {
+      await sql`reset enable_seqscan`.execute(connection)
+      await sql`reset enable_indexscan`.execute(connection)
+    }
+  })
+}
+
+t.test('query plans: the search statements use the trigram index', async (t) => {
+  const s = await setup(t)
+  for (let i = 0; i < 20; i++) await s.event(`Event ${i} ${i % 5 === 0 ? 'Wolkenbruch' : 'Sonnenschein'}`, { description: `Beschreibung ${i}` })
+  t.same((await found(s, 'wolkenbruch')).length, 4)
+  if (TEST_ENGINE === 'postgres') {
+    // Statistics that say what the tables hold: 5,000 copies without the word, analyzed.
+    const { rows } = await sql<{ name: string }>`select column_name as name from information_schema.columns
+      where table_schema = current_schema() and table_name = 'events' and column_name not in ('id', 'slug', 'translation_group')`.execute(s.db)
+    const columns = sql.join(rows.map((r) => sql.id(r.name)))
+    await sql`insert into events (slug, ${columns}) select slug || '-' || g, ${columns} from events cross join generate_series(1, 250) g`.execute(s.db)
+    await sql`insert into event_search (event_id, title, description) select id, 'copy ' || id, 'beschreibung' from events
+      where id not in (select event_id from event_search)`.execute(s.db)
+    await sql`analyze`.execute(s.db)
+  }
+  const filter: EventFilter = { language: 'en', scope: { kind: 'all', statuses: ['publish'] }, startGte: '2026-06-15 00:00:00', search: 'wolkenbruch' }
+  for (const [name, query] of [['count', eventCountQuery(s.db, filter)], ['page', eventIdsQuery(s.db, filter, 0, 10, 4)], ['page of many', eventIdsQuery(s.db, filter, 0, 10, 100_000)]] as const) {
+    const text = await plan(s, query)
+    if (TEST_ENGINE === 'sqlite') t.match(text, /SCAN event_search VIRTUAL TABLE INDEX \d+:M/, `${name}: FTS5 MATCH`, { plan: text })
+    else t.match(text, /Bitmap Index Scan on event_search_title[\s\S]*Bitmap Index Scan on event_search_description|Bitmap Index Scan on event_search_description[\s\S]*Bitmap Index Scan on event_search_title/, `${name}: both GIN indexes`, { plan: text })
+  }
+  // Two characters have no trigram: the folded texts are read, and still found.
+  const short = await plan(s, eventCountQuery(s.db, { ...filter, search: 'wo' }))
+  t.notMatch(short, /INDEX \d+:M/, 'a two-character needle is no MATCH', { plan: short })
+  t.same((await found(s, 'WO')).length, 4)
+})
+
+t.test('needles with FTS5 query syntax are plain text', async (t) => {
+  const s = await setup(t)
+  const a = await s.event('say "hi" * NEAR(x y) AND OR NOT ^col: -', { description: "it's {a b} + c" })
+  const b = await s.event('plain')
+  for (const needle of ['"hi"', '"', '* near(', 'and or not', '^col:', "it's", '{a b}', '+ c', ': -', 'ay "']) t.same(await found(s, needle), [a.id], needle)
+  for (const needle of ['hi" OR "plain', 'plain*', 'NEAR(plain', '"plain"']) t.same(await found(s, needle), [], needle)
+  t.same(await found(s, 'plain'), [b.id])
+  t.same(await found(s, '', ''), [a.id, b.id].sort((x, y) => x - y), 'an empty search filters nothing')
+})
