@@ -86,10 +86,11 @@ export interface SearchedIds {
  * The events whose folded title or description (`eventSearchTexts`) holds `needle`, folded alike, as a
  * plain substring (`%`, `_`, `\`, quotes are characters like any other). PostgreSQL: LIKE with the
  * needle escaped, which pg_trgm's GIN indexes serve for needles of three characters or more.
- * SQLite: the FTS5 trigram index finds the events that hold the needle's trigrams in sequence (the
- * needle as one phrase, quoted); `instr` then checks the substring itself, in one column. A needle of
+ * SQLite: the FTS5 trigram index, the needle as one phrase (quoted, so that nothing in it is query
+ * syntax): the trigram tokenizer makes a token at every character, so a phrase of the needle's trigrams
+ * in sequence within one column is the needle as a substring there, nothing more to check. A needle of
  * fewer than three characters (code points) has no trigram: both engines then read every row of the
- * index, still without folding anything per row.
+ * index (`instr` on SQLite), still without folding anything per row.
  */
 export function searchedIds(db: QueryExecutorProvider, needle: string): SearchedIds {
   const folded = foldCase(needle)
@@ -98,10 +99,9 @@ export function searchedIds(db: QueryExecutorProvider, needle: string): Searched
     const pattern = `%${folded.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
     return { ids: sql`(select event_id as id from event_search where title like ${pattern} or description like ${pattern})`, indexed }
   }
-  const exact = sql`(instr(title, ${folded}) > 0 or coalesce(instr(description, ${folded}), 0) > 0)`
-  if (!indexed) return { ids: sql`(select rowid as id from event_search where ${exact})`, indexed }
+  if (!indexed) return { ids: sql`(select rowid as id from event_search where instr(title, ${folded}) > 0 or coalesce(instr(description, ${folded}), 0) > 0)`, indexed }
   const phrase = `"${folded.replace(/"/g, '""')}"`
-  return { ids: sql`(select rowid as id from event_search where event_search match ${phrase} and ${exact})`, indexed }
+  return { ids: sql`(select rowid as id from event_search where event_search match ${phrase})`, indexed }
 }
 
 const ASCII = /^\p{ASCII}*$/u
