@@ -76,9 +76,13 @@ export async function deleteEventSearch(db: QueryExecutorProvider, id: number): 
   else await sql`delete from event_search where rowid = ${id}`.execute(db)
 }
 
-/** The ids of the events `search` finds, as a subquery (column `id`), and whether the trigram index serves it. */
+/**
+ * The events `search` finds: `ids`, a subquery (column `id`); `holds(id)`, the same as a condition on an
+ * event id; `indexed`, whether the trigram index serves it.
+ */
 export interface SearchedIds {
   ids: Expression<{ id: number }>
+  holds: (id: Expression<unknown>) => Expression<SqlBool>
   indexed: boolean
 }
 
@@ -97,11 +101,22 @@ export function searchedIds(db: QueryExecutorProvider, needle: string): Searched
   const indexed = [...folded].length >= 3
   if (isPostgres(db)) {
     const pattern = `%${folded.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
-    return { ids: sql`(select event_id as id from event_search where title like ${pattern} or description like ${pattern})`, indexed }
+    const ids = sql<{ id: number }>`(select event_id as id from event_search where title like ${pattern} or description like ${pattern})`
+    return { ids, holds: (id) => sql<SqlBool>`${id} in ${ids}`, indexed }
   }
-  if (!indexed) return { ids: sql`(select rowid as id from event_search where instr(title, ${folded}) > 0 or coalesce(instr(description, ${folded}), 0) > 0)`, indexed }
+  if (!indexed) {
+    const contains = sql<SqlBool>`(instr(title, ${folded}) > 0 or coalesce(instr(description, ${folded}), 0) > 0)`
+    // Checked per event (by rowid) rather than listed first: a page read in list order stops once full,
+    // instead of reading the texts of every event of every date first.
+    return {
+      ids: sql`(select rowid as id from event_search where ${contains})`,
+      holds: (id) => sql<SqlBool>`exists (select 1 from event_search where rowid = ${id} and ${contains})`,
+      indexed,
+    }
+  }
   const phrase = `"${folded.replace(/"/g, '""')}"`
-  return { ids: sql`(select rowid as id from event_search where event_search match ${phrase})`, indexed }
+  const ids = sql<{ id: number }>`(select rowid as id from event_search where event_search match ${phrase})`
+  return { ids, holds: (id) => sql<SqlBool>`${id} in ${ids}`, indexed }
 }
 
 const ASCII = /^\p{ASCII}*$/u

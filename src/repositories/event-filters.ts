@@ -109,7 +109,7 @@ function filterCondition(db: Db, f: EventFilter, links: readonly LinkFilter[], s
   if (f.endGt !== undefined) c.push(sql<SqlBool>`events.end_utc > ${f.endGt}`)
   if (f.endLt !== undefined) c.push(sql<SqlBool>`events.end_utc < ${f.endLt}`)
   // The search index holds the folded title, and the description unless the event is password-protected.
-  if (searched && hasSearch(f)) c.push(sql<SqlBool>`events.id in ${searchedIds(db, f.search).ids}`)
+  if (searched && hasSearch(f)) c.push(searchedIds(db, f.search).holds(sql.ref('events.id')))
   for (const link of links) c.push(linkedCondition(db, link))
   if (f.featured !== undefined) c.push(sql<SqlBool>`events.featured = ${f.featured ? 1 : 0}`)
   if (f.postParent !== undefined) c.push(sql<SqlBool>`events.post_parent = ${f.postParent}`)
