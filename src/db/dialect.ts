@@ -105,12 +105,16 @@ export function searchedIds(db: QueryExecutorProvider, needle: string): Searched
     return { ids, holds: (id) => sql<SqlBool>`${id} in ${ids}`, indexed }
   }
   if (!indexed) {
-    const contains = sql<SqlBool>`(instr(title, ${folded}) > 0 or coalesce(instr(description, ${folded}), 0) > 0)`
-    // Checked per event (by rowid) rather than listed first: a page read in list order stops once full,
-    // instead of reading the texts of every event of every date first.
+    // Checked per event rather than listed first: a page read in list order stops once full, instead of
+    // reading the texts of every event of every date first. Read from the FTS5 table's own store of its
+    // texts (`<table>_content`: id, c0, c1…), a plain table, at a third of the cost of going through
+    // the virtual table; with LIKE (native, faster than instr), exact on folded text: it would fold
+    // ASCII letters only, and folded text holds no upper-case letter.
+    const pattern = `%${folded.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+    const contains = sql<SqlBool>`(c0 like ${pattern} escape '\\' or c1 like ${pattern} escape '\\')`
     return {
-      ids: sql`(select rowid as id from event_search where ${contains})`,
-      holds: (id) => sql<SqlBool>`exists (select 1 from event_search where rowid = ${id} and ${contains})`,
+      ids: sql`(select id from event_search_content where ${contains})`,
+      holds: (id) => sql<SqlBool>`exists (select 1 from event_search_content where id = ${id} and ${contains})`,
       indexed,
     }
   }
