@@ -16,7 +16,7 @@ import { dirname } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { Kysely, sql, type LogEvent, type SqliteDatabase, type SqliteStatement } from 'kysely'
 import pg from 'pg'
-import { SQLITE_VERSION_QUERY, foldCase, haversineKm, setVersionProbe, sqliteVersion } from './dialect.js'
+import { VERSION_QUERY, foldCase, haversineKm, setVersionProbe, versionOf } from './dialect.js'
 import { migrateToLatest, migrationMayBeRetried } from './migrate.js'
 import { WriteSerializingPostgresDialect } from './postgres-dialect.js'
 import { WriteLockingSqliteDialect } from './sqlite-dialect.js'
@@ -94,9 +94,9 @@ export async function openSqlite(url: string, log?: Logger): Promise<DatabaseHan
     await db.destroy()
     throw error
   }
-  // Prepared once the log's table exists.
-  const version = sqlite.prepare(SQLITE_VERSION_QUERY)
-  setVersionProbe(db, () => sqliteVersion(version.get() as { h: number; v: number; c: number }))
+  // Prepared once the log's and the epoch's tables exist.
+  const version = sqlite.prepare(VERSION_QUERY)
+  setVersionProbe(db, () => versionOf(version.get() as { h: number; e: number }))
   return { db, engine: 'sqlite', sqlite, close: () => db.destroy() }
 }
 

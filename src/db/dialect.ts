@@ -176,13 +176,14 @@ export function distanceKm(db: QueryExecutorProvider, lat: Expression<unknown>, 
 
 /**
  * Where the data stands: `head`, the change log's last position (every write through a unit of work
- * moves it, on any node), and `local`, the engine's own signal of writes that bypass the log (SQLite:
- * another connection committed, or this one changed rows; PostgreSQL: a statement wrote a table the
- * caches show, in this schema: `data_version`, migration 0006).
+ * moves it, on any node), and `epoch`, the data epoch (migration 0007): moved, committed with the
+ * write, by every statement that writes a table the read caches read, by any connection, whether it
+ * goes through the log or not. Nothing else moves either: not the webhook dispatcher's claims and
+ * attempts, not retention's pruning of the log, not writes to other schemas or databases.
  */
 export interface DataVersion {
   head: number
-  local: string
+  epoch: number
 }
 
 const versionProbes = new WeakMap<object, () => DataVersion>()
@@ -190,36 +191,28 @@ const versionProbes = new WeakMap<object, () => DataVersion>()
 /**
  * Lets `dataVersion` read the version of `db`'s connection through `probe` (a statement prepared once
  * on the connection itself, run synchronously: every read asks, and going through the query builder
- * cost more than the statement). Set by `openDatabase`.
+ * cost more than the statement). Set by `openDatabase` on SQLite.
  */
 export function setVersionProbe(db: QueryExecutorProvider, probe: () => DataVersion): void {
   versionProbes.set(db, probe)
 }
 
-/** What `dataVersion` reads, in SQLite. */
-export const SQLITE_VERSION_QUERY = 'select (select coalesce(max(position), 0) from changes) as h, '
-  + '(select data_version from pragma_data_version) as v, total_changes() as c'
+/** What `dataVersion` reads: the same statement on every engine. */
+export const VERSION_QUERY = 'select (select coalesce(max(position), 0) from changes) as h, '
+  + '(select coalesce(max(n), 0) from data_epoch) as e'
 
-/** A SQLite version row as `DataVersion`. */
-export function sqliteVersion(row: { h: number; v: number; c: number }): DataVersion {
-  return { head: row.h, local: `${row.v}:${row.c}` }
+/** A version row as `DataVersion` (PostgreSQL may give its bigints as text). */
+export function versionOf(row: { h: number | string; e: number | string }): DataVersion {
+  return { head: Number(row.h), epoch: Number(row.e) }
 }
 
 /** Where the data stands (see `DataVersion`): one statement, read before every cached read. */
 export async function dataVersion(db: QueryExecutorProvider): Promise<DataVersion | undefined> {
   const probe = versionProbes.get(db)
   if (probe !== undefined) return probe()
-  if (isPostgres(db)) {
-    // `data_version` (migration 0006): moved by every statement that writes a table the caches show, in
-    // this schema, committed with it: PostgreSQL's signal of writes that bypass the log.
-    const { rows } = await sql<{ h: string | number; x: string }>`select (select coalesce(max(position), 0) from changes) as h,
-      (select v from data_version where id = 1)::text as x`.execute(db)
-    const row = rows[0]
-    return { head: Number(row?.h ?? 0), local: row?.x ?? '' }
-  }
-  const { rows } = await sql<{ h: number; v: number; c: number }>`${sql.raw(SQLITE_VERSION_QUERY)}`.execute(db)
+  const { rows } = await sql<{ h: number | string; e: number | string }>`${sql.raw(VERSION_QUERY)}`.execute(db)
   const row = rows[0]
-  return row === undefined ? undefined : sqliteVersion(row)
+  return row === undefined ? undefined : versionOf(row)
 }
 
 /**

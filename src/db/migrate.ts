@@ -8,6 +8,7 @@ import * as changeLog from './migrations/0003-change-log.js'
 import * as webhooks from './migrations/0004-webhooks.js'
 import * as searchIndex from './migrations/0005-search-index.js'
 import * as indexesAndDataVersion from './migrations/0006-indexes-and-data-version.js'
+import * as dataEpoch from './migrations/0007-data-epoch.js'
 
 const migrations: Record<string, Migration> = {
   '0001-initial': initial,
@@ -16,6 +17,7 @@ const migrations: Record<string, Migration> = {
   '0004-webhooks': webhooks,
   '0005-search-index': searchIndex,
   '0006-indexes-and-data-version': indexesAndDataVersion,
+  '0007-data-epoch': dataEpoch,
 }
 
 /**

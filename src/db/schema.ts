@@ -143,6 +143,12 @@ export interface ChangeLogTable {
   pruned_through: number
 }
 
+/** One row (id 1): moved by triggers whenever a table the read caches read is written (migration 0007). */
+export interface DataEpochTable {
+  id: number
+  n: number
+}
+
 /** A webhook subscription (CONTRACT §13); `events` is a JSON array of types, `active` 0/1. */
 export interface WebhooksTable {
   id: Generated<number>
@@ -209,6 +215,7 @@ export interface Database {
   event_organizers: EventOrganizersTable
   changes: ChangesTable
   change_log: ChangeLogTable
+  data_epoch: DataEpochTable
   webhooks: WebhooksTable
   webhook_deliveries: WebhookDeliveriesTable
   webhook_attempts: WebhookAttemptsTable

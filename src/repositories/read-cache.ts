@@ -12,11 +12,14 @@
  * engine for the log's last position (`dataVersion`, one statement). When it moved, by a write of this
  * process or of any other node, the entries since the last look name the records that changed: each
  * is dropped with the records that embed it (an event shows its venues, organizers and terms), and so
- * are the list results that depend on their resources. Writes that bypass the log (SQLite's own
- * signal: another connection committed, or this one changed rows, while the log stayed put) drop
- * everything. Each read belongs to the generation `sync` returns; anything computed while a change
- * was being taken in is not kept (`set` with that generation), so a value computed across a change is
- * never served.
+ * are the list results that depend on their resources. The same statement reads the data epoch,
+ * which triggers move whenever a table the cache reads is written (migration 0007): when it moved
+ * while the log stayed put, rows changed outside the log (raw SQL, another process's direct write),
+ * and everything is dropped. Writes to tables the cache does not read (the webhook dispatcher's
+ * claims and attempts, API keys, retention's pruning of the log, other schemas or databases) move
+ * neither and drop nothing. Each read belongs to the generation `sync` returns; anything computed
+ * while a change was being taken in is not kept (`set` with that generation), so a value computed
+ * across a change is never served.
  *
  * It counts its hits and misses (`stats`), which the metrics module reads through `readCacheStats`.
  *
@@ -160,7 +163,7 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
             catchingUp = undefined
           })
           continue
-        } else if (version.local !== seen.local) {
+        } else if (version.epoch !== seen.epoch) {
           cache.invalidate()
           seen = version
         }

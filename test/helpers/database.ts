@@ -42,12 +42,12 @@ async function empty(schema: string): Promise<boolean> {
   try {
     return await withClient(async (client) => {
       await client.query("set lock_timeout = '10s'")
+      // The data epoch's row stays: the truncation moves it, as any write to those tables does.
       const { rows } = await client.query<{ name: string }>(
-        "select table_name as name from information_schema.tables where table_schema = $1 and table_type = 'BASE TABLE' and table_name not like 'kysely%'", [schema])
+        "select table_name as name from information_schema.tables where table_schema = $1 and table_type = 'BASE TABLE' and table_name not like 'kysely%' and table_name <> 'data_epoch'", [schema])
       if (rows.length === 0) return true
       await client.query(`truncate ${rows.map((r) => `"${schema}"."${r.name}"`).join(', ')} restart identity cascade`)
       await client.query(`insert into "${schema}".change_log (id, pruned_through) values (1, 0)`)
-      if (rows.some((r) => r.name === 'data_version')) await client.query(`insert into "${schema}".data_version (id, v) values (1, 0)`)
       return true
     })
   } catch {
