@@ -1,6 +1,12 @@
 /**
  * Everything that differs between SQLite (the embedded default) and PostgreSQL (the scale-out engine)
  * lives here, behind named functions, so repositories and migrations stay portable.
+ *
+ * Also where the data stands for the read caches (`dataVersion`): the change log's head and the data
+ * epoch, which triggers move exactly when a table the caches read is written (migration 0007), read by
+ * one statement alike on both engines (on SQLite through a statement prepared on the connection). The
+ * engines' own signals are not used: SQLite's `data_version` and `total_changes()` moved with every
+ * webhook claim and attempt, PostgreSQL's snapshot xmax with every write anywhere in the cluster.
  */
 import { EARTH_RADIUS_KM } from '../lib/geo.js'
 import { FOLDS_INTO_ASCII, foldText } from '../lib/text.js'

@@ -17,8 +17,8 @@
  * Not on the change log, the webhook tables, API keys or users (no cached read shows them: a record
  * names its author by id), nor on the migration history: test/data-epoch.test.ts lists why for each.
  *
- * A `data_version` row with its triggers, which an earlier PostgreSQL-only form of this signal made, is
- * dropped if present.
+ * A `data_version` row with its triggers (PostgreSQL's earlier form of this signal, migration 0006) is
+ * dropped if present: the epoch replaces it on both engines.
  */
 import { PostgresAdapter, sql, type Kysely } from 'kysely'
 
