@@ -126,3 +126,17 @@ t.test('the cache is bounded and keeps nothing computed across a change', async 
   t.equal(await count(), 2, 'a row of a table the cache reads changed on this connection, outside the log: computed again')
   t.equal(await createReadCache(0).sync(handle.db), undefined, '0 entries: off')
 })
+
+t.test('a change log that went back (a database restored from a copy) drops everything', async (t) => {
+  const handle = await openDatabase(':memory:')
+  t.teardown(() => handle.close())
+  const cache = createReadCache(10)
+  let computed = 0
+  const lookup = () => cache.remember(handle.db, 'lookup:images:first', async () => ++computed)
+  t.equal(await lookup(), 1)
+  const entry = { resource: 'events', record_id: 1, language: 'en', action: 'created', changed_utc: '2026-01-01 00:00:00', status: 'publish', author: null } as const
+  await handle.db.insertInto('changes').values(entry).execute()
+  t.equal(await lookup(), 1, 'a change of an event keeps a result that depends on images only')
+  await handle.db.deleteFrom('changes').execute()
+  t.equal(await lookup(), 2, 'the log went back: computed again')
+})

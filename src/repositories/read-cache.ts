@@ -119,7 +119,8 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
   }
 
   async function takeIn(db: Db, from: DataVersion, to: DataVersion): Promise<void> {
-    const changed = await changesBetween(db, from.head, to.head)
+    // A log that went back (the database restored from a copy) names nothing of what changed.
+    const changed = to.head < from.head ? undefined : await changesBetween(db, from.head, to.head)
     if (changed === undefined) {
       cache.invalidate()
       return

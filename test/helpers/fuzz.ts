@@ -869,8 +869,9 @@ async function createInstance(fuzzConfig: FuzzConfig): Promise<Instance> {
   }
   await seed(app, keys, config)
   const sqlite = handle.sqlite
-  const tables = sqlite.prepare("SELECT name FROM main.sqlite_master WHERE type = 'table' AND name NOT LIKE 'kysely_%' ORDER BY name").pluck().all() as string[]
-  // A snapshot of the seeded data in an attached database; every run starts from a copy of it.
+  const tables = sqlite.prepare("SELECT name FROM main.sqlite_master WHERE type = 'table' AND name NOT LIKE 'kysely_%' AND name <> 'data_epoch' ORDER BY name").pluck().all() as string[]
+  // A snapshot of the seeded data in an attached database; every run starts from a copy of it. The data
+  // epoch is not restored: the restore's writes move it on, as any write outside the log does.
   sqlite.exec("ATTACH DATABASE ':memory:' AS snap")
   for (const t of tables) sqlite.exec(`CREATE TABLE snap."copy_${t}" AS SELECT * FROM main."${t}"`)
   const restore = sqlite.transaction(() => {
