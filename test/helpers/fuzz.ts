@@ -763,6 +763,11 @@ const surelyHttpUrl = (v: unknown) => typeof v === 'string' && /^https?:\/\/[a-z
  * stricter than the schema's type (dates and time zones are plain strings in the schema).
  */
 export const CONTRACT_RULES: readonly ContractRule[] = [
+  {
+    name: 'webhook URLs whose host is, or resolves to, no public address (or does not resolve at all)',
+    contract: '§13', codes: ['rest_invalid_param'], fields: ['url'],
+    applies: (values) => values.some((v) => /^https?:/i.test(String(v))),
+  },
   { name: 'end before start (on the merged record)', contract: '§5', codes: ['rest_invalid_param'], fields: ['end_date'] },
   { name: 'date and date_utc sent together that name different instants', contract: '§5', codes: ['rest_invalid_param'], fields: ['date_utc'] },
   {
@@ -869,18 +874,29 @@ async function createInstance(fuzzConfig: FuzzConfig): Promise<Instance> {
   }
   await seed(app, keys, config)
   const sqlite = handle.sqlite
-  const tables = sqlite.prepare("SELECT name FROM main.sqlite_master WHERE type = 'table' AND name NOT LIKE 'kysely_%' AND name <> 'data_epoch' ORDER BY name").pluck().all() as string[]
+  // Ordinary and virtual tables (the search index's FTS5 table, whose own shadow tables follow it and are
+  // never written directly), without the migration history and SQLite's own.
+  const listed = sqlite.prepare("SELECT name, type FROM pragma_table_list WHERE schema = 'main' AND type IN ('table', 'virtual') AND name NOT LIKE 'kysely_%' AND name NOT LIKE 'sqlite_%' AND name <> 'data_epoch' ORDER BY name").all() as Array<{ name: string; type: string }>
+  const tables = listed.map((t) => t.name)
+  const virtual = new Set(listed.filter((t) => t.type === 'virtual').map((t) => t.name))
   // A snapshot of the seeded data in an attached database; every run starts from a copy of it. The data
-  // epoch is not restored: the restore's writes move it on, as any write outside the log does.
+  // epoch is not restored: the restore's writes move it on, as any write outside the log does. A virtual
+  // table's rowid is no column of `*`: it is copied by name.
+  const columns = (t: string) => (virtual.has(t) ? `rowid AS rowid_, *` : '*')
   sqlite.exec("ATTACH DATABASE ':memory:' AS snap")
-  for (const t of tables) sqlite.exec(`CREATE TABLE snap."copy_${t}" AS SELECT * FROM main."${t}"`)
+  for (const t of tables) sqlite.exec(`CREATE TABLE snap."copy_${t}" AS SELECT ${columns(t)} FROM main."${t}"`)
   const restore = sqlite.transaction(() => {
     for (const t of tables) {
       sqlite.prepare(`DELETE FROM main."${t}"`).run()
-      sqlite.prepare(`INSERT INTO main."${t}" SELECT * FROM snap."copy_${t}"`).run()
+      if (!virtual.has(t)) {
+        sqlite.prepare(`INSERT INTO main."${t}" SELECT * FROM snap."copy_${t}"`).run()
+        continue
+      }
+      const names = (sqlite.prepare(`SELECT name FROM pragma_table_info('${t}')`).pluck().all() as string[]).map((n) => `"${n}"`)
+      sqlite.prepare(`INSERT INTO main."${t}" (rowid, ${names.join(', ')}) SELECT rowid_, ${names.join(', ')} FROM snap."copy_${t}"`).run()
     }
   })
-  const selects = tables.map((t) => [t, sqlite.prepare(`SELECT * FROM main."${t}" ORDER BY rowid`).raw()] as const)
+  const selects = tables.map((t) => [t, sqlite.prepare(`SELECT ${columns(t)} FROM main."${t}" ORDER BY rowid`).raw()] as const)
   // Rows change only through INSERT, UPDATE and DELETE, which total_changes() counts: hash again only then.
   const changes = sqlite.prepare('SELECT total_changes()').pluck()
   let cached = { changes: -1, hash: '' }
@@ -1041,8 +1057,10 @@ export async function judge(target: Target, instance: Instance, request: WireReq
     problems.push('a request to a route of the spec was answered rest_no_route')
   }
 
-  // The change feed pages by cursor (CONTRACT §12), not by page and total (§3).
-  if (status === 200 && request.op.startsWith('list') && request.op !== 'listChanges') problems.push(...pageProblems(res.headers, json))
+  // The change feed pages by cursor (CONTRACT §12), not by page and total (§3); a calendar feed (§14,
+  // text/calendar, checked against the spec above) has no pages.
+  const calendar = String(res.headers['content-type'] ?? '').startsWith('text/calendar')
+  if (status === 200 && request.op.startsWith('list') && request.op !== 'listChanges' && !calendar) problems.push(...pageProblems(res.headers, json))
 
   if ((request.method === 'GET' || status >= 300) && instance.hash() !== before) {
     problems.push(`the data changed although the request ${request.method === 'GET' ? 'only read' : `failed (${status})`}`)
