@@ -18,8 +18,9 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 GATES=(check:gen lint:spec typecheck lint build)
-# The coverage floors (percent of src/), a little under the totals last measured on the SQLite leg.
-COVERAGE_FLOORS=(--lines=90 --statements=90 --branches=75 --functions=85)
+# The coverage floors (percent of src/), a little under the totals last measured on the SQLite leg
+# (2026-11-26: lines and statements 91.3, branches 84.6, functions 91.4).
+COVERAGE_FLOORS=(--lines=90 --statements=90 --branches=82 --functions=89)
 if [ "$#" -eq 0 ]; then
   set -- "Node $(node -v | tr -d v) · SQLite||COVERAGE=1" "Node $(node -v | tr -d v) · PostgreSQL||TEST_DATABASE=postgres"
 fi

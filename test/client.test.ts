@@ -18,7 +18,8 @@ import type { components, paths } from './api.js'
 type Event = components['schemas']['Event']
 
 export async function demo(): Promise<Event['title'] | undefined> {
-  const client = createClient<paths>({ baseUrl: 'http://calendar.test/calendar/events/v1' })
+  // JSON answers (events also come as text/calendar, CONTRACT §14: openapi-fetch picks the media type).
+  const client = createClient<paths, 'application/json'>({ baseUrl: 'http://calendar.test/calendar/events/v1' })
   const list = await client.GET('/events', { params: { query: { per_page: 5, categories: [1, 'rock'], featured: true, ml_language: 'de' } } })
   const first: Event | undefined = list.data?.events[0]
   const one = await client.GET('/events/{id}', { params: { path: { id: 1 }, query: { password: 'x' } } })
