@@ -66,13 +66,21 @@ export async function copyToPostgres(file: string, url: string, events: number, 
   const started = performance.now()
   const sqlite = new SQLite(file, { readonly: true, fileMustExist: true })
   try {
-    const tables = (sqlite.prepare("select name from sqlite_master where type = 'table' and name not like 'sqlite_%' and name not like 'kysely_%'").all() as Array<{ name: string }>).map((r) => r.name)
+    const present = (sqlite.prepare("select name from sqlite_master where type = 'table' and name not like 'sqlite_%' and name not like 'kysely_%'").all() as Array<{ name: string }>).map((r) => r.name)
     await withClient(url, async (client) => {
+      // The tables of both engines (SQLite's FTS5 search index keeps tables of its own; PostgreSQL's
+      // search index, which refers to events, is copied last, its event id from FTS5's rowid).
+      const shared = new Set((await client.query<{ name: string }>(
+        "select table_name as name from information_schema.tables where table_schema = $1 and table_type = 'BASE TABLE'", [schema])).rows.map((r) => r.name))
+      const tables = present.filter((t) => shared.has(t) && t !== 'event_search')
+      const searchIndex = present.includes('event_search') && shared.has('event_search')
       await client.query(`set search_path = ${quote(schema)}`)
       await client.query('begin')
-      await client.query(`truncate ${tables.map(quote).join(', ')} cascade`)
-      for (const table of parentsFirst(sqlite, tables)) {
-        const columns = (sqlite.prepare('select name from pragma_table_info(?) order by cid').all(table) as Array<{ name: string }>).map((r) => r.name)
+      await client.query(`truncate ${[...tables, ...(searchIndex ? ['event_search'] : [])].map(quote).join(', ')} cascade`)
+      for (const table of [...parentsFirst(sqlite, tables), ...(searchIndex ? ['event_search'] : [])]) {
+        const search = table === 'event_search'
+        const columns = search ? ['event_id', 'title', 'description']
+          : (sqlite.prepare('select name from pragma_table_info(?) order by cid').all(table) as Array<{ name: string }>).map((r) => r.name)
         const identity = (await client.query<{ column_name: string }>(
           "select column_name from information_schema.columns where table_schema = $1 and table_name = $2 and is_identity = 'YES'", [schema, table])).rows.map((r) => r.column_name)
         const perInsert = Math.max(1, Math.floor(MAX_PARAMETERS / columns.length))
@@ -87,7 +95,8 @@ export async function copyToPostgres(file: string, url: string, events: number, 
           copied += batch.length
           batch = []
         }
-        for (const row of sqlite.prepare(`select ${columns.map(quote).join(', ')} from ${quote(table)}${order}`).raw().iterate() as Iterable<unknown[]>) {
+        const select = search ? 'select rowid, title, description from event_search order by rowid' : `select ${columns.map(quote).join(', ')} from ${quote(table)}${order}`
+        for (const row of sqlite.prepare(select).raw().iterate() as Iterable<unknown[]>) {
           batch.push(row)
           if (batch.length >= perInsert) await flush()
         }
