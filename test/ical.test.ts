@@ -28,6 +28,21 @@ async function feed(t: Test, s: Setup, query = '?ical=1', headers: Record<string
   return { res, parsed: parseFeed(res.body) }
 }
 
+
+/** Counts the VEVENTs ical-generator writes from now until the test ends. */
+function countVevents(t: Test): { count: () => number; reset: () => void } {
+  let written = 0
+  const original = ICalEvent.prototype.toString
+  ICalEvent.prototype.toString = function (this: ICalEvent) {
+    written += 1
+    return original.call(this)
+  }
+  t.teardown(() => {
+    ICalEvent.prototype.toString = original
+  })
+  return { count: () => written, reset: () => { written = 0 } }
+}
+
 t.test('negotiation: ical=1/true or Accept preferring text/calendar; JSON by default; invalid parameters get JSON errors', async (t) => {
   const s = await setup(t)
   await s.event('Concert')
@@ -302,27 +317,19 @@ t.test('each VEVENT is written once per record: a feed of unchanged events is co
   const s = await setup(t)
   const venue = await s.venue({ venue: 'Hall' })
   const events = [await s.event('One', { venue: [venue.id] }), await s.event('Two'), await s.event('Three')]
-  let written = 0
-  const original = ICalEvent.prototype.toString
-  ICalEvent.prototype.toString = function (this: ICalEvent) {
-    written += 1
-    return original.call(this)
-  }
-  t.teardown(() => {
-    ICalEvent.prototype.toString = original
-  })
+  const vevents = countVevents(t)
   const first = await feed(t, s)
-  t.equal(written, 3, 'three VEVENTs written')
+  t.equal(vevents.count(), 3, 'three VEVENTs written')
   const again = await feed(t, s)
-  t.equal(written, 3, 'none written again')
+  t.equal(vevents.count(), 3, 'none written again')
   t.equal(again.res.body, first.res.body, 'the same bytes')
   t.equal((await s.patch(events[1]?.id ?? 0, { title: 'Two, moved' })).statusCode, 200)
   const changed = await feed(t, s)
-  t.equal(written, 4, 'only the changed event written again')
+  t.equal(vevents.count(), 4, 'only the changed event written again')
   t.equal(text(changed.parsed.event(events[1]?.id ?? 0), 'summary'), 'Two, moved')
   t.equal((await s.inject({ method: 'PATCH', url: `${API}/venues/${venue.id}`, headers: s.editor, payload: { venue: 'Big Hall' } })).statusCode, 200)
   const renamed = await feed(t, s)
-  t.equal(written, 5, 'a renamed venue: the event showing it written again')
+  t.equal(vevents.count(), 5, 'a renamed venue: the event showing it written again')
   t.equal(text(renamed.parsed.event(events[0]?.id ?? 0), 'location'), 'Big Hall')
   t.equal(renamed.res.body.split('BEGIN:VEVENT').length - 1, 3)
 })
@@ -337,28 +344,20 @@ t.test('a feed ETag is made from its inputs: 304 before any VEVENT is written; e
   t.equal(draftVenue.statusCode, 201)
   const a = await s.event('A', { venue: [venue.id], organizer: [organizer.id], categories: [category.id], description: 'Text' })
   const b = await s.event('B', { venue: [draftVenue.json<{ id: number }>().id] })
-  let written = 0
-  const original = ICalEvent.prototype.toString
-  ICalEvent.prototype.toString = function (this: ICalEvent) {
-    written += 1
-    return original.call(this)
-  }
-  t.teardown(() => {
-    ICalEvent.prototype.toString = original
-  })
+  const vevents = countVevents(t)
   const current = async (query = '?ical=1', headers: Record<string, string> = {}) => {
     const res = await s.list(query, headers)
     isFeed(t, res)
     return { tag: String(res.headers.etag), body: res.body }
   }
   let state = await current()
-  written = 0
+  vevents.reset()
   const unchanged = await s.list('?ical=1', { 'if-none-match': state.tag })
   t.equal(unchanged.statusCode, 304, 'unchanged: 304')
-  t.equal(written, 0, 'no VEVENT written for the 304')
+  t.equal(vevents.count(), 0, 'no VEVENT written for the 304')
   const single = await s.get(a.id, '?ical=1')
   t.equal((await s.get(a.id, '?ical=1', { 'if-none-match': String(single.headers.etag) })).statusCode, 304)
-  t.equal(written, 1, 'the single feed written once, not for its 304')
+  t.equal(vevents.count(), 1, 'the single feed written once, not for its 304')
   t.not(single.headers.etag, (await s.get(a.id)).headers.etag, 'a feed tag is not the JSON tag')
 
   const changes: Array<[string, () => Promise<unknown>]> = [

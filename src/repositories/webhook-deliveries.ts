@@ -11,7 +11,7 @@
  */
 
 import { skippingLocked } from '../db/dialect.js'
-import type { AttemptOutcome, DeliveryRow } from '../db/schema.js'
+import type { AttemptOutcome, AttemptRow, DeliveryRow } from '../db/schema.js'
 import type { Db, Tx } from '../db/unit-of-work.js'
 import { formatUtc } from '../lib/dates.js'
 
@@ -145,24 +145,9 @@ export async function pendingCount(db: Db): Promise<number> {
   return Number(row?.n ?? 0)
 }
 
-export interface AttemptListing {
-  id: number
-  delivery_id: number
-  webhook_id: number
-  position: number
-  type: string
-  resource: DeliveryRow['resource']
-  record_id: number
-  attempt: number
-  attempted_utc: string
-  outcome: AttemptOutcome
-  response_status: number | null
-  error: string | null
-  duration_ms: number
-  status: DeliveryRow['status']
-  attempts: number
-  next_attempt_utc: string
-}
+/** An attempt with what its delivery is now (position, type, record; status, attempts and when it is due). */
+export type AttemptListing = AttemptRow
+  & Pick<DeliveryRow, 'position' | 'type' | 'resource' | 'record_id' | 'status' | 'attempts' | 'next_attempt_utc'>
 
 export async function countAttempts(db: Db, webhookId: number): Promise<number> {
   const row = await db.selectFrom('webhook_attempts').select((eb) => eb.fn.countAll<number>().as('n')).where('webhook_id', '=', webhookId).executeTakeFirst()
