@@ -99,6 +99,55 @@ t.test('search finds what the oracle finds: random texts, random needles (substr
   t.ok(checked > 50, `${checked} searches over ${stored.size} events agreed with the oracle`)
 })
 
+t.test('long needles (past the one-phrase length, pre-filtered by some of their trigrams, then checked whole) find what the oracle finds', async (t) => {
+  const s = await setup(t)
+  const stored = new Map<number, Stored>()
+  // Few characters, so that texts share most trigrams and a pre-filter alone would find too much.
+  const LETTERS = ['a', 'b', 'A', 'ß', 'ẞ', 'SS', 'é', 'e\u0301', ' ', '"']
+  const long = (min: number, max: number) => fc.array(fc.constantFrom(...LETTERS), { minLength: min, maxLength: max }).map((p) => p.join(''))
+  const event = fc.record({ title: long(20, 90), description: fc.option(long(20, 200), { nil: null }), password: fc.boolean() })
+  const needle = fc.oneof(
+    fc.record({ of: fc.nat(), from: fc.nat(), length: fc.integer({ min: 25, max: 70 }), flips: fc.array(fc.boolean(), { minLength: 1, maxLength: 8 }) }),
+    long(25, 60),
+  )
+  let checked = 0
+  let matched = 0
+  await fc.assert(fc.asyncProperty(fc.array(event, { minLength: 1, maxLength: 4 }), fc.array(needle, { minLength: 1, maxLength: 6 }), async (events, needles) => {
+    for (const e of events) {
+      const created = await s.event(e.title, e.description === null ? {} : { description: e.description })
+      if (e.password) t.equal((await s.patch(created.id, { password: 'pw' })).statusCode, 200)
+      stored.set(created.id, { id: created.id, ...e })
+    }
+    const all = [...stored.values()]
+    for (const n of needles) {
+      let wanted: string
+      if (typeof n === 'string') wanted = n
+      else {
+        const e = all[n.of % all.length]
+        const source = (n.of % 2 === 0 || e?.description == null ? e?.title : e.description) ?? 'x'
+        const chars = [...source]
+        const from = n.from % Math.max(1, chars.length - n.length)
+        wanted = recased(chars.slice(from, from + n.length).join(''), n.flips)
+      }
+      if ([...oracleFold(wanted)].length <= 24) continue
+      const got = await found(s, wanted)
+      const want = expected(all, wanted)
+      checked++
+      if (want.length > 0) matched++
+      if (JSON.stringify(got) !== JSON.stringify(want)) {
+        t.fail(`search ${JSON.stringify(wanted)}`, { got, want })
+        return false
+      }
+    }
+    return true
+  }), { seed: 20261126, numRuns: 25 })
+  t.ok(checked > 40 && matched > 10 && matched < checked, `${checked} long needles (${matched} found something) agreed with the oracle`)
+  // One letter many times over: the needle's trigrams are all one, and the whole needle is checked.
+  const many = await s.event('ü'.repeat(20_000))
+  t.same(await found(s, 'Ü'.repeat(5_000)), [many.id], 'a needle of 5,000 repeated letters in a text of 20,000')
+  t.same(await found(s, `${'ü'.repeat(5_000)}x`), [], 'the same needle with one more letter')
+})
+
 t.test('every write keeps the index: create, title and description changes, password, translation, delete', async (t) => {
   const s = await setup(t)
   const e = await s.event('Alpha Wolke', { description: 'Am Großen Fluss' })

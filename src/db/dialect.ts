@@ -124,9 +124,41 @@ export function searchedIds(db: QueryExecutorProvider, needle: string): Searched
       indexed,
     }
   }
-  const phrase = `"${folded.replace(/"/g, '""')}"`
-  const ids = sql<{ id: number }>`(select rowid as id from event_search where event_search match ${phrase})`
+  const points = [...folded]
+  if (points.length <= MAX_PHRASE_LENGTH) {
+    const ids = sql<{ id: number }>`(select rowid as id from event_search where event_search match ${ftsPhrase(folded)})`
+    return { ids, holds: (id) => sql<SqlBool>`${id} in ${ids}`, indexed }
+  }
+  // A long needle: FTS5 matches a phrase by comparing the positions of each of its trigrams with the
+  // next one's, which costs the needle's length times the occurrences of its trigrams in a text (a
+  // 10,000-character needle of one letter took 5 s against a text of that letter). Instead, the texts
+  // holding a few of its trigrams (each a one-token phrase, no positions compared), then the needle
+  // itself looked for in their folded text (`instr`: SQLite's LIKE refuses patterns over 50,000 bytes).
+  const ids = sql<{ id: number }>`(select c.id as id from event_search s join event_search_content c on c.id = s.rowid
+    where event_search match ${sampledTrigrams(points)} and (instr(c.c0, ${folded}) > 0 or instr(c.c1, ${folded}) > 0))`
   return { ids, holds: (id) => sql<SqlBool>`${id} in ${ids}`, indexed }
+}
+
+/** Needles up to this many code points are matched as one FTS5 phrase (exact); longer ones are checked after a pre-filter. */
+const MAX_PHRASE_LENGTH = 24
+/** How many of a long needle's distinct trigrams its pre-filter asks for. */
+const SAMPLED_TRIGRAMS = 12
+
+/** `text` as one FTS5 phrase: quoted, so that nothing in it is query syntax. */
+function ftsPhrase(text: string): string {
+  return `"${text.replace(/"/g, '""')}"`
+}
+
+/**
+ * An FTS5 query for the texts holding up to SAMPLED_TRIGRAMS of the distinct trigrams of `points`
+ * (spread from its start to its end): every text holding the needle matches it.
+ */
+function sampledTrigrams(points: readonly string[]): string {
+  const distinct = [...new Set(points.slice(0, -2).map((_p, i) => points.slice(i, i + 3).join('')))]
+  const step = Math.max(1, (distinct.length - 1) / (SAMPLED_TRIGRAMS - 1))
+  const picked = new Set<string>()
+  for (let at = 0; Math.round(at) < distinct.length && picked.size < SAMPLED_TRIGRAMS; at += step) picked.add(distinct[Math.round(at)]!)
+  return [...picked].map(ftsPhrase).join(' AND ')
 }
 
 const ASCII = /^\p{ASCII}*$/u
