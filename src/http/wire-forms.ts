@@ -30,8 +30,17 @@ export function wireFormRefs(document: OpenApiDocument): Set<string> {
   return refs
 }
 
-/** A copy of `document` without the wire forms (see above). */
+/** Derived once per document (documents are never changed once loaded): every app built from it shares the copy. */
+const typedDocuments = new WeakMap<OpenApiDocument, OpenApiDocument>()
+
+/** A copy of `document` without the wire forms (see above); the same copy for the same document, never to be changed. */
 export function typedDocument<T extends OpenApiDocument>(document: T): T {
+  let typed = typedDocuments.get(document)
+  if (typed === undefined) typedDocuments.set(document, typed = withoutWireForms(document))
+  return typed as T
+}
+
+function withoutWireForms<T extends OpenApiDocument>(document: T): T {
   const wire = wireFormRefs(document)
   const isWire = (node: unknown) => isRecord(node) && typeof node.$ref === 'string' && wire.has(node.$ref)
   const walk = (node: unknown): unknown => {
