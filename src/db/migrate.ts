@@ -47,11 +47,12 @@ export async function migrateToLatest<DB>(db: Kysely<DB>, schema?: string, optio
 /**
  * Whether a migration run failed only because another schema changed meanwhile, so that it may run again:
  * Kysely looks for its history tables by listing every table of the database, and on PostgreSQL that
- * listing fails (42P01, undefined_table) when another schema drops a table while it runs. Nothing was
- * migrated then (the migrations run in a transaction, under the migration lock).
+ * listing fails when another schema drops a table (42P01, undefined_table) or is dropped itself (3F000,
+ * invalid_schema_name) while it runs. Nothing was migrated then (the migrations run in a transaction,
+ * under the migration lock).
  */
 export function migrationMayBeRetried(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && 'code' in error && error.code === '42P01'
+  return typeof error === 'object' && error !== null && 'code' in error && (error.code === '42P01' || error.code === '3F000')
 }
 
 /**
