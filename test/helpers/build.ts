@@ -4,6 +4,9 @@
  * compressed answer is decoded first (its `body` and `json()` are then the decoded ones, `rawPayload`
  * the bytes as sent).
  */
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib'
 import type { Test } from 'tap'
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
@@ -24,6 +27,34 @@ export const API_URL = `${BASE_URL}${API}`
 export const NOW = new Date('2026-06-15T12:00:00Z')
 
 const compilers = createCompilers()
+const ready = rememberGlueParses()
+
+/**
+ * fastify-openapi-glue validates, clones and dereferences the whole document each time an app is built
+ * (about two thirds of a build's time, and a test file builds dozens): within a test process the same
+ * document object is parsed once, and each build gets its own copy of the result. Test-only: the server
+ * builds its app once. If the library's parser is not where this expects, builds parse as before.
+ */
+function rememberGlueParses(): Promise<void> {
+  const require = createRequire(import.meta.url)
+  const file = join(dirname(require.resolve('fastify-openapi-glue')), 'lib', 'Parser.js')
+  type Parse = (specification: unknown, options?: object) => Promise<unknown>
+  const loaded = import(pathToFileURL(file).href) as Promise<{ Parser?: { prototype: { parse?: Parse } } }>
+  return loaded.then(({ Parser }) => {
+    const parse = Parser?.prototype.parse
+    if (Parser === undefined || parse === undefined) return
+    const parsed = new WeakMap<object, Map<string, Promise<unknown>>>()
+    Parser.prototype.parse = function (this: unknown, specification: unknown, options: object = {}): Promise<unknown> {
+      if (typeof specification !== 'object' || specification === null) return parse.call(this, specification, options)
+      let byOptions = parsed.get(specification)
+      if (byOptions === undefined) parsed.set(specification, byOptions = new Map())
+      const key = JSON.stringify(options)
+      let result = byOptions.get(key)
+      if (result === undefined) byOptions.set(key, result = parse.call(this, specification, options))
+      return result.then((config) => structuredClone(config))
+    }
+  }, () => undefined)
+}
 
 export interface BuildOptions {
   config?: Partial<Config>
@@ -41,6 +72,7 @@ export interface BuildOptions {
 export type Injected = LightMyRequestResponse & { json<T = Record<string, unknown>>(): T }
 
 export async function build(t: Test, options: BuildOptions = {}) {
+  await ready
   const config = defaultConfig({ publicUrl: BASE_URL, ...options.config })
   const handle = options.sqlite === true ? await openSqlite(':memory:') : await openTestDatabase(t)
   const now = options.now ?? NOW
