@@ -26,6 +26,7 @@ import { webhookHandlers } from './handlers/webhooks.js'
 import { onWritten } from './db/unit-of-work.js'
 import { pendingCount } from './repositories/webhook-deliveries.js'
 import { createDispatcher, type Dispatcher } from './webhooks/dispatcher.js'
+import { eventLoopLoad, saturatedByRequests } from './webhooks/loop-load.js'
 import { createAuthThrottle } from './http/auth-throttle.js'
 import { registerBodyParsers } from './http/body-parsers.js'
 import { registerCompression } from './http/compression.js'
@@ -66,8 +67,8 @@ export interface AppOptions {
   compilers?: Compilers
   /** Where log lines go instead of stdout (tests). */
   logStream?: LogStream
-  /** The webhook dispatcher's clock, random source and request timeout (tests); default the real ones. */
-  webhooks?: { now?: () => Date; random?: () => number; timeoutMs?: number }
+  /** The webhook dispatcher's clock, random source, request timeout and attempts per subscription at once (tests); default the real ones. */
+  webhooks?: { now?: () => Date; random?: () => number; timeoutMs?: number; perReceiver?: number }
 }
 
 declare module 'fastify' {
@@ -141,8 +142,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await registerRateLimit(app, config.rateLimit)
   registerHealth(app, { database: () => databaseAnswers(db), migrations: () => migrationsApplied(db) })
   const outcomes = { delivered: 0, retrying: 0, failed: 0 }
+  // Requests received, and how busy the event loop is: webhook deliveries give way to requests when
+  // they keep this node saturated (webhooks/dispatcher.ts).
+  let received = 0
+  app.addHook('onRequest', (_req, _reply, done) => {
+    received += 1
+    done()
+  })
+  const loop = eventLoopLoad(() => received)
   const dispatcher = createDispatcher({
-    db, site: ctx.site, json: ctx.json, ...config.webhooks, ...options.webhooks,
+    db, site: ctx.site, json: ctx.json, saturated: () => saturatedByRequests(loop()), ...config.webhooks, ...options.webhooks,
     onError: (error) => app.log.error({ err: error }, 'webhook delivery failed'),
     onAttempt: (outcome) => { outcomes[outcome] += 1 },
   })

@@ -124,7 +124,8 @@ t.test('webhook deliveries recorded on the same database leave the read cache al
   const offset = { ms: 0 }
   const built = await build(t, {
     config: { webhooks: { retrySchedule: [1000, 1000, 1000, 1000], disableAfter: 50, allowPrivate: true } },
-    webhooks: { now: () => new Date(Date.now() + offset.ms), random: () => 0.5, timeoutMs: 5000 },
+    // Four attempts at once per subscription, so that the deliveries take several rounds.
+    webhooks: { now: () => new Date(Date.now() + offset.ms), random: () => 0.5, timeoutMs: 5000, perReceiver: 4 },
   })
   const admin = await built.auth('administrator')
   const receiver = await startReceiver(t)

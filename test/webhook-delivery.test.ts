@@ -181,6 +181,50 @@ t.test('two dispatchers on one database (two nodes) never attempt the same deliv
   t.equal(ids.length, 12)
 })
 
+t.test('a saturated node claims a few deliveries per round; once it is not, as many as its limits allow', async (t) => {
+  const s = await setup(t)
+  await s.subscribe(s.receiver)
+  for (let i = 0; i < 10; i++) await s.send('POST', '/tags', { name: `Tag ${i}` })
+  const { createDispatcher } = await import('../src/webhooks/dispatcher.js')
+  let saturated = true
+  const node = createDispatcher({
+    db: s.db, site: { apiUrl: `${API}`, geoloc: false }, json: (await import('../src/http/serialized.js')).recordSerializers((await import('./helpers/contract.js')).SPEC.document),
+    retrySchedule: [1000], disableAfter: 10, allowPrivate: true, saturated: () => saturated, busyConcurrency: 3,
+  })
+  t.teardown(() => node.stop())
+  t.equal(await node.runOnce(), 3, 'saturated: three')
+  t.equal(await node.runOnce(), 3, 'still saturated: three more')
+  saturated = false
+  t.equal(await node.runOnce(), 4, 'not saturated: the other four at once')
+  t.equal(new Set(s.receiver.received.map((r) => r.id)).size, 10, 'each change delivered once')
+})
+
+t.test('the event loop load: utilization and requests over the last window of at least 100 ms; saturated only by requests', async (t) => {
+  const { eventLoopLoad, saturatedByRequests } = await import('../src/webhooks/loop-load.js')
+  let now = 0
+  let requests = 0
+  const load = eventLoopLoad(() => requests, () => now)
+  t.same(load(), { utilization: 0, requests: 0 }, 'nothing measured yet')
+  const spin = () => {
+    const until = performance.now() + 30
+    while (performance.now() < until) { /* the loop is busy */ }
+  }
+  spin()
+  now = 100
+  const alone = load()
+  t.ok(alone.utilization > 0.9 && alone.utilization <= 1, `a loop that only ran code (${alone.utilization.toFixed(2)})`)
+  t.notOk(saturatedByRequests(alone), 'kept busy without requests (the dispatcher itself): not saturated')
+  requests = 40
+  spin()
+  now = 150
+  t.same(load(), alone, 'within the window, the last one')
+  now = 200
+  const answering = load()
+  t.equal(answering.requests, 40)
+  t.ok(saturatedByRequests(answering), 'busy while requests come in: saturated')
+  t.notOk(saturatedByRequests({ utilization: 0.3, requests: 40 }), 'requests with time to spare: not saturated')
+})
+
 t.test('metrics: attempts by outcome and the backlog', async (t) => {
   let offset = 0
   const built = await build(t, {

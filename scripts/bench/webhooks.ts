@@ -5,7 +5,8 @@
  * `--duration` seconds per phase:
  *   1. no subscription: write latency (p50, p99) and writes per second;
  *   2. five subscriptions to the receiver: the same, while the dispatcher delivers;
- *   3. deliveries per second: every delivery of phase 2 received, from its start to the last one.
+ *   3. deliveries per second: every delivery of phase 2 received, from its start to the last one, and
+ *      how many arrived while the writers ran (the dispatcher gives way to a saturated node).
  * Prints a markdown table. Loopback only; every wait is bounded.
  *
  *   node --import tsx scripts/bench/webhooks.ts [--duration S] [--writers N]
@@ -90,6 +91,7 @@ async function main(): Promise<void> {
     const before = received
     const startedAt = performance.now()
     const five = await phase()
+    const duringWrites = received - before
     const expected = before + five.length * 5
     const deadline = performance.now() + 120_000
     while (received < expected && performance.now() < deadline) await new Promise((done) => setTimeout(done, 50))
@@ -99,7 +101,8 @@ async function main(): Promise<void> {
       `| writes (PATCH /tags, ${writers} at once, ${duration} s) | writes/s | p50 ms | p99 ms |`, '| --- | --- | --- | --- |',
       row('0 subscriptions', none), row('5 subscriptions', five),
       '', `p50 change with 5 subscriptions: ${((percentile(five, 0.5) / percentile(none, 0.5) - 1) * 100).toFixed(1)} %`,
-      `deliveries: ${received - before} of ${expected - before} in ${seconds.toFixed(1)} s = ${((received - before) / seconds).toFixed(0)} deliveries/s (while writing and after)`,
+      `deliveries: ${received - before} of ${expected - before} in ${seconds.toFixed(1)} s = ${((received - before) / seconds).toFixed(0)} deliveries/s (while writing and after);`
+        + ` ${duringWrites} while writing (${(duringWrites / duration).toFixed(0)}/s, the node saturated), the rest at ${((received - before - duringWrites) / Math.max(0.001, (lastReceivedAt - startedAt) / 1000 - duration)).toFixed(0)}/s after`,
       '',
     ].join('\n'))
   } finally {
