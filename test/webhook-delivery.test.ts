@@ -138,6 +138,22 @@ t.test('a slow receiver times out and is retried', async (t) => {
   t.match(again.deliveries[0], { attempt: 2, outcome: 'delivered' })
 })
 
+t.test('attempts in flight when their subscription is deleted leave no attempt row behind', async (t) => {
+  const s = await setup(t)
+  const hook = await s.subscribe(s.receiver)
+  // One will fail and one arrive, both answered only after the subscription is gone.
+  s.receiver.answers.push({ status: 500, delayMs: 400 }, { status: 200, delayMs: 400 })
+  await s.send('POST', '/tags', { name: 'A' })
+  await s.send('POST', '/tags', { name: 'B' })
+  const round = s.run()
+  await s.receiver.waitForArrivals(2)
+  await s.send('DELETE', `/webhooks/${hook.id}`)
+  t.equal(await round, 2, 'both were attempted')
+  const left = await s.db.selectFrom('webhook_attempts').select('id').where('webhook_id', '=', hook.id).execute()
+  t.same(left, [], 'no attempt row of the deleted subscription')
+  t.same(await s.db.selectFrom('webhook_deliveries').select('id').where('webhook_id', '=', hook.id).execute(), [], 'nor any delivery')
+})
+
 t.test('give-ups in a row disable the subscription; PATCH active resumes it and what was pending goes out', async (t) => {
   const s = await setup(t, { schedule: [1000], disableAfter: 2 })
   const hook = await s.subscribe(s.receiver)

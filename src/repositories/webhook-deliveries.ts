@@ -113,11 +113,17 @@ export async function recordAttempt(trx: Tx, r: AttemptResult): Promise<void> {
  * Records the attempts of one batch: every attempt row in one insert, the deliveries that arrived moved
  * on by one update (and their subscriptions' failures in a row reset by another), the others one by one
  * (`recordAttempt`: each has its own next time or give-up). A handful of statements for many deliveries,
- * so that the dispatcher holds the write lock briefly.
+ * so that the dispatcher holds the write lock briefly. Attempts of deliveries deleted meanwhile (their
+ * subscription was) are left out, so that no attempt row outlives its subscription.
  */
 export async function recordAttempts(trx: Tx, results: readonly AttemptResult[]): Promise<void> {
-  const delivered = results.filter((r) => r.outcome === 'delivered')
-  for (const r of results) if (r.outcome !== 'delivered') await recordAttempt(trx, r)
+  if (results.length === 0) return
+  // A delivery gone meanwhile went with its subscription (deleted with its history): its attempt is not recorded.
+  const present = new Set((await trx.selectFrom('webhook_deliveries').select('id')
+    .where('id', 'in', results.map((r) => r.delivery.id)).execute()).map((row) => row.id))
+  const kept = results.filter((r) => present.has(r.delivery.id))
+  const delivered = kept.filter((r) => r.outcome === 'delivered')
+  for (const r of kept) if (r.outcome !== 'delivered') await recordAttempt(trx, r)
   if (delivered.length === 0) return
   await trx.insertInto('webhook_attempts').values(delivered.map((r) => ({
     delivery_id: r.delivery.id, webhook_id: r.delivery.webhook_id, attempt: r.delivery.attempts + 1, attempted_utc: formatUtc(r.attemptedAt),

@@ -33,6 +33,8 @@ export interface Receiver {
   answers: Answer[]
   fallback: Answer
   waitFor(count: number, timeoutMs?: number): Promise<void>
+  /** Waits until `count` requests have come in, answered or not yet (a delayed answer), bounded. */
+  waitForArrivals(count: number, timeoutMs?: number): Promise<void>
   /** Waits until `done` holds of what was received (checked on every request), bounded. */
   until(done: (received: readonly Received[]) => boolean, timeoutMs: number, why: () => string): Promise<void>
   close(): Promise<void>
@@ -53,6 +55,8 @@ function readBody(req: IncomingMessage): Promise<string> {
 
 export async function startReceiver(t: Test, port = 0): Promise<Receiver> {
   const waiters: Array<{ count: number; resolve: () => void }> = []
+  const arrivalWaiters: Array<{ count: number; resolve: () => void }> = []
+  let arrived = 0
   const conditions: Array<{ done: (received: readonly Received[]) => boolean; resolve: () => void }> = []
   const receiver: Receiver = {
     url: '', received: [], secret: undefined, answers: [], fallback: { status: 200 },
@@ -61,6 +65,13 @@ export async function startReceiver(t: Test, port = 0): Promise<Receiver> {
       return new Promise((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`the receiver got ${receiver.received.length} of ${count} requests`)), timeoutMs)
         waiters.push({ count, resolve: () => { clearTimeout(timer); resolve() } })
+      })
+    },
+    waitForArrivals(count, timeoutMs = 20_000) {
+      if (arrived >= count) return Promise.resolve()
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`${arrived} of ${count} requests came in`)), timeoutMs)
+        arrivalWaiters.push({ count, resolve: () => { clearTimeout(timer); resolve() } })
       })
     },
     until(done, timeoutMs, why) {
@@ -90,6 +101,11 @@ export async function startReceiver(t: Test, port = 0): Promise<Receiver> {
       verified = false
     }
     const answer = receiver.answers.shift() ?? receiver.fallback
+    arrived += 1
+    for (const w of arrivalWaiters.filter((w) => arrived >= w.count)) {
+      arrivalWaiters.splice(arrivalWaiters.indexOf(w), 1)
+      w.resolve()
+    }
     const reply = () => {
       receiver.received.push({ id: headers['webhook-id'], timestamp: headers['webhook-timestamp'], signature: headers['webhook-signature'], body, json: JSON.parse(body) as Received['json'], verified })
       for (const w of waiters.filter((w) => receiver.received.length >= w.count)) {
