@@ -21,6 +21,11 @@ export function foldCase(text: string): string {
   return foldText(text)
 }
 
+/** Where `needle` first appears in `text` (1-based; 0: nowhere), in the engine's own words. */
+export function textPosition(db: QueryExecutorProvider, text: Expression<unknown>, needle: Expression<unknown>): Expression<number> {
+  return sql<number>`${isPostgres(db) ? sql.raw('strpos') : sql.raw('instr')}(${text}, ${needle})`
+}
+
 /**
  * A literal substring match of `needle` in any of `columns`, compared after NFC normalisation and full
  * case folding (CONTRACT §3). No LIKE: `%`, `_` and `\` are plain characters. SQLite's own lower() only
