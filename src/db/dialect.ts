@@ -201,6 +201,31 @@ export function bytewise(db: QueryExecutorProvider, text: Expression<unknown>): 
   return isPostgres(db) ? sql<string>`${text} collate "C"` : sql<string>`${text}`
 }
 
+/**
+ * A JSON array of `value` over the rows of a subquery, in `order` (`[]` when there are none): read back
+ * with `fromJson`. SQLite answers JSON as text, PostgreSQL as a parsed value.
+ */
+export function jsonArrayAgg(db: QueryExecutorProvider, value: Expression<unknown>, order: Expression<unknown>): Expression<string> {
+  return isPostgres(db) ? sql<string>`coalesce(json_agg(${value} order by ${order}), '[]'::json)` : sql<string>`json_group_array(${value} order by ${order})`
+}
+
+/** A JSON array of the values given, in one row. */
+export function jsonArrayOf(db: QueryExecutorProvider, values: ReadonlyArray<Expression<unknown>>): Expression<string> {
+  return sql<string>`${isPostgres(db) ? sql.raw('json_build_array') : sql.raw('json_array')}(${sql.join(values)})`
+}
+
+/** A JSON object of `key` → `value` over the rows of a subquery, in `order` (a later key wins when read with `fromJson`). */
+export function jsonObjectAgg(db: QueryExecutorProvider, key: Expression<unknown>, value: Expression<unknown>, order: Expression<unknown>): Expression<string> {
+  return isPostgres(db)
+    ? sql<string>`coalesce(json_object_agg(${key}, ${value} order by ${order}), '{}'::json)`
+    : sql<string>`json_group_object(${key}, ${value} order by ${order})`
+}
+
+/** A value `jsonArrayAgg`, `jsonArrayOf` or `jsonObjectAgg` made, as JavaScript. */
+export function fromJson<T>(value: unknown): T {
+  return (typeof value === 'string' ? JSON.parse(value) : value) as T
+}
+
 // The sphere and the distance every engine computes alike (SQLite calls `haversineKm` itself).
 export { EARTH_RADIUS_KM, haversineKm } from '../lib/geo.js'
 

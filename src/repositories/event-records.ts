@@ -6,20 +6,19 @@
  */
 import { sql } from 'kysely'
 import type { Event, Image, Language } from '../contract.js'
-import { bytewise } from '../db/dialect.js'
+import { bytewise, fromJson, inIdList, jsonArrayAgg, jsonArrayOf, jsonObjectAgg } from '../db/dialect.js'
 import type { EventRow, Flag } from '../db/schema.js'
 import type { Db } from '../db/unit-of-work.js'
 import { costDetails } from '../lib/cost.js'
 import { dateDetails } from '../lib/dates.js'
 import { tzAbbreviation } from '../lib/tz-abbreviation.js'
-import { imagesOf } from './images.js'
+import { imageOf } from './images.js'
 import { linkedRecords } from './linked.js'
 import { ORGANIZER } from './organizers.js'
 import { postFields, resolvePostId, type PostRef } from './posts.js'
-import { recordsById, rememberedRecord, rememberedResult } from './read-cache.js'
+import { recordsById, rememberedResult } from './read-cache.js'
 import type { Site } from './site.js'
 import { CATEGORY, TAG, termRecords } from './terms.js'
-import { translationsOf } from './translations.js'
 import { VENUE } from './venues.js'
 
 /** An event's record, with what reads and writes need that the record does not say. */
@@ -33,22 +32,24 @@ export interface StoredEvent {
 }
 
 /**
- * The id of the event `ref` names (see `resolvePostId`), from the read cache when it can tell: a
- * remembered record knows its language and the ids of its translations, and slugs resolved since the
- * last change are remembered.
+ * The id of the event `ref` names (see `resolvePostId`). By id, no statement of its own: the event's
+ * record (remembered, or assembled and then remembered for the read that follows) knows its language
+ * and the ids of its translations. Slugs resolved since the last change are remembered.
  */
-async function resolveEventId(db: Db, ref: PostRef, language: Language | undefined): Promise<number | undefined> {
+async function resolveEventId(db: Db, site: Site, ref: PostRef, language: Language | undefined): Promise<number | undefined> {
   if ('id' in ref) {
-    const hit = await rememberedRecord<StoredEvent>(db, 'event', ref.id)
-    if (hit === undefined) return resolvePostId(db, 'events', ref, language)
-    return language === undefined || hit.record.ml_language === language ? hit.record.id : hit.record.translations[language]
+    if (!Number.isSafeInteger(ref.id)) return undefined
+    if (language === undefined) return ref.id
+    const [stored] = await storedEvents(db, site, [ref.id])
+    if (stored === undefined) return undefined
+    return stored.record.ml_language === language ? stored.record.id : stored.record.translations[language]
   }
   return rememberedResult(db, `lookup:events:slug:${language}:${ref.slug}`, () => resolvePostId(db, 'events', ref, language))
 }
 
 /** The event `ref` names in `language` (a slug is looked up in the language given), or undefined. */
 export async function findEvent(db: Db, site: Site, ref: PostRef, language: Language | undefined): Promise<StoredEvent | undefined> {
-  const id = await resolveEventId(db, ref, language)
+  const id = await resolveEventId(db, site, ref, language)
   if (id === undefined) return undefined
   const [stored] = await storedEvents(db, site, [id])
   return stored
@@ -70,52 +71,78 @@ export async function eventOwner(db: Db, id: number): Promise<{ author: number |
   return db.selectFrom('events').select(['author', 'status']).where('id', '=', id).executeTakeFirst()
 }
 
+/** An event row with its links, as the one statement of `assembleEvents` reads them. */
+type AssembledRow = EventRow & {
+  /** `[term id, taxonomy]` in the order terms are shown (by name, bytewise, then id). */
+  term_links: unknown
+  venue_ids: unknown
+  organizer_ids: unknown
+  /** Language → id of every version in the event's translation group. */
+  translation_ids: unknown
+  image_url: string | null
+}
+
+/**
+ * The records of events `ids`: one statement reads each event's row with the ids of its terms, venues
+ * and organizers in order, its translations and its image (JSON aggregates in correlated subqueries,
+ * `db/dialect.ts`); the linked venues, organizers and terms come from their own records (remembered).
+ */
 async function assembleEvents(db: Db, site: Site, ids: readonly number[]): Promise<Map<number, StoredEvent>> {
-  const rows = await db.selectFrom('events').selectAll().where('id', 'in', [...ids]).execute()
-  const byId = new Map(rows.map((r) => [r.id, r]))
+  const rows = await sql<AssembledRow>`select e.*,
+      (select ${jsonArrayAgg(db, jsonArrayOf(db, [sql.ref('l.term_id'), sql.ref('t.taxonomy')]), sql`${bytewise(db, sql.ref('t.name_key'))}, t.id`)}
+        from event_terms l inner join terms t on t.id = l.term_id where l.event_id = e.id) as term_links,
+      (select ${jsonArrayAgg(db, sql.ref('l.venue_id'), sql.ref('l.position'))} from event_venues l where l.event_id = e.id) as venue_ids,
+      (select ${jsonArrayAgg(db, sql.ref('l.organizer_id'), sql.ref('l.position'))} from event_organizers l where l.event_id = e.id) as organizer_ids,
+      (select ${jsonObjectAgg(db, sql.ref('m.language'), sql.ref('m.id'), sql.ref('m.id'))} from events m
+        where m.translation_group = coalesce(e.translation_group, e.id)) as translation_ids,
+      (select i.url from images i where i.id = e.image_id) as image_url
+    from events e where ${inIdList(db, sql.ref('e.id'), ids)}`.execute(db)
+  const byId = new Map(rows.rows.map((r) => [r.id, r]))
   const ordered = ids.flatMap((id) => byId.get(id) ?? [])
-  const eventIdList = ordered.map((r) => r.id)
-  if (eventIdList.length === 0) return new Map()
-  const [termLinks, venueLinks, organizerLinks, images, translations] = await Promise.all([
-    db.selectFrom('event_terms').innerJoin('terms', 'terms.id', 'event_terms.term_id')
-      .select(['event_terms.event_id', 'event_terms.term_id', 'terms.taxonomy'])
-      .where('event_terms.event_id', 'in', eventIdList).orderBy(bytewise(db, sql.ref('terms.name_key'))).orderBy('terms.id').execute(),
-    db.selectFrom('event_venues').select(['event_id', 'venue_id as id', 'position'])
-      .where('event_id', 'in', eventIdList).orderBy('position').execute(),
-    db.selectFrom('event_organizers').select(['event_id', 'organizer_id as id', 'position'])
-      .where('event_id', 'in', eventIdList).orderBy('position').execute(),
-    imagesOf(db, ordered.map((r) => r.image_id)),
-    translationsOf(db, 'events', ordered),
-  ])
+  if (ordered.length === 0) return new Map()
+  const links = new Map(ordered.map((row) => [row.id, {
+    terms: fromJson<Array<[number, string]>>(row.term_links),
+    venues: fromJson<number[]>(row.venue_ids),
+    organizers: fromJson<number[]>(row.organizer_ids),
+  }]))
+  const all = [...links.values()]
   const unique = (values: number[]) => [...new Set(values)]
+  const termIds = (taxonomy: string) => unique(all.flatMap((l) => l.terms.filter(([, t]) => t === taxonomy).map(([id]) => id)))
   const [categories, tags, venues, organizers] = await Promise.all([
-    termRecords(db, site, CATEGORY, unique(termLinks.filter((l) => l.taxonomy === 'category').map((l) => l.term_id))),
-    termRecords(db, site, TAG, unique(termLinks.filter((l) => l.taxonomy === 'tag').map((l) => l.term_id))),
-    linkedRecords(db, site, VENUE, unique(venueLinks.map((l) => l.id))),
-    linkedRecords(db, site, ORGANIZER, unique(organizerLinks.map((l) => l.id))),
+    termRecords(db, site, CATEGORY, termIds('category')),
+    termRecords(db, site, TAG, termIds('tag')),
+    linkedRecords(db, site, VENUE, unique(all.flatMap((l) => l.venues))),
+    linkedRecords(db, site, ORGANIZER, unique(all.flatMap((l) => l.organizers))),
   ])
   const mapOf = <T extends { id: number }>(list: T[]) => new Map(list.map((r) => [r.id, r]))
   const [categoryById, tagById, venueById, organizerById] = [mapOf(categories), mapOf(tags), mapOf(venues), mapOf(organizers)]
-  const pick = <T>(links: ReadonlyArray<{ event_id: number; id: number }>, map: Map<number, T>, event: number): T[] =>
-    links.filter((l) => l.event_id === event).flatMap((l) => map.get(l.id) ?? [])
+  const pick = <T>(ids: readonly number[], map: Map<number, T>): T[] => ids.flatMap((id) => map.get(id) ?? [])
 
   return new Map(ordered.map((row) => {
-    const eventTerms = termLinks.filter((l) => l.event_id === row.id)
-    const record = toEventRecord(site, row, {
-      image: row.image_id === null ? null : images.get(row.image_id) ?? null,
-      translations: translations.get(row.id) ?? {},
-      categories: eventTerms.flatMap((l) => categoryById.get(l.term_id) ?? []),
-      tags: eventTerms.flatMap((l) => tagById.get(l.term_id) ?? []),
-      venue: pick(venueLinks, venueById, row.id),
-      organizer: pick(organizerLinks, organizerById, row.id),
+    const { terms, venues: venueIds, organizers: organizerIds } = links.get(row.id) as { terms: Array<[number, string]>; venues: number[]; organizers: number[] }
+    const translations = fromJson<Record<string, number>>(row.translation_ids)
+    const record = toEventRecord(site, eventRowOf(row), {
+      image: row.image_id === null ? null : imageOf(row.image_id, row.image_url),
+      // A record alone in its group (no version names it) is its own only translation.
+      translations: Object.keys(translations).length === 0 ? { [row.language]: row.id } : translations,
+      categories: pick(terms.filter(([, t]) => t === 'category').map(([id]) => id), categoryById),
+      tags: pick(terms.filter(([, t]) => t === 'tag').map(([id]) => id), tagById),
+      venue: pick(venueIds, venueById),
+      organizer: pick(organizerIds, organizerById),
     })
     const embeds = [
-      ...eventTerms.map((l) => `${l.taxonomy}:${l.term_id}`),
-      ...venueLinks.filter((l) => l.event_id === row.id).map((l) => `venue:${l.id}`),
-      ...organizerLinks.filter((l) => l.event_id === row.id).map((l) => `organizer:${l.id}`),
+      ...terms.map(([id, taxonomy]) => `${taxonomy}:${id}`),
+      ...venueIds.map((id) => `venue:${id}`),
+      ...organizerIds.map((id) => `organizer:${id}`),
     ]
     return [row.id, { record, version: row.version, password: row.password, embeds }]
   }))
+}
+
+/** The event row of an assembled row (its aggregates left out). */
+function eventRowOf(row: AssembledRow): EventRow {
+  const { term_links: _terms, venue_ids: _venues, organizer_ids: _organizers, translation_ids: _translations, image_url: _image, ...event } = row
+  return event
 }
 
 interface EventLinks {

@@ -38,12 +38,20 @@ export async function imagesOf(db: Db, ids: ReadonlyArray<number | null>): Promi
   const wanted = [...new Set(ids.filter((id): id is number => id !== null))]
   if (wanted.length === 0) return new Map()
   const rows = await db.selectFrom('images').select(['id', 'url']).where('id', 'in', wanted).execute()
-  // No stored value may make a read fail: a URL stored before normalisation (or by hand) is answered in
-  // its normalised form, and one that does not parse as an image URL is no image (null).
   const images = new Map<number, Image>()
   for (const row of rows) {
-    const url = normalisedHttpUrl(row.url)
-    if (url !== undefined) images.set(row.id, { id: row.id, url })
+    const image = imageOf(row.id, row.url)
+    if (image !== null) images.set(row.id, image)
   }
   return images
+}
+
+/**
+ * The image record with this id and stored URL (null: no such record). No stored value may make a
+ * read fail: a URL stored before normalisation (or by hand) is answered in its normalised form, and
+ * one that does not parse as an image URL is no image (null).
+ */
+export function imageOf(id: number, url: string | null): Image | null {
+  const normalised = url === null ? undefined : normalisedHttpUrl(url)
+  return normalised === undefined ? null : { id, url: normalised }
 }

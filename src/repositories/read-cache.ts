@@ -274,13 +274,6 @@ export async function recordsById<T>(
   })
 }
 
-/** The record of `kind` with this id if it is remembered (and nothing changed since), without loading it. */
-export async function rememberedRecord<T>(db: Db, kind: string, id: number): Promise<T | undefined> {
-  const cache = bound.get(db)
-  if (cache === undefined || (await cache.sync(db)) === undefined) return undefined
-  return cache.get<T>(`${kind}:${id}`)
-}
-
 /**
  * A computed result (a list total, the ids of a page, the id a slug names) remembered under `key`, which
  * must say everything the result depends on; undefined results are not remembered.
