@@ -93,6 +93,23 @@ function numericAbbreviation(offsetMs: number): string {
  * @throws RangeError for a malformed date-time or an unknown zone.
  */
 export function tzAbbreviation(tz: string, utc: string): string {
+  // A pure function of its arguments (and of the process's ICU data), and costly (several formatters
+  // asked per call): remembered, boundedly, since events of a site share zones and often start times.
+  const key = `${tz}\u0000${utc}`
+  let abbreviation = remembered.get(key)
+  if (abbreviation === undefined) {
+    abbreviation = computeAbbreviation(tz, utc)
+    if (remembered.size >= REMEMBERED) remembered.delete(remembered.keys().next().value as string)
+    remembered.set(key, abbreviation)
+  }
+  return abbreviation
+}
+
+/** Abbreviations remembered at most (the oldest forgotten first). */
+const REMEMBERED = 10_000
+const remembered = new Map<string, string>()
+
+function computeAbbreviation(tz: string, utc: string): string {
   const utcMs = requireDateTimeMs(utc, 'tzAbbreviation');
   if (manualOffsetMs(tz) !== null) return tz;
   const offsetMs = offsetFunction(tz)(utcMs);
