@@ -17,7 +17,7 @@ import SQLite from 'better-sqlite3'
 import { Kysely, sql, type LogEvent, type SqliteDatabase, type SqliteStatement } from 'kysely'
 import pg from 'pg'
 import { VERSION_QUERY, foldCase, haversineKm, setVersionProbe, versionOf } from './dialect.js'
-import { migrateToLatest, migrationMayBeRetried } from './migrate.js'
+import { migrateToLatest, migrationMayBeRetried, migrationsCurrent } from './migrate.js'
 import { WriteSerializingPostgresDialect } from './postgres-dialect.js'
 import { WriteLockingSqliteDialect } from './sqlite-dialect.js'
 import type { Database } from './schema.js'
@@ -86,6 +86,7 @@ export async function openSqlite(url: string, log?: Logger): Promise<DatabaseHan
       ? haversineKm(latA, lngA, latB, lngB) : null)
   const db = new Kysely<Database>({ dialect: new WriteLockingSqliteDialect({ database: withStatementCache(sqlite) }), ...logged(log) })
   try {
+    if (await migrationsCurrent(db)) return withVersionProbe(db, sqlite)
     // One write transaction for all of it (the write lock taken first): processes that open one new file
     // at once migrate it once, one after the other (Kysely takes no lock on SQLite, and runs each
     // migration on its own).
@@ -94,7 +95,11 @@ export async function openSqlite(url: string, log?: Logger): Promise<DatabaseHan
     await db.destroy()
     throw error
   }
-  // Prepared once the log's and the epoch's tables exist.
+  return withVersionProbe(db, sqlite)
+}
+
+/** The handle of an open, migrated SQLite database, its data-version probe prepared (the log's and the epoch's tables exist). */
+function withVersionProbe(db: Kysely<Database>, sqlite: SQLite.Database): DatabaseHandle & { sqlite: SQLite.Database } {
   const version = sqlite.prepare(VERSION_QUERY)
   setVersionProbe(db, () => versionOf(version.get() as { h: number; e: number }))
   return { db, engine: 'sqlite', sqlite, close: () => db.destroy() }
@@ -143,7 +148,7 @@ async function openPostgres(url: string, poolSize: number, log?: Logger): Promis
     // mode (PgBouncer) keeps a transaction on one server connection, so every lock taken in it (Kysely
     // takes a session-level one of its own around its work, and releases it) is released on the
     // connection that took it; a lock held across transactions could be left behind on another.
-    for (let attempt = 1; ; attempt++) {
+    for (let attempt = 1; !(await migrationsCurrent(db)); attempt++) {
       try {
         await inOneTransaction(db, 'begin', async (connection) => {
           await sql`select pg_advisory_xact_lock(hashtext('calendar-migrations:' || current_schema()))`.execute(connection)

@@ -1,0 +1,61 @@
+/**
+ * Opening a database (src/db/database.ts), on the engine under test: a new one is migrated; one whose
+ * history names exactly the migrations of this build is opened with one statement (no migrator, no
+ * lock, no look at the catalog); a history naming a migration this build does not know is refused as
+ * before (a newer database), and one missing a migration has it applied.
+ */
+import t, { type Test } from 'tap'
+import { sql } from 'kysely'
+import { join } from 'node:path'
+import { openDatabase, type LoggedStatement } from '../src/db/database.js'
+import { migrationsApplied, migrationsCurrent } from '../src/db/migrate.js'
+import { TEST_ENGINE, freshDatabaseUrl } from './helpers/database.js'
+
+async function freshUrl(t: Test): Promise<string> {
+  return freshDatabaseUrl(t, join(t.testdir(), 'calendar.db'))
+}
+
+t.test('a new database is migrated; opened again, one statement reads its history and nothing else runs', async (t) => {
+  const url = await freshUrl(t)
+  const first = await openDatabase(url)
+  t.ok(await migrationsApplied(first.db), 'migrated on first open')
+  t.ok(await migrationsCurrent(first.db))
+  await first.close()
+
+  const statements: LoggedStatement[] = []
+  const again = await openDatabase(url, { log: (s) => statements.push(s) })
+  t.teardown(() => again.close())
+  t.same(statements.map((s) => s.sql), ['select name from kysely_migration'], 'the history read, no migrator')
+  t.ok(await migrationsApplied(again.db))
+})
+
+t.test('a history naming a migration this build does not know is refused, as a newer database is', async (t) => {
+  const url = await freshUrl(t)
+  const first = await openDatabase(url)
+  await sql`insert into kysely_migration (name, timestamp) values ('9999-from-a-newer-build', '2026-11-26T00:00:00.000Z')`.execute(first.db)
+  t.notOk(await migrationsCurrent(first.db))
+  await t.rejects(openDatabase(url), /corrupted migrations: previously executed migration 9999-from-a-newer-build is missing/)
+  // The history as this build left it (a PostgreSQL schema is used again by the next test).
+  await sql`delete from kysely_migration where name = '9999-from-a-newer-build'`.execute(first.db)
+  await first.close()
+})
+
+t.test('a history missing a migration has it applied on open', async (t) => {
+  const url = await freshUrl(t)
+  const first = await openDatabase(url)
+  // 0007 (the data epoch) dropped with its record: as a database made before it.
+  const applied = (await sql<{ name: string }>`select name from kysely_migration order by name`.execute(first.db)).rows.map((r) => r.name)
+  const last = applied.at(-1) as string
+  t.equal(last, '0007-data-epoch')
+  const { down } = await import('../src/db/migrations/0007-data-epoch.js')
+  await down(first.db)
+  await sql`delete from kysely_migration where name = ${last}`.execute(first.db)
+  t.notOk(await migrationsCurrent(first.db))
+  await first.close()
+
+  const statements: LoggedStatement[] = []
+  const again = await openDatabase(url, { log: (s) => statements.push(s) })
+  t.teardown(() => again.close())
+  t.ok(await migrationsApplied(again.db), 'the missing migration applied')
+  t.ok(statements.length > 1, `the migrator ran (${statements.length} statements on ${TEST_ENGINE})`)
+})
