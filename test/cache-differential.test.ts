@@ -28,10 +28,11 @@ import { withTransaction } from '../src/db/unit-of-work.js'
 import { freePort } from './helpers/net.js'
 import { REQUEST_TIMEOUT_MS, apiKeyCommand, startServer } from './helpers/server.js'
 import { freshDatabaseUrl } from './helpers/database.js'
+import { propertyRuns, propertySeed } from './helpers/property.js'
 
-const SEED = Number(process.env.CACHE_DIFF_SEED ?? 424242)
-const WRITES = Number(process.env.CACHE_DIFF_WRITES ?? 150)
-const RACES = Number(process.env.CACHE_DIFF_RACES ?? 12)
+const SEED = Number(process.env.CACHE_DIFF_SEED ?? propertySeed(424242))
+const WRITES = Number(process.env.CACHE_DIFF_WRITES ?? propertyRuns(150))
+const RACES = Number(process.env.CACHE_DIFF_RACES ?? propertyRuns(12))
 const READS_PER_WRITE = Number(process.env.CACHE_DIFF_READS ?? 10)
 const BURST = 30
 

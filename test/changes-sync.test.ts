@@ -37,9 +37,10 @@ import { positionOf } from '../src/handlers/changes.js'
 import { API, BASE_URL, NOW, build } from './helpers/build.js'
 import { contractProblems, SPEC } from './helpers/contract.js'
 import { freshDatabaseUrl } from './helpers/database.js'
+import { propertyRuns, propertySeed } from './helpers/property.js'
 
-const SEED = Number(process.env.SYNC_SEED ?? 20260615)
-const RUNS = Number(process.env.SYNC_RUNS ?? 25)
+const SEED = Number(process.env.SYNC_SEED ?? propertySeed(20260615))
+const RUNS = Number(process.env.SYNC_RUNS ?? propertyRuns(25))
 const MAX_STEPS = Number(process.env.SYNC_STEPS ?? 30)
 /** SYNC_ACTIONS=0 leaves out the check of created/updated/deleted against the mirror (to look past it). */
 const CHECK_ACTIONS = process.env.SYNC_ACTIONS !== '0'

@@ -27,10 +27,11 @@ import { withTransaction } from '../src/db/unit-of-work.js'
 import { API, API_URL, BASE_URL, NOW, build } from './helpers/build.js'
 import { contractProblems, SPEC } from './helpers/contract.js'
 import { freshDatabaseUrl } from './helpers/database.js'
+import { propertyRuns, propertySeed } from './helpers/property.js'
 
 /** Fixed seed and size: about 30–60 s in the test command. */
-const SEED = Number(process.env.STATEFUL_SEED ?? 20260615)
-const RUNS = Number(process.env.STATEFUL_RUNS ?? 40)
+const SEED = Number(process.env.STATEFUL_SEED ?? propertySeed(20260615))
+const RUNS = Number(process.env.STATEFUL_RUNS ?? propertyRuns(40))
 const MAX_COMMANDS = Number(process.env.STATEFUL_MAX ?? 400)
 
 type Json = Record<string, unknown>
