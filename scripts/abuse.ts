@@ -107,7 +107,10 @@ const EVENT = { title: 'Abuse', start_date: '2026-07-01 19:00:00', end_date: '20
 async function twoProcesses(dir: string): Promise<Row> {
   const file = join(dir, 'shared.db')
   const key = await editorKey(file)
-  const [a, b] = [await start(file), await start(file)]
+  // The slow-client timeouts (LIMITS) are not what this probe is about: on a loaded machine a process's event loop
+  // can take more than their 2 s to read a request's body while the other process writes (a 408, seen once in CI).
+  const patient = { CALENDAR_HEADERS_TIMEOUT_MS: '30000', CALENDAR_REQUEST_TIMEOUT_MS: '30000' }
+  const [a, b] = [await start(file, patient), await start(file, patient)]
   // One write on each first, alone: the probe is about writers at once, not about a process's first request
   // (validators compiled on first use), which on a loaded machine can hold the write lock for seconds.
   const warm = [await call(a.base, key, 'POST', '/events', JSON.stringify({ ...EVENT, title: 'Warm A' })), await call(b.base, key, 'POST', '/events', JSON.stringify({ ...EVENT, title: 'Warm B' }))]
