@@ -30,11 +30,28 @@ export function recordSerializer<N extends RecordSchema>(document: Record<string
   return (value) => {
     const known = made.get(value)
     if (known !== undefined) return known
-    serialize ??= fastJsonStringify({ $ref: `#/components/schemas/${name}`, components: document.components } as Parameters<typeof fastJsonStringify>[0])
+    serialize ??= compiledSerializer(document, name)
     const json = Buffer.from(serialize(value), 'utf8') as Serialized<Schemas[N]>
     made.set(value, json)
     return json
   }
+}
+
+/**
+ * fast-json-stringify's function for one schema of a document, compiled once per document and schema:
+ * every app built from the same document object (tests build hundreds) shares it. A pure function of
+ * the schema, so sharing it changes nothing but the time of the first answer.
+ */
+const compiled = new WeakMap<object, Map<RecordSchema, (value: unknown) => string>>()
+function compiledSerializer(document: Record<string, unknown>, name: RecordSchema): (value: unknown) => string {
+  let byName = compiled.get(document)
+  if (byName === undefined) compiled.set(document, byName = new Map())
+  let serialize = byName.get(name)
+  if (serialize === undefined) {
+    serialize = fastJsonStringify({ $ref: `#/components/schemas/${name}`, components: document.components } as Parameters<typeof fastJsonStringify>[0])
+    byName.set(name, serialize)
+  }
+  return serialize
 }
 
 export interface RecordSerializers {
