@@ -20,10 +20,11 @@ cd "$(dirname "$0")/.."
 
 GATES=(check:gen lint:spec typecheck lint build)
 # The coverage floors (percent of src/), a little under the totals last measured on the SQLite leg
-# (2026-11-26: lines and statements 91.3, branches 84.6, functions 91.4). Lines moved between 90.4 and 91.3 from
-# one clean-clone run to the next (paths taken only under contention: retries, busy locks, a saturated dispatcher),
-# so their floor sits under the lowest.
-COVERAGE_FLOORS=(--lines=89 --statements=89 --branches=82 --functions=89)
+# (2026-11-26, test files on Node's type stripping: lines and statements 97.4, branches 92.6, functions 96.0; under
+# ts-node they read 90.4 to 91.3, because the children started through tsx were merged into the same files'
+# coverage with other code). Some paths are taken only under contention (retries, busy locks, a saturated
+# dispatcher), so the floors sit a point under.
+COVERAGE_FLOORS=(--lines=96 --statements=96 --branches=91 --functions=95)
 JOBS=${TEST_JOBS:-$((2 * $(node -p 'require("os").availableParallelism()')))}
 if [ "$#" -eq 0 ]; then
   set -- "Node $(node -v | tr -d v) · SQLite||COVERAGE=1" "Node $(node -v | tr -d v) · PostgreSQL||TEST_DATABASE=postgres"

@@ -154,10 +154,12 @@ class World {
   /** false: every walk in one answer (per_page left out), to look at everything but paging. */
   paged = true
 
-  private constructor(
-    private readonly app: Awaited<ReturnType<typeof buildApp>>,
-    private readonly handle: Awaited<ReturnType<typeof openDatabase>>,
-  ) {
+  private readonly app: Awaited<ReturnType<typeof buildApp>>
+  private readonly handle: Awaited<ReturnType<typeof openDatabase>>
+
+  private constructor(app: Awaited<ReturnType<typeof buildApp>>, handle: Awaited<ReturnType<typeof openDatabase>>) {
+    this.app = app
+    this.handle = handle
     for (const who of READERS) {
       this.mirrors.set(who, new Map())
       this.cursors.set(who, new Map(RESOURCES.flatMap((r) => LANGS.map((l) => [cursorKey(r, l), undefined] as const))))

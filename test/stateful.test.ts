@@ -1177,7 +1177,10 @@ function filterTerms(m: Model, taxonomy: Taxonomy, entries: string[], lang: Lang
 }
 
 class ListEvents implements fc.AsyncCommand<Model, Sut> {
-  constructor(readonly q: EventListSpec) {}
+  readonly q: EventListSpec
+  constructor(q: EventListSpec) {
+    this.q = q
+  }
   check = (): boolean => true
   async run(m: Model, s: Sut): Promise<void> {
     m.now = s.tick()
@@ -1249,7 +1252,12 @@ interface LinkedListSpec {
 const countedEvent = (e: MEvent): boolean => e.status === 'publish' || e.status === 'private'
 
 class ListLinked implements fc.AsyncCommand<Model, Sut> {
-  constructor(readonly kind: 'venue' | 'organizer', readonly q: LinkedListSpec) {}
+  readonly kind: 'venue' | 'organizer'
+  readonly q: LinkedListSpec
+  constructor(kind: 'venue' | 'organizer', q: LinkedListSpec) {
+    this.kind = kind
+    this.q = q
+  }
   check = (): boolean => true
   async run(m: Model, s: Sut): Promise<void> {
     m.now = s.tick()
@@ -1305,7 +1313,12 @@ interface TermListSpec {
 }
 
 class ListTerms implements fc.AsyncCommand<Model, Sut> {
-  constructor(readonly taxonomy: Taxonomy, readonly q: TermListSpec) {}
+  readonly taxonomy: Taxonomy
+  readonly q: TermListSpec
+  constructor(taxonomy: Taxonomy, q: TermListSpec) {
+    this.taxonomy = taxonomy
+    this.q = q
+  }
   check = (): boolean => true
   async run(m: Model, s: Sut): Promise<void> {
     m.now = s.tick()
@@ -1426,7 +1439,20 @@ async function send(s: Sut, caller: Caller, method: string, url: string, raw: Js
 const withQuery = (url: string, query: string[]): string => (query.length === 0 ? url : `${url}?${query.join('&')}`)
 
 class ReadPost implements fc.AsyncCommand<Model, Sut> {
-  constructor(readonly kind: PostKind, readonly viewer: Caller, readonly r: number, readonly via: Via, readonly langParam: boolean, readonly password: 'none' | 'right' | 'wrong') {}
+  readonly kind: PostKind
+  readonly viewer: Caller
+  readonly r: number
+  readonly via: Via
+  readonly langParam: boolean
+  readonly password: 'none' | 'right' | 'wrong'
+  constructor(kind: PostKind, viewer: Caller, r: number, via: Via, langParam: boolean, password: 'none' | 'right' | 'wrong') {
+    this.kind = kind
+    this.viewer = viewer
+    this.r = r
+    this.via = via
+    this.langParam = langParam
+    this.password = password
+  }
   check = (): boolean => true
   async run(m: Model, s: Sut): Promise<void> {
     m.now = s.tick()
@@ -1467,7 +1493,14 @@ class ReadPost implements fc.AsyncCommand<Model, Sut> {
 }
 
 class ReadTerm implements fc.AsyncCommand<Model, Sut> {
-  constructor(readonly taxonomy: Taxonomy, readonly r: number, readonly langParam: boolean) {}
+  readonly taxonomy: Taxonomy
+  readonly r: number
+  readonly langParam: boolean
+  constructor(taxonomy: Taxonomy, r: number, langParam: boolean) {
+    this.taxonomy = taxonomy
+    this.r = r
+    this.langParam = langParam
+  }
   check = (): boolean => true
   async run(m: Model, s: Sut): Promise<void> {
     m.now = s.tick()
@@ -1489,7 +1522,16 @@ class ReadTerm implements fc.AsyncCommand<Model, Sut> {
 // Writes of events.
 
 class CreateEvent implements fc.AsyncCommand<Model, Sut> {
-  constructor(readonly caller: Caller, readonly lang: Lang, readonly spec: EventSpec, readonly form = 0) {}
+  readonly caller: Caller
+  readonly lang: Lang
+  readonly spec: EventSpec
+  readonly form: number
+  constructor(caller: Caller, lang: Lang, spec: EventSpec, form = 0) {
+    this.caller = caller
+    this.lang = lang
+    this.spec = spec
+    this.form = form
+  }
   check = (): boolean => true
   async run(m: Model, s: Sut): Promise<void> {
     m.now = s.tick()
@@ -1520,7 +1562,22 @@ class CreateEvent implements fc.AsyncCommand<Model, Sut> {
 }
 
 class UpdateEvent implements fc.AsyncCommand<Model, Sut> {
-  constructor(readonly caller: Caller, readonly r: number, readonly via: Via, readonly method: Method, readonly spec: EventSpec, readonly ifMatch: IfMatch, readonly form = 0) {}
+  readonly caller: Caller
+  readonly r: number
+  readonly via: Via
+  readonly method: Method
+  readonly spec: EventSpec
+  readonly ifMatch: IfMatch
+  readonly form: number
+  constructor(caller: Caller, r: number, via: Via, method: Method, spec: EventSpec, ifMatch: IfMatch, form = 0) {
+    this.caller = caller
+    this.r = r
+    this.via = via
+    this.method = method
+    this.spec = spec
+    this.ifMatch = ifMatch
+    this.form = form
+  }
   check = (): boolean => true
   async run(m: Model, s: Sut): Promise<void> {
     m.now = s.tick()
@@ -1615,7 +1672,18 @@ function linkedProblem(m: Model, kind: 'venue' | 'organizer', body: Json): boole
 }
 
 class CreateLinked implements fc.AsyncCommand<Model, Sut> {
-  constructor(readonly kind: 'venue' | 'organizer', readonly caller: Caller, readonly lang: Lang, readonly spec: LinkedSpec, readonly form = 0) {}
+  readonly kind: 'venue' | 'organizer'
+  readonly caller: Caller
+  readonly lang: Lang
+  readonly spec: LinkedSpec
+  readonly form: number
+  constructor(kind: 'venue' | 'organizer', caller: Caller, lang: Lang, spec: LinkedSpec, form = 0) {
+    this.kind = kind
+    this.caller = caller
+    this.lang = lang
+    this.spec = spec
+    this.form = form
+  }
   check = (): boolean => true
   async run(m: Model, s: Sut): Promise<void> {
     m.now = s.tick()
@@ -1640,7 +1708,24 @@ class CreateLinked implements fc.AsyncCommand<Model, Sut> {
 }
 
 class UpdateLinked implements fc.AsyncCommand<Model, Sut> {
-  constructor(readonly kind: 'venue' | 'organizer', readonly caller: Caller, readonly r: number, readonly via: Via, readonly method: Method, readonly spec: LinkedSpec, readonly ifMatch: IfMatch, readonly form = 0) {}
+  readonly kind: 'venue' | 'organizer'
+  readonly caller: Caller
+  readonly r: number
+  readonly via: Via
+  readonly method: Method
+  readonly spec: LinkedSpec
+  readonly ifMatch: IfMatch
+  readonly form: number
+  constructor(kind: 'venue' | 'organizer', caller: Caller, r: number, via: Via, method: Method, spec: LinkedSpec, ifMatch: IfMatch, form = 0) {
+    this.kind = kind
+    this.caller = caller
+    this.r = r
+    this.via = via
+    this.method = method
+    this.spec = spec
+    this.ifMatch = ifMatch
+    this.form = form
+  }
   check = (): boolean => true
   async run(m: Model, s: Sut): Promise<void> {
     m.now = s.tick()
@@ -1677,7 +1762,20 @@ class UpdateLinked implements fc.AsyncCommand<Model, Sut> {
 // Deletes of events, venues and organizers: the trash, then 410, force for good (CONTRACT §5).
 
 class DeletePost implements fc.AsyncCommand<Model, Sut> {
-  constructor(readonly kind: PostKind, readonly caller: Caller, readonly r: number, readonly via: Via, readonly force: boolean, readonly ifMatch: IfMatch) {}
+  readonly kind: PostKind
+  readonly caller: Caller
+  readonly r: number
+  readonly via: Via
+  readonly force: boolean
+  readonly ifMatch: IfMatch
+  constructor(kind: PostKind, caller: Caller, r: number, via: Via, force: boolean, ifMatch: IfMatch) {
+    this.kind = kind
+    this.caller = caller
+    this.r = r
+    this.via = via
+    this.force = force
+    this.ifMatch = ifMatch
+  }
   check = (): boolean => true
   async run(m: Model, s: Sut): Promise<void> {
     m.now = s.tick()
@@ -1765,7 +1863,18 @@ function nameTaken(m: Model, taxonomy: Taxonomy, lang: Lang, parent: number, nam
 }
 
 class CreateTerm implements fc.AsyncCommand<Model, Sut> {
-  constructor(readonly taxonomy: Taxonomy, readonly caller: Caller, readonly lang: Lang, readonly spec: TermSpec, readonly form = 0) {}
+  readonly taxonomy: Taxonomy
+  readonly caller: Caller
+  readonly lang: Lang
+  readonly spec: TermSpec
+  readonly form: number
+  constructor(taxonomy: Taxonomy, caller: Caller, lang: Lang, spec: TermSpec, form = 0) {
+    this.taxonomy = taxonomy
+    this.caller = caller
+    this.lang = lang
+    this.spec = spec
+    this.form = form
+  }
   check = (): boolean => true
   async run(m: Model, s: Sut): Promise<void> {
     m.now = s.tick()
@@ -1795,7 +1904,22 @@ class CreateTerm implements fc.AsyncCommand<Model, Sut> {
 }
 
 class UpdateTerm implements fc.AsyncCommand<Model, Sut> {
-  constructor(readonly taxonomy: Taxonomy, readonly caller: Caller, readonly r: number, readonly method: Method, readonly spec: TermSpec, readonly ifMatch: IfMatch, readonly form = 0) {}
+  readonly taxonomy: Taxonomy
+  readonly caller: Caller
+  readonly r: number
+  readonly method: Method
+  readonly spec: TermSpec
+  readonly ifMatch: IfMatch
+  readonly form: number
+  constructor(taxonomy: Taxonomy, caller: Caller, r: number, method: Method, spec: TermSpec, ifMatch: IfMatch, form = 0) {
+    this.taxonomy = taxonomy
+    this.caller = caller
+    this.r = r
+    this.method = method
+    this.spec = spec
+    this.ifMatch = ifMatch
+    this.form = form
+  }
   check = (): boolean => true
   async run(m: Model, s: Sut): Promise<void> {
     m.now = s.tick()
@@ -1830,7 +1954,16 @@ class UpdateTerm implements fc.AsyncCommand<Model, Sut> {
 }
 
 class DeleteTerm implements fc.AsyncCommand<Model, Sut> {
-  constructor(readonly taxonomy: Taxonomy, readonly caller: Caller, readonly r: number, readonly ifMatch: IfMatch) {}
+  readonly taxonomy: Taxonomy
+  readonly caller: Caller
+  readonly r: number
+  readonly ifMatch: IfMatch
+  constructor(taxonomy: Taxonomy, caller: Caller, r: number, ifMatch: IfMatch) {
+    this.taxonomy = taxonomy
+    this.caller = caller
+    this.r = r
+    this.ifMatch = ifMatch
+  }
   check = (): boolean => true
   async run(m: Model, s: Sut): Promise<void> {
     m.now = s.tick()

@@ -18,14 +18,19 @@ export interface ErrorData {
 }
 
 export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    readonly messageKey: MessageKey,
-    readonly vars: MessageVars = {},
-    readonly data: ErrorData = {},
-  ) {
+  readonly status: number
+  readonly code: string
+  readonly messageKey: MessageKey
+  readonly vars: MessageVars
+  readonly data: ErrorData
+
+  constructor(status: number, code: string, messageKey: MessageKey, vars: MessageVars = {}, data: ErrorData = {}) {
     super(code)
+    this.status = status
+    this.code = code
+    this.messageKey = messageKey
+    this.vars = vars
+    this.data = data
   }
 }
 

@@ -41,8 +41,11 @@ function names(sent: string, etag: string): boolean {
 
 /** A 304 answer, thrown so that handlers keep returning only contract bodies. */
 export class NotModified extends Error {
-  constructor(readonly etag: string) {
+  readonly etag: string
+
+  constructor(etag: string) {
     super('not modified')
+    this.etag = etag
   }
 }
 

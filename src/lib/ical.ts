@@ -223,8 +223,11 @@ function uri(url: string): string {
 
 /** A VEVENT with lines the library does not write (an ORGANIZER without e-mail), folded with the rest. */
 class FeedICalEvent extends ICalEvent {
-  constructor(data: ICalEventData, calendar: ICalCalendar, private readonly extra: string) {
+  private readonly extra: string
+
+  constructor(data: ICalEventData, calendar: ICalCalendar, extra: string) {
     super(data, calendar)
+    this.extra = extra
   }
 
   override toString(): string {
