@@ -4,12 +4,13 @@
  */
 import { spawn } from 'node:child_process'
 import t from 'tap'
+import { TYPESCRIPT } from './helpers/typescript.js'
 
 const ROOT = new URL('..', import.meta.url).pathname
 
 t.test('every probe of the quick abuse suite passes', async (t) => {
   const result = await new Promise<{ code: number | null; out: string }>((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/abuse.ts', '--quick'], {
+    const child = spawn(process.execPath, [...TYPESCRIPT, 'scripts/abuse.ts', '--quick'], {
       cwd: ROOT,
       env: { ...process.env, NODE_OPTIONS: '', NODE_V8_COVERAGE: undefined },
       stdio: ['ignore', 'pipe', 'pipe'],

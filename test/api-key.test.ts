@@ -13,6 +13,7 @@ import { openDatabase } from '../src/db/database.js'
 import { freshDatabaseUrl } from './helpers/database.js'
 import { API, BASE_URL } from './helpers/build.js'
 import { contractProblems, SPEC } from './helpers/contract.js'
+import { TYPESCRIPT } from './helpers/typescript.js'
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
 const KEY = /^cal_[A-Za-z0-9_-]{43}$/
@@ -29,10 +30,10 @@ interface Run {
 function apiKey(file: string, args: string[], env: Record<string, string> = {}): Promise<Run> {
   const base: Record<string, string | undefined> = { ...process.env }
   for (const name of CONFIG_VARIABLES) delete base[name]
-  // The child runs through tsx: its coverage would not map onto tap's.
+  // Coverage counts the test processes only (typescript-loader.ts).
   delete base.NODE_V8_COVERAGE
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/api-key.ts', ...args], {
+    const child = spawn(process.execPath, [...TYPESCRIPT, 'scripts/api-key.ts', ...args], {
       cwd: ROOT,
       env: { ...base, DATABASE_URL: file, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -23,6 +23,7 @@ import { withTransaction } from '../src/db/unit-of-work.js'
 import { contractProblems } from './helpers/contract.js'
 import type { GcReport } from './helpers/gc-probe.js'
 import { freePort } from './helpers/net.js'
+import { TYPESCRIPT } from './helpers/typescript.js'
 
 const ROOT = new URL('..', import.meta.url).pathname
 const API = '/calendar/events/v1'
@@ -46,9 +47,9 @@ interface Server {
 }
 
 async function startServer(t: Test, file: string, port: number): Promise<Server> {
-  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', '--import', './test/helpers/gc-probe.ts', 'src/server.ts'], {
+  const child = spawn(process.execPath, ['--expose-gc', ...TYPESCRIPT, '--import', './test/helpers/gc-probe.ts', 'src/server.ts'], {
     cwd: ROOT,
-    // No NODE_V8_COVERAGE: the child runs the sources through tsx, whose coverage would not map onto tap's.
+    // No NODE_V8_COVERAGE: coverage counts the test processes only (typescript-loader.ts).
     env: { ...process.env, DATABASE_URL: file, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'silent', PUBLIC_URL: 'http://calendar.test', NODE_OPTIONS: '', NODE_V8_COVERAGE: undefined },
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   })

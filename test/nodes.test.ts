@@ -28,6 +28,7 @@ import { contractProblems } from './helpers/contract.js'
 import { freshDatabaseUrl } from './helpers/database.js'
 import { freePort } from './helpers/net.js'
 import { REQUEST_TIMEOUT_MS, apiKeyCommand, editorKey, startServer, type Server } from './helpers/server.js'
+import { TYPESCRIPT } from './helpers/typescript.js'
 
 const ROOT = new URL('..', import.meta.url).pathname
 const ROUNDS = Number(process.env.NODES_ROUNDS ?? 60)
@@ -288,7 +289,7 @@ process.stdin.once('data', async () => {
 })`
   const env: Record<string, string | undefined> = { ...process.env, DATABASE_URL: url, NODE_OPTIONS: '' }
   delete env.NODE_V8_COVERAGE
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [...TYPESCRIPT, '--input-type=module', '-e', code], { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] })
   t.teardown(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
   })

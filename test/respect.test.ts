@@ -5,12 +5,13 @@
  */
 import { execFile } from 'node:child_process'
 import t from 'tap'
+import { TYPESCRIPT } from './helpers/typescript.js'
 
 const root = new URL('..', import.meta.url).pathname
 
 t.test('redocly respect: every generated workflow passes against the demo calendar', async (t) => {
   const { code, output } = await new Promise<{ code: number; output: string }>((resolve) => {
-    execFile('node', ['--import', 'tsx', 'scripts/respect.ts'], { cwd: root, timeout: 240_000, maxBuffer: 16 * 1024 * 1024 },
+    execFile('node', [...TYPESCRIPT, 'scripts/respect.ts'], { cwd: root, timeout: 240_000, maxBuffer: 16 * 1024 * 1024 },
       (error, stdout, stderr) => resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, output: `${stdout}${stderr}` }))
   })
   const summary = /(\d+) workflows, (\d+) passed, (\d+) failed; (\d+) of (\d+) checks passed/.exec(output)

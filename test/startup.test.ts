@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import t from 'tap'
 import { contractProblems } from './helpers/contract.js'
 import { editorKey } from './helpers/server.js'
+import { TYPESCRIPT } from './helpers/typescript.js'
 
 const ROOT = new URL('..', import.meta.url).pathname
 
@@ -16,7 +17,7 @@ interface Run { code: number | null; stdout: string; stderr: string }
 
 /** Runs src/server.ts with `env` until it exits (bounded), or until `stop` says so on its output. */
 function run(env: Record<string, string>, stop?: (stdout: string) => boolean): Promise<Run & { kill(): void }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const child = spawn(process.execPath, [...TYPESCRIPT, 'src/server.ts'], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'silent', NODE_OPTIONS: '', NODE_V8_COVERAGE: undefined, PUBLIC_URL: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

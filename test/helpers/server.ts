@@ -1,6 +1,6 @@
 /**
  * The real server as a child process over a database file, for the tests that need a process of their
- * own (a kill, a signal, a second process on the same file): started from the sources through tsx, on
+ * own (a kill, a signal, a second process on the same file): started from the sources (on the tests' type stripping), on
  * 127.0.0.1 only, killed in teardown; every wait is bounded.
  */
 import type { Test } from 'tap'
@@ -9,6 +9,7 @@ import { openDatabase } from '../../src/db/database.js'
 import { generateKey } from '../../src/lib/api-keys.js'
 import { createUserWithKey } from '../../src/repositories/users.js'
 import { withTransaction } from '../../src/db/unit-of-work.js'
+import { TYPESCRIPT } from './typescript.js'
 
 const ROOT = new URL('../..', import.meta.url).pathname
 export const API = '/calendar/events/v1'
@@ -42,10 +43,9 @@ export interface Server {
 
 /** Starts `src/server.ts` on `file` and `port` (with `env` beside the usual); resolves once it listens (bounded wait). */
 export async function startServer(t: Test, file: string, port: number, env: Record<string, string> = {}): Promise<Server> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const child = spawn(process.execPath, [...TYPESCRIPT, 'src/server.ts'], {
     cwd: ROOT,
-    // No NODE_V8_COVERAGE: the child runs the sources through tsx, whose coverage would not map onto
-    // tap's and would blur the report of every file it loads.
+    // No NODE_V8_COVERAGE: coverage counts the test processes only (typescript-loader.ts).
     env: { ...process.env, DATABASE_URL: file, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'silent', PUBLIC_URL: 'http://calendar.test', NODE_OPTIONS: '', NODE_V8_COVERAGE: undefined, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
@@ -80,7 +80,7 @@ export async function apiKeyCommand(file: string, args: readonly string[]): Prom
   const env: Record<string, string | undefined> = { ...process.env, DATABASE_URL: file, NODE_OPTIONS: '', LOG_LEVEL: 'silent' }
   delete env.NODE_V8_COVERAGE
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/api-key.ts', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, [...TYPESCRIPT, 'scripts/api-key.ts', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
     let stdout = ''
     let stderr = ''
     const timer = setTimeout(() => child.kill('SIGKILL'), 30_000)

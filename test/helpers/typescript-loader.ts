@@ -6,9 +6,10 @@
  * NodeNext): a relative `.js` of this project that is not there resolves to the `.ts` beside it.
  *
  * Coverage (the first CI leg) counts the test processes only. Their children (servers, the api-key
- * command, scripts) run through tsx, whose one-line output would not merge with these files' coverage:
- * tap's process tracker hands its switch down to them, and it is turned off here for them
- * (`_TAPJS_PROCESSINFO_COVERAGE_=0`, as tap sets it when coverage is off; this process already decided).
+ * command, scripts, and what scripts start through tsx, whose one-line output would not merge with these
+ * files' coverage) are left out: tap's process tracker hands its switch down to them, and it is turned
+ * off here for them (`_TAPJS_PROCESSINFO_COVERAGE_=0`, as tap sets it when coverage is off; this process
+ * has already decided). Tests start children with the same loader (typescript.ts).
  */
 import { existsSync } from 'node:fs'
 import { registerHooks } from 'node:module'
