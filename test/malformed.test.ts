@@ -65,9 +65,25 @@ async function setup(t: Test): Promise<Fixture> {
   return { ...built, editor, record: { events, venues, organizers, categories, tags } }
 }
 
+/**
+ * The tables of the test's own database. On PostgreSQL those of its schema, read from the catalog: Kysely's
+ * introspector reads every schema's tables, and failed (42P01) when another test process dropped its
+ * schema during the read.
+ */
+async function tableNames(built: Built): Promise<string[]> {
+  if (built.engine !== 'postgres') return (await built.db.introspection.getTables()).map((table) => table.name)
+  const { rows } = await sql<{ name: string }>`select c.relname as name from pg_catalog.pg_class c
+    join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+    where n.nspname = current_schema() and c.relkind in ('r', 'p', 'v')`.execute(built.db)
+  return rows.map((row) => row.name)
+}
+
 /** Row count and content hash of every table (rows in a stable order, whatever the engine). */
 async function dump(built: Built): Promise<Record<string, { rows: number; hash: string }>> {
-  const tables = (await built.db.introspection.getTables()).map((table) => table.name).filter((name) => !name.startsWith('kysely_')).sort()
+  const tables = (await tableNames(built)).filter((name) => !name.startsWith('kysely_')).sort()
+  for (const table of ['events', 'venues', 'organizers', 'terms', 'change_log']) {
+    if (!tables.includes(table)) throw new Error(`the table list misses ${table}: ${tables.join(', ')}`)
+  }
   const out: Record<string, { rows: number; hash: string }> = {}
   for (const table of tables) {
     const { rows } = await sql<Record<string, unknown>>`select * from ${sql.table(table)}`.execute(built.db)
