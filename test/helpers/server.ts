@@ -1,7 +1,7 @@
 /**
  * The real server as a child process over a database file, for the tests that need a process of their
- * own (a kill, a signal, a second process on the same file): started from the sources (on the tests' type stripping), on
- * 127.0.0.1 only, killed in teardown; every wait is bounded.
+ * own (a kill, a signal, a second process on the same file): started from the sources on the tests' type
+ * stripping (typescript.ts), on 127.0.0.1 only, killed in teardown; every wait is bounded.
  */
 import type { Test } from 'tap'
 import { spawn, type ChildProcess } from 'node:child_process'
