@@ -9,6 +9,7 @@ import * as webhooks from './migrations/0004-webhooks.js'
 import * as searchIndex from './migrations/0005-search-index.js'
 import * as indexesAndDataVersion from './migrations/0006-indexes-and-data-version.js'
 import * as dataEpoch from './migrations/0007-data-epoch.js'
+import * as webhookIntakeIndex from './migrations/0008-webhook-intake-index.js'
 
 const migrations: Record<string, Migration> = {
   '0001-initial': initial,
@@ -18,6 +19,7 @@ const migrations: Record<string, Migration> = {
   '0005-search-index': searchIndex,
   '0006-indexes-and-data-version': indexesAndDataVersion,
   '0007-data-epoch': dataEpoch,
+  '0008-webhook-intake-index': webhookIntakeIndex,
 }
 
 /**
