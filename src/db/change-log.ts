@@ -8,7 +8,7 @@
  * reading it. Images and users are not resources of the API: they are not logged.
  *
  * Each entry then becomes the pending webhook deliveries its subscribers are owed (webhook-outbox.ts),
- * in the same transaction.
+ * in the same transaction (on PostgreSQL in the same statement as the entries).
  *
  * The time of an entry is the clock of whoever writes (`useClock`, bound by `buildApp`), so that tests
  * and the retention that reads it agree on one clock.
@@ -17,7 +17,8 @@ import type { Insertable, Kysely } from 'kysely'
 import { formatUtc } from '../lib/dates.js'
 import type { ChangeAction, ChangeResource, ChangesTable, Database } from './schema.js'
 import type { Tx } from './unit-of-work.js'
-import { enqueueDeliveries, type LoggedChange } from './webhook-outbox.js'
+import { isPostgres } from './dialect.js'
+import { appendWithDeliveries, enqueueDeliveries, type LoggedChange } from './webhook-outbox.js'
 
 export type ChangedResource = 'event' | 'venue' | 'organizer' | 'category' | 'tag' | 'image' | 'user'
 
@@ -84,13 +85,19 @@ export async function appendChanges(trx: Tx, db: Kysely<Database>, changes: read
     if (state === undefined) return []
     return [{ resource: entry.resource, record_id: entry.id, language: state.language, action: entry.action, changed_utc: changedUtc, status: state.status, author: state.author }]
   })
+  // What the write changed becomes, in the same transaction, the deliveries its subscribers are owed
+  // (on PostgreSQL in the same statement: one round trip for both).
+  const dueUtc = clockOf(db)().toISOString()
+  if (isPostgres(trx)) {
+    await appendWithDeliveries(trx, rows, dueUtc)
+    return
+  }
   const logged: LoggedChange[] = []
   for (let i = 0; i < rows.length; i += CHUNK) {
     logged.push(...await trx.insertInto('changes').values(rows.slice(i, i + CHUNK))
       .returning(['position', 'resource', 'record_id', 'language', 'action', 'changed_utc']).execute())
   }
-  // What the write changed becomes, in the same transaction, the deliveries its subscribers are owed.
-  await enqueueDeliveries(trx, logged, clockOf(db)().toISOString())
+  await enqueueDeliveries(trx, logged, dueUtc)
 }
 
 interface State {
