@@ -63,7 +63,7 @@ const WAKE_MS = 20
 /** How long an attempt's outcome waits for others to be recorded with. */
 const RECORD_MS = 20
 /** While the node is saturated, the least time between two rounds. */
-const BUSY_ROUND_MS = 100
+const BUSY_ROUND_MS = 200
 
 /** The request timeout of CONTRACT §13. */
 export const DELIVERY_TIMEOUT_MS = 10_000
@@ -74,7 +74,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS
   const concurrency = options.concurrency ?? 64
   const perReceiver = options.perReceiver ?? 16
-  const busyConcurrency = Math.min(concurrency, options.busyConcurrency ?? 16)
+  const busyConcurrency = Math.min(concurrency, options.busyConcurrency ?? 8)
   const saturated = options.saturated ?? (() => false)
   const pollMs = options.pollMs ?? 1000
   const graceMs = options.graceMs ?? 5000
