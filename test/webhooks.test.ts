@@ -131,3 +131,29 @@ t.test('retention prunes deliveries finished before the cutoff, with their attem
   t.same(left.map((d) => d.status), ['pending'], 'the finished delivery went, the pending one stays')
   t.equal((await s.db.selectFrom('webhook_attempts').selectAll().execute()).length, 0, 'with its attempts')
 })
+
+t.test('DELETE takes the subscription\'s deliveries in every state with their attempts, and no other subscription\'s', async (t) => {
+  const s = await setup(t)
+  const subscribe = async () => (await s.inject({ method: 'POST', url: `${API}/webhooks`, headers: s.admin, payload: { url: 'https://partner.example.com/', events: ['*'] } })).json<{ id: number }>().id
+  const [gone, kept] = [await subscribe(), await subscribe()]
+  for (const name of ['A', 'B', 'C', 'D']) await s.inject({ method: 'POST', url: `${API}/tags`, headers: s.admin, payload: { name } })
+  // Each subscription's four deliveries as the dispatcher leaves them: delivered, given up, pending after a
+  // failed attempt, pending and never tried.
+  const states = [['delivered', 'delivered'], ['failed', 'failed'], ['pending', 'retrying'], ['pending', undefined]] as const
+  for (const hook of [gone, kept]) {
+    const deliveries = await s.db.selectFrom('webhook_deliveries').select('id').where('webhook_id', '=', hook).orderBy('position').execute()
+    t.equal(deliveries.length, 4, 'four deliveries owed')
+    for (const [i, [status, outcome]] of states.entries()) {
+      const id = deliveries[i]!.id
+      await s.db.updateTable('webhook_deliveries').set({ status, attempts: outcome === undefined ? 0 : 1, ...(status !== 'pending' ? { finished_utc: '2026-06-15 12:00:00' } : {}) }).where('id', '=', id).execute()
+      if (outcome !== undefined) {
+        await s.db.insertInto('webhook_attempts').values({ delivery_id: id, webhook_id: hook, attempt: 1, attempted_utc: '2026-06-15 12:00:00', outcome, response_status: outcome === 'delivered' ? 200 : 500, error: null, duration_ms: 5 }).execute()
+      }
+    }
+  }
+  t.equal((await s.inject({ method: 'DELETE', url: `${API}/webhooks/${gone}`, headers: s.admin })).statusCode, 200)
+  const left = await s.db.selectFrom('webhook_deliveries').select(['webhook_id', 'status']).orderBy('position').execute()
+  t.same(left, states.map(([status]) => ({ webhook_id: kept, status })), 'the other subscription\'s four stay as they were; none of the deleted one\'s')
+  const attempts = await s.db.selectFrom('webhook_attempts').select('webhook_id').execute()
+  t.same(attempts.map((a) => a.webhook_id), [kept, kept, kept], 'and only the other\'s attempts')
+})

@@ -93,8 +93,13 @@ export async function updateWebhook(trx: Tx, id: number, changes: WebhookChanges
 export async function deleteWebhook(trx: Tx, id: number): Promise<Webhook | undefined> {
   const row = await trx.deleteFrom('webhooks').where('id', '=', id).returningAll().executeTakeFirst()
   if (row === undefined) return undefined
+  // Found through indexes, not a scan of the outbox (keyed by change, migration 0008): a finished
+  // delivery has at least one attempt (its attempts are indexed by subscription), and a pending one is
+  // in the due index. So the deliveries go first, while their attempts still name them.
+  await trx.deleteFrom('webhook_deliveries')
+    .where('id', 'in', (eb) => eb.selectFrom('webhook_attempts').select('delivery_id').where('webhook_id', '=', id)).execute()
+  await trx.deleteFrom('webhook_deliveries').where('status', '=', 'pending').where('webhook_id', '=', id).execute()
   await trx.deleteFrom('webhook_attempts').where('webhook_id', '=', id).execute()
-  await trx.deleteFrom('webhook_deliveries').where('webhook_id', '=', id).execute()
   return webhookRecord(row)
 }
 
