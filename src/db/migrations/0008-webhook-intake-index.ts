@@ -5,8 +5,9 @@
  * (the last leaf of each subscription), keyed by position first they land on one, the last. Each leaf a
  * commit touches is a page written (SQLite's WAL, PostgreSQL's buffers and WAL): on SQLite the intake of a
  * write owed to five subscriptions went from about 57 to 37 µs (`npm run bench:webhooks` has the effect on
- * writes). Nothing reads deliveries by subscription on a path that matters: deleting a subscription
- * (rare, by an administrator) scans the outbox, which retention keeps bounded.
+ * writes). Nothing needs deliveries by subscription first: the dispatcher claims through the due index,
+ * and deleting a subscription finds its finished deliveries through their attempts (indexed by
+ * subscription) and its pending ones through the due index (repositories/webhooks.ts).
  */
 import type { Kysely } from 'kysely'
 
