@@ -24,7 +24,7 @@
  * ends the whole run (children included) if it takes far longer than planned.
  */
 import { execFileSync } from 'node:child_process'
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -270,7 +270,14 @@ async function stopServers(servers: Servers): Promise<void> {
   for (const node of servers.nodes) await stopProcess(node)
 }
 
-/** The API server as `npm start` runs it: `node dist/bundle/server.js`, built (once per run) from the current source. */
+/** `npm start`'s arguments to node (its flags and the bundle), read from package.json: the benchmark runs what it runs. */
+function startArgs(): string[] {
+  const start = (JSON.parse(readFileSync(resolve(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start.trim().split(/\s+/)
+  if (start[0] !== 'node') throw new Error(`package.json: the start script should run node, got ${start.join(' ')}`)
+  return start.slice(1)
+}
+
+/** The API server as `npm start` runs it (`node --max-semi-space-size=8 dist/bundle/server.js`), built (once per run) from the current source. */
 async function startServer(file: string, core: number | undefined, cacheEntries: number | undefined, node = 1): Promise<Managed> {
   if (!serverBuilt) {
     log('building the server (npm run build)')
@@ -283,7 +290,7 @@ async function startServer(file: string, core: number | undefined, cacheEntries:
   }
   const port = await freePort()
   const managed = await startProcess({
-    name: `API server ${node}`, cwd: ROOT, args: ['dist/bundle/server.js'],
+    name: `API server ${node}`, cwd: ROOT, args: startArgs(),
     env: { DATABASE_URL: file, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'silent', ...(cacheEntries === undefined ? {} : { CALENDAR_CACHE_ENTRIES: String(cacheEntries) }) },
     port, readyPath: PREFIX, ...(core === undefined ? {} : { core }),
   })
