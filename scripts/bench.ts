@@ -68,6 +68,8 @@ interface Options {
   databaseUrl: string | undefined
   /** API processes on the one database. */
   nodes: number
+  /** CALENDAR_EVENT_DOCUMENTS of the API server: stored single-read documents (default on; the run waits for their fill). */
+  documents: boolean
 }
 
 const USAGE = `usage: node --import tsx scripts/bench.ts [options]
@@ -86,7 +88,10 @@ const USAGE = `usage: node --import tsx scripts/bench.ts [options]
   --only K1,K2      run only these scenarios (keys as in the JSON: event-by-id, random-by-id, mixed-90-10, …)
   --database-url U  a postgres:// URL: the servers run on PostgreSQL, the data copied into the schema
                     calendar_bench_<events> (default: DATABASE_URL when it is a PostgreSQL URL, else SQLite)
-  --nodes N         API processes on the one database, connections spread over them (default 1)`
+  --nodes N         API processes on the one database, connections spread over them (default 1)
+  --no-documents    the server's CALENDAR_EVENT_DOCUMENTS=false (every single read assembles); by default the
+                    run waits until the server has stored its event documents (a server that has been
+                    running has them: they live in the database)`
 
 class UsageError extends Error {}
 
@@ -107,6 +112,7 @@ function parseArgs(argv: string[]): Options {
     only: undefined,
     databaseUrl: isPostgresUrl(process.env.DATABASE_URL ?? '') ? process.env.DATABASE_URL : undefined,
     nodes: 1,
+    documents: true,
   }
   const integer = (name: string, raw: string | undefined, min: number, max: number): number => {
     const value = Number(raw)
@@ -143,6 +149,7 @@ function parseArgs(argv: string[]): Options {
       }
       case '--keep-db': options.keepDb = true; break
       case '--no-pin': options.pin = false; break
+      case '--no-documents': options.documents = false; break
       case '--cache-entries': options.cacheEntries = integer('cache-entries', value(), 0, 1_000_000); break
       case '--only': options.only = (value() ?? '').split(',').map((k) => k.trim()).filter((k) => k !== ''); break
       case '--database-url': {
@@ -255,7 +262,7 @@ const targetOf = (managed: Managed): Pick<Servers, 'origins' | 'pids'> => ({ ori
 async function startServers(url: string, core: number | undefined, options: Options): Promise<Servers> {
   const nodes: Managed[] = []
   try {
-    for (let i = 0; i < options.nodes; i++) nodes.push(await startServer(url, options.nodes === 1 ? core : undefined, options.cacheEntries, i + 1))
+    for (let i = 0; i < options.nodes; i++) nodes.push(await startServer(url, options.nodes === 1 ? core : undefined, options, i + 1))
   } catch (error) {
     for (const node of nodes) await stopProcess(node)
     throw error
@@ -263,6 +270,34 @@ async function startServers(url: string, core: number | undefined, options: Opti
   return {
     nodes, origins: nodes.map((n) => n.origin), pids: nodes.map((n) => n.pid),
     startupMs: Math.max(...nodes.map((n) => n.startupMs)), cpus: nodes.map((n) => n.cpus).join(' / '),
+  }
+}
+
+/**
+ * Waits until the API server's background fill has stored the event documents (their count unchanged for
+ * a second) and says how many and how long it took: the realistic reads then meet a server in its
+ * steady state, as one that has been running (documents live in the database, across restarts).
+ */
+async function documentsStored(url: string): Promise<{ count: number; fillMs: number }> {
+  const started = performance.now()
+  const handle = await openDatabase(url)
+  try {
+    let last = -1
+    let same = 0
+    for (;;) {
+      const { count } = await handle.db.selectFrom('event_documents').select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow()
+      const n = Number(count)
+      same = n === last && n > 0 ? same + 1 : 0
+      last = n
+      if (same >= 4) break
+      if (performance.now() - started > 600_000) throw new Error(`the event documents were not stored within 10 minutes (${n} so far)`)
+      await new Promise((resolve) => setTimeout(resolve, 250))
+    }
+    const fillMs = performance.now() - started - 1000
+    log(`event documents: ${last.toLocaleString('en')} stored in about ${(fillMs / 1000).toFixed(1)} s`)
+    return { count: last, fillMs }
+  } finally {
+    await handle.close()
   }
 }
 
@@ -278,7 +313,7 @@ function startArgs(): string[] {
 }
 
 /** The API server as `npm start` runs it (`node --max-semi-space-size=8 dist/bundle/server.js`), built (once per run) from the current source. */
-async function startServer(file: string, core: number | undefined, cacheEntries: number | undefined, node = 1): Promise<Managed> {
+async function startServer(file: string, core: number | undefined, { cacheEntries, documents }: Pick<Options, 'cacheEntries' | 'documents'>, node = 1): Promise<Managed> {
   if (!serverBuilt) {
     log('building the server (npm run build)')
     try {
@@ -291,7 +326,7 @@ async function startServer(file: string, core: number | undefined, cacheEntries:
   const port = await freePort()
   const managed = await startProcess({
     name: `API server ${node}`, cwd: ROOT, args: startArgs(),
-    env: { DATABASE_URL: file, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'silent', ...(cacheEntries === undefined ? {} : { CALENDAR_CACHE_ENTRIES: String(cacheEntries) }) },
+    env: { DATABASE_URL: file, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'silent', CALENDAR_EVENT_DOCUMENTS: String(documents), ...(cacheEntries === undefined ? {} : { CALENDAR_CACHE_ENTRIES: String(cacheEntries) }) },
     port, readyPath: PREFIX, ...(core === undefined ? {} : { core }),
   })
   log(`API server ${node} pid ${managed.pid} on port ${port} (cpus ${managed.cpus}), first answer after ${managed.startupMs.toFixed(0)} ms`)
@@ -362,6 +397,7 @@ async function defaultRun(options: Options, core: number | undefined, now: Date)
       const ceilingRuns = [await measure(ceilingScenario(), targetOf(ceilingProcess), options)]
       server = await startServers(database.serverUrl, core, options)
       const startupMs = server.startupMs
+      const documents = options.documents ? await documentsStored(database.serverUrl) : undefined
       const results: ScenarioResult[] = []
       // Repeated URLs first, then traffic where every request differs (its writes last, after the other reads).
       const scenarios = [...allScenarios(samples, key, now), ...realScenarios(samples, key, now)]
@@ -373,7 +409,7 @@ async function defaultRun(options: Options, core: number | undefined, now: Date)
       const ceiling = ceilingOf(ceilingRuns)
       const rated = withRatios(results, ceiling)
       const targets = runTargets(rated, { events: options.events, connections: options.connections, startupMs })
-      return { database, ceiling, server: { startupMs, memory, cpus: server.cpus }, results: rated, targets }
+      return { database, ceiling, server: { startupMs, memory, cpus: server.cpus, documents }, results: rated, targets }
     } finally {
       if (server !== undefined) await stopServers(server)
       await stopProcess(ceilingProcess)
@@ -446,6 +482,7 @@ async function main(): Promise<void> {
     cacheEntries: options.cacheEntries ?? 'server default',
     engine: options.databaseUrl === undefined ? 'sqlite' : 'postgres',
     nodes: options.nodes,
+    documents: options.documents,
   }
   const where = `${settings.engine === 'sqlite' ? 'SQLite' : 'PostgreSQL'}, ${options.nodes} node${options.nodes === 1 ? '' : 's'}`
   let output: Record<string, unknown>
@@ -475,7 +512,9 @@ async function main(): Promise<void> {
       scenarioTable(run.results),
       '',
       ceilingNote(run.ceiling),
-      `API server${options.nodes === 1 ? '' : 's'}: first answer ${run.server.startupMs.toFixed(0)} ms after spawn${options.nodes === 1 ? '' : ' (the slowest node); CPU summed over the nodes; memory of node 1'}; peak RSS (VmHWM) ${((memory?.peakRssKb ?? NaN) / 1024).toFixed(0)} MB, RSS at the end ${((memory?.rssKb ?? NaN) / 1024).toFixed(0)} MB.`,
+      `API server${options.nodes === 1 ? '' : 's'}: first answer ${run.server.startupMs.toFixed(0)} ms after spawn${options.nodes === 1 ? '' : ' (the slowest node); CPU summed over the nodes; memory of node 1'}; peak RSS (VmHWM) ${((memory?.peakRssKb ?? NaN) / 1024).toFixed(0)} MB, RSS at the end ${((memory?.rssKb ?? NaN) / 1024).toFixed(0)} MB.`
+        + (run.server.documents === undefined ? ' Event documents off (--no-documents): every single read assembles.'
+          : ` Event documents: ${run.server.documents.count.toLocaleString('en')} stored by the server's background fill in about ${(run.server.documents.fillMs / 1000).toFixed(1)} s, waited for before measuring.`),
       COLUMNS,
       '',
       '### Targets',

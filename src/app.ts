@@ -18,6 +18,7 @@ import { poolStats } from './db/database.js'
 import { databaseAnswers, migrationsApplied } from './db/migrate.js'
 import type { AppContext } from './handlers/context.js'
 import { eventHandlers } from './handlers/events.js'
+import { eventDocument } from './handlers/event-documents.js'
 import { organizerHandlers } from './handlers/organizers.js'
 import { rootHandlers } from './handlers/root.js'
 import { tagHandlers } from './handlers/tags.js'
@@ -53,6 +54,8 @@ import { publicUrl } from './http/public-url.js'
 import { PREFIX, asSwaggerDocument, loadSpec, servedDocument, type LoadedSpec } from './http/spec.js'
 import { swaggerUiPaths, swaggerUiSecurityHeaders, swaggerUiTheme } from './http/swagger-ui.js'
 import { typedDocument } from './http/wire-forms.js'
+import { createEventDocuments, type EventDocuments } from './repositories/event-documents.js'
+import { storedEvents } from './repositories/event-records.js'
 import { createReadCache, readCacheStats, useReadCache } from './repositories/read-cache.js'
 import { findUserByKey } from './repositories/users.js'
 
@@ -75,6 +78,10 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** The webhook dispatcher: `server.ts` starts it and stops it on SIGTERM; closing the app stops it. */
     webhooks: Dispatcher
+    /** The stored event documents (their counts; tests wait for offers to be stored). */
+    eventDocuments: EventDocuments
+    /** Stores the event documents missing for this public URL, giving way to requests (`server.ts` starts it once listening). */
+    fillEventDocuments: () => Promise<void>
   }
 }
 
@@ -92,6 +99,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   useReadCache(db, createReadCache(config.cacheEntries))
   const now = options.now ?? (() => new Date())
   useClock(db, now)
+  // Whether requests keep this node saturated (set once the request counter exists, below).
+  let busy = (): boolean => false
   const base = publicUrl(config)
   const texts: ErrorTexts = { defaultLanguage: config.defaultLanguage, catalog: createCatalog(messageTable(spec.document['x-messages']), spec.packs) }
   const ctx: AppContext = {
@@ -101,6 +110,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     site: { get apiUrl() { return `${base.base}${PREFIX}` }, geoloc: config.extensions.has('geoloc') },
     now,
     json: recordSerializers(spec.document),
+    documents: createEventDocuments(db, {
+      enabled: config.eventDocuments, eventSchema: (spec.document.components as { schemas?: Record<string, unknown> } | undefined)?.schemas?.Event,
+      onError: (error) => app.log.warn({ err: error }, 'storing event documents failed'),
+      saturated: () => busy(),
+    }),
   }
 
 
@@ -150,6 +164,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     done()
   })
   const loop = eventLoopLoad(() => received)
+  busy = () => saturatedByRequests(loop())
   const dispatcher = createDispatcher({
     db, site: ctx.site, json: ctx.json, saturated: () => saturatedByRequests(loop()), ...config.webhooks, ...options.webhooks,
     onError: (error) => app.log.error({ err: error }, 'webhook delivery failed'),
@@ -159,6 +174,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // A write of this process wakes the dispatcher: its deliveries are due at once.
   onWritten(db, (changes, committed) => { if (committed && changes.length > 0) dispatcher.wake() })
   app.addHook('onClose', () => dispatcher.stop())
+  app.decorate('eventDocuments', ctx.documents)
+  app.decorate('fillEventDocuments', () => ctx.documents.fill(ctx.apiUrl, async (ids) =>
+    (await storedEvents(db, ctx.site, ids)).flatMap((stored) => eventDocument(ctx, stored) ?? [])))
+  app.addHook('onClose', () => ctx.documents.close())
   if (config.metrics) {
     registerMetrics(app, {
       cache: () => readCacheStats(db), pool: () => poolStats(db),

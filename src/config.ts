@@ -24,6 +24,8 @@ export interface Config {
   geofenceKm: number
   /** Records and list totals remembered until the next change (CALENDAR_CACHE_ENTRIES; 0 turns it off). */
   cacheEntries: number
+  /** Anonymous single reads of events answered from documents stored in the database (CALENDAR_EVENT_DOCUMENTS, default true). */
+  eventDocuments: boolean
   /** PostgreSQL connections at most per process (DATABASE_POOL_SIZE, default 10). */
   databasePoolSize: number
   /** How long the change log keeps its entries (CALENDAR_CHANGES_RETENTION_DAYS, default 30). */
@@ -114,6 +116,7 @@ export function loadConfig(env: Env = process.env): Config {
     extensions: parseExtensions(env.CALENDAR_EXTENSIONS),
     geofenceKm: parseGeofence(env.CALENDAR_GEOFENCE_KM),
     cacheEntries: parseCacheEntries(env.CALENDAR_CACHE_ENTRIES),
+    eventDocuments: parseBoolean(env, 'CALENDAR_EVENT_DOCUMENTS', true),
     changesRetentionDays: parseRetentionDays(env.CALENDAR_CHANGES_RETENTION_DAYS),
     databasePoolSize: parsePoolSize(env.DATABASE_POOL_SIZE),
     publicUrlSet: nonEmpty(env.PUBLIC_URL) !== undefined,

@@ -11,6 +11,9 @@ import { ConfigError, loadConfig } from './config.js'
 import { isPostgresUrl, openDatabase, shownUrl, type DatabaseHandle } from './db/database.js'
 import { scheduleRetention } from './retention.js'
 
+/** How long after listening the background fill of event documents begins. */
+const FILL_DELAY_MS = 1000
+
 async function main(): Promise<void> {
   const config = loadConfig()
   const database = await openOrExplain(config.databaseUrl, config.databasePoolSize)
@@ -43,6 +46,10 @@ async function main(): Promise<void> {
     throw new ConfigError(`cannot listen on HOST=${config.host} PORT=${config.port}: ${reason(error)}`)
   }
   app.webhooks.start()
+  // The event documents missing for this public URL (a new database, a bulk load, another PUBLIC_URL),
+  // stored in the background, a second after listening: its first batch (which compiles the record
+  // serializers) does not hold up the first answers. Errors are logged by the store itself.
+  setTimeout(() => void app.fillEventDocuments(), FILL_DELAY_MS).unref()
   if (config.logLevel === 'silent') {
     process.stdout.write(`listening on ${app.publicUrl}/calendar/events/v1\n`)
   }

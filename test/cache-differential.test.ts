@@ -1,7 +1,8 @@
 /**
- * The read cache as a differential oracle (CONTRACT §15: "a read on any node after a write acknowledged
- * by any node returns the written state"): two server processes on one SQLite file, C with the read cache
- * (the default) and D without it (`CALENDAR_CACHE_ENTRIES=0`). Seeded random writes go through either
+ * The read cache and the stored event documents as a differential oracle (CONTRACT §15: "a read on any
+ * node after a write acknowledged by any node returns the written state"): two server processes on one
+ * SQLite file, C with the read cache and the documents (the default) and D with neither
+ * (`CALENDAR_CACHE_ENTRIES=0`, `CALENDAR_EVENT_DOCUMENTS=false`): every read of D assembles. Seeded random writes go through either
  * server, and through the api-key command (keys are not cached: a key created or revoked counts on both
  * from the next request). After every write, random reads by several callers (anonymous, editor, authors,
  * a contributor, a revoked key) go to both: records by id and by slug (plain, conditional, in another
@@ -114,7 +115,7 @@ t.test('a server with the read cache answers every read exactly as one without i
   const keys = await seedKeys(file)
   // Revoked and unknown keys are sent on purpose, many times: no throttling of failed authentication here.
   const C = await startServer(t, file, await freePort(), { CALENDAR_CACHE_ENTRIES: '2500', CALENDAR_AUTH_FAILURE_LIMIT: '0' })
-  const D = await startServer(t, file, await freePort(), { CALENDAR_CACHE_ENTRIES: '0', CALENDAR_AUTH_FAILURE_LIMIT: '0' })
+  const D = await startServer(t, file, await freePort(), { CALENDAR_CACHE_ENTRIES: '0', CALENDAR_EVENT_DOCUMENTS: 'false', CALENDAR_AUTH_FAILURE_LIMIT: '0' })
   const rnd = random(SEED)
   const headers: Record<Who, Record<string, string>> = {
     anon: {},

@@ -33,6 +33,7 @@ const EXCLUDED: Record<string, string> = {
   sqlite_sequence: 'SQLite\'s own AUTOINCREMENT counters',
   // The search index (migration 0005): folded copies of events' texts, written only by event writes in
   // their transaction, which move the epoch; on SQLite an FTS5 table (no triggers) and its own tables.
+  event_documents: 'stored answers of single reads, derived from the tables the epoch covers and deleted by their own triggers (migration 0009); no cache reads them',
   event_search: 'the search index, derived from events and written only beside them',
   event_search_data: 'FTS5\'s own table of the search index',
   event_search_idx: 'FTS5\'s own table of the search index',

@@ -80,7 +80,9 @@ async function tableNames(built: Built): Promise<string[]> {
 
 /** Row count and content hash of every table (rows in a stable order, whatever the engine). */
 async function dump(built: Built): Promise<Record<string, { rows: number; hash: string }>> {
-  const tables = (await tableNames(built)).filter((name) => !name.startsWith('kysely_')).sort()
+  // The data, not what reads store of it: an event's stored document (migration 0009) is written by the
+  // anonymous read that assembled it.
+  const tables = (await tableNames(built)).filter((name) => !name.startsWith('kysely_') && name !== 'event_documents').sort()
   for (const table of ['events', 'venues', 'organizers', 'terms', 'change_log']) {
     if (!tables.includes(table)) throw new Error(`the table list misses ${table}: ${tables.join(', ')}`)
   }

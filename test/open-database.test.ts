@@ -43,11 +43,11 @@ t.test('a history naming a migration this build does not know is refused, as a n
 t.test('a history missing a migration has it applied on open', async (t) => {
   const url = await freshUrl(t)
   const first = await openDatabase(url)
-  // 0008 (the outbox's intake index) undone with its record: as a database made before it.
+  // 0009 (the event documents, their table and triggers) undone with its record: as a database made before it.
   const applied = (await sql<{ name: string }>`select name from kysely_migration order by name`.execute(first.db)).rows.map((r) => r.name)
   const last = applied.at(-1) as string
-  t.equal(last, '0008-webhook-intake-index')
-  const { down } = await import('../src/db/migrations/0008-webhook-intake-index.js')
+  t.equal(last, '0009-event-documents')
+  const { down } = await import('../src/db/migrations/0009-event-documents.js')
   await down(first.db)
   await sql`delete from kysely_migration where name = ${last}`.execute(first.db)
   t.notOk(await migrationsCurrent(first.db))

@@ -10,6 +10,7 @@ import * as searchIndex from './migrations/0005-search-index.js'
 import * as indexesAndDataVersion from './migrations/0006-indexes-and-data-version.js'
 import * as dataEpoch from './migrations/0007-data-epoch.js'
 import * as webhookIntakeIndex from './migrations/0008-webhook-intake-index.js'
+import * as eventDocuments from './migrations/0009-event-documents.js'
 
 const migrations: Record<string, Migration> = {
   '0001-initial': initial,
@@ -20,6 +21,7 @@ const migrations: Record<string, Migration> = {
   '0006-indexes-and-data-version': indexesAndDataVersion,
   '0007-data-epoch': dataEpoch,
   '0008-webhook-intake-index': webhookIntakeIndex,
+  '0009-event-documents': eventDocuments,
 }
 
 /**

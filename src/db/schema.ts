@@ -149,6 +149,30 @@ export interface DataEpochTable {
   n: number
 }
 
+/** The stored answer to an anonymous single read of an event, its terms left out (migration 0009, repositories/event-documents.ts). */
+export interface EventDocumentsTable {
+  event_id: number
+  /** The event's translation group: `coalesce(translation_group, id)`. */
+  grp: number
+  /** A digest of what the bytes depend on besides the data (the public URL, the record format). */
+  context: string
+  /** The event's stored version. */
+  version: number
+  /** The digest of the record without its categories and tags (http/etag.ts). */
+  digest: string
+  /** The JSON sent, its `categories` and `tags` arrays empty. */
+  body: Buffer
+  /** The ids of its categories and of its tags, comma-separated, in the order shown. */
+  category_ids: string
+  tag_ids: string
+  /** Byte offsets in `body` inside the empty `categories` and `tags` arrays. */
+  category_at: number
+  tag_at: number
+  /** The bytes of `body` a list leaves out (its JSON-LD). */
+  ld_from: number
+  ld_to: number
+}
+
 /** A webhook subscription (CONTRACT §13); `events` is a JSON array of types, `active` 0/1. */
 export interface WebhooksTable {
   id: Generated<number>
@@ -216,6 +240,7 @@ export interface Database {
   changes: ChangesTable
   change_log: ChangeLogTable
   data_epoch: DataEpochTable
+  event_documents: EventDocumentsTable
   webhooks: WebhooksTable
   webhook_deliveries: WebhookDeliveriesTable
   webhook_attempts: WebhookAttemptsTable

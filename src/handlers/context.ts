@@ -7,6 +7,7 @@ import type { Database } from '../db/schema.js'
 import type { Catalog } from '../http/messages.js'
 import type { LoadedSpec } from '../http/spec.js'
 import type { RecordSerializers } from '../http/serialized.js'
+import type { EventDocuments } from '../repositories/event-documents.js'
 import type { Site } from '../repositories/site.js'
 
 export interface AppContext {
@@ -25,4 +26,6 @@ export interface AppContext {
   catalog: Catalog
   /** Records' JSON by the contract's schemas, made once per record object. */
   json: RecordSerializers
+  /** Anonymous single reads of events stored as the bytes sent (repositories/event-documents.ts). */
+  documents: EventDocuments
 }

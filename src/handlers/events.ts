@@ -8,7 +8,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Event, Language, Schema } from '../contract.js'
 import { withTransaction } from '../db/unit-of-work.js'
 import { ApiError, forbidden, inTrash, notFound, preconditionFailed } from '../http/errors.js'
-import { checkNotModified, etagOf, expectedVersion } from '../http/etag.js'
+import { checkNotModified, eventEtag, expectedVersion } from '../http/etag.js'
 import { feedEtag, sendFeed, wantsIcal } from '../http/ical.js'
 import { requestedLanguage } from '../http/language.js'
 import type { Handlers } from '../http/operations.js'
@@ -19,12 +19,13 @@ import { listed, seenBy, withJsonLd } from '../lib/event-view.js'
 import { FEED_FORMAT, icalFeed, type FeedEvent } from '../lib/ical.js'
 import { samePassword } from '../lib/passwords.js'
 import { modifiedNow } from '../lib/post-dates.js'
-import { canEdit, canRead, editsAll, statusToStore, type Caller } from '../lib/rights.js'
+import { canEdit, canRead, editsAll, statusToStore, type Caller, type Owned } from '../lib/rights.js'
 import { countEvents, eventIds } from '../repositories/event-filters.js'
-import { findEvent, storedEvents, type StoredEvent } from '../repositories/event-records.js'
+import { eventAccess, findEvent, storedEvents, type StoredEvent } from '../repositories/event-records.js'
 import { deleteEvent, insertEvent, trashEvent, updateEvent } from '../repositories/event-writes.js'
 import type { PostRef } from '../repositories/posts.js'
 import type { AppContext } from './context.js'
+import { documentAnswer, eventDocument, listedFromDocuments } from './event-documents.js'
 import { checkEventUpdate, checkNewEvent, datesOf, eventColumns, precheckEventUpdate, type EventBody } from './event-input.js'
 import { eventFilterOf, type ListQuery } from './event-list-input.js'
 import { byId, bySlug, lookupLanguage, writerOf } from './linked.js'
@@ -34,9 +35,21 @@ type EventHandlers = Pick<Handlers,
   | 'getEvent' | 'updateEvent' | 'updateEventPut' | 'updateEventPost' | 'deleteEvent'
   | 'getEventBySlug' | 'updateEventBySlug' | 'updateEventBySlugPut' | 'updateEventBySlugPost' | 'deleteEventBySlug'>
 
+/**
+ * Refuses a single read the caller may not have (CONTRACT §6), in this order: a trashed event (410 for
+ * everyone), one the caller may not read (403), a protected one without its password or edit rights (403).
+ */
+function refuseRead(caller: Caller | null, event: Owned, protectedBy: string | null, password: string | undefined): void {
+  if (event.status === 'trash') throw new ApiError(410, 'event-no-longer-available', 'noLongerAvailable')
+  if (!canRead(caller, event)) throw new ApiError(403, 'event-not-accessible', 'notAccessible', { resource: 'event' })
+  if (protectedBy !== null && !canEdit(caller, event) && (password === undefined || !samePassword(password, protectedBy))) {
+    throw new ApiError(403, 'event-password-protected', 'passwordProtected')
+  }
+}
+
 export function eventHandlers(ctx: AppContext): EventHandlers {
   /** The ETag of the event as `caller` sees it. */
-  const etag = (stored: StoredEvent, caller: Caller | null): string => etagOf('event', seenBy(caller, stored.record), stored.version)
+  const etag = (stored: StoredEvent, caller: Caller | null): string => eventEtag(seenBy(caller, stored.record), stored.version)
 
   async function find(ref: PostRef, language: Language | undefined): Promise<StoredEvent> {
     const stored = await findEvent(ctx.db, ctx.site, ref, lookupLanguage(ctx, ref, language))
@@ -60,7 +73,7 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     const shown = events.map((stored): FeedEvent =>
       ({ record: seenBy(caller, stored.record), sequence: stored.version - 1, passwordProtected: stored.password !== null }))
     const tag = feedEtag([FEED_FORMAT, options.host, options.name, options.siteZone,
-      ...shown.map((e, i) => `${etagOf('event', e.record, events[i]?.version ?? 0)}${e.passwordProtected ? 'p' : ''}`)])
+      ...shown.map((e, i) => `${eventEtag(e.record, events[i]?.version ?? 0)}${e.passwordProtected ? 'p' : ''}`)])
     return sendFeed(req, reply, tag, () => icalFeed(shown, options))
   }
 
@@ -84,28 +97,63 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     const total = await countEvents(ctx.db, filter)
     const totalPages = checkPage('event', page, total)
     const ids = total === 0 ? [] : await eventIds(ctx.db, filter, page.offset, page.perPage, total)
-    // In lists a protected event keeps its place with description and excerpt null, for every caller (§6).
-    const records = (await storedEvents(ctx.db, ctx.site, ids)).map((s) => listed(seenBy(req.user, s.record), s.password !== null))
+    const items = await listedEvents(req.user, ids)
     // The effective window replaces the start_date/end_date sent; one ignored (under include) still shows as sent.
     const windowNames = new Set(shown.map(([name]) => name))
     const sent = sentQueryOf(req)
       .filter((name) => !windowNames.has(name))
       .map((name): [string, unknown] => [name, asSent(req, (query as Record<string, unknown>)[name])])
     const links = listLinks(`${ctx.apiUrl}/events`, page, totalPages, [...shown, ...sent])
-    return sendList(reply, 'events', { links, total, totalPages }, records.map((r) => ctx.json.event(r)))
+    return sendList(reply, 'events', { links, total, totalPages }, items)
+  }
+
+  /**
+   * The records of a list page as `caller` is shown them, as JSON: for anonymous callers from the events'
+   * stored documents where there are some, the others assembled (and offered to be stored).
+   */
+  async function listedEvents(caller: Caller | null, ids: readonly number[]): Promise<Array<Serialized<Event>>> {
+    const documents = caller === null ? await ctx.documents.readMany(ids, ctx.apiUrl) : undefined
+    const fromDocuments = documents === undefined ? new Map<number, Serialized<Event>>() : await listedFromDocuments(ctx, [...documents.found.values()])
+    const missing = ids.filter((id) => !fromDocuments.has(id))
+    const assembled = new Map((await storedEvents(ctx.db, ctx.site, missing)).map((stored) => {
+      if (documents?.version !== undefined) {
+        const offered = eventDocument(ctx, stored)
+        if (offered !== undefined) ctx.documents.offer(documents.version, ctx.apiUrl, offered)
+      }
+      // In lists a protected event keeps its place with description and excerpt null, for every caller (§6).
+      return [stored.record.id, ctx.json.event(listed(seenBy(caller, stored.record), stored.password !== null))]
+    }))
+    return ids.flatMap((id) => fromDocuments.get(id) ?? assembled.get(id) ?? [])
   }
 
   async function get(req: FastifyRequest, ref: PostRef, language: Language | undefined, password: string | undefined, ical: boolean | undefined, reply: FastifyReply): Promise<Serialized<Event> | string> {
     const caller = req.user
     const asFeed = wantsIcal(req, reply, ical)
+    // An anonymous JSON read by id in the event's own language: its stored document when there is one.
+    const document = caller === null && !asFeed && 'id' in ref && language === undefined && Number.isSafeInteger(ref.id)
+      ? await ctx.documents.read(ref.id, ctx.apiUrl)
+      : undefined
+    if (document?.found === true) {
+      const answer = await documentAnswer(ctx, document.document)
+      if (answer !== undefined) {
+        checkNotModified(req, reply, answer.etag)
+        return sendSerialized(reply, answer.body())
+      }
+    }
+    if (document?.found === false && 'id' in ref) {
+      // No document: an event the anonymous caller may not read is refused from its row alone (no assembly).
+      const access = await eventAccess(ctx.db, ref.id)
+      if (access === undefined) throw notFound('event', ref.id, 'id')
+      refuseRead(caller, access, access.password, password)
+    }
     const stored = await find(ref, language)
     const { record } = stored
-    if (record.status === 'trash') throw new ApiError(410, 'event-no-longer-available', 'noLongerAvailable')
-    if (!canRead(caller, record)) throw new ApiError(403, 'event-not-accessible', 'notAccessible', { resource: 'event' })
-    if (stored.password !== null && !canEdit(caller, record) && (password === undefined || !samePassword(password, stored.password))) {
-      throw new ApiError(403, 'event-password-protected', 'passwordProtected')
-    }
+    refuseRead(caller, record, stored.password, password)
     if (asFeed) return feed(req, reply, [stored], caller, record.title)
+    if (document?.found === false) {
+      const offered = eventDocument(ctx, stored)
+      if (offered !== undefined) ctx.documents.offer(document.version, ctx.apiUrl, offered)
+    }
     checkNotModified(req, reply, etag(stored, caller))
     return sendSerialized(reply, ctx.json.event(withJsonLd(seenBy(caller, record))))
   }

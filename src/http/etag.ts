@@ -14,15 +14,58 @@ import { preconditionFailed } from './errors.js'
 
 // Records are never changed once made, and the read cache keeps them: a digest is made once per object.
 const digests = new WeakMap<object, string>()
+const ownDigests = new WeakMap<object, string>()
+
+const sha256 = (text: string): string => createHash('sha256').update(text).digest('base64url').slice(0, 16)
+
+/** The digest of a record (its JSON), once per record object. */
+function digestOf(record: object): string {
+  let digest = digests.get(record)
+  if (digest === undefined) {
+    digest = sha256(JSON.stringify(record))
+    digests.set(record, digest)
+  }
+  return digest
+}
 
 /** The ETag of `record` (as the caller sees it, without JSON-LD) at its stored `version`. */
 export function etagOf(resource: string, record: { id: number }, version: number): string {
-  let digest = digests.get(record)
+  return `"${resource}-${record.id}-${version}-${digestOf(record)}"`
+}
+
+/** What of an event its ETag is made from: the event, and the terms it shows apart. */
+interface EventParts {
+  id: number
+  categories: readonly object[]
+  tags: readonly object[]
+}
+
+/**
+ * The digest of an event without its categories and tags (what a stored document keeps, its terms being
+ * read with it: repositories/event-documents.ts), once per record object.
+ */
+export function eventDigest(record: EventParts): string {
+  let digest = ownDigests.get(record)
   if (digest === undefined) {
-    digest = createHash('sha256').update(JSON.stringify(record)).digest('base64url').slice(0, 16)
-    digests.set(record, digest)
+    digest = sha256(JSON.stringify({ ...record, categories: [], tags: [] }))
+    ownDigests.set(record, digest)
   }
-  return `"${resource}-${record.id}-${version}-${digest}"`
+  return digest
+}
+
+/**
+ * The ETag of an event (as the caller sees it, without JSON-LD) at its stored `version`, from the digest
+ * of the event without its terms and the digests of the term records it shows: the same tag whether the
+ * record was assembled or read from its stored document with its terms' current records.
+ */
+export function composedEventEtag(id: number, version: number, digest: string, categories: readonly object[], tags: readonly object[]): string {
+  const parts = [digest, categories.map(digestOf).join(','), tags.map(digestOf).join(',')]
+  return `"event-${id}-${version}-${sha256(parts.join('|'))}"`
+}
+
+/** The ETag of an event record (see `composedEventEtag`). */
+export function eventEtag(record: EventParts, version: number): string {
+  return composedEventEtag(record.id, version, eventDigest(record), record.categories, record.tags)
 }
 
 /** The content codings answers may be sent in (compression.ts), most preferred first. */

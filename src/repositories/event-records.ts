@@ -25,6 +25,8 @@ import { VENUE } from './venues.js'
 export interface StoredEvent {
   record: Event
   version: number
+  /** Its translation group: `coalesce(translation_group, id)` (what the group's documents are found by). */
+  group: number
   /** The password that protects it, or null. */
   password: string | null
   /** The records it shows (`venue:3`, `category:7`, …): a change of any of them changes it too. */
@@ -58,6 +60,12 @@ export async function findEvent(db: Db, site: Site, ref: PostRef, language: Lang
 /** Stored events for ids, in that order (ids with no event left out). */
 export async function storedEvents(db: Db, site: Site, ids: readonly number[]): Promise<StoredEvent[]> {
   return recordsById(db, 'event', ids, (missing) => assembleEvents(db, site, missing), (stored) => stored.embeds)
+}
+
+/** What the right to read the event with this id depends on (its author, status and password), or undefined. */
+export async function eventAccess(db: Db, id: number): Promise<{ author: number | null; status: string; password: string | null } | undefined> {
+  if (!Number.isSafeInteger(id)) return undefined
+  return db.selectFrom('events').select(['author', 'status', 'password']).where('id', '=', id).executeTakeFirst()
 }
 
 /** Whether an event with this id exists (the `post`/`event` filters must name one). */
@@ -135,7 +143,7 @@ async function assembleEvents(db: Db, site: Site, ids: readonly number[]): Promi
       ...venueIds.map((id) => `venue:${id}`),
       ...organizerIds.map((id) => `organizer:${id}`),
     ]
-    return [row.id, { record, version: row.version, password: row.password, embeds }]
+    return [row.id, { record, version: row.version, group: row.translation_group ?? row.id, password: row.password, embeds }]
   }))
 }
 

@@ -896,7 +896,10 @@ async function createInstance(fuzzConfig: FuzzConfig): Promise<Instance> {
       sqlite.prepare(`INSERT INTO main."${t}" (rowid, ${names.join(', ')}) SELECT rowid_, ${names.join(', ')} FROM snap."copy_${t}"`).run()
     }
   })
-  const selects = tables.map((t) => [t, sqlite.prepare(`SELECT ${columns(t)} FROM main."${t}" ORDER BY rowid`).raw()] as const)
+  // The data, not what reads store of it: an event's stored document (migration 0009) is written by the
+  // anonymous read that assembled it, and deleted by the writes that change it.
+  const selects = tables.filter((t) => t !== 'event_documents')
+    .map((t) => [t, sqlite.prepare(`SELECT ${columns(t)} FROM main."${t}" ORDER BY rowid`).raw()] as const)
   // Rows change only through INSERT, UPDATE and DELETE, which total_changes() counts: hash again only then.
   const changes = sqlite.prepare('SELECT total_changes()').pluck()
   let cached = { changes: -1, hash: '' }

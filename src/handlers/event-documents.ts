@@ -1,0 +1,124 @@
+/**
+ * What an event's stored document is made of and how a read answers from it (the store itself:
+ * repositories/event-documents.ts). A document is kept for every published event without a password, as
+ * an anonymous caller is shown it (`seenBy(null, record)`: linked venues and organizers it may not read
+ * left out); only anonymous reads use it. It holds the single-read JSON (JSON-LD included) with the categories and tags arrays empty; a read puts
+ * the terms' current records there (the read cache keeps them) and makes the ETag from the document's
+ * digest and theirs, the tag every read of the event makes (http/etag.ts `eventEtag`).
+ */
+import type { Category, Event, Tag } from '../contract.js'
+import { composedEventEtag, eventDigest } from '../http/etag.js'
+import type { Serialized } from '../http/serialized.js'
+import { seenBy, withJsonLd } from '../lib/event-view.js'
+import type { EventDocument } from '../repositories/event-documents.js'
+import type { StoredEvent } from '../repositories/event-records.js'
+import { CATEGORY, TAG, termRecords, type TermKind } from '../repositories/terms.js'
+import type { AppContext } from './context.js'
+
+const CATEGORIES = Buffer.from('"categories":[')
+const TAGS = Buffer.from('"tags":[')
+const COMMA = Buffer.from(',')
+
+/** The offset just inside the one array `key` opens in `body`, or -1 when there is none or more than one. */
+function insideOnly(body: Buffer, key: Buffer): number {
+  const at = body.indexOf(key)
+  if (at < 0 || body.indexOf(key, at + 1) >= 0) return -1
+  return at + key.length
+}
+
+/**
+ * The bytes a list leaves out of `single` to show `listed` (its JSON-LD): `[from, to)` such that `single`
+ * without them is `listed`, or undefined when that is not so.
+ */
+function listCut(single: Buffer, listed: Buffer): { from: number; to: number } | undefined {
+  const length = single.length - listed.length
+  if (length <= 0) return undefined
+  let from = 0
+  while (from < listed.length && single[from] === listed[from]) from++
+  const to = from + length
+  return single.subarray(to).equals(listed.subarray(from)) ? { from, to } : undefined
+}
+
+/**
+ * The stored document of an event: what an anonymous single read shows (linked venues and organizers it
+ * may not read left out), or undefined when an anonymous caller is not shown it (not published, protected).
+ */
+export function eventDocument(ctx: AppContext, stored: StoredEvent): EventDocument | undefined {
+  if (stored.record.status !== 'publish' || stored.password !== null) return undefined
+  const record = seenBy(null, stored.record)
+  const bare = { ...record, categories: [], tags: [] }
+  const body = ctx.json.event({ ...withJsonLd(record), categories: [], tags: [] })
+  const categoryAt = insideOnly(body, CATEGORIES)
+  const tagAt = insideOnly(body, TAGS)
+  const cut = listCut(body, ctx.json.event(bare))
+  // The arrays are written empty (`[]`): each is found once, where its records go.
+  if (categoryAt < 0 || tagAt < 0 || body[categoryAt] !== 0x5d || body[tagAt] !== 0x5d || cut === undefined) return undefined
+  if ((cut.from <= categoryAt && categoryAt < cut.to) || (cut.from <= tagAt && tagAt < cut.to)) return undefined
+  return {
+    id: record.id, group: stored.group, version: stored.version, digest: eventDigest(record), body,
+    categoryIds: record.categories.map((c) => c.id), tagIds: record.tags.map((t) => t.id), categoryAt, tagAt,
+    ldFrom: cut.from, ldTo: cut.to,
+  }
+}
+
+/** The JSON of `items`, comma-separated. */
+function joined(items: readonly Buffer[]): Buffer[] {
+  return items.flatMap((item, i) => (i === 0 ? [item] : [COMMA, item]))
+}
+
+type Form = 'single' | 'list'
+
+/** The bytes of a document in `form`, its terms' records put in. */
+function bytesOf(ctx: AppContext, document: EventDocument, categories: readonly Category[], tags: readonly Tag[], form: Form): Serialized<Event> {
+  // Edits in `body`'s offsets, none inside another: [at, up to, what goes there].
+  const edits: Array<[number, number, Buffer[]]> = [
+    [document.categoryAt, document.categoryAt, joined(categories.map((c) => ctx.json.category(c)))],
+    [document.tagAt, document.tagAt, joined(tags.map((t) => ctx.json.tag(t)))],
+  ]
+  if (form === 'list') edits.push([document.ldFrom, document.ldTo, []])
+  edits.sort((a, b) => a[0] - b[0])
+  const parts: Buffer[] = []
+  let from = 0
+  for (const [at, to, items] of edits) {
+    parts.push(document.body.subarray(from, at), ...items)
+    from = to
+  }
+  parts.push(document.body.subarray(from))
+  return Buffer.concat(parts) as Serialized<Event>
+}
+
+/** The records of terms `ids` (in that order), or undefined when one is gone. */
+async function termsOf<R>(ctx: AppContext, kind: TermKind<R>, ids: readonly number[]): Promise<Map<number, R> | undefined> {
+  const records = await termRecords(ctx.db, ctx.site, kind, [...new Set(ids)])
+  const byId = new Map(records.map((r) => [(r as { id: number }).id, r]))
+  return ids.every((id) => byId.has(id)) ? byId : undefined
+}
+
+/**
+ * The answer a document gives to a single read: its ETag, and its bytes with the terms' current records put
+ * in (made only when sent, not for a 304). Undefined when a term it names is gone (the read then assembles).
+ */
+export async function documentAnswer(ctx: AppContext, document: EventDocument): Promise<{ etag: string; body: () => Serialized<Event> } | undefined> {
+  const [categoryById, tagById] = await Promise.all([termsOf(ctx, CATEGORY, document.categoryIds), termsOf(ctx, TAG, document.tagIds)])
+  if (categoryById === undefined || tagById === undefined) return undefined
+  const categories = document.categoryIds.map((id) => categoryById.get(id) as Category)
+  const tags = document.tagIds.map((id) => tagById.get(id) as Tag)
+  return {
+    etag: composedEventEtag(document.id, document.version, document.digest, categories, tags),
+    body: () => bytesOf(ctx, document, categories, tags, 'single'),
+  }
+}
+
+/**
+ * A page's records as lists show them to anonymous callers, from `documents` where there is one (their
+ * terms read in one go); undefined for the others (and for all when a term one names is gone).
+ */
+export async function listedFromDocuments(ctx: AppContext, documents: readonly EventDocument[]): Promise<Map<number, Serialized<Event>>> {
+  const [categoryById, tagById] = await Promise.all([
+    termsOf(ctx, CATEGORY, documents.flatMap((d) => d.categoryIds)),
+    termsOf(ctx, TAG, documents.flatMap((d) => d.tagIds)),
+  ])
+  if (categoryById === undefined || tagById === undefined) return new Map()
+  return new Map(documents.map((d) => [d.id, bytesOf(ctx, d,
+    d.categoryIds.map((id) => categoryById.get(id) as Category), d.tagIds.map((id) => tagById.get(id) as Tag), 'list')]))
+}

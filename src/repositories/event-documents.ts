@@ -1,0 +1,318 @@
+/**
+ * Event documents (migration 0009): the answer to an anonymous single read of an event kept in the
+ * database as the bytes sent, so that such a read is one indexed statement and bytes out instead of
+ * assembling the record (its row, links, linked records, dates, JSON-LD) and serializing it. The terms it
+ * shows are left out and read with it (their records change with every event linked or unlinked): the
+ * document keeps their ids and where they go (handlers/event-documents.ts puts them in).
+ *
+ * Documents are kept for published events without a password, as an anonymous caller is shown them
+ * (venues and organizers it may not read left out; handlers/event-documents.ts makes them), and only
+ * anonymous reads use them. Triggers delete a document in the transaction of any write that changes what
+ * it keeps (the migration lists them), on every node and for every writer.
+ *
+ * What keeps a stored document from ever being stale is when it may be stored. A read that finds none
+ * reads next, before anything else, where the data stands (`DataVersion`: the change log's head and the data
+ * epoch, which every write of a table a document shows moves); the record it then assembles is offered
+ * with that version. Offers are written off the request path, a batch in one write transaction, and only
+ * those whose version is still the current one inside that transaction are stored: nothing was written
+ * between the read and the store, so the document is what a read would assemble now, and any later write
+ * deletes it. The write transaction excludes the API's writers (SQLite's one writer; PostgreSQL's write
+ * lock, db/postgres-dialect.ts) and, on PostgreSQL, any other writer too: it takes the tables a document
+ * shows in SHARE mode without waiting (a writer in the middle of its transaction makes the batch give
+ * way and be dropped; one that comes later waits for the batch, and its triggers then see its documents).
+ * A batch that loses to a writer is dropped: the next read offers again. A fill (`fill`) stores the
+ * missing ones in the background by the same rule.
+ *
+ * `context` names what the bytes depend on besides the data: the public URL (every `rest_url`), the
+ * contract's Event schema and the format of this code's records (`DOCUMENT_FORMAT`, raised whenever
+ * the assembly of a record changes). Documents made under another context are passed by and replaced.
+ */
+import { createHash } from 'node:crypto'
+import { CompiledQuery, sql, type Kysely } from 'kysely'
+import { VERSION_QUERY, dataVersion, isPostgres, isWriteConflict, versionOf, type DataVersion } from '../db/dialect.js'
+import { DOCUMENT_SOURCES } from '../db/migrations/0009-event-documents.js'
+import type { Database } from '../db/schema.js'
+
+/** Raised whenever what a record's assembly makes changes without the contract's Event schema changing. */
+export const DOCUMENT_FORMAT = 1
+
+/** Offers waiting to be stored at most (more are passed by: the next read offers again). */
+const MAX_WAITING = 1000
+/** Documents stored in one write transaction at most. */
+const BATCH = 200
+/** Events a fill assembles at once; while the node is saturated, fewer and a round apart. */
+const FILL_BATCH = 100
+const BUSY_FILL_BATCH = 20
+const BUSY_ROUND_MS = 200
+
+/** An event's stored document (see the migration for what each part is). */
+export interface EventDocument {
+  id: number
+  /** The event's translation group: `coalesce(translation_group, id)`. */
+  group: number
+  version: number
+  /** The digest of the record without its terms (http/etag.ts `eventDigest`). */
+  digest: string
+  /** The JSON sent, its categories and tags arrays empty. */
+  body: Buffer
+  categoryIds: number[]
+  tagIds: number[]
+  /** Byte offsets in `body` inside the empty categories and tags arrays. */
+  categoryAt: number
+  tagAt: number
+  /** The bytes of `body` a list leaves out (`,"json_ld":{…}`). */
+  ldFrom: number
+  ldTo: number
+}
+
+/** What a read of a page's documents finds: those stored, and where the data stood when some were not. */
+export interface DocumentsRead {
+  found: Map<number, EventDocument>
+  /** Read after the documents when some were missing (what their assembled records are offered with). */
+  version?: DataVersion
+}
+
+/** What a read by id finds: the stored document, else where the data stood when it looked. */
+export type DocumentRead =
+  | { found: true; document: EventDocument }
+  | { found: false; version: DataVersion }
+
+export interface EventDocuments {
+  /** The document of event `id` for `apiUrl`, or else where the data stands (read next); undefined when off. */
+  read(id: number, apiUrl: string): Promise<DocumentRead | undefined>
+  /** The documents of events `ids` (a page) for `apiUrl`, one statement; undefined when off. */
+  readMany(ids: readonly number[], apiUrl: string): Promise<DocumentsRead | undefined>
+  /** Offers the document of a record assembled at `version` to be stored (off the request path). */
+  offer(version: DataVersion, apiUrl: string, document: EventDocument): void
+  /**
+   * Stores the documents missing for this public URL, one pass over the events in id order, a batch at
+   * a time, giving way to requests (while the node is saturated, a small batch every BUSY_ROUND_MS).
+   * Resolves when the pass is done or the store closed; at most one pass runs.
+   */
+  fill(apiUrl: string, assemble: (ids: readonly number[]) => Promise<EventDocument[]>): Promise<void>
+  /** Resolves once every offer made so far has been stored or dropped. */
+  settled(): Promise<void>
+  /** Stops storing (waits for a batch being written). */
+  close(): Promise<void>
+  /** Reads that found a document and did not, documents stored, offers dropped (stale or lost). */
+  stats(): EventDocumentStats
+}
+
+export interface EventDocumentStats {
+  hits: number
+  misses: number
+  stored: number
+  dropped: number
+}
+
+interface Offer extends EventDocument {
+  seen: DataVersion
+  context: string
+}
+
+/** A document's row. */
+interface DocumentRow {
+  event_id: number | string
+  grp: number | string
+  version: number | string
+  digest: string
+  body: Buffer
+  category_ids: string
+  tag_ids: string
+  category_at: number | string
+  tag_at: number | string
+  ld_from: number | string
+  ld_to: number | string
+}
+
+function documentOf(row: DocumentRow): EventDocument {
+  return {
+    id: Number(row.event_id), group: Number(row.grp), version: Number(row.version), digest: row.digest, body: row.body,
+    categoryIds: idsOf(row.category_ids), tagIds: idsOf(row.tag_ids), categoryAt: Number(row.category_at), tagAt: Number(row.tag_at),
+    ldFrom: Number(row.ld_from), ldTo: Number(row.ld_to),
+  }
+}
+
+const idsOf = (text: string): number[] => (text === '' ? [] : text.split(',').map(Number))
+
+/** The digest naming what a document depends on besides the data (see the file's opening comment). */
+export function documentContext(apiUrl: string, eventSchema: unknown): string {
+  return createHash('sha256').update(JSON.stringify([DOCUMENT_FORMAT, apiUrl, eventSchema])).digest('base64url').slice(0, 22)
+}
+
+export interface EventDocumentOptions {
+  /** Off: every read assembles (reads find nothing, offers are passed by). */
+  enabled: boolean
+  /** The contract's Event schema (part of every document's context). */
+  eventSchema: unknown
+  /** A batch failed for another reason than losing to a writer. */
+  onError?: (error: unknown) => void
+  /** Whether requests keep the node busy (a fill then takes a small share). */
+  saturated?: () => boolean
+}
+
+export function createEventDocuments(db: Kysely<Database>, options: EventDocumentOptions): EventDocuments {
+  const postgres = isPostgres(db)
+  const placeholder = (n: number) => (postgres ? `$${n}` : '?')
+  const COLUMNS = 'event_id, grp, version, digest, body, category_ids, tag_ids, category_at, tag_at, ld_from, ld_to'
+  const readText = `select ${COLUMNS} from event_documents where event_id = ${placeholder(1)} and context = ${placeholder(2)}`
+  // A page's documents: the context, then the ids (at most a page of 100).
+  const manyTexts = new Map<number, string>()
+  const manyText = (n: number): string => {
+    let text = manyTexts.get(n)
+    if (text === undefined) {
+      const ids = Array.from({ length: n }, (_, i) => placeholder(i + 2)).join(', ')
+      text = `select ${COLUMNS} from event_documents where context = ${placeholder(1)} and event_id in (${ids})`
+      manyTexts.set(n, text)
+    }
+    return text
+  }
+  const contexts = new Map<string, string>()
+  const contextOf = (apiUrl: string): string => {
+    let context = contexts.get(apiUrl)
+    if (context === undefined) {
+      context = documentContext(apiUrl, options.eventSchema)
+      contexts.set(apiUrl, context)
+    }
+    return context
+  }
+  const waiting = new Map<number, Offer>()
+  const counts: EventDocumentStats = { hits: 0, misses: 0, stored: 0, dropped: 0 }
+  let running: Promise<void> | undefined
+  let filling: Promise<void> | undefined
+  let closed = !options.enabled
+  const saturated = options.saturated ?? (() => false)
+
+  async function store(batch: readonly Offer[]): Promise<void> {
+    try {
+      await db.transaction().execute(async (trx) => {
+        if (postgres) await sql`lock table ${sql.join(DOCUMENT_SOURCES.map((t) => sql.table(t)))} in share mode nowait`.execute(trx)
+        const { rows } = await sql<{ h: number | string; e: number | string }>`${sql.raw(VERSION_QUERY)}`.execute(trx)
+        const now = rows[0] === undefined ? undefined : versionOf(rows[0])
+        const fresh = batch.filter((o) => now !== undefined && o.seen.head === now.head && o.seen.epoch === now.epoch)
+        counts.dropped += batch.length - fresh.length
+        if (fresh.length === 0) return
+        await trx.insertInto('event_documents')
+          .values(fresh.map((o) => ({
+            event_id: o.id, grp: o.group, context: o.context, version: o.version, digest: o.digest, body: o.body,
+            category_ids: o.categoryIds.join(','), tag_ids: o.tagIds.join(','), category_at: o.categoryAt, tag_at: o.tagAt,
+            ld_from: o.ldFrom, ld_to: o.ldTo,
+          })))
+          .onConflict((c) => c.column('event_id').doUpdateSet((eb) => ({
+            grp: eb.ref('excluded.grp'), context: eb.ref('excluded.context'), version: eb.ref('excluded.version'),
+            digest: eb.ref('excluded.digest'), body: eb.ref('excluded.body'), category_ids: eb.ref('excluded.category_ids'),
+            tag_ids: eb.ref('excluded.tag_ids'), category_at: eb.ref('excluded.category_at'), tag_at: eb.ref('excluded.tag_at'),
+            ld_from: eb.ref('excluded.ld_from'), ld_to: eb.ref('excluded.ld_to'),
+          })))
+          .execute()
+        counts.stored += fresh.length
+      })
+    } catch (error) {
+      counts.dropped += batch.length
+      // Losing to a writer (busy, a lock not free at once) is expected; anything else is told.
+      const code = typeof error === 'object' && error !== null && 'code' in error ? error.code : undefined
+      if (!isWriteConflict(error) && code !== '55P03') options.onError?.(error)
+    }
+  }
+
+  async function drain(): Promise<void> {
+    while (waiting.size > 0 && !closed) {
+      const batch: Offer[] = []
+      for (const [id, offer] of waiting) {
+        waiting.delete(id)
+        batch.push(offer)
+        if (batch.length >= BATCH) break
+      }
+      await store(batch)
+    }
+  }
+
+  const schedule = () => {
+    running ??= new Promise<void>((resolve) => setImmediate(resolve)).then(drain).finally(() => {
+      running = undefined
+      if (waiting.size > 0 && !closed) schedule()
+    })
+  }
+
+  /** Published events without a password after `after` with no document of `context`, in id order. */
+  async function missing(after: number, context: string, limit: number): Promise<number[]> {
+    const rows = await db.selectFrom('events as e').select('e.id')
+      .where('e.id', '>', after).where('e.status', '=', 'publish').where('e.password', 'is', null)
+      .where(({ not, exists, selectFrom }) => not(exists(selectFrom('event_documents as d').select('d.event_id')
+        .whereRef('d.event_id', '=', 'e.id').where('d.context', '=', context))))
+      .orderBy('e.id').limit(limit).execute()
+    return rows.map((r) => Number(r.id))
+  }
+
+  async function fillPass(apiUrl: string, assemble: (ids: readonly number[]) => Promise<EventDocument[]>): Promise<void> {
+    const context = contextOf(apiUrl)
+    let after = 0
+    while (!closed) {
+      const busy = saturated()
+      if (busy) await new Promise((resolve) => setTimeout(resolve, BUSY_ROUND_MS))
+      if (closed) return
+      // Where the data stands before anything is read: what is assembled is stored only if it still does.
+      const { rows } = await sql<{ h: number | string; e: number | string }>`${sql.raw(VERSION_QUERY)}`.execute(db)
+      if (rows[0] === undefined) return
+      const version = versionOf(rows[0])
+      const ids = await missing(after, context, busy ? BUSY_FILL_BATCH : FILL_BATCH)
+      const last = ids.at(-1)
+      if (last === undefined) return
+      after = last
+      const documents = await assemble(ids)
+      if (documents.length > 0 && !closed) await store(documents.map((d) => ({ ...d, seen: version, context })))
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+  }
+
+  return {
+    fill(apiUrl, assemble) {
+      if (closed) return Promise.resolve()
+      filling ??= fillPass(apiUrl, assemble).catch((error: unknown) => options.onError?.(error)).finally(() => {
+        filling = undefined
+      })
+      return filling
+    },
+    async read(id, apiUrl) {
+      if (closed) return undefined
+      const { rows } = await db.executeQuery<DocumentRow>(CompiledQuery.raw(readText, [id, contextOf(apiUrl)]))
+      const row = rows[0]
+      if (row !== undefined) {
+        counts.hits += 1
+        return { found: true, document: documentOf(row) }
+      }
+      counts.misses += 1
+      // Read after the document was not found and before anything the record is assembled from.
+      const version = await dataVersion(db)
+      if (version === undefined) throw new Error('the data version is missing')
+      return { found: false, version }
+    },
+    async readMany(ids, apiUrl) {
+      const wanted = [...new Set(ids.filter((id) => Number.isSafeInteger(id)))]
+      if (closed || wanted.length === 0) return undefined
+      const { rows } = await db.executeQuery<DocumentRow>(CompiledQuery.raw(manyText(wanted.length), [contextOf(apiUrl), ...wanted]))
+      const found = new Map(rows.map((row) => [Number(row.event_id), documentOf(row)]))
+      counts.hits += found.size
+      counts.misses += wanted.length - found.size
+      if (found.size === wanted.length) return { found }
+      const version = await dataVersion(db)
+      if (version === undefined) throw new Error('the data version is missing')
+      return { found, version }
+    },
+    offer(version, apiUrl, document) {
+      if (closed || waiting.size >= MAX_WAITING) return
+      waiting.set(document.id, { ...document, seen: version, context: contextOf(apiUrl) })
+      schedule()
+    },
+    async settled() {
+      while (running !== undefined) await running
+    },
+    async close() {
+      closed = true
+      waiting.clear()
+      while (running !== undefined) await running
+      await filling
+    },
+    stats: () => ({ ...counts }),
+  }
+}

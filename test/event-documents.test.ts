@@ -1,0 +1,244 @@
+/**
+ * Stored event documents (repositories/event-documents.ts, migration 0009): an anonymous `GET
+ * /events/{id}` answered from the database must be exactly what assembling the record answers, after
+ * any write by the API or by raw SQL to any table a document shows, on both engines.
+ *
+ * The oracle is the same app with the read cache off: `?ml_language=<the event's own language>` names
+ * the same record but never reads a document, so it assembles from the tables each time. Before each
+ * write every storable event is checked to have its document stored, so a write that failed to delete
+ * one would be served stale and differ. Then the store's own rule: an offer made at a version the data
+ * has since left is dropped; a document of another public URL is passed by; drafts and protected events
+ * are never stored, and an event with a draft venue is stored as anonymous callers see it (without it).
+ */
+import t, { type Test } from 'tap'
+import { sql } from 'kysely'
+import { createEventDocuments, type EventDocument, type EventDocuments } from '../src/repositories/event-documents.js'
+import { dataVersion } from '../src/db/dialect.js'
+import { SPEC } from './helpers/contract.js'
+import { openDatabase } from '../src/db/database.js'
+import { EVENTS, setup, type Event, type Setup } from './helpers/events.js'
+import { freshDatabaseUrl } from './helpers/database.js'
+import type { FastifyInstance } from 'fastify'
+import { buildApp } from '../src/app.js'
+import { defaultConfig } from '../src/config.js'
+import { createCompilers } from '../src/http/compilers.js'
+import { API_URL, BASE_URL, NOW } from './helpers/build.js'
+
+const EVENT_SCHEMA = (SPEC.document.components as { schemas: Record<string, unknown> }).schemas.Event
+
+async function stored(s: Setup): Promise<number[]> {
+  const rows = await s.db.selectFrom('event_documents').select('event_id').orderBy('event_id').execute()
+  return rows.map((r) => Number(r.event_id))
+}
+
+/** Reads every event anonymously twice (the second from its document when it has one) and compares both with the oracle. */
+async function check(t: Test, s: Setup, ids: readonly number[], label: string, oracle?: FastifyInstance): Promise<void> {
+  const documents = s.app.eventDocuments
+  for (const id of ids) {
+    for (const round of [1, 2]) {
+      const read = await s.get(id)
+      const language = read.statusCode === 200 ? read.json<Event>().ml_language : 'en'
+      const oracle = await s.get(id, `?ml_language=${language}`)
+      if (read.statusCode !== oracle.statusCode || read.body !== oracle.body || read.headers.etag !== oracle.headers.etag) {
+        t.fail(`${label}: event ${id}, read ${round} differs from the assembled record`, {
+          status: [read.statusCode, oracle.statusCode], etag: [read.headers.etag, oracle.headers.etag],
+          body: read.body === oracle.body ? 'same' : [read.body.slice(0, 400), oracle.body.slice(0, 400)],
+        })
+        return
+      }
+      await documents.settled()
+    }
+  }
+  t.pass(`${label}: ${ids.length} events read as assembled`)
+  if (oracle === undefined) return
+  // Lists: anonymous pages from documents (the second time) against an app that never reads them.
+  for (const query of ['?per_page=50', '?per_page=3&page=2', '?ml_language=de', '?ml_language=es']) {
+    for (const round of [1, 2]) {
+      const read = await s.get('', query)
+      const expected = await oracle.inject({ url: `${EVENTS}${query}` })
+      if (read.statusCode !== expected.statusCode || read.body !== expected.body || read.headers['x-total'] !== expected.headers['x-total']) {
+        t.fail(`${label}: the list ${query}, read ${round}, differs from the assembled one`, {
+          status: [read.statusCode, expected.statusCode], body: [read.body.slice(0, 600), expected.body.slice(0, 600)],
+        })
+        return
+      }
+      await documents.settled()
+    }
+  }
+  t.pass(`${label}: lists read as assembled`)
+}
+
+/** The same app on the same database, without documents or read cache: it assembles every answer. */
+async function assembling(t: Test, s: Setup): Promise<FastifyInstance> {
+  const app = await buildApp({ db: s.db, config: defaultConfig({ publicUrl: BASE_URL, cacheEntries: 0, eventDocuments: false }), now: () => NOW, spec: SPEC, compilers: createCompilers() })
+  t.teardown(() => app.close())
+  return app
+}
+
+t.test('documents answer exactly as the assembly, through every write that changes what they show', async (t) => {
+  const s = await setup(t, { config: { cacheEntries: 0 } })
+  const documents = s.app.eventDocuments
+  const oracle = await assembling(t, s)
+  const jazz = await s.category('Jazz')
+  const blues = await s.category('Blues')
+  const outdoor = await s.tag('Outdoor')
+  const hall = await s.venue({ venue: 'Hall', city: 'Vienna', status: 'publish' })
+  const club = await s.organizer({ organizer: 'Club', status: 'publish' })
+  const a = await s.event('A', { status: 'publish', categories: [jazz.id], tags: [outdoor.id], venue: [hall.id], organizer: [club.id], image: 'https://img.example/a.png' })
+  const b = await s.event('B', { status: 'publish', categories: [jazz.id, blues.id], venue: [hall.id] })
+  const c = await s.event('C', { status: 'publish', categories: [blues.id], organizer: [club.id] })
+  const de = await s.create({ title: 'A auf Deutsch', start_date: '2026-07-01 18:00:00', end_date: '2026-07-01 21:00:00', status: 'publish', translation_of: a.id, ml_language: 'de' })
+  const draft = await s.event('Draft', { status: 'draft', categories: [jazz.id] })
+  const protectedEvent = await s.event('Secret', { status: 'publish' })
+  t.equal((await s.patch(protectedEvent.id, { password: 'open sesame' })).statusCode, 200)
+  const hidden = await s.venue({ venue: 'Back room', status: 'draft' })
+  const behindDraftVenue = await s.event('Behind', { status: 'publish', venue: [hidden.id] })
+  const storable = [a.id, b.id, c.id, de.id, behindDraftVenue.id]
+  const all = [...storable, draft.id, protectedEvent.id, 9999]
+
+  await check(t, s, all, 'at first', oracle)
+  t.strictSame(await stored(s), storable, 'documents stored for the published events without a password only')
+  const anonymous = (await s.get(behindDraftVenue.id)).json<Event>()
+  t.strictSame(anonymous.venue, [], 'a draft venue is left out of the stored answer')
+  t.equal((await s.get(behindDraftVenue.id, '', s.editor)).json<Event>().venue.length, 1, 'an editor still reads it (assembled)')
+  t.ok(documents.stats().hits >= storable.length, 'second reads came from documents')
+
+  // A document read answers 304 for its ETag, and HEAD.
+  const etag = (await s.get(a.id)).headers.etag as string
+  t.equal((await s.inject({ url: `${EVENTS}/${a.id}`, headers: { 'if-none-match': etag } })).statusCode, 304)
+  t.equal((await s.inject({ method: 'HEAD', url: `${EVENTS}/${a.id}` })).statusCode, 200)
+
+  const writes: Array<[string, () => Promise<unknown>, number[]?]> = [
+    ['PATCH the event', () => s.patch(a.id, { title: 'A renamed' })],
+    ['PATCH a translation (the group)', () => s.patch(de.id, { title: 'A umbenannt' })],
+    ['a new translation in the group', () => s.create({ title: 'A en español', start_date: '2026-07-01 18:00:00', end_date: '2026-07-01 21:00:00', status: 'publish', translation_of: a.id, ml_language: 'es' })],
+    ['rename a category', () => s.inject({ method: 'PATCH', url: `/calendar/events/v1/categories/${jazz.id}`, headers: s.editor, payload: { name: 'Jazz & more' } }), [a.id, b.id]],
+    ['a category count moved by another event', () => s.event('D', { status: 'publish', categories: [blues.id] }), [b.id, c.id]],
+    ['rename a tag', () => s.inject({ method: 'PATCH', url: `/calendar/events/v1/tags/${outdoor.id}`, headers: s.editor, payload: { name: 'Open air' } }), [a.id]],
+    ['rename a venue', () => s.inject({ method: 'PATCH', url: `/calendar/events/v1/venues/${hall.id}`, headers: s.editor, payload: { venue: 'Great Hall' } })],
+    ['rename an organizer', () => s.inject({ method: 'PATCH', url: `/calendar/events/v1/organizers/${club.id}`, headers: s.editor, payload: { organizer: 'The Club' } })],
+    ['relink an event', () => s.patch(b.id, { categories: [blues.id], venue: [] })],
+    ['a venue made draft', () => s.inject({ method: 'PATCH', url: `/calendar/events/v1/venues/${hall.id}`, headers: s.editor, payload: { status: 'draft' } })],
+    ['the venue published again', () => s.inject({ method: 'PATCH', url: `/calendar/events/v1/venues/${hall.id}`, headers: s.editor, payload: { status: 'publish' } })],
+    ['an event trashed', () => s.remove(c.id)],
+    ['raw: events', () => sql`update events set title = 'Raw title' where id = ${b.id}`.execute(s.db)],
+    ['raw: events language', () => sql`update events set language = 'at' where id = ${de.id}`.execute(s.db)],
+    ['raw: terms', () => sql`update terms set name = 'Raw term' where id = ${blues.id}`.execute(s.db), [b.id]],
+    ['raw: term translation added', () => sql`insert into terms (taxonomy, name, name_key, slug, description, parent, language, translation_group, event_count)
+      values ('category', 'Blau', 'blau', 'blau', '', 0, 'de', ${blues.id}, 0)`.execute(s.db)],
+    ['raw: venues', () => sql`update venues set city = 'Graz' where id = ${hall.id}`.execute(s.db)],
+    ['raw: organizers', () => sql`update organizers set phone = '+43 1' where id = ${club.id}`.execute(s.db)],
+    ['raw: images', () => sql`update images set url = 'https://img.example/other.png'`.execute(s.db)],
+    ['raw: event_terms', () => sql`delete from event_terms where event_id = ${a.id}`.execute(s.db)],
+    ['raw: event_venues', () => sql`insert into event_venues (event_id, venue_id, position) values (${b.id}, ${hall.id}, 0)`.execute(s.db)],
+    ['raw: event_organizers', () => sql`delete from event_organizers where event_id = ${a.id}`.execute(s.db)],
+    ['raw: an event deleted', () => sql`delete from events where id = ${de.id}`.execute(s.db)],
+  ]
+  for (const [label, write, keeps = []] of writes) {
+    const before = new Set(await stored(s))
+    t.ok(before.size >= 2, `before "${label}": ${before.size} documents stored`)
+    await write()
+    // Terms are read with their documents: a write to a term (its name, its count) leaves them stored.
+    const after = new Set(await stored(s))
+    for (const id of keeps) t.ok(!before.has(id) || after.has(id), `"${label}" leaves the document of event ${id}`)
+    await check(t, s, all, label, oracle)
+  }
+})
+
+t.test('an offer is stored only while the data stands where its read found it', async (t) => {
+  const s = await setup(t, { config: { cacheEntries: 0, eventDocuments: false } })
+  const e = await s.event('E', { status: 'publish' })
+  const other = await s.event('F', { status: 'publish' })
+  const documents: EventDocuments = createEventDocuments(s.db, { enabled: true, eventSchema: EVENT_SCHEMA, onError: (error) => t.fail(String(error)) })
+  t.teardown(() => documents.close())
+  const body = Buffer.from('{"categories":[],"tags":[]}')
+  const doc = (id: number): EventDocument => ({ id, group: id, version: 1, digest: 'x', body, categoryIds: [], tagIds: [], categoryAt: 15, tagAt: 25, ldFrom: 26, ldTo: 26 })
+
+  const first = await documents.read(e.id, API_URL)
+  if (first === undefined || first.found) throw new Error('expected no document')
+  // A write after the read: the offer is stale and dropped.
+  await s.patch(other.id, { title: 'F moved' })
+  documents.offer(first.version, API_URL, doc(e.id))
+  await documents.settled()
+  t.strictSame(await stored(s), [], 'a stale offer is dropped')
+  t.equal(documents.stats().dropped, 1)
+
+  // A raw write (no change-log entry, the epoch moves) after the read: dropped too.
+  const second = await documents.read(e.id, API_URL)
+  if (second === undefined || second.found) throw new Error('expected no document')
+  await sql`update events set excerpt = 'raw' where id = ${other.id}`.execute(s.db)
+  documents.offer(second.version, API_URL, doc(e.id))
+  await documents.settled()
+  t.strictSame(await stored(s), [], 'an offer read before a raw write is dropped')
+
+  // Nothing written since: stored, found, and passed by for another public URL.
+  const third = await documents.read(e.id, API_URL)
+  if (third === undefined || third.found) throw new Error('expected no document')
+  t.strictSame(third.version, await dataVersion(s.db))
+  documents.offer(third.version, API_URL, doc(e.id))
+  await documents.settled()
+  t.strictSame(await stored(s), [e.id])
+  t.strictSame(await documents.read(e.id, API_URL), { found: true, document: doc(e.id) })
+  t.match(await documents.read(e.id, 'https://elsewhere.example/calendar/events/v1'), { found: false }, 'another public URL: passed by')
+  t.equal(documents.stats().stored, 1)
+
+  // Off: no statement, nothing stored.
+  const off = createEventDocuments(s.db, { enabled: false, eventSchema: EVENT_SCHEMA })
+  t.equal(await off.read(e.id, API_URL), undefined)
+})
+
+t.test('a batch gives way to a writer in the middle of its transaction (PostgreSQL) and drops its offers', async (t) => {
+  const url = await freshDatabaseUrl(t)
+  const handle = await openDatabase(url)
+  t.teardown(() => handle.close())
+  if (handle.engine !== 'postgres') {
+    // SQLite has one writer at a time: the batch's BEGIN IMMEDIATE waits for it (the version check covers what it wrote).
+    t.equal(handle.engine, 'sqlite')
+    return
+  }
+  const documents = createEventDocuments(handle.db, { enabled: true, eventSchema: EVENT_SCHEMA, onError: (error) => t.fail(String(error)) })
+  t.teardown(() => documents.close())
+  const read = await documents.read(1, API_URL)
+  if (read === undefined || read.found) throw new Error('expected no document')
+  // Another connection writes venues without taking the API's write lock and has not committed.
+  const other = await openDatabase(url)
+  t.teardown(() => other.close())
+  await other.db.connection().execute(async (connection) => {
+    await sql`begin`.execute(connection)
+    await sql`update venues set phone = '1'`.execute(connection)
+    documents.offer(read.version, API_URL, { id: 1, group: 1, version: 1, digest: 'x', body: Buffer.from('{}'), categoryIds: [], tagIds: [], categoryAt: 1, tagAt: 1, ldFrom: 1, ldTo: 1 })
+    await documents.settled()
+    await sql`rollback`.execute(connection)
+  })
+  t.equal(documents.stats().dropped, 1, 'dropped, not waited for')
+  t.strictSame((await handle.db.selectFrom('event_documents').select('event_id').execute()).length, 0)
+})
+
+t.test('a fill stores the documents missing, of the published events without a password, and they answer as assembled', async (t) => {
+  const s = await setup(t, { config: { cacheEntries: 0 } })
+  const hall = await s.venue({ venue: 'Hall', status: 'publish' })
+  const hidden = await s.venue({ venue: 'Back room', status: 'draft' })
+  const ids: number[] = []
+  for (let i = 0; i < 250; i++) {
+    const status = i % 10 === 3 ? 'draft' : 'publish'
+    const venue = i % 10 === 5 ? [hidden.id] : [hall.id]
+    ids.push((await s.event(`Event ${i}`, { status, venue })).id)
+  }
+  const secret = ids[7] as number
+  t.equal((await s.patch(secret, { password: 'open sesame' })).statusCode, 200)
+  const storable = ids.filter((_, i) => i % 10 !== 3 && i !== 7)
+  await s.app.fillEventDocuments()
+  t.strictSame(await stored(s), storable, 'every storable event has its document, and no other')
+  const documents = s.app.eventDocuments
+  const hits = documents.stats().hits
+  await check(t, s, ids.filter((_, i) => i % 7 === 0), 'filled')
+  t.ok(documents.stats().hits > hits, 'reads came from the filled documents')
+  // A second pass finds nothing to do; a rename deletes and a new pass stores again.
+  await s.app.fillEventDocuments()
+  t.equal((await stored(s)).length, storable.length)
+  await s.inject({ method: 'PATCH', url: `/calendar/events/v1/venues/${hall.id}`, headers: s.editor, payload: { venue: 'Great Hall' } })
+  t.strictSame(await stored(s), ids.filter((_, i) => i % 10 === 5), 'the rename deleted every document showing the venue, and only those')
+  await s.app.fillEventDocuments()
+  t.strictSame(await stored(s), storable)
+  await check(t, s, ids.filter((_, i) => i % 11 === 0), 'filled after the rename')
+})
