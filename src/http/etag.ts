@@ -8,7 +8,7 @@
  * The tag computed here names the uncompressed representation; a compressed answer carries it with its
  * coding appended (`compression.ts`), and both forms are accepted in `If-None-Match` and `If-Match`.
  */
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { preconditionFailed } from './errors.js'
 
@@ -16,7 +16,7 @@ import { preconditionFailed } from './errors.js'
 const digests = new WeakMap<object, string>()
 const ownDigests = new WeakMap<object, string>()
 
-const sha256 = (text: string): string => createHash('sha256').update(text).digest('base64url').slice(0, 16)
+const sha256 = (text: string): string => hash('sha256', text, 'base64url').slice(0, 16)
 
 /** The digest of a record (its JSON), once per record object. */
 function digestOf(record: object): string {

@@ -144,8 +144,31 @@ const listKey = (f: EventFilter) => `events:${JSON.stringify(f)}`
 
 /** How many events match: with link filters, counted from the linked events (see `eventsFrom`). */
 export async function countEvents(db: Db, f: EventFilter): Promise<number> {
+  const all = await allLinkedIds(db, f)
+  if (all !== null) return all.length
   return rememberedResult(db, `count:${listKey(f)}`, async () =>
     Number((await eventCountQuery(db, f, await searchDrives(db, f)).executeTakeFirstOrThrow()).n))
+}
+
+/** Up to this many matches of a filter with links, every id is read in list order at once (see `allLinkedIds`). */
+const ALL_LINKED_UP_TO = 1000
+
+/**
+ * With link filters, every matching id in list order when they are ALL_LINKED_UP_TO at most, else null;
+ * remembered like totals and pages. Picking a page from the linked events sorts them all anyway: read whole,
+ * they give the total and every page from one statement instead of a count and a statement per page.
+ */
+async function allLinkedIds(db: Db, f: EventFilter): Promise<readonly number[] | null> {
+  if (linkFilters(f).length === 0) return null
+  return rememberedResult(db, `all:${listKey(f)}`, async () => {
+    const rows = await allLinkedIdsQuery(db, f, ALL_LINKED_UP_TO + 1).execute()
+    return rows.length > ALL_LINKED_UP_TO ? null : rows.map((r) => r.id)
+  })
+}
+
+/** The statement `allLinkedIds` runs (also for the query-plan tests). */
+export function allLinkedIdsQuery(db: Db, f: EventFilter, limit: number) {
+  return eventsFrom(db, f, true, false).select('events.id').orderBy('events.start_utc', 'asc').orderBy('events.id', 'asc').limit(limit)
 }
 
 /** The statement `countEvents` runs (also for the query-plan tests). */
@@ -177,6 +200,8 @@ const SORT_LINKED_UP_TO = 5000
  * listing index in order and checking the links per event, which stops once the page is full.
  */
 export async function eventIds(db: Db, f: EventFilter, offset: number, limit: number, total: number): Promise<readonly number[]> {
+  const all = await allLinkedIds(db, f)
+  if (all !== null) return all.slice(offset, offset + limit)
   return rememberedResult(db, `ids:${listKey(f)}:${offset}:${limit}`, async () =>
     (await eventIdsQuery(db, f, offset, limit, total, await searchDrives(db, f)).execute()).map((r) => r.id))
 }

@@ -76,10 +76,11 @@ const KIND: Record<ChangeResource, string> = { events: 'event', venues: 'venue',
 function dependenciesOf(key: string): ReadonlySet<string> {
   const [kind, table = ''] = key.split(':', 2)
   const tables = new Set([table])
+  const list = kind === 'count' || kind === 'ids' || kind === 'all'
   // Every list can filter by event (venues, organizers and terms by `event`/`post`, venues by upcoming events).
-  if (kind === 'count' || kind === 'ids') tables.add('events')
+  if (list) tables.add('events')
   // Event lists filter on their venues' coordinates (geoloc).
-  if (table === 'events' && (kind === 'count' || kind === 'ids')) tables.add('venues')
+  if (table === 'events' && list) tables.add('venues')
   return tables
 }
 
