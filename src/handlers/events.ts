@@ -21,7 +21,7 @@ import { samePassword } from '../lib/passwords.js'
 import { modifiedNow } from '../lib/post-dates.js'
 import { canEdit, canRead, editsAll, statusToStore, type Caller, type Owned } from '../lib/rights.js'
 import { countEvents, eventIds } from '../repositories/event-filters.js'
-import { eventAccess, findEvent, storedEvents, type StoredEvent } from '../repositories/event-records.js'
+import { eventAccess, findEvent, rememberedEvents, storedEvents, type StoredEvent } from '../repositories/event-records.js'
 import { deleteEvent, insertEvent, trashEvent, updateEvent } from '../repositories/event-writes.js'
 import type { PostRef } from '../repositories/posts.js'
 import type { AppContext } from './context.js'
@@ -112,25 +112,34 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
    * stored documents where there are some, the others assembled (and offered to be stored).
    */
   async function listedEvents(caller: Caller | null, ids: readonly number[]): Promise<Array<Serialized<Event>>> {
-    const documents = caller === null ? await ctx.documents.readMany(ids, ctx.apiUrl) : undefined
+    // In lists a protected event keeps its place with description and excerpt null, for every caller (§6).
+    const shown = (stored: StoredEvent) => ctx.json.event(listed(seenBy(caller, stored.record), stored.password !== null))
+    // Anonymous: the records the read cache holds (their JSON made once), then stored documents, then assembled.
+    const remembered = caller === null ? await rememberedEvents(ctx.db, ids) : new Map<number, StoredEvent>()
+    const rest = remembered.size === 0 ? ids : ids.filter((id) => !remembered.has(id))
+    const documents = caller === null && rest.length > 0 ? await ctx.documents.readMany(rest, ctx.apiUrl) : undefined
     const fromDocuments = documents === undefined ? new Map<number, Serialized<Event>>() : await listedFromDocuments(ctx, [...documents.found.values()])
-    const missing = ids.filter((id) => !fromDocuments.has(id))
+    const missing = fromDocuments.size === 0 ? rest : rest.filter((id) => !fromDocuments.has(id))
     const assembled = new Map((await storedEvents(ctx.db, ctx.site, missing)).map((stored) => {
       if (documents?.version !== undefined) {
         const offered = eventDocument(ctx, stored)
         if (offered !== undefined) ctx.documents.offer(documents.version, ctx.apiUrl, offered)
       }
-      // In lists a protected event keeps its place with description and excerpt null, for every caller (§6).
-      return [stored.record.id, ctx.json.event(listed(seenBy(caller, stored.record), stored.password !== null))]
+      return [stored.record.id, shown(stored)]
     }))
-    return ids.flatMap((id) => fromDocuments.get(id) ?? assembled.get(id) ?? [])
+    return ids.flatMap((id) => {
+      const stored = remembered.get(id)
+      return stored !== undefined ? shown(stored) : fromDocuments.get(id) ?? assembled.get(id) ?? []
+    })
   }
 
   async function get(req: FastifyRequest, ref: PostRef, language: Language | undefined, password: string | undefined, ical: boolean | undefined, reply: FastifyReply): Promise<Serialized<Event> | string> {
     const caller = req.user
     const asFeed = wantsIcal(req, reply, ical)
-    // An anonymous JSON read by id in the event's own language: its stored document when there is one.
+    // An anonymous JSON read by id in the event's own language: its stored document when there is one
+    // and the read cache does not hold the record (in memory, its answer is ready: serialized once).
     const document = caller === null && !asFeed && 'id' in ref && language === undefined && Number.isSafeInteger(ref.id)
+      && (await rememberedEvents(ctx.db, [ref.id])).size === 0
       ? await ctx.documents.read(ref.id, ctx.apiUrl)
       : undefined
     if (document?.found === true) {

@@ -16,7 +16,7 @@ import { imageOf } from './images.js'
 import { linkedRecords } from './linked.js'
 import { ORGANIZER } from './organizers.js'
 import { postFields, resolvePostId, type PostRef } from './posts.js'
-import { recordsById, rememberedResult } from './read-cache.js'
+import { recordsById, rememberedRecords, rememberedResult } from './read-cache.js'
 import type { Site } from './site.js'
 import { CATEGORY, TAG, termRecords } from './terms.js'
 import { VENUE } from './venues.js'
@@ -55,6 +55,11 @@ export async function findEvent(db: Db, site: Site, ref: PostRef, language: Lang
   if (id === undefined) return undefined
   const [stored] = await storedEvents(db, site, [id])
   return stored
+}
+
+/** The stored events of `ids` the read cache holds now (none assembled). */
+export async function rememberedEvents(db: Db, ids: readonly number[]): Promise<Map<number, StoredEvent>> {
+  return rememberedRecords<StoredEvent>(db, 'event', ids)
 }
 
 /** Stored events for ids, in that order (ids with no event left out). */

@@ -53,6 +53,8 @@ export interface ReadCache {
   remember<T>(db: Db, key: string, compute: () => Promise<T>): Promise<T>
   /** A remembered record (never to be mutated by its reader). */
   get<T>(key: string): T | undefined
+  /** A remembered record if there is one, else undefined without counting a miss (the caller looks elsewhere). */
+  peek<T>(key: string): T | undefined
   /**
    * Remembers a record computed during `generation` (ignored if the data changed since); `embeds`:
    * the keys of the records it shows (`venue:3`), whose change drops it too.
@@ -197,6 +199,11 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
       else counts.hits.records += 1
       return value as T | undefined
     },
+    peek<T>(key: string) {
+      const value = recall(records, key)
+      if (value !== undefined) counts.hits.records += 1
+      return value as T | undefined
+    },
     set(current, key, value, embeds = []) {
       if (current === undefined || current !== generation) return
       if (records.size >= maxEntries) {
@@ -273,6 +280,21 @@ export async function recordsById<T>(
     const record = byId.get(id)
     return record === undefined ? [] : [record]
   })
+}
+
+/**
+ * The records of `ids` the read cache holds now (after taking in what changed since it last looked),
+ * without loading the others: for reads that have another source for those (stored event documents).
+ */
+export async function rememberedRecords<T>(db: Db, kind: string, ids: readonly number[]): Promise<Map<number, T>> {
+  const found = new Map<number, T>()
+  const cache = bound.get(db)
+  if (cache === undefined || ids.length === 0 || (await cache.sync(db)) === undefined) return found
+  for (const id of ids) {
+    const hit = cache.peek<T>(`${kind}:${id}`)
+    if (hit !== undefined) found.set(id, hit)
+  }
+  return found
 }
 
 /**
