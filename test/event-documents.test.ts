@@ -242,3 +242,27 @@ t.test('a fill stores the documents missing, of the published events without a p
   t.strictSame(await stored(s), storable)
   await check(t, s, ids.filter((_, i) => i % 11 === 0), 'filled after the rename')
 })
+
+t.test('a fill looks through the events a window of ids at a time, and stores every missing document', async (t) => {
+  const s = await setup(t, { config: { cacheEntries: 0, eventDocuments: false } })
+  const ids: number[] = []
+  for (let i = 0; i < 40; i++) ids.push((await s.event(`Event ${i}`, { status: i % 4 === 1 ? 'draft' : 'publish' })).id)
+  const documents = createEventDocuments(s.db, { enabled: true, eventSchema: EVENT_SCHEMA, fillWindow: 7, onError: (error) => t.fail(String(error)) })
+  t.teardown(() => documents.close())
+  const asked: number[][] = []
+  const fake = (id: number): EventDocument => ({ id, group: id, version: 1, digest: 'x', body: Buffer.from('{}'), categoryIds: [], tagIds: [], categoryAt: 1, tagAt: 1, ldFrom: 1, ldTo: 1 })
+  await documents.fill(API_URL, async (batch) => {
+    asked.push([...batch])
+    return batch.map(fake)
+  })
+  const published = ids.filter((_, i) => i % 4 !== 1)
+  t.strictSame(await stored(s), published, 'every published event has its document')
+  t.ok(asked.every((batch) => batch.length > 0 && (batch.at(-1) as number) - (batch[0] as number) < 7), 'each statement looked through one window')
+  // A second pass over a filled database asks for nothing.
+  asked.length = 0
+  await documents.fill(API_URL, async (batch) => {
+    asked.push([...batch])
+    return batch.map(fake)
+  })
+  t.strictSame(asked, [], 'nothing missing, nothing assembled')
+})

@@ -44,6 +44,8 @@ const BATCH = 200
 const FILL_BATCH = 100
 const BUSY_FILL_BATCH = 20
 const BUSY_ROUND_MS = 200
+/** Event ids a fill looks through per statement. */
+const FILL_WINDOW = 5000
 
 /** An event's stored document (see the migration for what each part is). */
 export interface EventDocument {
@@ -149,6 +151,8 @@ export interface EventDocumentOptions {
   onError?: (error: unknown) => void
   /** Whether requests keep the node busy (a fill then takes a small share). */
   saturated?: () => boolean
+  /** Event ids a fill looks through per statement (default FILL_WINDOW). */
+  fillWindow?: number
 }
 
 export function createEventDocuments(db: Kysely<Database>, options: EventDocumentOptions): EventDocuments {
@@ -182,6 +186,7 @@ export function createEventDocuments(db: Kysely<Database>, options: EventDocumen
   let filling: Promise<void> | undefined
   let closed = !options.enabled
   const saturated = options.saturated ?? (() => false)
+  const window = options.fillWindow ?? FILL_WINDOW
 
   async function store(batch: readonly Offer[]): Promise<void> {
     try {
@@ -235,9 +240,10 @@ export function createEventDocuments(db: Kysely<Database>, options: EventDocumen
   }
 
   /** Published events without a password after `after` with no document of `context`, in id order. */
-  async function missing(after: number, context: string, limit: number): Promise<number[]> {
+  /** Published events without a password in `(after, upTo]` with no document of `context`, in id order. */
+  async function missing(after: number, upTo: number, context: string, limit: number): Promise<number[]> {
     const rows = await db.selectFrom('events as e').select('e.id')
-      .where('e.id', '>', after).where('e.status', '=', 'publish').where('e.password', 'is', null)
+      .where('e.id', '>', after).where('e.id', '<=', upTo).where('e.status', '=', 'publish').where('e.password', 'is', null)
       .where(({ not, exists, selectFrom }) => not(exists(selectFrom('event_documents as d').select('d.event_id')
         .whereRef('d.event_id', '=', 'e.id').where('d.context', '=', context))))
       .orderBy('e.id').limit(limit).execute()
@@ -246,8 +252,9 @@ export function createEventDocuments(db: Kysely<Database>, options: EventDocumen
 
   async function fillPass(apiUrl: string, assemble: (ids: readonly number[]) => Promise<EventDocument[]>): Promise<void> {
     const context = contextOf(apiUrl)
+    const top = Number((await db.selectFrom('events').select((eb) => eb.fn.max('id').as('top')).executeTakeFirst())?.top ?? 0)
     let after = 0
-    while (!closed) {
+    while (!closed && after < top) {
       const busy = saturated()
       if (busy) await new Promise((resolve) => setTimeout(resolve, BUSY_ROUND_MS))
       if (closed) return
@@ -255,12 +262,15 @@ export function createEventDocuments(db: Kysely<Database>, options: EventDocumen
       const { rows } = await sql<{ h: number | string; e: number | string }>`${sql.raw(VERSION_QUERY)}`.execute(db)
       if (rows[0] === undefined) return
       const version = versionOf(rows[0])
-      const ids = await missing(after, context, busy ? BUSY_FILL_BATCH : FILL_BATCH)
-      const last = ids.at(-1)
-      if (last === undefined) return
-      after = last
-      const documents = await assemble(ids)
-      if (documents.length > 0 && !closed) await store(documents.map((d) => ({ ...d, seen: version, context })))
+      // A window of ids at a time: on a database that has its documents, no statement reads every event at once.
+      const upTo = Math.min(after + window, top)
+      const limit = busy ? BUSY_FILL_BATCH : FILL_BATCH
+      const ids = await missing(after, upTo, context, limit)
+      after = ids.length === limit ? (ids.at(-1) as number) : upTo
+      if (ids.length > 0) {
+        const documents = await assemble(ids)
+        if (documents.length > 0 && !closed) await store(documents.map((d) => ({ ...d, seen: version, context })))
+      }
       await new Promise((resolve) => setImmediate(resolve))
     }
   }
