@@ -148,7 +148,7 @@ t.test('thousands of statements prepared, dropped and collected: the server stil
   const filters: Array<[string, string]> = [
     ['start_date', '2030-01-01'], ['end_date', '2030-12-31'], ['starts_before', '2030-12-01'], ['starts_after', '2029-12-31'],
     ['ends_before', '2031-01-01'], ['ends_after', '2030-01-01'], ['search', 'concert'], ['categories', String(category)],
-    ['tags', String(tag)], ['venue', String(venue)], ['organizer', String(organizer)],
+    ['tags', String(tag)], ['venue', String(venue)], ['organizer', String(organizer)], ['featured', 'false'],
   ]
   const combinations = 2 ** filters.length
   const before = await server.collect(1)
@@ -174,7 +174,8 @@ t.test('thousands of statements prepared, dropped and collected: the server stil
   t.equal(bad, 0, `${combinations} lists, each with other filters, answer 200 and keep the contract ${firstBad.join(' | ')}`)
   const prepared = after.prepared - before.prepared
   const collected = after.collected - before.collected
-  t.ok(prepared >= combinations, `the server prepared ${prepared} statements (at least one per combination of filters)`)
+  // Combinations the SQL reads alike share a statement (a link filter's total and page are one statement).
+  t.ok(prepared >= 2000, `the server prepared ${prepared} statements (at least twice the 1,000 it keeps)`)
   t.ok(collected >= 1000, `garbage collection took ${collected} of them (the server keeps at most 1,000)`)
   t.comment(`gc: ${combinations} lists, ${prepared} statements prepared, ${collected} collected, heap ${(after.heapUsed / 2 ** 20).toFixed(1)} MB`)
 
