@@ -136,10 +136,8 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
   async function get(req: FastifyRequest, ref: PostRef, language: Language | undefined, password: string | undefined, ical: boolean | undefined, reply: FastifyReply): Promise<Serialized<Event> | string> {
     const caller = req.user
     const asFeed = wantsIcal(req, reply, ical)
-    // An anonymous JSON read by id in the event's own language: its stored document when there is one
-    // and the read cache does not hold the record (in memory, its answer is ready: serialized once).
+    // An anonymous JSON read by id in the event's own language: its stored document when there is one.
     const document = caller === null && !asFeed && 'id' in ref && language === undefined && Number.isSafeInteger(ref.id)
-      && (await rememberedEvents(ctx.db, [ref.id])).size === 0
       ? await ctx.documents.read(ref.id, ctx.apiUrl)
       : undefined
     if (document?.found === true) {
