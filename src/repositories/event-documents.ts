@@ -239,7 +239,6 @@ export function createEventDocuments(db: Kysely<Database>, options: EventDocumen
     })
   }
 
-  /** Published events without a password after `after` with no document of `context`, in id order. */
   /** Published events without a password in `(after, upTo]` with no document of `context`, in id order. */
   async function missing(after: number, upTo: number, context: string, limit: number): Promise<number[]> {
     const rows = await db.selectFrom('events as e').select('e.id')
