@@ -12,6 +12,8 @@ export interface BenchRequest {
   /** Path and query, e.g. `/calendar/events/v1/events/12`. */
   path: string
   body?: string
+  /** Headers of this request alone, over the scenario's (a workload's writes carry the key, its reads do not). */
+  headers?: Record<string, string>
 }
 
 export type Kind = 'ceiling' | 'single' | 'page10' | 'page50' | 'write'
@@ -119,7 +121,7 @@ async function send(origin: string, request: BenchRequest, headers: Record<strin
   const started = performance.now()
   const response = await fetch(`${origin}${request.path}`, {
     method: request.method,
-    headers: headers ?? {},
+    headers: { ...(headers ?? {}), ...(request.headers ?? {}) },
     ...(request.body !== undefined ? { body: request.body } : {}),
     signal: AbortSignal.timeout(timeoutS * 1000),
   })
@@ -157,7 +159,7 @@ function cannon(scenario: Scenario, options: RunOptions, duration: number): auto
           ...request,
           method: next.method,
           path: next.path,
-          headers: { ...(request.headers ?? {}), ...(scenario.headers ?? {}) },
+          headers: { ...(request.headers ?? {}), ...(scenario.headers ?? {}), ...(next.headers ?? {}) },
           ...(next.body !== undefined ? { body: next.body } : {}),
         }
       },
