@@ -87,6 +87,13 @@ declare module 'fastify' {
 
 const BODY_LIMIT = 1024 * 1024
 
+/**
+ * Moves whenever a request arrives at any app of this process and whenever a unit of work ends: the
+ * read cache looks at the engine's data version once per request, not once per read (read-cache.ts,
+ * `moments`). One count for the process, so that apps sharing a database handle (tests) keep each other's looks fresh.
+ */
+let moments = 0
+
 /** The common headers of an answer given before routing (no request): a new request id. */
 function unroutedHeaders(language: Parameters<typeof commonHeaders>[0]): Record<string, string> {
   return { ...commonHeaders(language), [REQUEST_ID_HEADER]: requestIdOf(undefined) }
@@ -96,7 +103,11 @@ const MAX_PARAM_LENGTH = 2048
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { db, config } = options
   const spec = options.spec ?? loadSpec()
-  useReadCache(db, createReadCache(config.cacheEntries))
+  onWritten(db, () => { moments += 1 })
+  useReadCache(db, createReadCache(config.cacheEntries, undefined, () => moments))
+  // Requests received by this app (counted by its first hook, below): the webhook dispatcher gives way to
+  // requests when they keep this node saturated (webhooks/dispatcher.ts).
+  let received = 0
   const now = options.now ?? (() => new Date())
   useClock(db, now)
   // Whether requests keep this node saturated (set once the request counter exists, below).
@@ -137,6 +148,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // Refused by Node's HTTP parser (raw UTF-8 in the URL, headers too large): the same body and headers.
     clientErrorHandler: clientErrorHandler(texts, unroutedHeaders),
   })
+  app.addHook('onRequest', (_req, _reply, done) => {
+    received += 1
+    moments += 1
+    done()
+  })
   ignoreUnknownExpectations(app.server)
   answerConnect(app.server, texts, unroutedHeaders)
   app.addHook('onListen', async () => base.listening(app.server.address()))
@@ -156,13 +172,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await registerRateLimit(app, config.rateLimit)
   registerHealth(app, { database: () => databaseAnswers(db), migrations: () => migrationsApplied(db) })
   const outcomes = { delivered: 0, retrying: 0, failed: 0 }
-  // Requests received, and how busy the event loop is: webhook deliveries give way to requests when
-  // they keep this node saturated (webhooks/dispatcher.ts).
-  let received = 0
-  app.addHook('onRequest', (_req, _reply, done) => {
-    received += 1
-    done()
-  })
+  // How busy the event loop is: webhook deliveries give way to requests when they keep this node saturated.
   const loop = eventLoopLoad(() => received)
   busy = () => saturatedByRequests(loop())
   const dispatcher = createDispatcher({

@@ -141,3 +141,27 @@ t.test('a change log that went back (a database restored from a copy) drops ever
   await handle.db.deleteFrom('changes').execute()
   t.equal(await lookup(), 2, 'the log went back: computed again')
 })
+
+t.test('given moments, the cache looks at the engine once per moment: again when a request arrives or a unit of work ends', async (t) => {
+  const handle = await openDatabase(':memory:')
+  t.teardown(() => handle.close())
+  let moment = 0
+  const cache = createReadCache(10, undefined, () => moment)
+  let computed = 0
+  const count = () => cache.remember(handle.db, 'count:events:total', async () => ++computed)
+  const image = (n: number) => handle.db.insertInto('images').values({ url: `https://example.org/${n}.jpg`, created_at: '2026-01-01 00:00:00' }).execute()
+  t.equal(await count(), 1)
+  await image(1)
+  t.equal(await count(), 1, 'the same moment (no request arrived since the look was asked for): the look is not taken again')
+  moment += 1
+  t.equal(await count(), 2, 'a new moment: the engine is asked, and the change outside the log drops the result')
+  t.equal(await count(), 2, 'remembered within the moment')
+  const generation = await cache.sync(handle.db)
+  cache.invalidate()
+  t.not(await cache.sync(handle.db), generation, 'invalidating forgets the look: the next sync asks again')
+  await image(2)
+  t.equal(await count(), 3, 'computed again after the invalidation')
+  moment += 1
+  t.equal(await count(), 4, 'the change seen at the next moment')
+  t.equal(await count(), 4)
+})

@@ -21,6 +21,13 @@
  * while a change was being taken in is not kept (`set` with that generation), so a value computed
  * across a change is never served.
  *
+ * One look per request, not per read: given `moments` (a count that moves whenever a request arrives
+ * and whenever a unit of work of this process ends), a `sync` that finds the count where it was when
+ * the last look was asked for answers that look's generation without asking the engine again. No
+ * request arrived since that question was sent, so every request still reading began before it: what
+ * the look saw was committed before their arrival or concurrently with it, and a write of this process
+ * moves the count. A request that arrives, and a read after a write, always look again.
+ *
  * It counts its hits and misses (`stats`), which the metrics module reads through `readCacheStats`.
  *
  * Bounded: at most `maxEntries` records and `maxEntries` list results and lookups, the least recently
@@ -88,7 +95,10 @@ function dependenciesOf(key: string): ReadonlySet<string> {
 
 const TABLE: Record<ChangeResource, string> = { events: 'events', venues: 'venues', organizers: 'organizers', categories: 'terms', tags: 'terms' }
 
-export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetween: ChangesBetween = changesInLog): ReadCache {
+/**
+ * `moments`: see above (undefined: every `sync` asks the engine).
+ */
+export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetween: ChangesBetween = changesInLog, moments?: () => number): ReadCache {
   const records = new Map<string, unknown>()
   const results = new Map<string, { value: unknown; tables: ReadonlySet<string> }>()
   // Which remembered records show a record (`venue:3` → `event:12`, …), and the reverse, to forget both ways.
@@ -97,6 +107,8 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
   let generation = 0
   let seen: DataVersion | undefined
   let catchingUp: Promise<void> | undefined
+  // The last look: the generation it returned, and `moments()` when its question was sent.
+  let last: { generation: number; at: number } | undefined
   const counts: ReadCacheStats = { hits: { records: 0, results: 0 }, misses: { records: 0, results: 0 } }
 
   // A Map keeps insertion order: a hit moves to the end, so the first key is the least recently used.
@@ -146,11 +158,13 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
   const cache: ReadCache = {
     async sync(db) {
       if (maxEntries <= 0) return undefined
+      if (last !== undefined && moments !== undefined && catchingUp === undefined && last.at === moments()) return last.generation
       for (;;) {
         if (catchingUp !== undefined) {
           await catchingUp
           continue
         }
+        const at = moments?.()
         const version = await dataVersion(db)
         if (version === undefined) return undefined
         // Another read began taking in a change while this one asked: wait for it, then look again.
@@ -171,6 +185,7 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
           cache.invalidate()
           seen = version
         }
+        last = at === undefined ? undefined : { generation, at }
         return generation
       }
     },
@@ -221,6 +236,7 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
       }
     },
     invalidate() {
+      last = undefined
       records.clear()
       results.clear()
       shownIn.clear()
