@@ -84,7 +84,7 @@ export async function insertEvent(trx: Tx, event: NewEvent): Promise<number> {
   await writeEventSearch(trx, id, eventSearchTexts({ title: columns.title, description: columns.description ?? null, password: null }))
   await settleNewPost(trx, 'events', id, 'event', language, slug, event.translationGroup)
   recordChange(trx, { resource: 'event', id, action: 'create' })
-  await writeLinks(trx, id, event.links)
+  await writeLinks(trx, id, event.links, true)
   if (columns.status === 'publish') await moveTermCounts(trx, [], await termIdsOfEvent(trx, id))
   return id
 }
@@ -135,7 +135,7 @@ export async function updateEvent(trx: Tx, update: EventUpdate, version: number)
   const wasPublished = update.status === 'publish'
   const isPublished = (set.status ?? update.status) === 'publish'
   const before = wasPublished && (termsLinked || !isPublished) ? await termIdsOfEvent(trx, update.id) : []
-  await writeLinks(trx, update.id, update.links)
+  await writeLinks(trx, update.id, update.links, false)
   if (wasPublished !== isPublished || termsLinked) {
     await moveTermCounts(trx, before, isPublished ? await termIdsOfEvent(trx, update.id) : [])
   }
@@ -190,24 +190,29 @@ function chunks<T>(list: readonly T[]): T[][] {
   return out
 }
 
-async function writeLinks(trx: Tx, eventId: number, links: EventLinks): Promise<void> {
+/** Writes the links `links` names; `created`: the event is new in this unit of work (it has none to replace). */
+async function writeLinks(trx: Tx, eventId: number, links: EventLinks, created: boolean): Promise<void> {
   for (const [taxonomy, field] of [['category', 'categories'], ['tag', 'tags']] as const) {
     const ids = links[field]
     if (ids === undefined) continue
-    await trx.deleteFrom('event_terms').where('event_id', '=', eventId)
-      .where('term_id', 'in', trx.selectFrom('terms').select('id').where('taxonomy', '=', taxonomy)).execute()
+    // The event's links of this taxonomy: each of its few links checked, not every term of the taxonomy listed.
+    if (!created) {
+      await trx.deleteFrom('event_terms').where('event_id', '=', eventId)
+        .where(({ exists, selectFrom }) => exists(selectFrom('terms').select('terms.id').whereRef('terms.id', '=', 'event_terms.term_id').where('terms.taxonomy', '=', taxonomy)))
+        .execute()
+    }
     for (const chunk of chunks(ids)) await trx.insertInto('event_terms').values(chunk.map((term_id) => ({ event_id: eventId, term_id }))).execute()
   }
   if (links.venues !== undefined) {
     const ids = await linkedIds(links.venues, (post) => insertLinked(trx, VENUE, post))
-    await trx.deleteFrom('event_venues').where('event_id', '=', eventId).execute()
+    if (!created) await trx.deleteFrom('event_venues').where('event_id', '=', eventId).execute()
     for (const [n, chunk] of chunks(ids).entries()) {
       await trx.insertInto('event_venues').values(chunk.map((venue_id, i) => ({ event_id: eventId, venue_id, position: n * LINK_CHUNK + i }))).execute()
     }
   }
   if (links.organizers !== undefined) {
     const ids = await linkedIds(links.organizers, (post) => insertLinked(trx, ORGANIZER, post))
-    await trx.deleteFrom('event_organizers').where('event_id', '=', eventId).execute()
+    if (!created) await trx.deleteFrom('event_organizers').where('event_id', '=', eventId).execute()
     for (const [n, chunk] of chunks(ids).entries()) {
       await trx.insertInto('event_organizers').values(chunk.map((organizer_id, i) => ({ event_id: eventId, organizer_id, position: n * LINK_CHUNK + i }))).execute()
     }
