@@ -198,6 +198,18 @@ t.test('list: starts_after alone: start > X (23:59:59 unless strict), and no def
   t.same(await ids(s, '?starts_after=2026-05-01'), [P, A, B, C, F], 'neither default applies')
 })
 
+t.test('list: an end bound keeps an event that starts and ends at the bound (the listing index stops at the bound, not before)', async (t) => {
+  const s = await setup(t)
+  await s.event('An instant', on('2026-07-02', '11:00', '11:00'))
+  await s.event('Up to the bound', on('2026-07-02', '10:00', '11:00'))
+  await s.event('A second later', on('2026-07-02', '11:00', '11:01'))
+  t.same(await ids(s, '?end_date=2026-07-02%2011:00:00&strict_dates=true'), [2, 1], 'end_date: end <= X, so start <= X, kept at X')
+  t.same(await ids(s, '?start_date=2026-07-02%2011:00:00&end_date=2026-07-02%2011:00:00&strict_dates=true'), [1], 'a window of one instant holds the event of that instant')
+  t.same(await ids(s, '?ends_before=2026-07-02%2011:00:01&strict_dates=true'), [2, 1], 'ends_before: end < X, so start < X')
+  t.same(await ids(s, '?ends_before=2026-07-02%2011:00:00&strict_dates=true'), [], 'ends_before the instant: neither')
+  t.equal((await s.list('?end_date=2026-07-02%2011:00:00&strict_dates=true')).headers['x-total'], '2', 'the total counts them too')
+})
+
 t.test('list: ends_before alone: end < X (23:59:59 unless strict), and no default window', async (t) => {
   const s = await fiveDays(t)
   t.same(await ids(s, '?ends_before=2026-07-02'), [P, A, B])

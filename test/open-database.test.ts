@@ -43,11 +43,11 @@ t.test('a history naming a migration this build does not know is refused, as a n
 t.test('a history missing a migration has it applied on open', async (t) => {
   const url = await freshUrl(t)
   const first = await openDatabase(url)
-  // 0009 (the event documents, their table and triggers) undone with its record: as a database made before it.
+  // 0010 (the events' end-not-before-start rule) undone with its record: as a database made before it.
   const applied = (await sql<{ name: string }>`select name from kysely_migration order by name`.execute(first.db)).rows.map((r) => r.name)
   const last = applied.at(-1) as string
-  t.equal(last, '0009-event-documents')
-  const { down } = await import('../src/db/migrations/0009-event-documents.js')
+  t.equal(last, '0010-events-end-not-before-start')
+  const { down } = await import('../src/db/migrations/0010-events-end-not-before-start.js')
   await down(first.db)
   await sql`delete from kysely_migration where name = ${last}`.execute(first.db)
   t.notOk(await migrationsCurrent(first.db))
@@ -58,4 +58,28 @@ t.test('a history missing a migration has it applied on open', async (t) => {
   t.teardown(() => again.close())
   t.ok(await migrationsApplied(again.db), 'the missing migration applied')
   t.ok(statements.length > 1, `the migrator ran (${statements.length} statements on ${TEST_ENGINE})`)
+})
+
+t.test('every event ends at or after its start, whoever writes (migration 0010), and a database holding one that does not is not migrated', async (t) => {
+  const url = await freshUrl(t)
+  const first = await openDatabase(url)
+  const { insertEvent } = await import('./helpers/fixtures.js')
+  const id = await insertEvent(first.db, { start_utc: '2026-07-01 18:00:00', end_utc: '2026-07-01 18:00:00' })
+  t.ok(id > 0, 'an event that ends as it starts is stored')
+  await t.rejects(insertEvent(first.db, { start_utc: '2026-07-01 18:00:00', end_utc: '2026-07-01 17:59:59' }), 'an insert that ends before it starts is refused')
+  await t.rejects(first.db.updateTable('events').set({ end_utc: '2026-06-30 00:00:00' }).where('id', '=', id).execute(), 'an update of the end to before the start is refused')
+  await t.rejects(first.db.updateTable('events').set({ start_utc: '2026-07-02 00:00:00' }).where('id', '=', id).execute(), 'an update of the start to after the end is refused')
+  await first.db.updateTable('events').set({ start_utc: '2026-07-01 12:00:00', end_utc: '2026-07-01 13:00:00' }).where('id', '=', id).execute()
+  t.same(await first.db.selectFrom('events').select(['start_utc', 'end_utc']).where('id', '=', id).executeTakeFirst(),
+    { start_utc: '2026-07-01 12:00:00', end_utc: '2026-07-01 13:00:00' }, 'both moved together is an ordinary update')
+
+  // A database made before 0010 that holds an inverted event (raw SQL): the migration names it and stops.
+  const { down } = await import('../src/db/migrations/0010-events-end-not-before-start.js')
+  await down(first.db)
+  await sql`delete from kysely_migration where name = '0010-events-end-not-before-start'`.execute(first.db)
+  await first.db.updateTable('events').set({ end_utc: '2026-07-01 11:00:00' }).where('id', '=', id).execute()
+  await first.close()
+  await t.rejects(openDatabase(url), new RegExp(`migration 0010: events ${id} end before they start`))
+  const repaired = await openDatabase(url).catch(() => undefined)
+  t.equal(repaired, undefined, 'still refused until the event is corrected')
 })

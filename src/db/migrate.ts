@@ -11,6 +11,7 @@ import * as indexesAndDataVersion from './migrations/0006-indexes-and-data-versi
 import * as dataEpoch from './migrations/0007-data-epoch.js'
 import * as webhookIntakeIndex from './migrations/0008-webhook-intake-index.js'
 import * as eventDocuments from './migrations/0009-event-documents.js'
+import * as endNotBeforeStart from './migrations/0010-events-end-not-before-start.js'
 
 const migrations: Record<string, Migration> = {
   '0001-initial': initial,
@@ -22,6 +23,7 @@ const migrations: Record<string, Migration> = {
   '0007-data-epoch': dataEpoch,
   '0008-webhook-intake-index': webhookIntakeIndex,
   '0009-event-documents': eventDocuments,
+  '0010-events-end-not-before-start': endNotBeforeStart,
 }
 
 /**

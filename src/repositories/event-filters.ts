@@ -107,9 +107,11 @@ function filterCondition(db: Db, f: EventFilter, links: readonly LinkFilter[], s
   if (f.startGte !== undefined) c.push(sql<SqlBool>`events.start_utc >= ${f.startGte}`)
   if (f.startGt !== undefined) c.push(sql<SqlBool>`events.start_utc > ${f.startGt}`)
   if (f.startLt !== undefined) c.push(sql<SqlBool>`events.start_utc < ${f.startLt}`)
-  if (f.endLte !== undefined) c.push(sql<SqlBool>`events.end_utc <= ${f.endLte}`)
+  // Every event ends at or after its start (the API's rule, held by the database since migration 0010): an
+  // end bound bounds the start too, where the listing index can stop (a 30-day window counted 620 entries, not 11,293).
+  if (f.endLte !== undefined) c.push(sql<SqlBool>`events.end_utc <= ${f.endLte} and events.start_utc <= ${f.endLte}`)
   if (f.endGt !== undefined) c.push(sql<SqlBool>`events.end_utc > ${f.endGt}`)
-  if (f.endLt !== undefined) c.push(sql<SqlBool>`events.end_utc < ${f.endLt}`)
+  if (f.endLt !== undefined) c.push(sql<SqlBool>`events.end_utc < ${f.endLt} and events.start_utc < ${f.endLt}`)
   // The search index holds the folded title, and the description unless the event is password-protected.
   if (searched && hasSearch(f)) c.push(searchedIds(db, f.search).holds(sql.ref('events.id')))
   for (const link of links) c.push(linkedCondition(db, link))
