@@ -75,10 +75,12 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
 export async function openSqlite(url: string, log?: Logger): Promise<DatabaseHandle & { sqlite: SQLite.Database }> {
   if (url !== ':memory:') mkdirSync(dirname(url), { recursive: true })
   const sqlite = new SQLite(url)
+  // The busy timeout first: switching a new file to WAL takes its lock, which another process opening it
+  // at once (a node starting beside others, migrating) may hold; without it, that open failed at once.
+  sqlite.pragma('busy_timeout = 5000')
   sqlite.pragma('journal_mode = WAL')
   sqlite.pragma('synchronous = NORMAL')
   sqlite.pragma('foreign_keys = ON')
-  sqlite.pragma('busy_timeout = 5000')
   sqlite.function('casefold', { deterministic: true }, (value: unknown) =>
     typeof value === 'string' ? foldCase(value) : value)
   sqlite.function('distance_km', { deterministic: true }, (latA: unknown, lngA: unknown, latB: unknown, lngB: unknown) =>
