@@ -266,3 +266,19 @@ t.test('a fill looks through the events a window of ids at a time, and stores ev
   })
   t.strictSame(asked, [], 'nothing missing, nothing assembled')
 })
+
+t.test('a fill between requests assembles from what the database holds, not from what the read cache saw at the last request', async (t) => {
+  // The read cache on (its default): it looks at the data version once per request; the fill runs between requests.
+  const s = await setup(t)
+  const e = await s.event('Before', { status: 'publish' })
+  t.equal((await s.get(e.id)).json<Event>().title, 'Before')
+  await s.app.eventDocuments.settled()
+  t.strictSame(await stored(s), [e.id], 'the read stored its document')
+  // A raw write on the app's own handle, outside any unit of work and any request: its document is deleted.
+  await sql`update events set title = 'After' where id = ${e.id}`.execute(s.db)
+  t.strictSame(await stored(s), [])
+  await s.app.fillEventDocuments()
+  t.strictSame(await stored(s), [e.id], 'the fill stored it again')
+  t.equal((await s.get(e.id)).json<Event>().title, 'After', 'from the row as written, not from the record cached before the write')
+  await check(t, s, [e.id], 'after the fill', await assembling(t, s))
+})

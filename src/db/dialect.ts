@@ -269,8 +269,21 @@ export function setVersionProbe(db: QueryExecutorProvider, probe: () => DataVers
 export const VERSION_QUERY = 'select (select coalesce(max(position), 0) from changes) as h, '
   + '(select coalesce(max(n), 0) from data_epoch) as e'
 
+let versionsRead = 0
+
+/**
+ * How many versions this process has read (every read of one passes through `versionOf`). The read cache
+ * uses a look again only while no other read of the version happened since its own: what is computed after
+ * such a read (an event document offered at that version, the fill's pass) then comes from a look at least
+ * as new as it.
+ */
+export function versionsReadSoFar(): number {
+  return versionsRead
+}
+
 /** A version row as `DataVersion` (PostgreSQL may give its bigints as text). */
 export function versionOf(row: { h: number | string; e: number | string }): DataVersion {
+  versionsRead += 1
   return { head: Number(row.h), epoch: Number(row.e) }
 }
 

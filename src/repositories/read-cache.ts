@@ -26,7 +26,11 @@
  * the last look was asked for answers that look's generation without asking the engine again. No
  * request arrived since that question was sent, so every request still reading began before it: what
  * the look saw was committed before their arrival or concurrently with it, and a write of this process
- * moves the count. A request that arrives, and a read after a write, always look again.
+ * moves the count. A request that arrives, and a read after a write, always look again; so does a read
+ * after any other read of the data version (dialect.ts `versionsReadSoFar`): an event document is offered
+ * at the version read before it is assembled, and the fill between requests reads one too, so what they
+ * assemble must come from a look at least that new (else a record cached before a raw write, with no
+ * request since, would be stored as the event's document).
  *
  * It counts its hits and misses (`stats`), which the metrics module reads through `readCacheStats`.
  *
@@ -34,7 +38,7 @@
  * used dropped first. Off (every call computes) when created with 0 entries.
  */
 import type { Kysely } from 'kysely'
-import { dataVersion, type DataVersion } from '../db/dialect.js'
+import { dataVersion, versionsReadSoFar, type DataVersion } from '../db/dialect.js'
 import type { ChangeResource, Database } from '../db/schema.js'
 import type { Db } from '../db/unit-of-work.js'
 import { changesBetween as changesInLog } from './changes.js'
@@ -107,8 +111,9 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
   let generation = 0
   let seen: DataVersion | undefined
   let catchingUp: Promise<void> | undefined
-  // The last look: the generation it returned, and `moments()` when its question was sent.
-  let last: { generation: number; at: number } | undefined
+  // The last look: the generation it returned, `moments()` when its question was sent, and the count of
+  // versions read once it was answered (another read of the version since, by anyone, means look again).
+  let last: { generation: number; at: number; reads: number } | undefined
   const counts: ReadCacheStats = { hits: { records: 0, results: 0 }, misses: { records: 0, results: 0 } }
 
   // A Map keeps insertion order: a hit moves to the end, so the first key is the least recently used.
@@ -158,13 +163,16 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
   const cache: ReadCache = {
     async sync(db) {
       if (maxEntries <= 0) return undefined
-      if (last !== undefined && moments !== undefined && catchingUp === undefined && last.at === moments()) return last.generation
+      if (last !== undefined && moments !== undefined && catchingUp === undefined && last.at === moments() && last.reads === versionsReadSoFar()) {
+        return last.generation
+      }
       for (;;) {
         if (catchingUp !== undefined) {
           await catchingUp
           continue
         }
         const at = moments?.()
+        const reads = versionsReadSoFar()
         const version = await dataVersion(db)
         if (version === undefined) return undefined
         // Another read began taking in a change while this one asked: wait for it, then look again.
@@ -185,7 +193,8 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
           cache.invalidate()
           seen = version
         }
-        last = at === undefined ? undefined : { generation, at }
+        // Its own read is the one counted since `reads`; any other (concurrent) one leaves the look unusable.
+        last = at === undefined ? undefined : { generation, at, reads: reads + 1 }
         return generation
       }
     },
