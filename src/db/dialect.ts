@@ -287,7 +287,7 @@ export function versionOf(row: { h: number | string; e: number | string }): Data
   return { head: Number(row.h), epoch: Number(row.e) }
 }
 
-/** Where the data stands (see `DataVersion`): one statement, read before every cached read. */
+/** Where the data stands (see `DataVersion`): one statement, read before a request's first cached read (read-cache.ts). */
 export async function dataVersion(db: QueryExecutorProvider): Promise<DataVersion | undefined> {
   const probe = versionProbes.get(db)
   if (probe !== undefined) return probe()

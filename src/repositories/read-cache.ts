@@ -8,7 +8,7 @@
  * bound to the database it remembers (`useReadCache`) and never used inside a unit of work, whose
  * reads must see its own writes.
  *
- * What drops it is the change log (CONTRACT §12), read in one place: before each read, `sync` asks the
+ * What drops it is the change log (CONTRACT §12), read in one place: before a read, `sync` asks the
  * engine for the log's last position (`dataVersion`, one statement). When it moved, by a write of this
  * process or of any other node, the entries since the last look name the records that changed: each
  * is dropped with the records that embed it (an event shows its venues, organizers and terms), and so
