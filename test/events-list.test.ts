@@ -721,7 +721,7 @@ t.test('fast: the list queries never scan the events table without an index', as
         res = await built.inject({ url: `${EVENTS}${query}`, headers })
       })
       t.equal(res?.statusCode, 200, `GET /events${query}`)
-      const onEvents = statements.filter((s) => /\b(from|join) "events"/i.test(s.sql))
+      const onEvents = statements.filter((s) => /\b(from|join) "?events"?\b/i.test(s.sql))
       // With a link filter, the matching ids are read whole in list order (the total and every page); else a count and a page.
       const linked = /categories|venue/.test(query)
       t.ok(linked ? onEvents.length >= 1 : onEvents.length >= 2, `${query}: the ${linked ? 'ids in list order are' : 'count and the page query are'} seen`)

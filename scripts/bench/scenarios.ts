@@ -209,10 +209,15 @@ export function realScenarios(s: Samples, key: string, now: Date): Scenario[] {
     const word = rnd() < 0.5 ? pick(SEARCH_WORDS) : Array.from({ length: 2 + Math.floor(rnd() * 2) }, () => pick([...letters])).join('')
     return get(`/events?search=${word}&page=${1 + Math.floor(rnd() * 2)}`)
   }
+  // Every PATCH changes its event, also when a kept database sees the same seeded traffic again (a PATCH
+  // that changes nothing writes nothing, and would measure as a read).
+  const runTag = Date.now().toString(36)
   let patched = 0
   const patch = (): BenchRequest => {
     const n = ++patched
-    const body = rnd() < 0.5 ? { cost: `€ ${10 + (n % 90)}` } : rnd() < 0.5 ? { featured: n % 2 === 0 } : { title: `Bench edit ${n}` }
+    const body = rnd() < 0.5
+      ? { cost: `€ ${10 + (n % 90)} (${runTag})` }
+      : rnd() < 0.5 ? { featured: n % 2 === 0, title: `Bench edit ${runTag} ${n}` } : { title: `Bench edit ${runTag} ${n}` }
     return { method: 'PATCH', path: `${PREFIX}/events/${pick(s.allIds)}`, body: JSON.stringify(body), headers: auth }
   }
   const mixed = (): BenchRequest => {

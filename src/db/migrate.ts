@@ -12,6 +12,7 @@ import * as dataEpoch from './migrations/0007-data-epoch.js'
 import * as webhookIntakeIndex from './migrations/0008-webhook-intake-index.js'
 import * as eventDocuments from './migrations/0009-event-documents.js'
 import * as endNotBeforeStart from './migrations/0010-events-end-not-before-start.js'
+import * as eventsByIdListingIndex from './migrations/0011-events-by-id-listing-index.js'
 
 const migrations: Record<string, Migration> = {
   '0001-initial': initial,
@@ -24,6 +25,7 @@ const migrations: Record<string, Migration> = {
   '0008-webhook-intake-index': webhookIntakeIndex,
   '0009-event-documents': eventDocuments,
   '0010-events-end-not-before-start': endNotBeforeStart,
+  '0011-events-by-id-listing-index': eventsByIdListingIndex,
 }
 
 /**

@@ -6,7 +6,7 @@
  */
 import { sql, type Expression, type SqlBool } from 'kysely'
 import type { Language } from '../contract.js'
-import { distanceKm, inIdList, searchedIds } from '../db/dialect.js'
+import { distanceKm, inIdList, isPostgres, searchedIds } from '../db/dialect.js'
 import type { Taxonomy } from '../db/schema.js'
 import type { Db } from '../db/unit-of-work.js'
 import { boundingBox, type Circle } from '../lib/geo.js'
@@ -83,10 +83,23 @@ function eventsFrom(db: Db, f: EventFilter, drive: boolean, searchDrives: boolea
       .where(filterCondition(db, f, links, false))
   }
   const [table, column, ids] = driver
-  const linked = sql<{ id: number }>`(select distinct l.event_id as id from ${sql.table(table)} l where ${inIdList(db, sql.ref(`l.${column}`), ids)})`
-  return db.selectFrom(linked.as('linked')).crossJoin('events')
+  // A link is unique per event and target (the link tables' keys): the events linked to one target are distinct already.
+  const distinct = new Set(ids).size > 1 ? sql`distinct ` : sql``
+  const linked = sql<{ id: number }>`(select ${distinct}l.event_id as id from ${sql.table(table)} l where ${inIdList(db, sql.ref(`l.${column}`), ids)})`
+  return db.selectFrom(linked.as('linked')).crossJoin(eventsLookedUpById(db))
     .where(sql<SqlBool>`events.id = linked.id`)
     .where(filterCondition(db, f, links.slice(1), true))
+}
+
+/**
+ * The events table as the linked events look it up by id. SQLite: through the index that holds what a
+ * list checks (migration 0011), which it does not pick on its own without statistics (it takes the
+ * table's rowid: the whole row for each linked event, twice the time). A raw table reference typed as
+ * the table's name, which Kysely takes as the table it stands for.
+ */
+function eventsLookedUpById(db: Db): 'events' {
+  if (isPostgres(db)) return 'events'
+  return sql`events indexed by events_by_id_listing` as unknown as 'events'
 }
 
 function hasSearch(f: EventFilter): f is EventFilter & { search: string } {
