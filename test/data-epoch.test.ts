@@ -40,6 +40,12 @@ const EXCLUDED: Record<string, string> = {
   event_search_content: 'FTS5\'s own table of the search index',
   event_search_docsize: 'FTS5\'s own table of the search index',
   event_search_config: 'FTS5\'s own table of the search index',
+  // Its index of adjacent pairs (migration 0012, SQLite): written only beside it.
+  event_search_pairs: 'the search index\'s pairs of characters, written only beside it',
+  event_search_pairs_data: 'FTS5\'s own table of the index of pairs',
+  event_search_pairs_idx: 'FTS5\'s own table of the index of pairs',
+  event_search_pairs_docsize: 'FTS5\'s own table of the index of pairs',
+  event_search_pairs_config: 'FTS5\'s own table of the index of pairs',
 }
 
 async function tablesOf(db: Kysely<Database>): Promise<string[]> {

@@ -43,11 +43,11 @@ t.test('a history naming a migration this build does not know is refused, as a n
 t.test('a history missing a migration has it applied on open', async (t) => {
   const url = await freshUrl(t)
   const first = await openDatabase(url)
-  // 0011 (the events' by-id listing index) undone with its record: as a database made before it.
+  // 0012 (SQLite's index of pairs for two-character searches) undone with its record: as a database made before it.
   const applied = (await sql<{ name: string }>`select name from kysely_migration order by name`.execute(first.db)).rows.map((r) => r.name)
   const last = applied.at(-1) as string
-  t.equal(last, '0011-events-by-id-listing-index')
-  const { down } = await import('../src/db/migrations/0011-events-by-id-listing-index.js')
+  t.equal(last, '0012-search-pairs')
+  const { down } = await import('../src/db/migrations/0012-search-pairs.js')
   await down(first.db)
   await sql`delete from kysely_migration where name = ${last}`.execute(first.db)
   t.notOk(await migrationsCurrent(first.db))

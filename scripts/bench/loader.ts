@@ -18,7 +18,7 @@ import { dirname, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import SQLite from 'better-sqlite3'
 import { openDatabase } from '../../src/db/database.js'
-import { eventSearchTexts } from '../../src/db/dialect.js'
+import { eventSearchTexts, searchPairs } from '../../src/db/dialect.js'
 import { slugify } from '../../src/lib/slug.js'
 
 export interface LoadOptions {
@@ -329,6 +329,8 @@ export async function buildDatabase(options: LoadOptions): Promise<LoadResult> {
       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, null, 1)`)
     // The search index (migration 0005): what the app's event writes keep, folded the same way.
     const insertSearch = db.prepare('insert into event_search (rowid, title, description) values (?, ?, ?)')
+    // Its index of pairs (migration 0012), as the app writes it beside it.
+    const insertPairs = db.prepare('insert into event_search_pairs (rowid, pairs) values (?, ?)')
     const insertEventTerm = db.prepare('insert into event_terms (event_id, term_id) values (?, ?)')
     const insertEventVenue = db.prepare('insert into event_venues (event_id, venue_id, position) values (?, ?, 0)')
     const insertEventOrganizer = db.prepare('insert into event_organizers (event_id, organizer_id, position) values (?, ?, ?)')
@@ -377,6 +379,7 @@ export async function buildDatabase(options: LoadOptions): Promise<LoadResult> {
           rnd() < 0.5 ? 1 : 0, rnd() < 0.5 ? 1 : 0, rnd() < 0.01 ? 1 : 0, rnd() < 0.01 ? 1 : 0, rnd() < 0.05 ? 1 : 0)
         const searched = eventSearchTexts({ title, description, password })
         insertSearch.run(id, searched.title, searched.description)
+        insertPairs.run(id, searchPairs(searched))
         // 1–3 terms: one category, then up to two distinct tags.
         const terms = termIds[language]
         insertEventTerm.run(id, pick(terms.categories))

@@ -76,15 +76,44 @@ export async function writeEventSearch(db: QueryExecutorProvider, id: number, te
       on conflict (event_id) do update set title = excluded.title, description = excluded.description`.execute(db)
     return
   }
-  // FTS5 takes no upsert: the old row out, the new one in.
+  // FTS5 takes no upsert: the old row out, the new one in. The pairs' table (contentless, deletes by rowid) replaces.
   await sql`delete from event_search where rowid = ${id}`.execute(db)
   await sql`insert into event_search (rowid, title, description) values (${id}, ${texts.title}, ${texts.description})`.execute(db)
+  await sql`insert or replace into event_search_pairs (rowid, pairs) values (${id}, ${searchPairs(texts)})`.execute(db)
 }
 
-/** Removes an event's row of the search index (PostgreSQL's goes with the event by its foreign key; SQLite's FTS5 table has none). */
+/** Removes an event's row of the search index (PostgreSQL's goes with the event by its foreign key; SQLite's FTS5 tables have none). */
 export async function deleteEventSearch(db: QueryExecutorProvider, id: number): Promise<void> {
-  if (isPostgres(db)) await sql`delete from event_search where event_id = ${id}`.execute(db)
-  else await sql`delete from event_search where rowid = ${id}`.execute(db)
+  if (isPostgres(db)) {
+    await sql`delete from event_search where event_id = ${id}`.execute(db)
+    return
+  }
+  await sql`delete from event_search where rowid = ${id}`.execute(db)
+  await sql`delete from event_search_pairs where rowid = ${id}`.execute(db)
+}
+
+/** The token of two adjacent code points in SQLite's index of pairs: their hexadecimal numbers joined by `g` (ASCII letters and digits, one token). */
+function pairToken(first: number, second: number): string {
+  return `${first.toString(16)}g${second.toString(16)}`
+}
+
+/**
+ * Every pair of adjacent code points in the folded texts (`eventSearchTexts`), each once, as the tokens
+ * SQLite's index of pairs holds (migration 0012): a two-character needle is in a text exactly when its
+ * token is in the text's row. No pair spans the two texts.
+ */
+export function searchPairs(texts: { title: string; description: string | null }): string {
+  const tokens = new Set<string>()
+  for (const text of [texts.title, texts.description]) {
+    if (text === null) continue
+    let previous: number | undefined
+    for (const point of text) {
+      const code = point.codePointAt(0) as number
+      if (previous !== undefined) tokens.add(pairToken(previous, code))
+      previous = code
+    }
+  }
+  return [...tokens].join(' ')
 }
 
 /**
@@ -94,6 +123,7 @@ export async function deleteEventSearch(db: QueryExecutorProvider, id: number): 
 export interface SearchedIds {
   ids: Expression<{ id: number }>
   holds: (id: Expression<unknown>) => Expression<SqlBool>
+  /** Whether an index lists `ids` (so that, when they are few, they may drive a list). */
   indexed: boolean
 }
 
@@ -104,8 +134,9 @@ export interface SearchedIds {
  * SQLite: the FTS5 trigram index, the needle as one phrase (quoted, so that nothing in it is query
  * syntax): the trigram tokenizer makes a token at every character, so a phrase of the needle's trigrams
  * in sequence within one column is the needle as a substring there, nothing more to check. A needle of
- * fewer than three characters (code points) has no trigram: both engines then read every row of the
- * index (`instr` on SQLite), still without folding anything per row.
+ * fewer than three characters (code points) has no trigram: both engines then read the texts of the
+ * events checked, still without folding anything per row; on SQLite a needle of two is listed by the
+ * index of adjacent pairs (migration 0012), so that when it is rare its events drive the list.
  */
 export function searchedIds(db: QueryExecutorProvider, needle: string): SearchedIds {
   const folded = foldCase(needle)
@@ -123,11 +154,16 @@ export function searchedIds(db: QueryExecutorProvider, needle: string): Searched
     // ASCII letters only, and folded text holds no upper-case letter.
     const pattern = `%${folded.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
     const contains = sql<SqlBool>`(c0 like ${pattern} escape '\\' or c1 like ${pattern} escape '\\')`
-    return {
-      ids: sql`(select id from event_search_content where ${contains})`,
-      holds: (id) => sql<SqlBool>`exists (select 1 from event_search_content where id = ${id} and ${contains})`,
-      indexed,
+    const holds = (id: Expression<unknown>) => sql<SqlBool>`exists (select 1 from event_search_content where id = ${id} and ${contains})`
+    const points = [...folded]
+    if (points.length === 2) {
+      // Two code points: the index of adjacent pairs lists the events holding them, exactly. Checked per
+      // event they are still read from the texts: a LIKE per event of a window costs less than listing
+      // thousands of ids first (a common pair: 4.0 against 5.4 ms at 20,000 events).
+      const token = pairToken(points[0]?.codePointAt(0) as number, points[1]?.codePointAt(0) as number)
+      return { ids: sql`(select rowid as id from event_search_pairs where event_search_pairs match ${ftsPhrase(token)})`, holds, indexed: true }
     }
+    return { ids: sql`(select id from event_search_content where ${contains})`, holds, indexed }
   }
   const points = [...folded]
   if (points.length <= MAX_PHRASE_LENGTH) {

@@ -13,6 +13,7 @@ import * as webhookIntakeIndex from './migrations/0008-webhook-intake-index.js'
 import * as eventDocuments from './migrations/0009-event-documents.js'
 import * as endNotBeforeStart from './migrations/0010-events-end-not-before-start.js'
 import * as eventsByIdListingIndex from './migrations/0011-events-by-id-listing-index.js'
+import * as searchPairs from './migrations/0012-search-pairs.js'
 
 const migrations: Record<string, Migration> = {
   '0001-initial': initial,
@@ -26,6 +27,7 @@ const migrations: Record<string, Migration> = {
   '0009-event-documents': eventDocuments,
   '0010-events-end-not-before-start': endNotBeforeStart,
   '0011-events-by-id-listing-index': eventsByIdListingIndex,
+  '0012-search-pairs': searchPairs,
 }
 
 /**
