@@ -100,6 +100,21 @@ t.test('CALENDAR_CACHE_ENTRIES=0: nothing is remembered, every read is assembled
   t.equal((await get<{ total: number }>('/events')).total, 1)
 })
 
+t.test('an entry read while others keep coming is kept; the ones not read again make room, oldest first', async (t) => {
+  const handle = await openDatabase(':memory:')
+  t.teardown(() => handle.close())
+  const cache = createReadCache(10)
+  const generation = await cache.sync(handle.db)
+  cache.set(generation, 'hot', 0)
+  for (let i = 1; i <= 200; i++) {
+    cache.set(generation, `k${i}`, i)
+    t.equal(cache.get('hot'), 0, `after ${i} more entries, the one read after each is still there`)
+  }
+  // The tenth place is the one read throughout; the other nine are the newest (read last: reading moves entries).
+  const kept = Array.from({ length: 200 }, (_, i) => `k${i + 1}`).filter((key) => cache.peek(key) !== undefined)
+  t.same(kept, Array.from({ length: 9 }, (_, i) => `k${192 + i}`), 'the nine newest of the others are kept, no older one')
+})
+
 t.test('the cache is bounded and keeps nothing computed across a change', async (t) => {
   const handle = await openDatabase(':memory:')
   t.teardown(() => handle.close())

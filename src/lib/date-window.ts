@@ -3,7 +3,7 @@
  * read as site wall time (or at their offset) and, unless `strict_dates`, widened to whole site days;
  * without a relative filter the window defaults to today … two years ahead. `include` lifts the window.
  */
-import { addYears, endOfDayUtc, isoWithOffset, parseFilterDate, startOfDayUtc } from './dates.js'
+import { addYears, endOfDayUtc, isoWithOffset, parseFilterDate, requireDateTimeMs, startOfDayUtc } from './dates.js'
 
 export const DATE_FILTERS = ['start_date', 'end_date', 'starts_before', 'starts_after', 'ends_before', 'ends_after'] as const
 export type DateFilter = (typeof DATE_FILTERS)[number]
@@ -21,10 +21,23 @@ export interface DateWindow {
   shown: Array<[string, string]>
 }
 
+/**
+ * The default window (no date filter) last made: it depends on the site's day only, so it holds while
+ * `now` is in `[from, to)`, the UTC instants (ms) of that day in `tz` (most lists ask for it; working it
+ * out reads the zone's offsets several times).
+ */
+let lastDefault: { tz: string; from: number; to: number; window: DateWindow } | undefined
+
+/** A copy of `window` for a caller (who may change it). */
+const copied = (window: DateWindow): DateWindow => ({ bounds: { ...window.bounds }, shown: window.shown.map(([name, value]) => [name, value]) })
+
 /** The window of a list query; `invalid` names the first filter that is not a date. */
 export function dateWindow(query: WindowQuery, siteTz: string, now: Date): DateWindow | { invalid: DateFilter } {
   const bounds: DateWindow['bounds'] = {}
   if (query.include !== undefined && query.include.length > 0) return { bounds, shown: [] }
+  const defaults = DATE_FILTERS.every((name) => query[name] === undefined)
+  const at = now.getTime()
+  if (defaults && lastDefault !== undefined && lastDefault.tz === siteTz && lastDefault.from <= at && at < lastDefault.to) return copied(lastDefault.window)
   const strict = query.strict_dates ?? false
   for (const name of DATE_FILTERS) {
     const value = query[name]
@@ -39,8 +52,20 @@ export function dateWindow(query: WindowQuery, siteTz: string, now: Date): DateW
     if (today !== null) {
       bounds.start_date ??= startOfDayUtc(today.localDay, siteTz)
       bounds.end_date ??= endOfDayUtc(addYears(today.localDay, 2), siteTz)
+      if (defaults) {
+        const window = withShown(bounds, siteTz)
+        // The day's last whole second and one more: the next day's first instant.
+        const to = requireDateTimeMs(endOfDayUtc(today.localDay, siteTz), 'dateWindow') + 1000
+        lastDefault = { tz: siteTz, from: requireDateTimeMs(bounds.start_date, 'dateWindow'), to, window }
+        return copied(window)
+      }
     }
   }
+  return withShown(bounds, siteTz)
+}
+
+/** The window of `bounds`, with the start and end shown as site wall time with their offset. */
+function withShown(bounds: DateWindow['bounds'], siteTz: string): DateWindow {
   const shown: Array<[string, string]> = []
   if (bounds.start_date !== undefined) shown.push(['start_date', isoWithOffset(bounds.start_date, siteTz)])
   if (bounds.end_date !== undefined) shown.push(['end_date', isoWithOffset(bounds.end_date, siteTz)])

@@ -219,8 +219,13 @@ export async function linkable(db: Db, table: 'venues' | 'organizers', id: numbe
   return db.selectFrom(table).select(['author', 'status']).where('id', '=', id).where('language', '=', language).where('status', '!=', 'trash').executeTakeFirst()
 }
 
-/** The author and status of each record of `table` with one of these ids (the list filters check them), by id. */
-export async function linkedOwners(db: Db, table: 'venues' | 'organizers', ids: readonly number[]): Promise<Map<number, { author: number | null; status: string }>> {
-  const rows = await db.selectFrom(table).select(['id', 'author', 'status']).where(inIdList(db, sql.ref('id'), ids)).execute()
-  return new Map(rows.map((r) => [r.id, { author: r.author, status: r.status }]))
+/**
+ * The author and status of each record of `table` with one of these ids (the list filters check them), by
+ * id; remembered until the table changes (never to be changed by the caller).
+ */
+export async function linkedOwners(db: Db, table: 'venues' | 'organizers', ids: readonly number[]): Promise<ReadonlyMap<number, { author: number | null; status: string }>> {
+  return rememberedResult(db, `owners:${table}:${JSON.stringify(ids)}`, async () => {
+    const rows = await db.selectFrom(table).select(['id', 'author', 'status']).where(inIdList(db, sql.ref('id'), ids)).execute()
+    return new Map(rows.map((r) => [r.id, { author: r.author, status: r.status }]))
+  })
 }

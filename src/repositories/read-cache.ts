@@ -82,6 +82,12 @@ export interface ReadCacheStats {
   misses: { records: number; results: number }
 }
 
+/** A remembered record or result, and when it was stored or last moved to the end (see `recall`). */
+interface Entry {
+  value: unknown
+  stamp: number
+}
+
 /** The record kind of each resource of the log (`event:12` is the key of event 12). */
 const KIND: Record<ChangeResource, string> = { events: 'event', venues: 'venue', organizers: 'organizer', categories: 'category', tags: 'tag' }
 
@@ -103,8 +109,8 @@ const TABLE: Record<ChangeResource, string> = { events: 'events', venues: 'venue
  * `moments`: see above (undefined: every `sync` asks the engine).
  */
 export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetween: ChangesBetween = changesInLog, moments?: () => number): ReadCache {
-  const records = new Map<string, unknown>()
-  const results = new Map<string, { value: unknown; tables: ReadonlySet<string> }>()
+  const records = new Map<string, Entry>()
+  const results = new Map<string, Entry & { tables: ReadonlySet<string> }>()
   // Which remembered records show a record (`venue:3` → `event:12`, …), and the reverse, to forget both ways.
   const shownIn = new Map<string, Set<string>>()
   const shows = new Map<string, readonly string[]>()
@@ -116,14 +122,19 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
   let last: { generation: number; at: number; reads: number } | undefined
   const counts: ReadCacheStats = { hits: { records: 0, results: 0 }, misses: { records: 0, results: 0 } }
 
-  // A Map keeps insertion order: a hit moves to the end, so the first key is the least recently used.
-  const recall = <V>(map: Map<string, V>, key: string): V | undefined => {
-    const value = map.get(key)
-    if (value !== undefined) {
+  // A Map keeps insertion order and the oldest entry goes first. A hit moves its entry to the end once half
+  // the cache or more was stored since it was stored or last moved: an entry read again before the other
+  // half is stored stays, as with a move on every hit (which a cache of two still makes), without a delete
+  // and a set on every hit (a page's terms are hit a dozen times).
+  let stamp = 0
+  const recall = <E extends Entry>(map: Map<string, E>, key: string): E | undefined => {
+    const entry = map.get(key)
+    if (entry !== undefined && stamp - entry.stamp >= maxEntries / 2) {
       map.delete(key)
-      map.set(key, value)
+      map.set(key, entry)
+      entry.stamp = ++stamp
     }
-    return value
+    return entry
   }
   const forgetRecord = (key: string) => {
     records.delete(key)
@@ -213,20 +224,20 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
           const oldest = results.keys().next()
           if (oldest.done !== true) results.delete(oldest.value)
         }
-        results.set(key, { value, tables: dependenciesOf(key) })
+        results.set(key, { value, tables: dependenciesOf(key), stamp: ++stamp })
       }
       return value
     },
     get<T>(key: string) {
-      const value = recall(records, key)
-      if (value === undefined) counts.misses.records += 1
+      const entry = recall(records, key)
+      if (entry === undefined) counts.misses.records += 1
       else counts.hits.records += 1
-      return value as T | undefined
+      return entry?.value as T | undefined
     },
     peek<T>(key: string) {
-      const value = recall(records, key)
-      if (value !== undefined) counts.hits.records += 1
-      return value as T | undefined
+      const entry = recall(records, key)
+      if (entry !== undefined) counts.hits.records += 1
+      return entry?.value as T | undefined
     },
     set(current, key, value, embeds = []) {
       if (current === undefined || current !== generation) return
@@ -235,7 +246,7 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
         if (oldest.done !== true) forgetRecord(oldest.value)
       }
       forgetRecord(key)
-      records.set(key, value)
+      records.set(key, { value, stamp: ++stamp })
       if (embeds.length === 0) return
       shows.set(key, embeds)
       for (const shown of embeds) {
