@@ -7,7 +7,7 @@
 import t, { type Test } from 'tap'
 import { sql } from 'kysely'
 import { join } from 'node:path'
-import { openDatabase, type LoggedStatement } from '../src/db/database.js'
+import { WAL_AUTOCHECKPOINT_PAGES, openDatabase, type LoggedStatement } from '../src/db/database.js'
 import { migrationsApplied, migrationsCurrent } from '../src/db/migrate.js'
 import { TEST_ENGINE, freshDatabaseUrl } from './helpers/database.js'
 
@@ -82,4 +82,19 @@ t.test('every event ends at or after its start, whoever writes (migration 0010),
   await t.rejects(openDatabase(url), new RegExp(`migration 0010: events ${id} end before they start`))
   const repaired = await openDatabase(url).catch(() => undefined)
   t.equal(repaired, undefined, 'still refused until the event is corrected')
+})
+
+t.test('SQLite: a file is opened in WAL mode, waits for a writer, and checkpoints every WAL_AUTOCHECKPOINT_PAGES pages', async (t) => {
+  if (TEST_ENGINE !== 'sqlite') {
+    t.pass('PostgreSQL: nothing of SQLite to set')
+    return
+  }
+  const handle = await openDatabase(await freshUrl(t))
+  t.teardown(() => handle.close())
+  const sqlite = handle.sqlite
+  if (sqlite === undefined) throw new Error('no SQLite handle')
+  t.equal(sqlite.pragma('journal_mode', { simple: true }), 'wal')
+  t.equal(sqlite.pragma('busy_timeout', { simple: true }), 5000)
+  t.equal(sqlite.pragma('wal_autocheckpoint', { simple: true }), WAL_AUTOCHECKPOINT_PAGES)
+  t.equal(WAL_AUTOCHECKPOINT_PAGES, 10_000)
 })

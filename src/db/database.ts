@@ -71,6 +71,9 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
   return isPostgresUrl(url) ? openPostgres(url, options.poolSize ?? 10, options.log) : openSqlite(url, options.log)
 }
 
+/** Pages written to SQLite's WAL between two checkpoints (see `openSqlite`). */
+export const WAL_AUTOCHECKPOINT_PAGES = 10_000
+
 /** Opens and migrates a SQLite database (a file path or `:memory:`). */
 export async function openSqlite(url: string, log?: Logger): Promise<DatabaseHandle & { sqlite: SQLite.Database }> {
   if (url !== ':memory:') mkdirSync(dirname(url), { recursive: true })
@@ -80,6 +83,11 @@ export async function openSqlite(url: string, log?: Logger): Promise<DatabaseHan
   sqlite.pragma('busy_timeout = 5000')
   sqlite.pragma('journal_mode = WAL')
   sqlite.pragma('synchronous = NORMAL')
+  // The WAL is copied back into the database (and both synced) every 10,000 pages written instead of
+  // SQLite's 1,000: a page every write changes (the change log's last, an index's, the search index's
+  // structure) is copied back once per round, so fewer rounds copy less (3,000 creates in process: 1.96–2.2
+  // → 1.72–1.85 ms each). The WAL file grows to about 40 MB between rounds.
+  sqlite.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`)
   sqlite.pragma('foreign_keys = ON')
   sqlite.function('casefold', { deterministic: true }, (value: unknown) =>
     typeof value === 'string' ? foldCase(value) : value)
