@@ -27,6 +27,7 @@ import { createUserWithKey } from '../src/repositories/users.js'
 import { withTransaction } from '../src/db/unit-of-work.js'
 import { createCompilers } from '../src/http/compilers.js'
 import { cursorOf } from '../src/handlers/changes.js'
+import { changedMatchesQuery, type EventFilter } from '../src/repositories/event-filters.js'
 import { contractProblems, SPEC } from './helpers/contract.js'
 import { freshDatabaseUrl } from './helpers/database.js'
 import { API, NOW, decoded } from './helpers/build.js'
@@ -276,6 +277,16 @@ t.test('every list filter is served by an index on the engine under test', async
       if (path === '/events?categories=4' && /^select "events"\."id" from \(select (distinct )?l\.event_id/i.test(statement.sql)) linkedLookups.push(statement)
       if (scans.length > 0) found.push(`GET ${path}: ${scans.join(' | ')} in ${statement.sql} ${JSON.stringify(statement.parameters)}\n  ${plan.join('\n  ')}`)
     }
+  }
+  // The recheck of a list kept across event edits (read-cache.ts `Recheck`): the changed events looked up by id.
+  const anonymousWindow: EventFilter = { language: 'en', scope: { kind: 'all', statuses: ['publish'] }, startGte: '2026-06-15 00:00:00', endLte: '2028-06-15 23:59:59' }
+  for (const filter of [{ ...anonymousWindow, categories: [4, 7] }, { ...anonymousWindow, venues: [venue], featured: true }]) {
+    const compiled = changedMatchesQuery(db, filter, [3, 30, 300]).compile()
+    const plan = await explain({ sql: compiled.sql, parameters: compiled.parameters })
+    explained += 1
+    const scans = fullScans(plan)
+    if (scans.length > 0) found.push(`recheck ${JSON.stringify(filter)}: ${scans.join(' | ')}\n  ${plan.join('\n  ')}`)
+    if (!postgres) t.ok(plan.some((line) => /^SEARCH events USING COVERING INDEX events_by_id_listing \(id=\?/.test(line.trim())), `the recheck looks the events up by id\n  ${plan.join('\n  ')}`)
   }
   t.same(found, [], `no statement of a list filter reads a big table whole (${explained} statements explained)`)
   t.equal(windowCounts, 1, 'the date window\'s count was explained')

@@ -178,7 +178,28 @@ async function allLinkedIds(db: Db, f: EventFilter): Promise<readonly number[] |
   return rememberedResult(db, `all:${listKey(f)}`, async () => {
     const rows = await allLinkedIdsQuery(db, f, ALL_LINKED_UP_TO + 1).execute()
     return rows.length > ALL_LINKED_UP_TO ? null : rows.map((r) => r.id)
+  }, async (ids, changed) => {
+    // The list holds every match: one of them that changed may have left or moved, and then it is read
+    // again; it still holds when none of the changed events is in it and none matches now.
+    if (ids === null || changed.some((id) => ids.includes(id))) return false
+    return (await changedMatchesQuery(db, f, changed).execute()).length === 0
   })
+}
+
+/**
+ * Which of the events `ids` match `f` now (one at most), each looked up by id and checked: the ids drive
+ * (a CROSS JOIN, as in `eventsFrom`; else SQLite read the date window, 0.9 ms instead of 0.04), every
+ * filter checked per event (also for the query-plan tests).
+ */
+export function changedMatchesQuery(db: Db, f: EventFilter, ids: readonly number[]) {
+  const list = ids.filter((id) => Number.isSafeInteger(id))
+  const changed = isPostgres(db)
+    ? sql<{ id: number }>`(select unnest(${list}::bigint[]) as id)`
+    : sql<{ id: number }>`(select value as id from json_each(${JSON.stringify(list)}))`
+  return db.selectFrom(changed.as('changed')).crossJoin(eventsLookedUpById(db))
+    .where(sql<SqlBool>`events.id = changed.id`)
+    .where(filterCondition(db, f, linkFilters(f), true))
+    .select('events.id').limit(1)
 }
 
 /** The statement `allLinkedIds` runs (also for the query-plan tests). */

@@ -12,7 +12,10 @@
  * engine for the log's last position (`dataVersion`, one statement). When it moved, by a write of this
  * process or of any other node, the entries since the last look name the records that changed: each
  * is dropped with the records that embed it (an event shows its venues, organizers and terms), and so
- * are the list results that depend on their resources. The same statement reads the data epoch,
+ * are the list results that depend on their resources; but a result that can be rechecked (every id of a
+ * list with link filters, in order) is kept when only events changed, with their ids, and the read that
+ * next finds it asks its recheck whether it still holds (none of them in the list, none matching now:
+ * one statement by id instead of the list's), trusted only if the data did not move meanwhile. The same statement reads the data epoch,
  * which triggers move whenever a table the cache reads is written (migration 0007): when it moved
  * while the log stayed put, rows changed outside the log (raw SQL, another process's direct write),
  * and everything is dropped. Writes to tables the cache does not read (the webhook dispatcher's
@@ -60,8 +63,12 @@ export type ChangesBetween = (db: Db, from: number, to: number) => Promise<reado
 export interface ReadCache {
   /** The generation of this read, after taking in what changed since the last look; undefined: caching off. */
   sync(db: Db): Promise<number | undefined>
-  /** Any computed result, remembered under `key` (`<kind>:<table>:…`) until its resources change (undefined is not remembered). */
-  remember<T>(db: Db, key: string, compute: () => Promise<T>): Promise<T>
+  /**
+   * Any computed result, remembered under `key` (`<kind>:<table>:…`) until its resources change (undefined
+   * is not remembered). With `recheck`, a change of events only (no other resource it depends on) keeps it
+   * with the changed events' ids, and the next hit asks `recheck` whether it still holds (see `Recheck`).
+   */
+  remember<T>(db: Db, key: string, compute: () => Promise<T>, recheck?: Recheck<T>): Promise<T>
   /** A remembered record (never to be mutated by its reader). */
   get<T>(key: string): T | undefined
   /** A remembered record if there is one, else undefined without counting a miss (the caller looks elsewhere). */
@@ -88,6 +95,22 @@ interface Entry {
   stamp: number
 }
 
+/**
+ * Whether a remembered result still holds after the events `changed` changed (and nothing else it depends
+ * on), asked against the data as it stands now: false when it may not (it is then computed again).
+ */
+export type Recheck<T> = (value: T, changed: readonly number[]) => Promise<boolean>
+
+/** A remembered result: the tables it depends on; with a recheck, the events changed since it was computed. */
+interface Result extends Entry {
+  tables: ReadonlySet<string>
+  recheck?: Recheck<unknown>
+  suspects?: Set<number>
+}
+
+/** Changed events a result is kept with at most (more: it is dropped, as without a recheck). */
+const MAX_SUSPECTS = 64
+
 /** The record kind of each resource of the log (`event:12` is the key of event 12). */
 const KIND: Record<ChangeResource, string> = { events: 'event', venues: 'venue', organizers: 'organizer', categories: 'category', tags: 'tag' }
 
@@ -110,7 +133,7 @@ const TABLE: Record<ChangeResource, string> = { events: 'events', venues: 'venue
  */
 export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetween: ChangesBetween = changesInLog, moments?: () => number): ReadCache {
   const records = new Map<string, Entry>()
-  const results = new Map<string, Entry & { tables: ReadonlySet<string> }>()
+  const results = new Map<string, Result>()
   // Which remembered records show a record (`venue:3` → `event:12`, …), and the reverse, to forget both ways.
   const shownIn = new Map<string, Set<string>>()
   const shows = new Map<string, readonly string[]>()
@@ -157,18 +180,52 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
       return
     }
     const tables = new Set<string>()
+    const events: number[] = []
     for (const { resource, record_id: id } of changed) {
       dropRecord(`${KIND[resource]}:${id}`)
       tables.add(TABLE[resource])
+      if (resource === 'events') events.push(id)
     }
     for (const [key, entry] of results) {
+      let hit = false
+      let eventsOnly = true
       for (const table of entry.tables) {
-        if (tables.has(table)) {
-          results.delete(key)
-          break
-        }
+        if (!tables.has(table)) continue
+        hit = true
+        if (table !== 'events') eventsOnly = false
+      }
+      if (!hit) continue
+      // Only events changed of what it depends on, and it can be rechecked: kept, with their ids.
+      if (eventsOnly && entry.recheck !== undefined && (entry.suspects?.size ?? 0) + events.length <= MAX_SUSPECTS) {
+        entry.suspects ??= new Set()
+        for (const id of events) entry.suspects.add(id)
+      } else {
+        results.delete(key)
       }
     }
+  }
+
+  /**
+   * Whether a result kept with changed events still holds (its suspects then forgotten), else it is dropped.
+   * Trusted only when the data did not move while it was rechecked: no change was taken in since the
+   * request's look (`generation` is still `current`) and the log's head and the epoch read after the recheck
+   * are the look's, so the recheck read the state the look saw.
+   */
+  async function stillHolds(db: Db, key: string, entry: Result, current: number): Promise<boolean> {
+    const suspects = entry.suspects
+    let holds = false
+    if (entry.recheck !== undefined && suspects !== undefined) {
+      const looked = seen
+      holds = (await entry.recheck(entry.value, [...suspects])) && generation === current
+      if (holds) {
+        const now = await dataVersion(db)
+        holds = now !== undefined && looked !== undefined && seen === looked && now.head === looked.head && now.epoch === looked.epoch
+      }
+    }
+    // Another recheck may have settled or dropped it meanwhile; only this entry's state is changed.
+    if (holds && entry.suspects === suspects) entry.suspects = undefined
+    else if (!holds && results.get(key) === entry) results.delete(key)
+    return holds
   }
 
   const cache: ReadCache = {
@@ -209,11 +266,11 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
         return generation
       }
     },
-    async remember<T>(db: Db, key: string, compute: () => Promise<T>): Promise<T> {
+    async remember<T>(db: Db, key: string, compute: () => Promise<T>, recheck?: Recheck<T>): Promise<T> {
       const current = await cache.sync(db)
       if (current === undefined) return compute()
       const hit = recall(results, key)
-      if (hit !== undefined) {
+      if (hit !== undefined && (hit.suspects === undefined || (await stillHolds(db, key, hit, current)))) {
         counts.hits.results += 1
         return hit.value as T
       }
@@ -224,7 +281,7 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
           const oldest = results.keys().next()
           if (oldest.done !== true) results.delete(oldest.value)
         }
-        results.set(key, { value, tables: dependenciesOf(key), stamp: ++stamp })
+        results.set(key, { value, tables: dependenciesOf(key), stamp: ++stamp, ...(recheck === undefined ? {} : { recheck: recheck as Recheck<unknown> }) })
       }
       return value
     },
@@ -337,7 +394,7 @@ export async function rememberedRecords<T>(db: Db, kind: string, ids: readonly n
  * A computed result (a list total, the ids of a page, the id a slug names) remembered under `key`, which
  * must say everything the result depends on; undefined results are not remembered.
  */
-export async function rememberedResult<T>(db: Db, key: string, compute: () => Promise<T>): Promise<T> {
+export async function rememberedResult<T>(db: Db, key: string, compute: () => Promise<T>, recheck?: Recheck<T>): Promise<T> {
   const cache = bound.get(db)
-  return cache === undefined ? compute() : cache.remember(db, key, compute)
+  return cache === undefined ? compute() : cache.remember(db, key, compute, recheck)
 }

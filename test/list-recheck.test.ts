@@ -1,0 +1,133 @@
+/**
+ * A list with link filters remembers every matching id in list order (repositories/event-filters.ts
+ * `allLinkedIds`). When only events change, the read cache keeps it with the changed events' ids and the
+ * next read rechecks those events against the filter (read-cache.ts `Recheck`) instead of reading the list
+ * again: none of them in the list and none matching now, it still holds. The oracle: a second app on the
+ * same database with the read cache off (every answer computed), on its own connection, as another node.
+ * Seeded random edits (through either app) move events in and out of categories, venues and the date
+ * window, reorder them, publish and unpublish, feature, hide, retitle, or change nothing a list shows;
+ * after each, every list is read from both apps: status, body, X-Total, X-Total-Pages, Link and ETag must
+ * be equal. And the recheck must have done its work: lists kept across edits, not read again.
+ */
+import t from 'tap'
+import { join } from 'node:path'
+import { buildApp } from '../src/app.js'
+import { defaultConfig } from '../src/config.js'
+import { openDatabase, type LoggedStatement } from '../src/db/database.js'
+import { withTransaction } from '../src/db/unit-of-work.js'
+import { createCompilers } from '../src/http/compilers.js'
+import { generateKey } from '../src/lib/api-keys.js'
+import { createUserWithKey } from '../src/repositories/users.js'
+import { SPEC, contractProblems } from './helpers/contract.js'
+import { freshDatabaseUrl } from './helpers/database.js'
+import { API, BASE_URL, NOW, decoded } from './helpers/build.js'
+
+const EDITS = 80
+
+/** A seeded generator (mulberry32). */
+function random(seed: number) {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let x = a
+    x = Math.imul(x ^ (x >>> 15), x | 1)
+    x ^= x + Math.imul(x ^ (x >>> 7), x | 61)
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+t.test('lists kept across event edits and rechecked answer what lists computed afresh answer', async (t) => {
+  const url = await freshDatabaseUrl(t, join(t.testdir(), 'calendar.db'))
+  const statements: LoggedStatement[] = []
+  const cachedHandle = await openDatabase(url, { log: (s) => statements.push(s) })
+  const plainHandle = await openDatabase(url)
+  const compilers = createCompilers()
+  const app = async (handle: typeof cachedHandle, cacheEntries: number) =>
+    buildApp({ db: handle.db, config: defaultConfig({ publicUrl: BASE_URL, cacheEntries, eventDocuments: false }), now: () => NOW, spec: SPEC, compilers })
+  const cached = await app(cachedHandle, 2500)
+  const plain = await app(plainHandle, 0)
+  t.teardown(async () => {
+    await cached.close()
+    await plain.close()
+    await cachedHandle.close()
+    await plainHandle.close()
+  })
+  const key = generateKey()
+  await withTransaction(plainHandle.db, (trx) => createUserWithKey(trx, 'editor', key, '2026-01-01 00:00:00', 'recheck'))
+  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
+  const rnd = random(20261127)
+  const pick = <T>(list: readonly T[]): T => list[Math.floor(rnd() * list.length)] as T
+
+  const created = async (path: string, body: Record<string, unknown>): Promise<number> => {
+    const res = await plain.inject({ method: 'POST', url: `${API}${path}`, headers, payload: JSON.stringify(body) })
+    t.equal(res.statusCode, 201, `POST ${path}`)
+    return res.json<{ id: number }>().id
+  }
+  const categories = [await created('/categories', { name: 'Jazz' }), await created('/categories', { name: 'Rock' }), await created('/categories', { name: 'Folk' })]
+  const tags = [await created('/tags', { name: 'Outdoor' }), await created('/tags', { name: 'Free' })]
+  const venues = [await created('/venues', { venue: 'Hall' }), await created('/venues', { venue: 'Park' })]
+  // Days around NOW (2026-06-15): some before it (outside the default window), most after.
+  const day = () => `2026-${String(5 + Math.floor(rnd() * 4)).padStart(2, '0')}-${String(1 + Math.floor(rnd() * 28)).padStart(2, '0')} ${String(8 + Math.floor(rnd() * 12)).padStart(2, '0')}:00:00`
+  const events: number[] = []
+  for (let i = 0; i < 24; i++) {
+    const start = day()
+    events.push(await created('/events', {
+      title: `Event ${i}`, start_date: start, end_date: start.replace(/ (\d\d):/, (_m, h: string) => ` ${String(Number(h) + 2).padStart(2, '0')}:`),
+      status: 'publish', categories: [pick(categories)], tags: rnd() < 0.5 ? [pick(tags)] : [], venue: [pick(venues)], featured: rnd() < 0.3,
+    }))
+  }
+  const lists = [
+    `/events?categories=${categories[0]}`, `/events?categories=${categories[0]},${categories[1]}`, `/events?categories=${categories[2]}&per_page=3&page=2`,
+    `/events?venue=${venues[0]}`, `/events?venue=${venues[1]}&per_page=4`, `/events?tags=${tags[0]}&featured=true`,
+    `/events?categories=${categories[1]}&venue=${venues[1]}`, `/events?tags=${tags[1]}&start_date=2026-07-01&end_date=2026-08-31`,
+  ]
+  const edits = [
+    () => ({ cost: `€ ${Math.floor(rnd() * 50)}` }),
+    () => ({ categories: [pick(categories)] }),
+    () => ({ categories: [] }),
+    () => ({ venue: [pick(venues)] }),
+    () => ({ tags: [pick(tags)] }),
+    () => {
+      const start = day()
+      return { start_date: start, end_date: start.replace(/ \d\d:/, ' 23:') }
+    },
+    () => ({ featured: rnd() < 0.5 }),
+    () => ({ status: pick(['draft', 'publish', 'publish']) }),
+    () => ({ hide_from_listings: rnd() < 0.3 }),
+    () => ({ title: `Retitled ${Math.floor(rnd() * 1000)}` }),
+  ]
+
+  const allLinked = () => statements.filter((s) => /^select "events"\."id" from \(select (distinct )?l\.event_id/.test(s.sql)).length
+  const rechecks = () => statements.filter((s) => /^select "events"\."id" from \(select value as id from json_each|^select "events"\."id" from \(select unnest/.test(s.sql)).length
+  const compare = async (path: string) => {
+    const a = decoded(await cached.inject({ url: `${API}${path}` }))
+    const b = decoded(await plain.inject({ url: `${API}${path}` }))
+    const shown = (res: typeof a) => ({ status: res.statusCode, body: res.body, total: res.headers['x-total'], pages: res.headers['x-total-pages'], link: res.headers.link, etag: res.headers.etag })
+    t.same(contractProblems('GET', `${API}${path}`, a), [], `GET ${path} keeps the contract`)
+    return JSON.stringify(shown(a)) === JSON.stringify(shown(b)) ? undefined : { path, cached: shown(a), fresh: shown(b) }
+  }
+
+  for (const path of lists) t.equal(await compare(path), undefined, `${path} before any edit`)
+  const readBefore = allLinked()
+  let differences = 0
+  for (let i = 0; i < EDITS; i++) {
+    const id = pick(events)
+    const body = pick(edits)()
+    const through = rnd() < 0.5 ? cached : plain
+    const res = await through.inject({ method: 'PATCH', url: `${API}/events/${id}`, headers, payload: JSON.stringify(body) })
+    t.equal(res.statusCode, 200, `PATCH ${id} ${JSON.stringify(body)}`)
+    for (const path of lists) {
+      const difference = await compare(path)
+      if (difference !== undefined) {
+        differences++
+        t.fail(`after edit ${i} (event ${id}, ${JSON.stringify(body)} through the ${through === cached ? 'cached' : 'plain'} app)`, difference)
+      }
+    }
+  }
+  t.equal(differences, 0, `every list equal after each of ${EDITS} edits (${EDITS * lists.length} reads)`)
+  // The recheck ran, and kept lists: far fewer lists read again than reads after edits.
+  const readAgain = allLinked() - readBefore
+  t.ok(rechecks() > EDITS, `rechecks ran (${rechecks()})`)
+  t.ok(readAgain < (EDITS * lists.length) / 2, `lists read again ${readAgain} times in ${EDITS * lists.length} reads after edits`)
+  t.comment(`rechecks ${rechecks()}, lists read again ${readAgain} of ${EDITS * lists.length} reads after edits`)
+})
