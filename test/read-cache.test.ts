@@ -9,7 +9,7 @@ import { buildApp } from '../src/app.js'
 import { defaultConfig } from '../src/config.js'
 import { openDatabase } from '../src/db/database.js'
 import { createCompilers } from '../src/http/compilers.js'
-import { createReadCache, readCacheStats } from '../src/repositories/read-cache.js'
+import { MAX_RESULT_BYTES, RESULTS_PER_RECORD, createReadCache, readCacheStats } from '../src/repositories/read-cache.js'
 import { API, NOW } from './helpers/build.js'
 import { SPEC, contractProblems } from './helpers/contract.js'
 import { insertEvent } from './helpers/fixtures.js'
@@ -113,6 +113,36 @@ t.test('an entry read while others keep coming is kept; the ones not read again 
   // The tenth place is the one read throughout; the other nine are the newest (read last: reading moves entries).
   const kept = Array.from({ length: 200 }, (_, i) => `k${i + 1}`).filter((key) => cache.peek(key) !== undefined)
   t.same(kept, Array.from({ length: 9 }, (_, i) => `k${192 + i}`), 'the nine newest of the others are kept, no older one')
+})
+
+t.test('list results are bounded apart from records: eight per record, and about 32 MB', async (t) => {
+  const handle = await openDatabase(':memory:')
+  t.teardown(() => handle.close())
+  t.equal(RESULTS_PER_RECORD, 8)
+  const small = createReadCache(2)
+  let computed = 0
+  const remember = (cache: typeof small, key: string, value: unknown = key) => cache.remember(handle.db, key, async () => {
+    computed++
+    return value
+  })
+  for (let i = 0; i < 16; i++) await remember(small, `count:events:${i}`)
+  t.equal(computed, 16)
+  for (let i = 0; i < 16; i++) await remember(small, `count:events:${i}`)
+  t.equal(computed, 16, 'sixteen results kept beside two records')
+  await remember(small, 'count:events:16')
+  await remember(small, 'count:events:0')
+  t.equal(computed, 18, 'the seventeenth pushed out the least recently used')
+  // By size: lists of 1,000 ids (about 8 kB each as estimated), far fewer than the count allows.
+  const big = createReadCache(2500)
+  const ids = Array.from({ length: 1000 }, (_, i) => i)
+  computed = 0
+  const lists = Math.ceil(MAX_RESULT_BYTES / (ids.length * 8)) + 100
+  for (let i = 0; i < lists; i++) await remember(big, `all:events:${i}`, ids)
+  t.equal(computed, lists)
+  await remember(big, `all:events:${lists - 1}`, ids)
+  t.equal(computed, lists, 'the newest kept')
+  await remember(big, 'all:events:0', ids)
+  t.equal(computed, lists + 1, `the oldest made room by size, with ${lists} of ${2500 * RESULTS_PER_RECORD} results stored`)
 })
 
 t.test('the cache is bounded and keeps nothing computed across a change', async (t) => {

@@ -37,8 +37,9 @@
  *
  * It counts its hits and misses (`stats`), which the metrics module reads through `readCacheStats`.
  *
- * Bounded: at most `maxEntries` records and `maxEntries` list results and lookups, the least recently
- * used dropped first. Off (every call computes) when created with 0 entries.
+ * Bounded: at most `maxEntries` records, and `maxEntries × RESULTS_PER_RECORD` list results and lookups
+ * within about MAX_RESULT_BYTES, the least recently used dropped first. Off (every call computes) when
+ * created with 0 entries.
  */
 import type { Kysely } from 'kysely'
 import { dataVersion, versionsReadSoFar, type DataVersion } from '../db/dialect.js'
@@ -104,12 +105,33 @@ export type Recheck<T> = (value: T, changed: readonly number[]) => Promise<boole
 /** A remembered result: the tables it depends on; with a recheck, the events changed since it was computed. */
 interface Result extends Entry {
   tables: ReadonlySet<string>
+  /** Its estimated size (`sizeOf`). */
+  bytes: number
   recheck?: Recheck<unknown>
   suspects?: Set<number>
 }
 
 /** Changed events a result is kept with at most (more: it is dropped, as without a recheck). */
 const MAX_SUSPECTS = 64
+
+/**
+ * List results and lookups kept per record kept (`maxEntries` records): a result is a number or a list of
+ * ids (up to 1,000), a record 27–40 kB, and a site's lists have many more keys than its pages have records
+ * (each filter, page and search needle its own): with as many results as records, a random search (thousands of
+ * needles) pushed out the costly counts (5 ms a common two-letter needle's) before they were asked again.
+ */
+export const RESULTS_PER_RECORD = 8
+/** The memory list results may take at most, as estimated (`sizeOf`): 32 MB. */
+export const MAX_RESULT_BYTES = 32 * 1024 * 1024
+
+/** About how many bytes a remembered result takes (its key, and its value: numbers, ids, maps of them). */
+function sizeOf(key: string, value: unknown): number {
+  const base = 96 + key.length * 2
+  if (Array.isArray(value)) return base + 16 + value.length * 8
+  if (value instanceof Map) return base + 64 + value.size * 96
+  if (typeof value === 'string') return base + value.length * 2
+  return base + 16
+}
 
 /** The record kind of each resource of the log (`event:12` is the key of event 12). */
 const KIND: Record<ChangeResource, string> = { events: 'event', venues: 'venue', organizers: 'organizer', categories: 'category', tags: 'tag' }
@@ -134,6 +156,14 @@ const TABLE: Record<ChangeResource, string> = { events: 'events', venues: 'venue
 export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetween: ChangesBetween = changesInLog, moments?: () => number): ReadCache {
   const records = new Map<string, Entry>()
   const results = new Map<string, Result>()
+  const maxResults = maxEntries * RESULTS_PER_RECORD
+  let resultBytes = 0
+  const dropResult = (key: string) => {
+    const entry = results.get(key)
+    if (entry === undefined) return
+    results.delete(key)
+    resultBytes -= entry.bytes
+  }
   // Which remembered records show a record (`venue:3` → `event:12`, …), and the reverse, to forget both ways.
   const shownIn = new Map<string, Set<string>>()
   const shows = new Map<string, readonly string[]>()
@@ -200,7 +230,7 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
         entry.suspects ??= new Set()
         for (const id of events) entry.suspects.add(id)
       } else {
-        results.delete(key)
+        dropResult(key)
       }
     }
   }
@@ -224,7 +254,7 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
     }
     // Another recheck may have settled or dropped it meanwhile; only this entry's state is changed.
     if (holds && entry.suspects === suspects) entry.suspects = undefined
-    else if (!holds && results.get(key) === entry) results.delete(key)
+    else if (!holds && results.get(key) === entry) dropResult(key)
     return holds
   }
 
@@ -277,11 +307,16 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
       counts.misses.results += 1
       const value = await compute()
       if (generation === current && value !== undefined) {
-        if (results.size >= maxEntries) {
+        const bytes = sizeOf(key, value)
+        dropResult(key)
+        // The oldest make room, by count and by estimated size.
+        while (results.size > 0 && (results.size >= maxResults || resultBytes + bytes > MAX_RESULT_BYTES)) {
           const oldest = results.keys().next()
-          if (oldest.done !== true) results.delete(oldest.value)
+          if (oldest.done === true) break
+          dropResult(oldest.value)
         }
-        results.set(key, { value, tables: dependenciesOf(key), stamp: ++stamp, ...(recheck === undefined ? {} : { recheck: recheck as Recheck<unknown> }) })
+        results.set(key, { value, tables: dependenciesOf(key), stamp: ++stamp, bytes, ...(recheck === undefined ? {} : { recheck: recheck as Recheck<unknown> }) })
+        resultBytes += bytes
       }
       return value
     },
@@ -316,6 +351,7 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
       last = undefined
       records.clear()
       results.clear()
+      resultBytes = 0
       shownIn.clear()
       shows.clear()
       generation += 1
