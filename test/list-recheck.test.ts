@@ -20,21 +20,10 @@ import { generateKey } from '../src/lib/api-keys.js'
 import { createUserWithKey } from '../src/repositories/users.js'
 import { SPEC, contractProblems } from './helpers/contract.js'
 import { freshDatabaseUrl } from './helpers/database.js'
+import { propertyRuns, propertySeed, seededRandom } from './helpers/property.js'
 import { API, BASE_URL, NOW, decoded } from './helpers/build.js'
 
-const EDITS = 80
-
-/** A seeded generator (mulberry32). */
-function random(seed: number) {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let x = a
-    x = Math.imul(x ^ (x >>> 15), x | 1)
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61)
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
-  }
-}
+const EDITS = propertyRuns(80)
 
 t.test('lists kept across event edits and rechecked answer what lists computed afresh answer', async (t) => {
   const url = await freshDatabaseUrl(t, join(t.testdir(), 'calendar.db'))
@@ -55,7 +44,7 @@ t.test('lists kept across event edits and rechecked answer what lists computed a
   const key = generateKey()
   await withTransaction(plainHandle.db, (trx) => createUserWithKey(trx, 'editor', key, '2026-01-01 00:00:00', 'recheck'))
   const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
-  const rnd = random(20261127)
+  const rnd = seededRandom(propertySeed(20261127))
   const pick = <T>(list: readonly T[]): T => list[Math.floor(rnd() * list.length)] as T
 
   const created = async (path: string, body: Record<string, unknown>): Promise<number> => {

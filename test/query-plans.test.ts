@@ -30,6 +30,7 @@ import { cursorOf } from '../src/handlers/changes.js'
 import { changedMatchesQuery, type EventFilter } from '../src/repositories/event-filters.js'
 import { contractProblems, SPEC } from './helpers/contract.js'
 import { freshDatabaseUrl } from './helpers/database.js'
+import { seededRandom } from './helpers/property.js'
 import { API, NOW, decoded } from './helpers/build.js'
 
 const EVENTS = Number(process.env.PLANS_EVENTS ?? 5000)
@@ -37,18 +38,6 @@ const VENUES = 1500
 const ORGANIZERS = 1000
 const TERMS = 600
 const BIG = ['events', 'venues', 'organizers', 'terms', 'event_terms', 'event_venues', 'event_organizers', 'changes']
-
-/** A seeded generator (mulberry32): the same data on every run. */
-function random(seed: number) {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let x = a
-    x = Math.imul(x ^ (x >>> 15), x | 1)
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61)
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 /** A node of PostgreSQL's JSON plan, as far as read here. */
 interface PlanNode {
@@ -82,7 +71,7 @@ t.test('every list filter is served by an index on the engine under test', async
   const handle = await openDatabase(await freshDatabaseUrl(t), { log: (statement) => captured?.push(statement) })
   const { db } = handle
   const postgres = handle.engine === 'postgres'
-  const next = random(14)
+  const next = seededRandom(14)
   const int = (n: number) => Math.floor(next() * n)
 
   // Users: an editor and authors (events carry authors, so the author scope has something to bind).

@@ -25,3 +25,15 @@ export function propertyRuns(full: number): number {
 export function propertySeed(seed: number): number {
   return seed + SEED_SHIFT
 }
+
+/** A seeded generator (mulberry32): the same numbers in [0, 1) for the same seed, on every machine. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let x = a
+    x = Math.imul(x ^ (x >>> 15), x | 1)
+    x ^= x + Math.imul(x ^ (x >>> 7), x | 61)
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
+  }
+}
