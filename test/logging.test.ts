@@ -46,3 +46,16 @@ t.test('no log line shows a key, a token, a password or the Authorization header
   t.notMatch(log, /SECRET\d/, 'no secret in any line')
   t.notMatch(log, /authorization/i, 'no Authorization header')
 })
+
+t.test('a start logs no warning (glue finds a parser for every media type of the spec, the answers\' too)', async (t) => {
+  const lines: string[] = []
+  const handle = await openDatabase(':memory:')
+  const app = await buildApp({ db: handle.db, config: defaultConfig({ logLevel: 'info' }), spec: SPEC, logStream: { write: (line) => lines.push(line) } })
+  t.teardown(async () => {
+    await app.close()
+    await handle.close()
+  })
+  await app.ready()
+  const warnings = lines.map((line) => JSON.parse(line) as { level: number; msg?: string }).filter((entry) => entry.level >= 40)
+  t.same(warnings.map((w) => w.msg), [], 'no warning or error while the app was built')
+})

@@ -49,9 +49,10 @@ export function registerBodyParsers(app: FastifyInstance): void {
     done(new ApiError(415, 'rest_unsupported_media_type', 'unsupportedMediaType', { type: String(req.headers['content-type'] ?? '') }), undefined)
   }
   app.addContentTypeParser('*', { parseAs: 'buffer' }, refuse)
-  // A type the server only answers with (/doc's YAML), named so that glue, which looks for a parser for every
-  // media type of the spec, finds one: refused like any other.
-  app.addContentTypeParser('application/yaml', { parseAs: 'buffer' }, refuse)
+  // Types the server only answers with (/doc's YAML, the iCalendar feeds), named so that glue, which looks for a
+  // parser for every media type of the spec, its answers' too, finds one (else it warns at every start): refused
+  // like any other.
+  app.addContentTypeParser(['application/yaml', 'text/calendar'], { parseAs: 'buffer' }, refuse)
   // The route is checked first (CONTRACT §1): no route is 404 before the body is read, whatever it holds.
   app.addHook('onRequest', async (req) => {
     if (req.is404) throw new ApiError(404, 'rest_no_route', 'noRoute')
