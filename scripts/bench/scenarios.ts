@@ -4,7 +4,7 @@
  * the reads see).
  */
 import SQLite from 'better-sqlite3'
-import { SEARCH_WORDS, dayStartMs, sqlDate } from './loader.js'
+import { SEARCH_WORDS, dayStartMs, prng, sqlDate } from './loader.js'
 import type { BenchRequest, Scenario } from './driver.js'
 
 export const PREFIX = '/calendar/events/v1'
@@ -167,25 +167,14 @@ export function allScenarios(s: Samples, key: string, now: Date): Scenario[] {
   ]
 }
 
-/** A small seeded generator (mulberry32): every run sends the same "random" traffic. */
-function random(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-
 /**
  * Traffic where every request differs: random events by id, random filtered lists on random pages,
  * random searches, and a mix of reads with interleaved writes (90 % reads, 10 % PATCH of random
  * events), which is what a read cache meets on a real site. Pages past the last are 404: accepted.
  */
 export function realScenarios(s: Samples, key: string, now: Date): Scenario[] {
-  const rnd = random(20261125)
+  // Seeded: every run sends the same "random" traffic.
+  const rnd = prng(20261125)
   const pick = <T>(list: readonly T[]): T => list[Math.floor(rnd() * list.length)] as T
   const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
   const today = dayStartMs(now)
