@@ -6,6 +6,7 @@
  *   node --import tsx scripts/bench.ts [--events N] [--duration S] [--warmup S] [--connections C]
  *                                      [--timeout S] [--scale [--sizes 1000,100000,1000000]] [--out FILE]
  *                                      [--db-dir DIR] [--keep-db] [--no-pin] [--cache-entries N] [--only K1,K2]
+ *                                      [--realistic]
  *                                      [--database-url postgres://…] [--nodes N]
  *
  * `--scale` runs the list and filter routes at 1,000, 100,000 and 1,000,000 events instead (one
@@ -40,7 +41,7 @@ import {
   allowedCpus, freePort, hasTaskset, killAllChildren, memoryOf, pinSelf, startProcess, stopProcess, type Managed, type MemoryStatus,
 } from './bench/processes.js'
 import {
-  FAILED_ANSWERS, runTargets, scaleTable, scaleTargets, scenarioTable, targetLines, type ScalePoint, type TargetCheck,
+  FAILED_ANSWERS, REALISTIC_KEYS, runTargets, scaleTable, scaleTargets, scenarioTable, targetLines, type ScalePoint, type TargetCheck,
 } from './bench/report.js'
 import { PREFIX, allScenarios, ceilingScenario, listScenarios, realScenarios, sampleData } from './bench/scenarios.js'
 
@@ -86,6 +87,9 @@ const USAGE = `usage: node --import tsx scripts/bench.ts [options]
   --no-pin          do not pin server and client to separate cores
   --cache-entries N the server's CALENDAR_CACHE_ENTRIES (0: no read cache, to measure the engine alone)
   --only K1,K2      run only these scenarios (keys as in the JSON: event-by-id, random-by-id, mixed-90-10, …)
+  --realistic       the realistic workloads only (every request differs: ${REALISTIC_KEYS.join(', ')}),
+                    at 20,000 events unless --events says otherwise; their targets are the ratios and p99s
+                    of scripts/bench/report.ts REALISTIC_TARGETS
   --database-url U  a postgres:// URL: the servers run on PostgreSQL, the data copied into the schema
                     calendar_bench_<events> (default: DATABASE_URL when it is a PostgreSQL URL, else SQLite)
   --nodes N         API processes on the one database, connections spread over them (default 1)
@@ -119,11 +123,13 @@ function parseArgs(argv: string[]): Options {
     if (raw === undefined || !/^\d+$/.test(raw) || value < min || value > max) throw new UsageError(`--${name} must be an integer from ${min} to ${max}`)
     return value
   }
+  let eventsGiven = false
+  let realistic = false
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i]
     const value = (): string | undefined => argv[++i]
     switch (flag) {
-      case '--events': options.events = integer('events', value(), 100, 10_000_000); break
+      case '--events': options.events = integer('events', value(), 100, 10_000_000); eventsGiven = true; break
       case '--duration': options.duration = integer('duration', value(), 1, 600); break
       case '--warmup': options.warmup = integer('warmup', value(), 0, 120); break
       case '--connections': options.connections = integer('connections', value(), 1, 1000); break
@@ -152,6 +158,7 @@ function parseArgs(argv: string[]): Options {
       case '--no-documents': options.documents = false; break
       case '--cache-entries': options.cacheEntries = integer('cache-entries', value(), 0, 1_000_000); break
       case '--only': options.only = (value() ?? '').split(',').map((k) => k.trim()).filter((k) => k !== ''); break
+      case '--realistic': realistic = true; break
       case '--database-url': {
         const raw = value()
         if (raw === undefined || !isPostgresUrl(raw)) throw new UsageError('--database-url needs a postgres:// or postgresql:// URL')
@@ -162,6 +169,11 @@ function parseArgs(argv: string[]): Options {
       case '--help': case '-h': process.stdout.write(`${USAGE}\n`); process.exit(0); break
       default: throw new UsageError(`unknown option ${flag}`)
     }
+  }
+  if (realistic) {
+    if (options.only !== undefined || options.scale) throw new UsageError('--realistic chooses the scenarios: not with --only or --scale')
+    options.only = [...REALISTIC_KEYS]
+    if (!eventsGiven) options.events = 20_000
   }
   options.sizes.sort((a, b) => a - b)
   return options
