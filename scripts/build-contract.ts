@@ -5,6 +5,8 @@
  *
  * Also checks every schema of the contract against the JSON Schema 2020-12 meta-schema, which the
  * server's Ajv instances skip at run time (src/http/compilers.ts): a malformed schema fails the build.
+ * And writes the OpenAPI 3.1 meta-schema compiled (Ajv standalone code) for the check fastify-openapi-glue
+ * runs on every start (src/http/meta-validator.ts).
  *
  *   node --import tsx scripts/build-contract.ts        (part of `npm run build`)
  */
@@ -13,7 +15,9 @@ import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { isDeepStrictEqual } from 'node:util'
 import { Ajv2020 } from 'ajv/dist/2020.js'
+import { META_VALIDATOR_URL } from '../src/http/meta-validator.js'
 import { CONTRACT_CACHE_URL, contractCache } from '../src/http/spec.js'
+import { metaValidatorCode } from './meta-validator-code.js'
 
 const cache = contractCache()
 
@@ -33,10 +37,17 @@ if (!isDeepStrictEqual(JSON.parse(json), { ...cache })) {
   process.exit(0)
 }
 mkdirSync(dirname(file), { recursive: true })
-const temporary = `${file}.${process.pid}.tmp`
-writeFileSync(temporary, json)
-renameSync(temporary, file)
+writeAtomically(file, json)
 process.stdout.write(`build-contract: ${checked} schemas valid; wrote ${file} (${(json.length / 1024).toFixed(0)} kB, sha256 ${cache.sha256.slice(0, 12)}…)\n`)
+writeAtomically(fileURLToPath(META_VALIDATOR_URL), metaValidatorCode())
+process.stdout.write(`build-contract: wrote ${fileURLToPath(META_VALIDATOR_URL)} (the OpenAPI 3.1 meta-schema, compiled)\n`)
+
+function writeAtomically(target: string, text: string): void {
+  const temporary = `${target}.${process.pid}.tmp`
+  writeFileSync(temporary, text)
+  renameSync(temporary, target)
+}
+
 
 /** Every Schema Object (`components.schemas.*` and any `schema`), checked against the meta-schema. */
 function schemaProblems(document: Record<string, unknown>): { checked: number; problems: string[] } {

@@ -41,6 +41,7 @@ import { frameworkErrorHandler, registerErrorHandlers, type ErrorTexts } from '.
 import { connectionOptions, registerConnectionHandling } from './http/connections.js'
 import { commonHeaders, registerHeaders, registerPreflight, setCommonHeaders } from './http/headers.js'
 import { messageTable } from './http/i18n.js'
+import { usePrecompiledMetaValidator } from './http/meta-validator.js'
 import { requestedLanguage } from './http/language.js'
 import { loggerOptions, registerRequestLog, requestLogController, type LogStream } from './http/logging.js'
 import { createCatalog } from './http/messages.js'
@@ -221,6 +222,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ...changeHandlers(ctx),
     ...webhookHandlers(ctx),
   } satisfies Handlers
+  // Glue checks the contract against the OpenAPI meta-schema: with the one the build compiled, not compiled again.
+  usePrecompiledMetaValidator()
   await app.register(openapiGlue, {
     // Validation as handlers read requests: the text forms of query strings and forms are converted first.
     specification: typedDocument(spec.document),
