@@ -110,7 +110,7 @@ for leg in "$@"; do
   tap_args=(--reporter=tap "--jobs=$JOBS")
   if [[ "$leg" == *COVERAGE=1* ]]; then
     tap_args+=(--no-disable-coverage --coverage-report=text-summary "${COVERAGE_FLOORS[@]}"
-      --coverage-exclude='test/**' --coverage-exclude='scripts/**' --coverage-exclude='src/generated/**')
+      --coverage-exclude='test/**' --coverage-exclude='scripts/**' --coverage-exclude='src/generated/**' --coverage-exclude='dist/**')
   fi
   in_leg "$leg" npx tap "${tap_args[@]}" 2>&1 | in_leg "$leg" node --import tsx scripts/tap-summary.ts --counts "$work/leg-$n.json"
   status=${PIPESTATUS[0]}
