@@ -9,6 +9,7 @@ import { sql } from 'kysely'
 import { join } from 'node:path'
 import { WAL_AUTOCHECKPOINT_PAGES, openDatabase, type LoggedStatement } from '../src/db/database.js'
 import { migrationsApplied, migrationsCurrent } from '../src/db/migrate.js'
+import SQLite from 'better-sqlite3'
 import { TEST_ENGINE, freshDatabaseUrl } from './helpers/database.js'
 
 async function freshUrl(t: Test): Promise<string> {
@@ -97,4 +98,29 @@ t.test('SQLite: a file is opened in WAL mode, waits for a writer, and checkpoint
   t.equal(sqlite.pragma('busy_timeout', { simple: true }), 5000)
   t.equal(sqlite.pragma('wal_autocheckpoint', { simple: true }), WAL_AUTOCHECKPOINT_PAGES)
   t.equal(WAL_AUTOCHECKPOINT_PAGES, 10_000)
+})
+
+t.test('SQLite: a new file another process is making (its write lock held in rollback mode) is opened once that process lets go', async (t) => {
+  if (TEST_ENGINE !== 'sqlite') {
+    t.pass('PostgreSQL: nothing of SQLite to switch')
+    return
+  }
+  const file = join(t.testdir(), 'made-at-once.db')
+  const other = new SQLite(file)
+  t.teardown(() => other.close())
+  other.exec('begin immediate; create table made_by_the_other (x integer)')
+  // What a node starting beside it meets: SQLite answers at once, without waiting out the busy timeout.
+  const probe = new SQLite(file)
+  probe.pragma('busy_timeout = 5000')
+  t.throws(() => probe.pragma('journal_mode = WAL'), { code: 'SQLITE_BUSY' }, 'the switch to WAL is refused at once while the other holds the lock')
+  probe.close()
+
+  const opening = openDatabase(file)
+  // The first attempt has been refused by now; the other process commits before the next one.
+  setImmediate(() => other.exec('commit'))
+  const handle = await opening
+  t.teardown(() => handle.close())
+  t.equal(handle.sqlite?.pragma('journal_mode', { simple: true }), 'wal')
+  t.ok(await migrationsApplied(handle.db), 'migrated')
+  t.same((await sql<{ name: string }>`select name from sqlite_master where name = 'made_by_the_other'`.execute(handle.db)).rows, [{ name: 'made_by_the_other' }], "the other's table is there")
 })

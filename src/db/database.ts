@@ -16,7 +16,7 @@ import { dirname } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { Kysely, sql, type LogEvent, type SqliteDatabase, type SqliteStatement } from 'kysely'
 import pg from 'pg'
-import { VERSION_QUERY, foldCase, haversineKm, setVersionProbe, versionOf } from './dialect.js'
+import { VERSION_QUERY, foldCase, haversineKm, isWriteConflict, setVersionProbe, versionOf } from './dialect.js'
 import { migrateToLatest, migrationMayBeRetried, migrationsCurrent } from './migrate.js'
 import { WriteSerializingPostgresDialect } from './postgres-dialect.js'
 import { WriteLockingSqliteDialect } from './sqlite-dialect.js'
@@ -71,6 +71,28 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
   return isPostgresUrl(url) ? openPostgres(url, options.poolSize ?? 10, options.log) : openSqlite(url, options.log)
 }
 
+/** How long a SQLite connection waits for a lock another connection holds (SQLite's busy timeout). */
+const BUSY_TIMEOUT_MS = 5000
+
+/**
+ * Puts the file in WAL mode (a no-op when it is already). SQLite answers SQLITE_BUSY at once, without
+ * waiting out the busy timeout, when another connection holds the file's write lock in rollback mode (a
+ * process making the same new file at that moment): it would deadlock otherwise. Asked again, a few
+ * milliseconds apart, until the busy timeout has passed.
+ */
+async function switchToWal(sqlite: SQLite.Database): Promise<void> {
+  const deadline = Date.now() + BUSY_TIMEOUT_MS
+  for (let attempt = 1; ; attempt++) {
+    try {
+      sqlite.pragma('journal_mode = WAL')
+      return
+    } catch (error) {
+      if (!isWriteConflict(error) || Date.now() >= deadline) throw error
+      await new Promise((resolve) => setTimeout(resolve, Math.min(attempt, 10) * (2 + Math.random() * 3)))
+    }
+  }
+}
+
 /** Pages written to SQLite's WAL between two checkpoints (see `openSqlite`). */
 export const WAL_AUTOCHECKPOINT_PAGES = 10_000
 
@@ -80,8 +102,13 @@ export async function openSqlite(url: string, log?: Logger): Promise<DatabaseHan
   const sqlite = new SQLite(url)
   // The busy timeout first: switching a new file to WAL takes its lock, which another process opening it
   // at once (a node starting beside others, migrating) may hold; without it, that open failed at once.
-  sqlite.pragma('busy_timeout = 5000')
-  sqlite.pragma('journal_mode = WAL')
+  sqlite.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`)
+  try {
+    await switchToWal(sqlite)
+  } catch (error) {
+    sqlite.close()
+    throw error
+  }
   sqlite.pragma('synchronous = NORMAL')
   // The WAL is copied back into the database (and both synced) every 10,000 pages written instead of
   // SQLite's 1,000: a page every write changes (the change log's last, an index's, the search index's
