@@ -84,7 +84,7 @@ export const REALISTIC_TARGETS: Readonly<Record<string, { ratio: number; p99?: n
   'event-create': { ratio: 0.05 },
 }
 
-/** The realistic workloads, in the order `--realistic` runs them. */
+/** The keys of the realistic workloads, which `--realistic` runs (in the order the bench defines its scenarios). */
 export const REALISTIC_KEYS: readonly string[] = Object.keys(REALISTIC_TARGETS)
 
 /** The per-run targets: ratios to the ceiling, p99 of reads, no failed answers, start-up time. */
