@@ -412,6 +412,9 @@ export async function buildDatabase(options: LoadOptions): Promise<LoadResult> {
     // Term counts are kept by the app's event writes; a bulk load sets them once, the same way.
     db.exec(`update terms set event_count = (select count(*) from event_terms et join events e on e.id = et.event_id
       where et.term_id = terms.id and e.status = 'publish')`)
+    // The search index merged whole (a batch is a segment): writes merge only a little each (migration 0013).
+    db.exec(`insert into event_search (event_search) values ('optimize')`)
+    db.exec(`insert into event_search_pairs (event_search_pairs) values ('optimize')`)
     const violations = db.prepare('pragma foreign_key_check').all()
     if (violations.length > 0) throw new Error(`loader: ${violations.length} foreign key violations, first ${JSON.stringify(violations[0])}`)
     db.pragma('journal_mode = WAL')

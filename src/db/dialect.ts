@@ -80,6 +80,7 @@ export async function writeEventSearch(db: QueryExecutorProvider, id: number, te
   await sql`delete from event_search where rowid = ${id}`.execute(db)
   await sql`insert into event_search (rowid, title, description) values (${id}, ${texts.title}, ${texts.description})`.execute(db)
   await sql`insert or replace into event_search_pairs (rowid, pairs) values (${id}, ${searchPairs(texts)})`.execute(db)
+  await mergeSearchSegments(db)
 }
 
 /** Removes an event's row of the search index (PostgreSQL's goes with the event by its foreign key; SQLite's FTS5 tables have none). */
@@ -90,6 +91,20 @@ export async function deleteEventSearch(db: QueryExecutorProvider, id: number): 
   }
   await sql`delete from event_search where rowid = ${id}`.execute(db)
   await sql`delete from event_search_pairs where rowid = ${id}`.execute(db)
+  await mergeSearchSegments(db)
+}
+
+/** Pages of segments a write that changes SQLite's search index merges at most (migration 0013). */
+export const SEARCH_MERGE_PAGES = 8
+
+/**
+ * SQLite: a bounded share of the merging of the search index's segments, in the write's transaction
+ * (migration 0013 turned FTS5's own merging off, which merged whole levels at the end of some write):
+ * nothing when no level holds enough segments to merge, else at most SEARCH_MERGE_PAGES pages of each table.
+ */
+async function mergeSearchSegments(db: QueryExecutorProvider): Promise<void> {
+  await sql`insert into event_search (event_search, rank) values ('merge', ${sql.lit(SEARCH_MERGE_PAGES)})`.execute(db)
+  await sql`insert into event_search_pairs (event_search_pairs, rank) values ('merge', ${sql.lit(SEARCH_MERGE_PAGES)})`.execute(db)
 }
 
 /** The token of two adjacent code points in SQLite's index of pairs: their hexadecimal numbers joined by `g` (ASCII letters and digits, one token). */

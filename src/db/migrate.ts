@@ -14,6 +14,7 @@ import * as eventDocuments from './migrations/0009-event-documents.js'
 import * as endNotBeforeStart from './migrations/0010-events-end-not-before-start.js'
 import * as eventsByIdListingIndex from './migrations/0011-events-by-id-listing-index.js'
 import * as searchPairs from './migrations/0012-search-pairs.js'
+import * as searchMergesInWrites from './migrations/0013-search-merges-in-writes.js'
 
 const migrations: Record<string, Migration> = {
   '0001-initial': initial,
@@ -28,6 +29,7 @@ const migrations: Record<string, Migration> = {
   '0010-events-end-not-before-start': endNotBeforeStart,
   '0011-events-by-id-listing-index': eventsByIdListingIndex,
   '0012-search-pairs': searchPairs,
+  '0013-search-merges-in-writes': searchMergesInWrites,
 }
 
 /**
