@@ -16,7 +16,7 @@ import { dirname } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { Kysely, sql, type LogEvent, type SqliteDatabase, type SqliteStatement } from 'kysely'
 import pg from 'pg'
-import { VERSION_QUERY, foldCase, haversineKm, isWriteConflict, setVersionProbe, versionOf } from './dialect.js'
+import { VERSION_QUERY, foldCase, haversineKm, isWriteConflict, setIdLister, setVersionProbe, versionOf } from './dialect.js'
 import { migrateToLatest, migrationMayBeRetried, migrationsCurrent } from './migrate.js'
 import { WriteSerializingPostgresDialect } from './postgres-dialect.js'
 import { WriteLockingSqliteDialect } from './sqlite-dialect.js'
@@ -139,6 +139,17 @@ export async function openSqlite(url: string, log?: Logger): Promise<DatabaseHan
 function withVersionProbe(db: Kysely<Database>, sqlite: SQLite.Database): DatabaseHandle & { sqlite: SQLite.Database } {
   const version = sqlite.prepare(VERSION_QUERY)
   setVersionProbe(db, () => versionOf(version.get() as { h: number; e: number }))
+  // Its own statements (the query builder's cache must not be switched to plucking): a few list shapes.
+  const listers = new Map<string, SQLite.Statement>()
+  setIdLister(db, (text, parameters) => {
+    let statement = listers.get(text)
+    if (statement === undefined) {
+      if (listers.size >= 100) listers.clear()
+      statement = sqlite.prepare(text).pluck()
+      listers.set(text, statement)
+    }
+    return statement.all(...parameters) as number[]
+  })
   return { db, engine: 'sqlite', sqlite, close: () => db.destroy() }
 }
 

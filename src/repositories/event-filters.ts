@@ -6,7 +6,7 @@
  */
 import { sql, type Expression, type SqlBool } from 'kysely'
 import type { Language } from '../contract.js'
-import { distanceKm, inIdList, isPostgres, searchedIds } from '../db/dialect.js'
+import { distanceKm, inIdList, isPostgres, listIds, searchedIds } from '../db/dialect.js'
 import type { Taxonomy } from '../db/schema.js'
 import type { Db } from '../db/unit-of-work.js'
 import { boundingBox, type Circle } from '../lib/geo.js'
@@ -161,8 +161,42 @@ const listKey = (f: EventFilter) => `events:${JSON.stringify(f)}`
 export async function countEvents(db: Db, f: EventFilter): Promise<number> {
   const all = await allLinkedIds(db, f)
   if (all !== null) return all.length
-  return rememberedResult(db, `count:${listKey(f)}`, async () =>
-    Number((await eventCountQuery(db, f, await searchDrives(db, f)).executeTakeFirstOrThrow()).n))
+  return rememberedResult(db, `count:${listKey(f)}`, async () => {
+    const drives = await searchDrives(db, f)
+    if (!drives && hasSearch(f) && linkFilters(f).length === 0 && !isPostgres(db)) {
+      const found = searchedIds(db, f.search)
+      if (found.indexed) return countBySearchBits(db, f, found.ids)
+    }
+    return Number((await eventCountQuery(db, f, drives).executeTakeFirstOrThrow()).n)
+  })
+}
+
+/**
+ * SQLite, a needle the search index serves found in more events than SORT_LINKED_UP_TO (in any language,
+ * at any date), without link filters: the count of the events the other filters match (their ids, from
+ * the listing index) that the index lists (`ids`: exact), those as a set of bits remembered per needle
+ * until events change. The plan it replaces checked the needle per event of the window: a LIKE on its
+ * texts for two characters, a lookup in the index's list for more; a common pair ('er') over the
+ * benchmark's 10,000-event window took 7.7 ms that way, 2.6 ms listing both sides, 0.3–0.6 ms with the
+ * set remembered (the next filter, the next page's count).
+ */
+async function countBySearchBits(db: Db, f: EventFilter & { search: string }, ids: Expression<{ id: number }>): Promise<number> {
+  const held = await rememberedResult(db, `ids:events:search:${JSON.stringify(f.search)}`, async () =>
+    bitsOf(await listIds(db, db.selectFrom(sql<{ id: number }>`${ids}`.as('found')).select('found.id'))))
+  let n = 0
+  for (const id of await listIds(db, eventsFrom(db, { ...f, search: undefined }, true, false).select('events.id'))) {
+    if (id >>> 5 < held.length && ((held[id >>> 5] as number) & (1 << (id & 31))) !== 0) n++
+  }
+  return n
+}
+
+/** The ids `ids` as a set of bits (bit `id % 32` of word `id / 32`). */
+function bitsOf(ids: readonly number[]): Uint32Array {
+  let top = 0
+  for (const id of ids) if (id > top) top = id
+  const bits = new Uint32Array((top >>> 5) + 1)
+  for (const id of ids) bits[id >>> 5] = (bits[id >>> 5] as number) | (1 << (id & 31))
+  return bits
 }
 
 /** Up to this many matches of a filter with links, every id is read in list order at once (see `allLinkedIds`). */

@@ -124,10 +124,11 @@ export const RESULTS_PER_RECORD = 8
 /** The memory list results may take at most, as estimated (`sizeOf`): 32 MB. */
 export const MAX_RESULT_BYTES = 32 * 1024 * 1024
 
-/** About how many bytes a remembered result takes (its key, and its value: numbers, ids, maps of them). */
+/** About how many bytes a remembered result takes (its key, and its value: numbers, ids, maps of them, sets of bits). */
 function sizeOf(key: string, value: unknown): number {
   const base = 96 + key.length * 2
   if (Array.isArray(value)) return base + 16 + value.length * 8
+  if (ArrayBuffer.isView(value)) return base + 64 + value.byteLength
   if (value instanceof Map) return base + 64 + value.size * 96
   if (typeof value === 'string') return base + value.length * 2
   return base + 16
