@@ -8,6 +8,7 @@
  */
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig } from './config.js'
+import { startCheckpointer } from './db/checkpointer.js'
 import { isPostgresUrl, openDatabase, shownUrl, type DatabaseHandle } from './db/database.js'
 import { scheduleRetention } from './retention.js'
 
@@ -18,6 +19,10 @@ async function main(): Promise<void> {
   const config = loadConfig()
   const database = await openOrExplain(config.databaseUrl, config.databasePoolSize)
   const app = await buildApp({ db: database.db, config })
+  // SQLite in a file: its WAL copied back by a thread of its own (db/checkpointer.ts).
+  const checkpoints = database.engine === 'sqlite' && config.databaseUrl !== ':memory:'
+    ? startCheckpointer(config.databaseUrl, { onError: (error) => app.log.warn({ err: error }, 'a background checkpoint failed') })
+    : undefined
   const stopRetention = scheduleRetention(database.db, () => new Date(), config.changesRetentionDays,
     (error) => app.log.error({ err: error }, 'pruning the change log failed'))
   let closing = false
@@ -29,6 +34,7 @@ async function main(): Promise<void> {
     // Webhook attempts in flight finish (or give their deliveries back) while requests drain.
     Promise.all([app.drainConnections(), app.webhooks.stop()])
       .then(() => app.close())
+      .then(() => checkpoints?.stop())
       .then(() => database.close())
       .then(() => process.exit(0))
       .catch((error: unknown) => {
@@ -42,6 +48,7 @@ async function main(): Promise<void> {
     await app.listen({ host: config.host, port: config.port })
   } catch (error) {
     await app.close().catch(() => undefined)
+    await checkpoints?.stop()
     await database.close()
     throw new ConfigError(`cannot listen on HOST=${config.host} PORT=${config.port}: ${reason(error)}`)
   }
