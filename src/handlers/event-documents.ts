@@ -8,7 +8,7 @@
  */
 import type { Category, Event, Tag } from '../contract.js'
 import { composedEventEtag, eventDigest } from '../http/etag.js'
-import type { Serialized } from '../http/serialized.js'
+import type { Serialized, SerializedPieces } from '../http/serialized.js'
 import { seenBy, withJsonLd } from '../lib/event-view.js'
 import type { EventDocument } from '../repositories/event-documents.js'
 import type { StoredEvent } from '../repositories/event-records.js'
@@ -68,8 +68,8 @@ function joined(items: readonly Buffer[]): Buffer[] {
 
 type Form = 'single' | 'list'
 
-/** The bytes of a document in `form`, its terms' records put in. */
-function bytesOf(ctx: AppContext, document: EventDocument, categories: readonly Category[], tags: readonly Tag[], form: Form): Serialized<Event> {
+/** The bytes of a document in `form`, its terms' records put in, as pieces (slices of the document and the terms' JSON). */
+function piecesOf(ctx: AppContext, document: EventDocument, categories: readonly Category[], tags: readonly Tag[], form: Form): SerializedPieces<Event> {
   // Edits in `body`'s offsets, none inside another: [at, up to, what goes there].
   const edits: Array<[number, number, Buffer[]]> = [
     [document.categoryAt, document.categoryAt, joined(categories.map((c) => ctx.json.category(c)))],
@@ -84,7 +84,7 @@ function bytesOf(ctx: AppContext, document: EventDocument, categories: readonly 
     from = to
   }
   parts.push(document.body.subarray(from))
-  return Buffer.concat(parts) as Serialized<Event>
+  return parts as unknown as SerializedPieces<Event>
 }
 
 /** The records of terms `ids` (in that order), or undefined when one is gone. */
@@ -105,7 +105,7 @@ export async function documentAnswer(ctx: AppContext, document: EventDocument): 
   const tags = document.tagIds.map((id) => tagById.get(id) as Tag)
   return {
     etag: composedEventEtag(document.id, document.version, document.digest, categories, tags),
-    body: () => bytesOf(ctx, document, categories, tags, 'single'),
+    body: () => Buffer.concat(piecesOf(ctx, document, categories, tags, 'single')) as Serialized<Event>,
   }
 }
 
@@ -113,12 +113,12 @@ export async function documentAnswer(ctx: AppContext, document: EventDocument): 
  * A page's records as lists show them to anonymous callers, from `documents` where there is one (their
  * terms read in one go); undefined for the others (and for all when a term one names is gone).
  */
-export async function listedFromDocuments(ctx: AppContext, documents: readonly EventDocument[]): Promise<Map<number, Serialized<Event>>> {
+export async function listedFromDocuments(ctx: AppContext, documents: readonly EventDocument[]): Promise<Map<number, SerializedPieces<Event>>> {
   const [categoryById, tagById] = await Promise.all([
     termsOf(ctx, CATEGORY, documents.flatMap((d) => d.categoryIds)),
     termsOf(ctx, TAG, documents.flatMap((d) => d.tagIds)),
   ])
   if (categoryById === undefined || tagById === undefined) return new Map()
-  return new Map(documents.map((d) => [d.id, bytesOf(ctx, d,
+  return new Map(documents.map((d) => [d.id, piecesOf(ctx, d,
     d.categoryIds.map((id) => categoryById.get(id) as Category), d.tagIds.map((id) => tagById.get(id) as Tag), 'list')]))
 }

@@ -14,7 +14,7 @@ import { requestedLanguage } from '../http/language.js'
 import type { Handlers } from '../http/operations.js'
 import { checkPage, listLinks, pageOf, sendList } from '../http/pagination.js'
 import { asSent, sentQueryOf } from '../http/query.js'
-import { sendSerialized, type Serialized } from '../http/serialized.js'
+import { sendSerialized, type Serialized, type SerializedPieces } from '../http/serialized.js'
 import { listed, seenBy, withJsonLd } from '../lib/event-view.js'
 import { FEED_FORMAT, icalFeed, type FeedEvent } from '../lib/ical.js'
 import { samePassword } from '../lib/passwords.js'
@@ -111,14 +111,14 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
    * The records of a list page as `caller` is shown them, as JSON: for anonymous callers from the events'
    * stored documents where there are some, the others assembled (and offered to be stored).
    */
-  async function listedEvents(caller: Caller | null, ids: readonly number[]): Promise<Array<Serialized<Event>>> {
+  async function listedEvents(caller: Caller | null, ids: readonly number[]): Promise<Array<Serialized<Event> | SerializedPieces<Event>>> {
     // In lists a protected event keeps its place with description and excerpt null, for every caller (§6).
     const shown = (stored: StoredEvent) => ctx.json.event(listed(seenBy(caller, stored.record), stored.password !== null))
     // Anonymous: the records the read cache holds (their JSON made once), then stored documents, then assembled.
     const remembered = caller === null ? await rememberedEvents(ctx.db, ids) : new Map<number, StoredEvent>()
     const rest = remembered.size === 0 ? ids : ids.filter((id) => !remembered.has(id))
     const documents = caller === null && rest.length > 0 ? await ctx.documents.readMany(rest, ctx.apiUrl) : undefined
-    const fromDocuments = documents === undefined ? new Map<number, Serialized<Event>>() : await listedFromDocuments(ctx, [...documents.found.values()])
+    const fromDocuments = documents === undefined ? new Map<number, SerializedPieces<Event>>() : await listedFromDocuments(ctx, [...documents.found.values()])
     const missing = fromDocuments.size === 0 ? rest : rest.filter((id) => !fromDocuments.has(id))
     const assembled = new Map((await storedEvents(ctx.db, ctx.site, missing)).map((stored) => {
       if (documents?.version !== undefined) {
@@ -127,10 +127,13 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
       }
       return [stored.record.id, shown(stored)]
     }))
-    return ids.flatMap((id) => {
+    const items: Array<Serialized<Event> | SerializedPieces<Event>> = []
+    for (const id of ids) {
       const stored = remembered.get(id)
-      return stored !== undefined ? shown(stored) : fromDocuments.get(id) ?? assembled.get(id) ?? []
-    })
+      const item = stored !== undefined ? shown(stored) : fromDocuments.get(id) ?? assembled.get(id)
+      if (item !== undefined) items.push(item)
+    }
+    return items
   }
 
   async function get(req: FastifyRequest, ref: PostRef, language: Language | undefined, password: string | undefined, ical: boolean | undefined, reply: FastifyReply): Promise<Serialized<Event> | string> {

@@ -6,7 +6,7 @@ import type { FastifyReply } from 'fastify'
 import type { ListLinks } from '../contract.js'
 import { archivePageNotFound, type Resource } from './errors.js'
 import { queryValueText } from './query.js'
-import { listBody, sendSerialized, type Serialized } from './serialized.js'
+import { listBody, sendSerialized, type Serialized, type SerializedPieces } from './serialized.js'
 
 export const MAX_PER_PAGE = 50
 
@@ -69,7 +69,7 @@ export interface ListPage {
  * Answers a list route: the X-Total, X-Total-Pages and Link headers, and the envelope (made by the
  * route's schema) with the records' JSON, as made once per record, in its array `field`.
  */
-export function sendList<F extends string, R>(reply: FastifyReply, field: F, list: ListPage, items: ReadonlyArray<Serialized<R>>): Serialized<ListEnvelope<F, R>> {
+export function sendList<F extends string, R>(reply: FastifyReply, field: F, list: ListPage, items: ReadonlyArray<Serialized<R> | SerializedPieces<R>>): Serialized<ListEnvelope<F, R>> {
   setListHeaders(reply, list.total, list.totalPages, list.links)
   // The array is serialized empty and the records' JSON put into it (see `listBody`); keys in the order of CONTRACT §3.
   const { rest_url, next_rest_url, previous_rest_url } = list.links

@@ -15,6 +15,12 @@ declare const serializedBody: unique symbol
  */
 export type Serialized<T> = Buffer & { readonly [serializedBody]: T }
 
+/**
+ * The JSON of a `T` as pieces of UTF-8 bytes, in order (a stored document with its terms' records put in):
+ * a list copies them into its body once, instead of joining them into a record's bytes first.
+ */
+export type SerializedPieces<T> = ReadonlyArray<Buffer> & { readonly [serializedBody]: T }
+
 type Schemas = components['schemas']
 type RecordSchema = 'Event' | 'Venue' | 'Organizer' | 'Category' | 'Tag'
 
@@ -84,7 +90,7 @@ export function sendSerialized<T>(reply: FastifyReply, body: Serialized<T>): Ser
  * before optional ones, and CONTRACT §3 orders `<records>, rest_url, next_rest_url?, previous_rest_url?,
  * total, total_pages` (the envelope holds only strings and integers, which the route's schema checks).
  */
-export function listBody<T extends object, F extends keyof T & string>(envelope: T, field: F, items: ReadonlyArray<Buffer>): Serialized<T> {
+export function listBody<T extends object, F extends keyof T & string>(envelope: T, field: F, items: ReadonlyArray<Buffer | ReadonlyArray<Buffer>>): Serialized<T> {
   const text = JSON.stringify({ ...envelope, [field]: [] })
   const empty = `"${field}":[]`
   const at = text.indexOf(empty)
@@ -93,7 +99,8 @@ export function listBody<T extends object, F extends keyof T & string>(envelope:
   const parts: Buffer[] = [Buffer.from(text.slice(0, split), 'utf8')]
   items.forEach((item, i) => {
     if (i > 0) parts.push(COMMA)
-    parts.push(item)
+    if (Buffer.isBuffer(item)) parts.push(item)
+    else parts.push(...item)
   })
   parts.push(Buffer.from(text.slice(split), 'utf8'))
   return Buffer.concat(parts) as Serialized<T>
