@@ -12,7 +12,7 @@
 import t from 'tap'
 import { sql } from 'kysely'
 import { eventSearchTexts, writeEventSearch } from '../src/db/dialect.js'
-import { countEvents, type EventFilter } from '../src/repositories/event-filters.js'
+import { countEvents, eventIds, type EventFilter } from '../src/repositories/event-filters.js'
 import { createReadCache, useReadCache } from '../src/repositories/read-cache.js'
 import { openTestDatabase } from './helpers/database.js'
 import { propertySeed, seededRandom } from './helpers/property.js'
@@ -107,8 +107,10 @@ t.test('totals of searches found in thousands of events agree with the oracle, c
   const commonest = NEEDLES.map((n) => rows.filter((r) => oracleMatches({ ...r, hidden: false }, { language: r.language, scope: { kind: 'all', statuses: [r.status as 'publish'] }, search: n })).length)
   t.ok(commonest.filter((n) => n > 5000).length >= 5, `needles found in more than 5,000 events: ${commonest.join(', ')}`)
 
+  const inOrder = (a: Row, b: Row) => (a.start < b.start ? -1 : a.start > b.start ? 1 : a.id - b.id)
   const check = async (label: string, runs: number) => {
     let wide = 0
+    let pages = 0
     for (let run = 0; run < runs; run++) {
       const f = filterOf()
       const want = oracle(f)
@@ -118,8 +120,18 @@ t.test('totals of searches found in thousands of events agree with the oracle, c
         return
       }
       if (want > 200) wide++
+      // A page: near the start (the window's events looked up in the index), or deep (its list of matches probed).
+      const offset = pick([0, 10, 30, 500, 1500])
+      if (offset >= want) continue
+      const page = await eventIds(db, f, offset, 10, got)
+      const wantPage = rows.filter((r) => oracleMatches(r, f)).sort(inOrder).slice(offset, offset + 10).map((r) => r.id)
+      if (JSON.stringify(page.map(Number)) !== JSON.stringify(wantPage)) {
+        t.fail(`${label}: page at ${offset} of ${JSON.stringify(f)}`, { got: page, want: wantPage })
+        return
+      }
+      pages++
     }
-    t.pass(`${label}: ${runs} totals agree with the oracle (${wide} over 200)`)
+    t.pass(`${label}: ${runs} totals and ${pages} pages agree with the oracle (${wide} totals over 200)`)
   }
   await check('no cache', 60)
   useReadCache(db, createReadCache())

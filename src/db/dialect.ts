@@ -153,6 +153,12 @@ export interface SearchedIds {
   holds: (id: Expression<unknown>) => Expression<SqlBool>
   /** Whether an index lists `ids` (so that, when they are few, they may drive a list). */
   indexed: boolean
+  /**
+   * SQLite, a needle matched as one phrase: `holds` by a lookup of the one event in the index, which costs
+   * more per event than `holds` (a probe of the match list, made once per statement) but makes no list: a
+   * page of a needle common in the window reads a few dozen events in list order (`event-filters.ts`).
+   */
+  looksUp?: (id: Expression<unknown>) => Expression<SqlBool>
 }
 
 /**
@@ -193,7 +199,8 @@ export function searchedIds(db: QueryExecutorProvider, needle: string): Searched
   const points = [...folded]
   if (points.length <= MAX_PHRASE_LENGTH) {
     const ids = sql<{ id: number }>`(select rowid as id from event_search where event_search match ${ftsPhrase(folded)})`
-    return { ids, holds: (id) => sql<SqlBool>`${id} in ${ids}`, indexed }
+    const looksUp = (id: Expression<unknown>) => sql<SqlBool>`exists (select 1 from event_search where event_search match ${ftsPhrase(folded)} and rowid = ${id})`
+    return { ids, holds: (id) => sql<SqlBool>`${id} in ${ids}`, indexed, looksUp }
   }
   // A long needle: FTS5 matches a phrase by comparing the positions of each of its trigrams with the
   // next one's, which costs the needle's length times the occurrences of its trigrams in a text (a

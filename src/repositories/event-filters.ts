@@ -71,12 +71,12 @@ function linkedCondition(db: Db, [table, column, ids]: LinkFilter): Expression<S
  * `searchDrives`: without link filters, the events the search index finds drive the same way (see
  * `searchDrives`).
  */
-function eventsFrom(db: Db, f: EventFilter, drive: boolean, searchDrives: boolean) {
+function eventsFrom(db: Db, f: EventFilter, drive: boolean, searchDrives: boolean, lookUp = false) {
   const links = linkFilters(f)
   const driver = drive ? links[0] : undefined
   if (driver === undefined) {
     const found = searchDrives && hasSearch(f) ? searchedIds(db, f.search) : undefined
-    if (found?.indexed !== true) return db.selectFrom('events').where(filterCondition(db, f, links, true))
+    if (found?.indexed !== true) return db.selectFrom('events').where(filterCondition(db, f, links, lookUp ? 'looked-up' : true))
     // No link filter, a needle the trigram index finds in few events: those drive, as linked ones do.
     return db.selectFrom(sql<{ id: number }>`${found.ids}`.as('found')).crossJoin('events')
       .where(sql<SqlBool>`events.id = found.id`)
@@ -110,7 +110,7 @@ function hasSearch(f: EventFilter): f is EventFilter & { search: string } {
  * Every filter but the link filters not in `links` (those a driving join applies), and `search` unless
  * `searched` is false (the search index drives).
  */
-function filterCondition(db: Db, f: EventFilter, links: readonly LinkFilter[], searched: boolean): Expression<SqlBool> {
+function filterCondition(db: Db, f: EventFilter, links: readonly LinkFilter[], searched: boolean | 'looked-up'): Expression<SqlBool> {
   const c: Expression<SqlBool>[] = [
     sql<SqlBool>`events.language = ${f.language}`,
     sql<SqlBool>`events.hide_from_listings = 0`,
@@ -126,7 +126,10 @@ function filterCondition(db: Db, f: EventFilter, links: readonly LinkFilter[], s
   if (f.endGt !== undefined) c.push(sql<SqlBool>`events.end_utc > ${f.endGt}`)
   if (f.endLt !== undefined) c.push(sql<SqlBool>`events.end_utc < ${f.endLt} and events.start_utc < ${f.endLt}`)
   // The search index holds the folded title, and the description unless the event is password-protected.
-  if (searched && hasSearch(f)) c.push(searchedIds(db, f.search).holds(sql.ref('events.id')))
+  if (searched !== false && hasSearch(f)) {
+    const found = searchedIds(db, f.search)
+    c.push((searched === 'looked-up' ? found.looksUp ?? found.holds : found.holds)(sql.ref('events.id')))
+  }
   for (const link of links) c.push(linkedCondition(db, link))
   if (f.featured !== undefined) c.push(sql<SqlBool>`events.featured = ${f.featured ? 1 : 0}`)
   if (f.postParent !== undefined) c.push(sql<SqlBool>`events.post_parent = ${f.postParent}`)
@@ -173,36 +176,35 @@ export async function countEvents(db: Db, f: EventFilter): Promise<number> {
 
 /**
  * SQLite, a needle the search index serves found in more events than SORT_LINKED_UP_TO (in any language,
- * at any date), without link filters: the count of the events the other filters match (their ids, from
- * the listing index) that the index lists (`ids`: exact), those as a set of bits remembered per needle
- * until events change. The plan it replaces checked the needle per event of the window: a LIKE on its
- * texts for two characters, a lookup in the index's list for more; a common pair ('er') over the
- * benchmark's 10,000-event window took 7.7 ms that way, 2.6 ms listing both sides, 0.3–0.6 ms with the
- * set remembered (the next filter, the next page's count).
+ * at any date), without link filters: the index's matches counted by one statement, each kept when its byte
+ * in the window's membership is set: one byte per event id, 1 for the events the other filters match (their
+ * ids read from the listing index), remembered per filter until events change, so every needle of a window
+ * (a site's default window for most searches) costs a statement over its matches. The plan it replaces
+ * checked the needle per event of the window (a LIKE on its texts for two characters, a lookup in the
+ * materialized match list for more): a common pair ('er') over the benchmark's 10,000-event window took
+ * 7.7 ms that way.
  */
 async function countBySearchBits(db: Db, f: EventFilter & { search: string }, ids: Expression<{ id: number }>): Promise<number> {
-  const held = await rememberedResult(db, `ids:events:search:${JSON.stringify(f.search)}`, async () =>
-    bitsOf(await listIds(db, db.selectFrom(sql<{ id: number }>`${ids}`.as('found')).select('found.id'))))
-  // Ids past what a set of bits holds (a database filled by hand): the statement counts.
-  if (held === undefined) return Number((await eventCountQuery(db, f, false).executeTakeFirstOrThrow()).n)
-  let n = 0
-  for (const id of await listIds(db, eventsFrom(db, { ...f, search: undefined }, true, false).select('events.id'))) {
-    if (id < BITS_UP_TO && id >>> 5 < held.length && ((held[id >>> 5] as number) & (1 << (id & 31))) !== 0) n++
-  }
-  return n
+  const window = { ...f, search: undefined }
+  const member = await rememberedResult(db, `ids:events:window:${JSON.stringify(window)}`, async () =>
+    membershipOf(await listIds(db, eventsFrom(db, window, true, false).select('events.id'))))
+  // Ids past what such a list holds (a database filled by hand): the statement that checks each event counts.
+  if (member === undefined) return Number((await eventCountQuery(db, f, false).executeTakeFirstOrThrow()).n)
+  const { rows } = await sql<{ n: number }>`select count(*) as n from ${ids} as found where substr(${member}, found.id + 1, 1) = x'01'`.execute(db)
+  return Number(rows[0]?.n ?? 0)
 }
 
-/** Ids below this fit a set of bits (8 MB at most). */
-const BITS_UP_TO = 2 ** 26
+/** Ids below this have a byte in a window's membership (8 MB at most). */
+const MEMBERSHIP_UP_TO = 2 ** 23
 
-/** The ids `ids` as a set of bits (bit `id % 32` of word `id / 32`), or undefined when one is BITS_UP_TO or more. */
-function bitsOf(ids: readonly number[]): Uint32Array | undefined {
+/** One byte per id up to the largest of `ids`, 1 at each of them; undefined when one is MEMBERSHIP_UP_TO or more. */
+function membershipOf(ids: readonly number[]): Buffer | undefined {
   let top = 0
   for (const id of ids) if (id > top) top = id
-  if (top >= BITS_UP_TO) return undefined
-  const bits = new Uint32Array((top >>> 5) + 1)
-  for (const id of ids) bits[id >>> 5] = (bits[id >>> 5] as number) | (1 << (id & 31))
-  return bits
+  if (top >= MEMBERSHIP_UP_TO) return undefined
+  const bytes = Buffer.alloc(top + 1)
+  for (const id of ids) bytes[id] = 1
+  return bytes
 }
 
 /** Up to this many matches of a filter with links, every id is read in list order at once (see `allLinkedIds`). */
@@ -259,12 +261,18 @@ export function eventCountQuery(db: Db, f: EventFilter, searchDrives: boolean) {
  * in 50,000 events, 100 ms and more). Their number is remembered per needle.
  */
 async function searchDrives(db: Db, f: EventFilter): Promise<boolean> {
-  if (!hasSearch(f) || linkFilters(f).length > 0) return false
+  if (linkFilters(f).length > 0) return false
+  const candidates = await searchMatches(db, f)
+  return candidates !== undefined && candidates <= SORT_LINKED_UP_TO
+}
+
+/** How many events the search index lists for `f.search` (in any language, at any date), remembered per needle; undefined when no index serves it. */
+async function searchMatches(db: Db, f: EventFilter): Promise<number | undefined> {
+  if (!hasSearch(f)) return undefined
   const found = searchedIds(db, f.search)
-  if (!found.indexed) return false
-  const candidates = await rememberedResult(db, `count:events:search:${JSON.stringify(f.search)}`, async () =>
+  if (!found.indexed) return undefined
+  return rememberedResult(db, `count:events:search:${JSON.stringify(f.search)}`, async () =>
     Number((await db.selectFrom(sql<{ id: number }>`${found.ids}`.as('found')).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n))
-  return candidates <= SORT_LINKED_UP_TO
 }
 
 /** Up to this many matches, a page with link filters is picked from the linked events and sorted (and the search index's finds drive). */
@@ -278,13 +286,34 @@ const SORT_LINKED_UP_TO = 5000
 export async function eventIds(db: Db, f: EventFilter, offset: number, limit: number, total: number): Promise<readonly number[]> {
   const all = await allLinkedIds(db, f)
   if (all !== null) return all.slice(offset, offset + limit)
-  return rememberedResult(db, `ids:${listKey(f)}:${offset}:${limit}`, async () =>
-    (await eventIdsQuery(db, f, offset, limit, total, await searchDrives(db, f)).execute()).map((r) => r.id))
+  return rememberedResult(db, `ids:${listKey(f)}:${offset}:${limit}`, async () => {
+    const drives = await searchDrives(db, f)
+    const lookUp = !drives && total > 0 && await searchLooksUp(db, f, offset + limit, total)
+    return (await eventIdsQuery(db, f, offset, limit, total, drives, lookUp).execute()).map((r) => r.id)
+  })
+}
+
+/** Events of the window read per match of the index it lists, at most, for a page to look each up (see `searchLooksUp`). */
+const LOOKUPS_PER_MATCH = 0.015
+
+/**
+ * Whether a page of a searched list, the index's matches too many to drive it (`searchDrives`), should look
+ * each event of the window up in the index (`looksUp`) rather than probe the index's list of matches, which
+ * the statement makes first (its cost follows the matches: 200 ms for a common needle at 1,000,000 events,
+ * where the page looked up 0.4 ms). Read in list order, the page reads about `upTo` × window ÷ total events;
+ * a lookup costs up to 50 times a match listed (a needle of many trigrams, 25 µs), so lookups are chosen
+ * while they stay under LOOKUPS_PER_MATCH per match. A needle rare in the window or a deep page lists.
+ */
+async function searchLooksUp(db: Db, f: EventFilter, upTo: number, total: number): Promise<boolean> {
+  if (!hasSearch(f) || linkFilters(f).length > 0 || searchedIds(db, f.search).looksUp === undefined) return false
+  const matches = await searchMatches(db, f)
+  const window = await countEvents(db, { ...f, search: undefined })
+  return matches !== undefined && (upTo * window) / total < matches * LOOKUPS_PER_MATCH
 }
 
 /** The statement `eventIds` runs (also for the query-plan tests). */
-export function eventIdsQuery(db: Db, f: EventFilter, offset: number, limit: number, total: number, searchDrives: boolean) {
-  return eventsFrom(db, f, total <= SORT_LINKED_UP_TO, searchDrives).select('events.id')
+export function eventIdsQuery(db: Db, f: EventFilter, offset: number, limit: number, total: number, searchDrives: boolean, lookUp = false) {
+  return eventsFrom(db, f, total <= SORT_LINKED_UP_TO, searchDrives, lookUp).select('events.id')
     .orderBy('events.start_utc', 'asc').orderBy('events.id', 'asc').limit(limit).offset(offset)
 }
 
