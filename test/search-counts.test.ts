@@ -1,13 +1,14 @@
 /**
- * The totals of searched lists whose needle is in more events than the search index lets drive a list
- * (SORT_LINKED_UP_TO, 5,000): on SQLite counted from the ids the index lists, kept as a set of bits per
- * needle, and the ids of the events the other filters match (event-filters.ts `countBySearchBits`); on
- * PostgreSQL by the statement. Over 5,400 events put straight into storage (random languages, statuses,
- * dates, protected descriptions, hidden events; titles of few letters, so that common pairs and trigrams
- * are in nearly every event), random filters and needles, each total against this file's oracle: the
- * texts as generated, lower-cased (they are ASCII), the filters applied as written. Then with the read
- * cache on, the same totals; after a raw change of texts and dates, the remembered sets are not used; and
- * inside a transaction (which reads through the query builder).
+ * Searched lists whose needle is in more events than the search index lets drive a list (SORT_LINKED_UP_TO,
+ * 5,000): on SQLite their totals are one statement over the index's matches against the window's membership
+ * (event-filters.ts `countByWindowMembership`), and a page near the start looks each event of the window up in
+ * the index (`searchLooksUp`); on PostgreSQL both are the statements that check each event. Over 5,400 events
+ * put straight into storage (random languages, statuses, dates, protected descriptions, hidden events; titles of
+ * few letters, so that common pairs and trigrams are in nearly every event), random filters and needles, each
+ * total and a page (near the start, or deep) against this file's oracle: the texts as generated, lower-cased
+ * (they are ASCII), the filters applied as written. Then with the read cache on; after a raw change of texts and
+ * dates (what was remembered is not used); with ids past what a membership holds; and inside a transaction
+ * (which reads through the query builder).
  */
 import t from 'tap'
 import { sql } from 'kysely'
@@ -103,7 +104,7 @@ t.test('totals of searches found in thousands of events agree with the oracle, c
     return f
   }
   const oracle = (f: EventFilter) => rows.filter((r) => oracleMatches(r, f)).length
-  // What the index finds, whatever the other filters: over 5,000 for the sets of bits to be used.
+  // What the index finds, whatever the other filters: over 5,000 for the window's membership to be used.
   const commonest = NEEDLES.map((n) => rows.filter((r) => oracleMatches({ ...r, hidden: false }, { language: r.language, scope: { kind: 'all', statuses: [r.status as 'publish'] }, search: n })).length)
   t.ok(commonest.filter((n) => n > 5000).length >= 5, `needles found in more than 5,000 events: ${commonest.join(', ')}`)
 
@@ -149,8 +150,8 @@ t.test('totals of searches found in thousands of events agree with the oracle, c
   })
   await check('after a raw change', 120)
 
-  // Ids past what a set of bits holds (a database filled by hand): counted by the statement when the needle
-  // finds them ('bb'), left out of the set when it does not (' b'); the totals the same.
+  // Ids past what a window's membership holds (a database filled by hand): a window that has them is counted
+  // by the statement that checks each event; the totals and pages the same.
   await db.transaction().execute(async (trx) => {
     for (const [k, id] of [2 ** 26 + 3, 2 ** 30 + 7].entries()) {
       const row: Row = { ...(rows[k] as Row), id, title: 'abbabb', start: utc(BASE + 200 * DAY), end: utc(BASE + 201 * DAY), status: 'publish', hidden: false }
@@ -160,7 +161,7 @@ t.test('totals of searches found in thousands of events agree with the oracle, c
       rows.push(row)
     }
   })
-  await check('ids past a set of bits', 60)
+  await check('ids past what a membership holds', 60)
   const inside = await db.transaction().execute(async (trx) => {
     const f: EventFilter = { language: 'en', scope: { kind: 'all', statuses: ['publish'] }, search: 'ab', startGte: utc(BASE + 100 * DAY) }
     return { got: await countEvents(trx, f), want: oracle(f) }
