@@ -11,6 +11,7 @@
 import { EARTH_RADIUS_KM } from '../lib/geo.js'
 import { FOLDS_INTO_ASCII, foldText } from '../lib/text.js'
 import { PostgresAdapter, sql, type Compilable, type Expression, type Kysely, type QueryExecutorProvider, type SqlBool } from 'kysely'
+import type { Database } from './schema.js'
 
 export function isPostgres(db: QueryExecutorProvider): boolean {
   return db.getExecutor().adapter instanceof PostgresAdapter
@@ -352,7 +353,7 @@ export function setIdLister(db: QueryExecutorProvider, lister: IdLister): void {
  * connection meanwhile (as any statement of the query builder does: never between the statements of
  * another flow's transaction); else (PostgreSQL, inside a transaction) through the query builder.
  */
-export async function listIds(db: Kysely<any>, query: Compilable<{ id: number }> & { execute(): Promise<Array<{ id: number }>> }): Promise<number[]> {
+export async function listIds(db: Kysely<Database>, query: Compilable<{ id: number }> & { execute(): Promise<Array<{ id: number }>> }): Promise<number[]> {
   const lister = db.isTransaction ? undefined : idListers.get(db)
   if (lister === undefined) return (await query.execute()).map((r) => Number(r.id))
   const { sql: text, parameters } = query.compile()
