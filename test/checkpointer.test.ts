@@ -6,7 +6,7 @@
  */
 import t from 'tap'
 import { join } from 'node:path'
-import { statSync } from 'node:fs'
+import { statSync, writeFileSync } from 'node:fs'
 import SQLite from 'better-sqlite3'
 import { startCheckpointer, type CheckpointResult } from '../src/db/checkpointer.js'
 
@@ -82,4 +82,24 @@ t.test('a thread that cannot open its file says so and stops', async (t) => {
     t.teardown(() => checkpointer.stop())
   })
   t.match(failed.message, /unable to open|does not exist|SQLITE_CANTOPEN/i)
+})
+
+t.test('a checkpoint that fails is told, and stopping the thread still ends it', async (t) => {
+  const file = join(t.testdir(), 'not-a-database.db')
+  writeFileSync(file, 'this is not an SQLite database, '.repeat(200))
+  const errors: Error[] = []
+  let told: (error: Error) => void = () => undefined
+  const checkpointer = startCheckpointer(file, {
+    intervalMs: 5,
+    onError: (error) => {
+      errors.push(error)
+      told(error)
+    },
+  })
+  const failed = await new Promise<Error>((resolve) => {
+    told = resolve
+  })
+  t.match(failed.message, /^checkpoint: .*not a database/)
+  await checkpointer.stop()
+  t.ok(errors.length >= 1, `told (${errors.length})`)
 })

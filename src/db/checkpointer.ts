@@ -29,7 +29,7 @@ export interface CheckpointerOptions {
   intervalMs?: number
   /** Told of each checkpoint that copied something. */
   onCheckpoint?: (result: CheckpointResult) => void
-  /** Told when a checkpoint failed or the thread could not start (the connection's own checkpoints go on). */
+  /** Told when a checkpoint failed (the thread then stops checkpointing) or the thread could not start; the connection's own checkpoints go on. */
   onError?: (error: Error) => void
 }
 
@@ -49,6 +49,8 @@ const timer = setInterval(() => {
     const [result] = db.pragma('wal_checkpoint(PASSIVE)')
     if (result !== undefined && result.checkpointed > 0) parentPort.postMessage({ result })
   } catch (error) {
+    // Told once: the thread stops checkpointing, and the connection's own checkpoints go on.
+    clearInterval(timer)
     parentPort.postMessage({ error: error instanceof Error ? error.message : String(error) })
   }
 }, workerData.intervalMs)
