@@ -87,19 +87,12 @@ t.test('a thread that cannot open its file says so and stops', async (t) => {
 t.test('a checkpoint that fails is told, and stopping the thread still ends it', async (t) => {
   const file = join(t.testdir(), 'not-a-database.db')
   writeFileSync(file, 'this is not an SQLite database, '.repeat(200))
-  const errors: Error[] = []
   let told: (error: Error) => void = () => undefined
-  const checkpointer = startCheckpointer(file, {
-    intervalMs: 5,
-    onError: (error) => {
-      errors.push(error)
-      told(error)
-    },
-  })
+  const checkpointer = startCheckpointer(file, { intervalMs: 5, onError: (error) => told(error) })
   const failed = await new Promise<Error>((resolve) => {
     told = resolve
   })
   t.match(failed.message, /^checkpoint: .*not a database/)
+  // Stopping a thread that stopped checkpointing still ends it (this test would not end otherwise).
   await checkpointer.stop()
-  t.ok(errors.length >= 1, `told (${errors.length})`)
 })

@@ -301,8 +301,8 @@ const LOOKUPS_PER_MATCH = 0.015
  * each event of the window up in the index (`looksUp`) rather than probe the index's list of matches, which
  * the statement makes first (its cost follows the matches: 200 ms for a common needle at 1,000,000 events,
  * where the page looked up 0.4 ms). Read in list order, the page reads about `upTo` × window ÷ total events;
- * a lookup costs up to 50 times a match listed (a needle of many trigrams, 25 µs), so lookups are chosen
- * while they stay under LOOKUPS_PER_MATCH per match. A needle rare in the window or a deep page lists.
+ * a lookup costs up to about 70 times a match listed (25 µs for a needle of many trigrams, against about
+ * 0.3 µs), so lookups are chosen while they stay under LOOKUPS_PER_MATCH (1 in 67) per match. A needle rare in the window or a deep page lists.
  */
 async function searchLooksUp(db: Db, f: EventFilter, upTo: number, total: number): Promise<boolean> {
   if (!hasSearch(f) || linkFilters(f).length > 0 || searchedIds(db, f.search).looksUp === undefined) return false
