@@ -123,13 +123,16 @@ export async function updateEvent(trx: Tx, update: EventUpdate, version: number)
   const result = await trx.updateTable('events').set(set).where('id', '=', update.id).where('version', '=', version).executeTakeFirst()
   if (Number(result.numUpdatedRows) !== 1) return false
   recordChange(trx, { resource: 'event', id: update.id, action: 'update' })
-  const searched = eventSearchTexts(row)
-  const texts = eventSearchTexts({
-    title: set.title ?? row.title,
-    description: set.description !== undefined ? set.description : row.description,
-    password: set.password !== undefined ? set.password : row.password,
-  })
-  if (texts.title !== searched.title || texts.description !== searched.description) await writeEventSearch(trx, update.id, texts)
+  // The searched texts come from the title, the description and the password: folded only when one is set.
+  if (set.title !== undefined || set.description !== undefined || set.password !== undefined) {
+    const searched = eventSearchTexts(row)
+    const texts = eventSearchTexts({
+      title: set.title ?? row.title,
+      description: set.description !== undefined ? set.description : row.description,
+      password: set.password !== undefined ? set.password : row.password,
+    })
+    if (texts.title !== searched.title || texts.description !== searched.description) await writeEventSearch(trx, update.id, texts)
+  }
   // The terms the event counts for: its links while published (read before the links change).
   const termsLinked = update.links.categories !== undefined || update.links.tags !== undefined
   const wasPublished = update.status === 'publish'
