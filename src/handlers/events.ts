@@ -193,7 +193,7 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     if (!canEdit(caller, record) && !(record.status === 'trash' && editsAll(caller))) throw forbidden(403)
     // Setting another author is a right on the record (403), checked before If-Match (412).
     if (body.author !== undefined && body.author !== caller.id && !editsAll(caller)) throw forbidden(403)
-    const expected = expectedVersion(req, etag(current, caller), current.version) ?? current.version
+    const expected = expectedVersion(req, () => etag(current, caller), current.version) ?? current.version
     const status = body.status === undefined ? undefined : statusToStore(caller, body.status, record.status)
     const columns = eventColumns(body, datesOf(record), ctx.config.timezone)
     await withTransaction(ctx.db, async (trx) => {
@@ -212,7 +212,7 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     const { record } = current
     if (record.status === 'trash' && !force) throw inTrash('event')
     if (!canEdit(caller, record) && !editsAll(caller)) throw forbidden(403)
-    const expected = expectedVersion(req, etag(current, caller), current.version) ?? current.version
+    const expected = expectedVersion(req, () => etag(current, caller), current.version) ?? current.version
     await withTransaction(ctx.db, async (trx) => {
       const done = force
         ? await deleteEvent(trx, record.id, record.status, expected)

@@ -119,7 +119,7 @@ export function linkedOperations<Rec extends Venue | Organizer, C extends Linked
       const { record } = current
       // Setting another author is a right on the record (403), checked before If-Match (412).
       if (body.author !== undefined && body.author !== user.id && !editsAll(user)) throw forbidden(403)
-      const expected = expectedVersion(req, etag(current), current.version) ?? current.version
+      const expected = expectedVersion(req, () => etag(current), current.version) ?? current.version
       const status = body.status === undefined ? undefined : statusToStore(user, body.status, record.status)
       const from = { id: record.id, name: current.name, slug: record.slug, language: record.ml_language, dates: { date: record.date, date_utc: record.date_utc } }
       await withTransaction(ctx.db, async (trx) => {
@@ -137,7 +137,7 @@ export function linkedOperations<Rec extends Venue | Organizer, C extends Linked
       const { record } = current
       if (record.status === 'trash' && !force) throw inTrash(resource)
       if (!canEdit(req.user, record) && !editsAll(req.user)) throw forbidden(403)
-      const expected = expectedVersion(req, etag(current), current.version) ?? current.version
+      const expected = expectedVersion(req, () => etag(current), current.version) ?? current.version
       await withTransaction(ctx.db, async (trx) => {
         const done = force
           ? await deletePost(trx, kind.table, record.id, expected)

@@ -87,7 +87,7 @@ export function termOperations<R extends Category | Tag>(ctx: AppContext, kind: 
 
     async update(req: FastifyRequest, id: number, body: TermBody | undefined, reply: FastifyReply): Promise<R> {
       const current = await find(id, requestedLanguage(req))
-      const expected = expectedVersion(req, etag(current), current.version) ?? current.version
+      const expected = expectedVersion(req, () => etag(current), current.version) ?? current.version
       await withTransaction(ctx.db, async (trx) => {
         const values = await checkTermUpdate(trx, kind, current, body ?? {})
         if (!(await updateTerm(trx, kind, values, expected))) throw preconditionFailed()
@@ -103,7 +103,7 @@ export function termOperations<R extends Category | Tag>(ctx: AppContext, kind: 
      */
     async remove(req: FastifyRequest, id: number): Promise<R> {
       const current = await find(id, requestedLanguage(req))
-      const expected = expectedVersion(req, etag(current), current.version) ?? current.version
+      const expected = expectedVersion(req, () => etag(current), current.version) ?? current.version
       await withTransaction(ctx.db, async (trx) => {
         if (!(await deleteTerm(trx, kind, current.record.id, expected))) throw preconditionFailed()
         await moveChildrenUp(trx, kind, current.record.id, current.parent)

@@ -112,12 +112,15 @@ export function checkNotModified(req: FastifyRequest, reply: FastifyReply, etag:
 
 /**
  * The version a conditional write must still find: the current one when `If-Match` names the current
- * ETag (strong comparison), none when there is no `If-Match`; a stale one is 412 at once.
+ * ETag (strong comparison), none when there is no `If-Match`; a stale one is 412 at once. `etag` makes
+ * the current ETag, asked for only when there is an `If-Match` to compare it with.
  */
-export function expectedVersion(req: FastifyRequest, etag: string, version: number): number | undefined {
+export function expectedVersion(req: FastifyRequest, etag: () => string, version: number): number | undefined {
   const header = req.headers['if-match']
   if (header === undefined) return undefined
   const list = tags(header)
-  if (list.includes('*') || list.some((t) => names(t, etag))) return version
+  if (list.includes('*')) return version
+  const current = etag()
+  if (list.some((t) => names(t, current))) return version
   throw preconditionFailed()
 }
