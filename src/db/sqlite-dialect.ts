@@ -6,14 +6,16 @@
  * lock before the first read, waiting on the busy timeout while another process writes, so a write
  * queues behind the other instead of failing. A transaction that asks to be read-only stays deferred.
  *
- * Its compiler binds every value as `coalesce(?, null)` rather than a bare `?`. SQLite marks a bare
- * parameter whose value could change the plan (a LIMIT or OFFSET, an equality the planner compares with
- * others, as in a join) and prepares the statement again whenever that parameter is bound, which for a
- * cached statement is every execution: 5–15 µs for a simple statement, more for a list's, and up to
- * 60 µs right after a write. Wrapped, the value is an expression the planner does not look into: one
- * plan, prepared once (the query-plan tests hold those plans). Nothing else changes: the value keeps its
- * type (no affinity, as a bare parameter), and an index serves `column = coalesce(?, null)` as it does
- * `column = ?`; no statement uses LIKE, whose prefix optimization needs a bare pattern.
+ * Its compiler binds every value as `+?` (SQLite's unary plus, which changes no value) rather than a bare
+ * `?`. SQLite marks a bare parameter whose value could change the plan (a LIMIT or OFFSET, an equality the
+ * planner compares with others, as in a join) and prepares the statement again whenever that parameter is
+ * bound, which for a cached statement is every execution: 5–15 µs for a simple statement, more for a
+ * list's, and up to 60 µs right after a write. With the plus, the value is an expression the planner does
+ * not look into: one plan, prepared once (the query-plan tests hold those plans). Nothing else changes: the
+ * value keeps its type and has no affinity, as a bare parameter; an index serves `column = +?` as it
+ * serves `column = ?` (the plus keeps an index from serving only when put on the column); it costs nothing
+ * per row (`coalesce(?, null)`, tried first, cost 4 % more on searches over 1,000,000 events); the LIKEs
+ * that take a bound pattern all begin it with `%`, which no index serves.
  */
 import {
   CompiledQuery, SqliteDialect, SqliteDriver, SqliteQueryCompiler, type DatabaseConnection, type Driver, type QueryCompiler,
@@ -28,9 +30,8 @@ class WriteLockingSqliteDriver extends SqliteDriver {
 
 class SteadyPlanSqliteQueryCompiler extends SqliteQueryCompiler {
   protected override appendValue(parameter: unknown): void {
-    this.append('coalesce(')
+    this.append('+')
     super.appendValue(parameter)
-    this.append(', null)')
   }
 }
 
