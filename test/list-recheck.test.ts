@@ -7,7 +7,8 @@
  * Seeded random edits (through either app) move events in and out of categories, venues and the date
  * window, reorder them, publish and unpublish, feature, hide, retitle, or change nothing a list shows;
  * after each, every list is read from both apps: status, body, X-Total, X-Total-Pages, Link and ETag must
- * be equal. And the recheck must have done its work: lists kept across edits, not read again.
+ * be equal; then again after bursts of edits (several changed events rechecked at once). And the recheck
+ * must have done its work: lists kept across edits, not read again.
  */
 import t from 'tap'
 import { join } from 'node:path'
@@ -119,4 +120,27 @@ t.test('lists kept across event edits and rechecked answer what lists computed a
   t.ok(rechecks() > EDITS, `rechecks ran (${rechecks()})`)
   t.ok(readAgain < (EDITS * lists.length) / 2, `lists read again ${readAgain} times in ${EDITS * lists.length} reads after edits`)
   t.comment(`rechecks ${rechecks()}, lists read again ${readAgain} of ${EDITS * lists.length} reads after edits`)
+
+  // Bursts: several edits (of neighbours in a list, of one event twice) before the lists are read again, so
+  // that a recheck meets several changed events at once, in the list and out of it.
+  let burstDifferences = 0
+  for (let i = 0; i < EDITS / 2; i++) {
+    const burst = 2 + Math.floor(rnd() * 4)
+    const edited: string[] = []
+    for (let j = 0; j < burst; j++) {
+      const id = pick(events)
+      const body = pick(edits)()
+      const res = await (rnd() < 0.5 ? cached : plain).inject({ method: 'PATCH', url: `${API}/events/${id}`, headers, payload: JSON.stringify(body) })
+      t.equal(res.statusCode, 200, `PATCH ${id} ${JSON.stringify(body)}`)
+      edited.push(`${id} ${JSON.stringify(body)}`)
+    }
+    for (const path of lists) {
+      const difference = await compare(path)
+      if (difference !== undefined) {
+        burstDifferences++
+        t.fail(`after burst ${i} (${edited.join('; ')})`, difference)
+      }
+    }
+  }
+  t.equal(burstDifferences, 0, `every list equal after each of ${EDITS / 2} bursts of 2 to 5 edits`)
 })

@@ -210,3 +210,52 @@ t.test('given moments, the cache looks at the engine once per moment: again when
   t.equal(await count(), 4, 'the change seen at the next moment')
   t.equal(await count(), 4)
 })
+
+t.test('results learn of the changes taken in when next found: kept with the changed events to recheck, dropped past the bound', async (t) => {
+  const handle = await openDatabase(':memory:')
+  t.teardown(() => handle.close())
+  const cache = createReadCache(10)
+  const changed = async (ids: readonly number[], resource: 'events' | 'venues' = 'events') => {
+    await handle.db.insertInto('changes').values(ids.map((id) => ({ resource, record_id: id, language: 'en', action: 'updated' as const, changed_utc: '2026-01-01 00:00:00', status: 'publish', author: null }))).execute()
+    await cache.sync(handle.db)
+  }
+  let computed = 0
+  const asked: number[][] = []
+  let holds = true
+  const list = () => cache.remember(handle.db, 'all:events:test', async () => ++computed, async (_value, suspects) => {
+    asked.push([...suspects].sort((a, b) => a - b))
+    return holds
+  })
+  let counted = 0
+  const count = () => cache.remember(handle.db, 'count:events:test', async () => ++counted)
+  let looked = 0
+  const lookup = () => cache.remember(handle.db, 'lookup:images:test', async () => ++looked)
+  t.equal(await list(), 1)
+  t.equal(await count(), 1)
+  t.equal(await lookup(), 1)
+  await changed([3])
+  await changed([5, 3])
+  await changed([7])
+  t.equal(await list(), 1, 'kept across three changes of events')
+  t.same(asked, [[3, 5, 7]], 'one recheck, of every event changed since it was computed, each once')
+  t.equal(await count(), 2, 'a result without a recheck is computed again')
+  t.equal(await list(), 1, 'the recheck held: no recheck until the next change')
+  t.equal(asked.length, 1)
+  await changed(Array.from({ length: 129 }, (_, i) => 1000 + i))
+  t.equal(await list(), 2, 'more than 128 events changed: computed again, without a recheck')
+  t.equal(asked.length, 1)
+  await changed([9])
+  holds = false
+  t.equal(await list(), 3, 'a recheck that does not hold: computed again')
+  t.same(asked.at(-1), [9])
+  await changed([4], 'venues')
+  t.equal(await list(), 4, 'a venue changed (an event list shows venues): computed again, without a recheck')
+  t.equal(asked.length, 2)
+  for (let i = 0; i < 1500; i++) await changed([20_000 + i])
+  t.equal(await lookup(), 1, 'a result that depends on images only is kept across 1,500 changes of events (more than the changes kept)')
+  holds = true
+  t.equal(await list(), 5, 'a result with a recheck, behind more changed events than the bound: computed again')
+  t.equal(await count(), 3)
+  await changed([1])
+  t.equal(await list(), 5, 'and kept again after the next change')
+})

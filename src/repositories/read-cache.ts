@@ -12,10 +12,12 @@
  * engine for the log's last position (`dataVersion`, one statement). When it moved, by a write of this
  * process or of any other node, the entries since the last look name the records that changed: each
  * is dropped with the records that embed it (an event shows its venues, organizers and terms), and so
- * are the list results that depend on their resources; but a result that can be rechecked (every id of a
- * list with link filters, in order) is kept when only events changed, with their ids, and the read that
- * next finds it asks its recheck whether it still holds (none of them in the list, none matching now:
- * one statement by id instead of the list's), trusted only if the data did not move meanwhile. The same statement reads the data epoch,
+ * are the list results that depend on their resources, when next found (each result catches up with the
+ * changes taken in since it last did: a write costs the same however many results are remembered); but a
+ * result that can be rechecked (every id of a list with link filters, in order) is kept when only events
+ * changed, with their ids, and the read that next finds it asks its recheck whether it still holds (those
+ * in the list still matching and in their place, the others not matching now: statements by id instead of
+ * the list's), trusted only if the data did not move meanwhile. The same statement reads the data epoch,
  * which triggers move whenever a table the cache reads is written (migration 0007): when it moved
  * while the log stayed put, rows changed outside the log (raw SQL, another process's direct write),
  * and everything is dropped. Writes to tables the cache does not read (the webhook dispatcher's
@@ -109,10 +111,21 @@ interface Result extends Entry {
   bytes: number
   recheck?: Recheck<unknown>
   suspects?: Set<number>
+  /** The number of the last change taken in that it has learnt of (see `catchUp`). */
+  seen: number
 }
 
 /** Changed events a result is kept with at most (more: it is dropped, as without a recheck). */
-const MAX_SUSPECTS = 64
+const MAX_SUSPECTS = 128
+
+/** A change taken in, as the results remembered before it learn of it: the tables it wrote and the events it changed. */
+interface Change {
+  tables: ReadonlySet<string>
+  events: readonly number[]
+}
+
+/** Changes kept for the results to catch up with (`catchUp`) at most; the older half is then taken in by every result at once. */
+const MAX_CHANGES_KEPT = 1024
 
 /**
  * List results and lookups kept per record kept (`maxEntries` records): a result is a number or a list of
@@ -181,6 +194,10 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
   // half is stored stays, as with a move on every hit (which a cache of two still makes), without a delete
   // and a set on every hit (a page's terms are hit a dozen times).
   let stamp = 0
+  // The changes taken in that results may not have learnt of yet (`catchUp`): `changes[i]` is change number
+  // `changesBefore + i + 1`; a result brought up to number n has learnt of every change up to n.
+  const changes: Change[] = []
+  let changesBefore = 0
   const recall = <E extends Entry>(map: Map<string, E>, key: string): E | undefined => {
     const entry = map.get(key)
     if (entry !== undefined && stamp - entry.stamp >= maxEntries / 2) {
@@ -211,29 +228,57 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
       return
     }
     const tables = new Set<string>()
-    const events: number[] = []
+    const events = new Set<number>()
     for (const { resource, record_id: id } of changed) {
       dropRecord(`${KIND[resource]}:${id}`)
       tables.add(TABLE[resource])
-      if (resource === 'events') events.push(id)
+      if (resource === 'events') events.add(id)
     }
-    for (const [key, entry] of results) {
+    // The results learn of it when next found (`catchUp`): a write costs the same however many are remembered.
+    changes.push({ tables, events: [...events] })
+    if (changes.length > MAX_CHANGES_KEPT) {
+      // The older half goes: the results that have not learnt of all of it do so now (once every
+      // MAX_CHANGES_KEPT / 2 changes, each result at most once).
+      const gone = changes.length - MAX_CHANGES_KEPT / 2
+      for (const [key, entry] of results) if (entry.seen < changesBefore + gone) catchUp(key, entry)
+      changes.splice(0, gone)
+      changesBefore += gone
+    }
+  }
+
+  /**
+   * Brings a remembered result up to the last change taken in: dropped (false) when one of them wrote a table
+   * it depends on, unless only events of what it depends on changed and it can be rechecked: then it is kept
+   * with their ids (`suspects`, MAX_SUSPECTS at most), which the read that found it rechecks (`stillHolds`).
+   */
+  function catchUp(key: string, entry: Result): boolean {
+    const head = changesBefore + changes.length
+    if (entry.seen === head) return true
+    // Not so (the results catch up before changes are forgotten); if it were, it is dropped.
+    if (entry.seen < changesBefore) {
+      dropResult(key)
+      return false
+    }
+    for (let i = entry.seen - changesBefore; i < changes.length; i++) {
+      const change = changes[i] as Change
       let hit = false
       let eventsOnly = true
       for (const table of entry.tables) {
-        if (!tables.has(table)) continue
+        if (!change.tables.has(table)) continue
         hit = true
         if (table !== 'events') eventsOnly = false
       }
       if (!hit) continue
-      // Only events changed of what it depends on, and it can be rechecked: kept, with their ids.
-      if (eventsOnly && entry.recheck !== undefined && (entry.suspects?.size ?? 0) + events.length <= MAX_SUSPECTS) {
-        entry.suspects ??= new Set()
-        for (const id of events) entry.suspects.add(id)
-      } else {
+      const suspects = entry.suspects ?? new Set<number>()
+      for (const id of change.events) suspects.add(id)
+      if (!eventsOnly || entry.recheck === undefined || suspects.size > MAX_SUSPECTS) {
         dropResult(key)
+        return false
       }
+      entry.suspects = suspects
     }
+    entry.seen = head
+    return true
   }
 
   /**
@@ -301,7 +346,7 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
       const current = await cache.sync(db)
       if (current === undefined) return compute()
       const hit = recall(results, key)
-      if (hit !== undefined && (hit.suspects === undefined || (await stillHolds(db, key, hit, current)))) {
+      if (hit !== undefined && catchUp(key, hit) && (hit.suspects === undefined || (await stillHolds(db, key, hit, current)))) {
         counts.hits.results += 1
         return hit.value as T
       }
@@ -316,7 +361,7 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
           if (oldest.done === true) break
           dropResult(oldest.value)
         }
-        results.set(key, { value, tables: dependenciesOf(key), stamp: ++stamp, bytes, ...(recheck === undefined ? {} : { recheck: recheck as Recheck<unknown> }) })
+        results.set(key, { value, tables: dependenciesOf(key), stamp: ++stamp, seen: changesBefore + changes.length, bytes, ...(recheck === undefined ? {} : { recheck: recheck as Recheck<unknown> }) })
         resultBytes += bytes
       }
       return value
@@ -353,6 +398,8 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
       records.clear()
       results.clear()
       resultBytes = 0
+      changesBefore += changes.length
+      changes.length = 0
       shownIn.clear()
       shows.clear()
       generation += 1
