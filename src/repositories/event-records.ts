@@ -62,9 +62,12 @@ export async function rememberedEvents(db: Db, ids: readonly number[]): Promise<
   return rememberedRecords<StoredEvent>(db, 'event', ids)
 }
 
-/** Stored events for ids, in that order (ids with no event left out). */
-export async function storedEvents(db: Db, site: Site, ids: readonly number[]): Promise<StoredEvent[]> {
-  return recordsById(db, 'event', ids, (missing) => assembleEvents(db, site, missing), (stored) => stored.embeds)
+/**
+ * Stored events for ids, in that order (ids with no event left out); those assembled are remembered by the
+ * read cache unless `remember` is false (see `recordsById`).
+ */
+export async function storedEvents(db: Db, site: Site, ids: readonly number[], remember = true): Promise<StoredEvent[]> {
+  return recordsById(db, 'event', ids, (missing) => assembleEvents(db, site, missing), (stored) => stored.embeds, remember)
 }
 
 /** What the right to read the event with this id depends on (its author, status and password), or undefined. */

@@ -428,12 +428,13 @@ export function readCacheStats(db: Kysely<Database>): ReadCacheStats | undefined
 
 /**
  * Records for `ids`, in that order (ids with no record left out): those remembered since the last
- * change, the others from `load` (remembered if nothing changed meanwhile). `kind` names the records
+ * change, the others from `load` (remembered if nothing changed meanwhile, unless `remember` is false:
+ * a pass over every record, which would only push out those that are read). `kind` names the records
  * (`event`, `venue`, …): one id space per kind.
  */
 export async function recordsById<T>(
   db: Db, kind: string, ids: readonly number[], load: (ids: readonly number[]) => Promise<ReadonlyMap<number, T>>,
-  embeds?: (record: T) => readonly string[],
+  embeds?: (record: T) => readonly string[], remember = true,
 ): Promise<T[]> {
   if (ids.length === 0) return []
   const cache = bound.get(db)
@@ -450,7 +451,7 @@ export async function recordsById<T>(
   if (missing.length > 0) {
     for (const [id, record] of await load(missing)) {
       byId.set(id, record)
-      cache?.set(generation, key(id), record, embeds?.(record))
+      if (remember) cache?.set(generation, key(id), record, embeds?.(record))
     }
   }
   return ids.flatMap((id) => {
