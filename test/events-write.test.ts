@@ -244,6 +244,7 @@ t.test('links: categories and tags by id, slug or name; unknown ones are 400 and
   t.strictSame(created.tags, [tagRecord(2, 'Outdoor', 1)])
   t.same((await s.event('By name', { categories: ['ROCK'], tags: ['OutDoor'] })).categories.map((c) => c.id), [1])
   t.same((await s.event('Duplicates', { categories: [1, 'rock', 'Rock'] })).categories.map((c) => c.id), [1], 'one link per term')
+  t.same((await s.event('Ids as text', { categories: [' 1 ', 1], tags: ['2', 'outdoor'] })).tags.map((c) => c.id), [2], 'an id sent as text, spaces trimmed')
   const post = (fields: Record<string, unknown>) => s.inject({ method: 'POST', url: EVENTS, headers: s.editor, payload: eventBody(fields) })
   expectError(t, await post({ categories: ['nope'] }), 400, 'rest_invalid_param', ['categories'])
   expectError(t, await post({ categories: [99] }), 400, 'rest_invalid_param', ['categories'])
@@ -253,7 +254,13 @@ t.test('links: categories and tags by id, slug or name; unknown ones are 400 and
   expectError(t, await post({ tags: ['rock'] }), 400, 'rest_invalid_param', ['tags'])
   expectError(t, await post({ tags: [1] }), 400, 'rest_invalid_param', ['tags'])
   expectError(t, await post({ categories: ['rock'], tags: ['nope'], venue: [{ venue: 'Made for nothing' }] }), 400, 'rest_invalid_param', ['tags'])
-  t.equal(await totalOf(s, 'events'), 3)
+  // Ids are looked up together, names one by one: the error still names the first entry, in the body's order, that names no term.
+  const unknown = async (categories: unknown[]) =>
+    (expectError(t, await post({ categories }), 400, 'rest_invalid_param', ['categories']).data.params as Record<string, string>).categories
+  t.match(await unknown(['rock', 99, 'nope']), /"99"/)
+  t.match(await unknown(['nope', 99, 1]), /"nope"/)
+  t.match(await unknown([1, ' 2 ']), /"2"/)
+  t.equal(await totalOf(s, 'events'), 4)
   t.equal(await totalOf(s, 'venues'), 0, 'the inline venue of the failed request was not created')
   // A German event links German terms.
   const de = await s.create(eventBody({ categories: ['folk'] }), s.editor, '?ml_language=de')

@@ -71,14 +71,15 @@ export function eventSearchTexts(event: { title: string; description: string | n
 }
 
 /** Writes an event's row of the search index (`eventSearchTexts`), replacing the one it had; in the write's transaction. */
-export async function writeEventSearch(db: QueryExecutorProvider, id: number, texts: { title: string; description: string | null }): Promise<void> {
+export async function writeEventSearch(db: QueryExecutorProvider, id: number, texts: { title: string; description: string | null }, created = false): Promise<void> {
   if (isPostgres(db)) {
     await sql`insert into event_search (event_id, title, description) values (${id}, ${texts.title}, ${texts.description})
       on conflict (event_id) do update set title = excluded.title, description = excluded.description`.execute(db)
     return
   }
-  // FTS5 takes no upsert: the old row out, the new one in. The pairs' table (contentless, deletes by rowid) replaces.
-  await sql`delete from event_search where rowid = ${id}`.execute(db)
+  // FTS5 takes no upsert: the old row out, the new one in (an event created in this unit of work has none:
+  // ids are never reused, AUTOINCREMENT). The pairs' table (contentless, deletes by rowid) replaces.
+  if (!created) await sql`delete from event_search where rowid = ${id}`.execute(db)
   await sql`insert into event_search (rowid, title, description) values (${id}, ${texts.title}, ${texts.description})`.execute(db)
   await sql`insert or replace into event_search_pairs (rowid, pairs) values (${id}, ${searchPairs(texts)})`.execute(db)
   await mergeSearchSegments(db)

@@ -17,7 +17,7 @@ import { isHttpUrl } from '../lib/urls.js'
 import type { EventColumns, EventLinks, EventUpdate, NewEvent } from '../repositories/event-writes.js'
 import { linkable, type NewLinked } from '../repositories/linked.js'
 import type { OrganizerColumns } from '../repositories/organizers.js'
-import { termIdNamed } from '../repositories/terms.js'
+import { termIdsNamed } from '../repositories/terms.js'
 import type { VenueColumns } from '../repositories/venues.js'
 import { checkNewLinked, type LinkedBody, type LinkedInput, type Writer } from './linked-input.js'
 import { organizerFields } from './organizer-input.js'
@@ -136,8 +136,9 @@ async function checkedLinks(db: Db, body: EventBody, language: Language, caller:
     const entries = body[field]
     if (entries === undefined) continue
     const ids: number[] = []
-    for (const entry of entries) {
-      const id = await termIdNamed(db, taxonomy, entry, language)
+    const found = await termIdsNamed(db, taxonomy, entries, language)
+    for (const [i, entry] of entries.entries()) {
+      const id = found[i]
       if (id === undefined) throw invalidParam(field, 'unknownTerm', { value: String(entry).trim() })
       if (!ids.includes(id)) ids.push(id)
     }

@@ -81,11 +81,12 @@ export async function insertEvent(trx: Tx, event: NewEvent): Promise<number> {
     image_id: image ?? null,
     post_parent: null,
   }).returning('id').executeTakeFirstOrThrow()
-  await writeEventSearch(trx, id, eventSearchTexts({ title: columns.title, description: columns.description ?? null, password: null }))
+  await writeEventSearch(trx, id, eventSearchTexts({ title: columns.title, description: columns.description ?? null, password: null }), true)
   await settleNewPost(trx, 'events', id, 'event', language, slug, event.translationGroup)
   recordChange(trx, { resource: 'event', id, action: 'create' })
   await writeLinks(trx, id, event.links, true)
-  if (columns.status === 'publish') await moveTermCounts(trx, [], await termIdsOfEvent(trx, id))
+  // A new event's terms are the ones just linked.
+  if (columns.status === 'publish') await moveTermCounts(trx, [], [...(event.links.categories ?? []), ...(event.links.tags ?? [])])
   return id
 }
 

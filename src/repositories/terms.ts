@@ -219,18 +219,31 @@ export async function nameTaken(db: Db, taxonomy: Taxonomy, language: Language, 
 }
 
 /**
- * The id of the term a write's `categories`/`tags` entry names in `language`: an id, a slug, or a name
- * (case and spacing as `nameKey` compares them); undefined when none does.
+ * The ids of the terms a write's `categories`/`tags` entries name in `language`, in order: each an id, a
+ * slug, or a name (case and spacing as `nameKey` compares them); undefined for one that names none. The
+ * entries that are ids are looked up in one statement.
  */
-export async function termIdNamed(db: Db, taxonomy: Taxonomy, entry: number | string, language: string): Promise<number | undefined> {
-  const text = String(entry).trim()
-  if (typeof entry === 'number' || /^\d+$/.test(text)) {
-    const id = Number(text)
-    if (!Number.isSafeInteger(id)) return undefined
-    return (await db.selectFrom('terms').select('id').where('id', '=', id).where('taxonomy', '=', taxonomy).where('language', '=', language).executeTakeFirst())?.id
+export async function termIdsNamed(db: Db, taxonomy: Taxonomy, entries: ReadonlyArray<number | string>, language: string): Promise<Array<number | undefined>> {
+  const asId = (entry: number | string): number | undefined => {
+    const text = String(entry).trim()
+    return typeof entry === 'number' || /^\d+$/.test(text) ? Number(text) : undefined
   }
-  const row = await db.selectFrom('terms').select('id').where('taxonomy', '=', taxonomy).where('language', '=', language)
-    .where((eb) => eb.or([eb('slug', '=', text.toLowerCase()), eb('name_key', '=', nameKey(text))]))
-    .orderBy('id').executeTakeFirst()
-  return row?.id
+  const wanted = [...new Set(entries.map(asId).filter((id): id is number => id !== undefined && Number.isSafeInteger(id)))]
+  // By id alone (the primary key; with the taxonomy and language in the statement, SQLite scans the index on those).
+  const rows = wanted.length === 0 ? [] : await db.selectFrom('terms').select(['id', 'taxonomy', 'language']).where(inIdList(db, sql.ref('id'), wanted)).execute()
+  const known = new Set(rows.filter((r) => r.taxonomy === taxonomy && r.language === language).map((r) => r.id))
+  const found: Array<number | undefined> = []
+  for (const entry of entries) {
+    const id = asId(entry)
+    if (id !== undefined) {
+      found.push(known.has(id) ? id : undefined)
+      continue
+    }
+    const text = String(entry).trim()
+    const row = await db.selectFrom('terms').select('id').where('taxonomy', '=', taxonomy).where('language', '=', language)
+      .where((eb) => eb.or([eb('slug', '=', text.toLowerCase()), eb('name_key', '=', nameKey(text))]))
+      .orderBy('id').executeTakeFirst()
+    found.push(row?.id)
+  }
+  return found
 }
