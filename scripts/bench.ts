@@ -5,7 +5,7 @@
  *
  *   node --import tsx scripts/bench.ts [--events N] [--duration S] [--warmup S] [--connections C]
  *                                      [--timeout S] [--scale [--sizes 1000,100000,1000000]] [--out FILE]
- *                                      [--db-dir DIR] [--keep-db] [--no-pin] [--cache-entries N] [--only K1,K2]
+ *                                      [--db-dir DIR] [--keep-db] [--reuse-db] [--no-pin] [--cache-entries N] [--only K1,K2]
  *                                      [--realistic]
  *                                      [--database-url postgres://…] [--nodes N]
  *
@@ -25,7 +25,8 @@
  * ends the whole run (children included) if it takes far longer than planned.
  */
 import { execFileSync } from 'node:child_process'
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -34,8 +35,10 @@ import { generateKey } from '../src/lib/api-keys.js'
 import { formatUtc } from '../src/lib/dates.js'
 import { createUserWithKey } from '../src/repositories/users.js'
 import { withTransaction } from '../src/db/unit-of-work.js'
+import { loadSpec } from '../src/http/spec.js'
+import { documentContext } from '../src/repositories/event-documents.js'
 import { runScenario, type Scenario, type ScenarioResult } from './bench/driver.js'
-import { buildDatabase, removeDatabaseFiles, type LoadResult } from './bench/loader.js'
+import { buildDatabase, dayStartMs, removeDatabaseFiles, type LoadResult } from './bench/loader.js'
 import { copyToPostgres, dropBenchSchema } from './bench/postgres.js'
 import {
   allowedCpus, freePort, hasTaskset, killAllChildren, memoryOf, pinSelf, startProcess, stopProcess, type Managed, type MemoryStatus,
@@ -46,6 +49,8 @@ import {
 import { PREFIX, allScenarios, ceilingScenario, listScenarios, realScenarios, sampleData } from './bench/scenarios.js'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
+/** The bulk loader's source: a database it built is reused (--reuse-db) only by the same loader. */
+const LOADER_SOURCE = resolve(ROOT, 'scripts/bench/loader.ts')
 const SERVER_CORE = 0
 const CLIENT_CORE = 1
 
@@ -60,6 +65,8 @@ interface Options {
   out: string
   dbDir: string
   keepDb: boolean
+  /** Use the database an earlier --keep-db run left for the same events, day and loader (see USAGE). */
+  reuseDb: boolean
   pin: boolean
   /** CALENDAR_CACHE_ENTRIES of the API server (undefined: its default; 0: no read cache). */
   cacheEntries: number | undefined
@@ -84,6 +91,9 @@ const USAGE = `usage: node --import tsx scripts/bench.ts [options]
   --out FILE        JSON results (default bench-results/bench-<timestamp>.json)
   --db-dir DIR      where the database files go (default <tmpdir>/calendar-bench)
   --keep-db         keep the database files afterwards
+  --reuse-db        use the database an earlier --keep-db run left in --db-dir when it was built for the same
+                    events, day and loader, as that run left it (its writes included) and with the event
+                    documents its servers stored; else build it as usual; implies --keep-db
   --no-pin          do not pin server and client to separate cores
   --cache-entries N the server's CALENDAR_CACHE_ENTRIES (0: no read cache, to measure the engine alone)
   --only K1,K2      run only these scenarios (keys as in the JSON: event-by-id, random-by-id, mixed-90-10, …)
@@ -111,6 +121,7 @@ function parseArgs(argv: string[]): Options {
     out: join(ROOT, 'bench-results', `bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`),
     dbDir: join(os.tmpdir(), 'calendar-bench'),
     keepDb: false,
+    reuseDb: false,
     pin: true,
     cacheEntries: undefined,
     only: undefined,
@@ -154,6 +165,7 @@ function parseArgs(argv: string[]): Options {
         break
       }
       case '--keep-db': options.keepDb = true; break
+      case '--reuse-db': options.reuseDb = true; options.keepDb = true; break
       case '--no-pin': options.pin = false; break
       case '--no-documents': options.documents = false; break
       case '--cache-entries': options.cacheEntries = integer('cache-entries', value(), 0, 1_000_000); break
@@ -212,7 +224,8 @@ async function createKey(file: string): Promise<string> {
   const database = await openDatabase(file)
   try {
     const key = generateKey()
-    await withTransaction(database.db, (trx) => createUserWithKey(trx, 'editor', key, formatUtc(new Date()), 'bench'))
+    // Named after the moment: a reused database keeps the keys of the runs before.
+    await withTransaction(database.db, (trx) => createUserWithKey(trx, 'editor', key, formatUtc(new Date()), `bench ${new Date().toISOString()}`))
     return key
   } finally {
     await database.close()
@@ -229,19 +242,42 @@ interface Loaded extends LoadResult {
 /** Builds the file database of `events` events, with the bench's key, and copies it to PostgreSQL when asked. */
 async function load(options: Options, events: number, now: Date): Promise<Loaded> {
   const file = join(options.dbDir, `bench-${events}.db`)
-  log(`loading ${events.toLocaleString('en')} events into ${file}`)
-  const result = await buildDatabase({ file, events, now, log })
-  log(`loaded in ${result.seconds.toFixed(1)} s, ${(result.bytes / 1048576).toFixed(0)} MB, ${result.eventsInWindow} events in the default window`)
+  // What a kept database was built for (beside it): reused only for the same events, day and loader.
+  const built = { events, day: formatUtc(new Date(dayStartMs(now))), loader: createHash('sha256').update(readFileSync(LOADER_SOURCE)).digest('hex') }
+  const kept = options.reuseDb ? keptDatabase(file, built) : undefined
+  let result: LoadResult
+  if (kept !== undefined) {
+    result = kept
+    log(`reusing ${file} (kept by an earlier run on ${built.day.slice(0, 10)}, with that run's writes)`)
+  } else {
+    log(`loading ${events.toLocaleString('en')} events into ${file}`)
+    result = await buildDatabase({ file, events, now, log })
+    log(`loaded in ${result.seconds.toFixed(1)} s, ${(result.bytes / 1048576).toFixed(0)} MB, ${result.eventsInWindow} events in the default window`)
+    if (options.keepDb) writeJson(`${file}.json`, { built, result })
+    else rmSync(`${file}.json`, { force: true })
+  }
   const key = await createKey(file)
   if (options.databaseUrl === undefined) return { ...result, serverUrl: file, key }
   log(`copying into PostgreSQL at ${shownUrl(options.databaseUrl)}`)
   return { ...result, serverUrl: await copyToPostgres(file, options.databaseUrl, events, log), key }
 }
 
+/** The load result kept beside `file` when it was built for `built` and the file is still there. */
+function keptDatabase(file: string, built: { events: number; day: string; loader: string }): LoadResult | undefined {
+  try {
+    const sidecar = JSON.parse(readFileSync(`${file}.json`, 'utf8')) as { built?: typeof built; result?: LoadResult }
+    const same = sidecar.built?.events === built.events && sidecar.built.day === built.day && sidecar.built.loader === built.loader
+    return same && existsSync(file) ? sidecar.result : undefined
+  } catch {
+    return undefined
+  }
+}
+
 /** Removes what `load` made (unless --keep-db). */
 async function unload(options: Options, database: Loaded): Promise<void> {
   if (options.keepDb) return
   removeDatabaseFiles(database.file)
+  rmSync(`${database.file}.json`, { force: true })
   if (options.databaseUrl !== undefined) await dropBenchSchema(options.databaseUrl, database.events)
 }
 
@@ -256,6 +292,9 @@ async function startCeiling(core: number | undefined): Promise<Managed> {
 }
 
 let serverBuilt = false
+
+/** The PUBLIC_URL of the API servers (every port). */
+const BENCH_PUBLIC_URL = 'http://127.0.0.1:8080'
 
 /** The API processes under test: one or more nodes on one database. */
 interface Servers {
@@ -293,11 +332,15 @@ async function startServers(url: string, core: number | undefined, options: Opti
 async function documentsStored(url: string): Promise<{ count: number; fillMs: number }> {
   const started = performance.now()
   const handle = await openDatabase(url)
+  // The servers' own documents (a kept database also holds those of other runs' addresses, until replaced).
+  const schemas = (loadSpec().document.components as { schemas?: Record<string, unknown> } | undefined)?.schemas
+  const context = documentContext(`${BENCH_PUBLIC_URL}${PREFIX}`, schemas?.Event)
   try {
     let last = -1
     let same = 0
     for (;;) {
-      const { count } = await handle.db.selectFrom('event_documents').select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow()
+      const { count } = await handle.db.selectFrom('event_documents').where('context', '=', context)
+        .select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow()
       const n = Number(count)
       same = n === last && n > 0 ? same + 1 : 0
       last = n
@@ -338,7 +381,8 @@ async function startServer(file: string, core: number | undefined, { cacheEntrie
   const port = await freePort()
   const managed = await startProcess({
     name: `API server ${node}`, cwd: ROOT, args: startArgs(),
-    env: { DATABASE_URL: file, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'silent', CALENDAR_EVENT_DOCUMENTS: String(documents), ...(cacheEntries === undefined ? {} : { CALENDAR_CACHE_ENTRIES: String(cacheEntries) }) },
+    // One public URL whatever the port: the event documents stored (they hold every rest_url) serve the next run on a kept database.
+    env: { DATABASE_URL: file, PORT: String(port), HOST: '127.0.0.1', PUBLIC_URL: BENCH_PUBLIC_URL, LOG_LEVEL: 'silent', CALENDAR_EVENT_DOCUMENTS: String(documents), ...(cacheEntries === undefined ? {} : { CALENDAR_CACHE_ENTRIES: String(cacheEntries) }) },
     port, readyPath: PREFIX, ...(core === undefined ? {} : { core }),
   })
   log(`API server ${node} pid ${managed.pid} on port ${port} (cpus ${managed.cpus}), first answer after ${managed.startupMs.toFixed(0)} ms`)
