@@ -367,7 +367,7 @@ function startArgs(): string[] {
   return start.slice(1)
 }
 
-/** The API server as `npm start` runs it (`node --max-semi-space-size=8 dist/bundle/server.js`), built (once per run) from the current source. */
+/** The API server as `npm start` runs it (`node --max-semi-space-size=8 --heap-growing-percent=50 dist/bundle/server.js`), built (once per run) from the current source. */
 async function startServer(file: string, core: number | undefined, { cacheEntries, documents }: Pick<Options, 'cacheEntries' | 'documents'>, node = 1): Promise<Managed> {
   if (!serverBuilt) {
     log('building the server (npm run build)')
