@@ -1,8 +1,10 @@
 /**
  * Searched lists whose needle is in more events than the search index lets drive a list (SORT_LINKED_UP_TO,
- * 5,000): on SQLite their totals are one statement over the index's matches against the window's membership
- * (event-filters.ts `countByWindowMembership`), and a page near the start looks each event of the window up in
- * the index (`searchLooksUp`); on PostgreSQL both are the statements that check each event. Over 5,400 events
+ * 5,000). On SQLite, up to 100,000 event ids: the window's events in list order, and which of them the index's
+ * matches hold (event-filters.ts `searchedInWindow`); with that bound lowered, the plans of larger databases: totals by
+ * one statement over the index's matches against the window's membership (`countByWindowMembership`), and a page
+ * near the start by looking each event of the window up in the index (`searchLooksUp`). On PostgreSQL both are
+ * the statements that check each event. Over 5,400 events
  * put straight into storage (random languages, statuses, dates, protected descriptions, hidden events; titles of
  * few letters, so that common pairs and trigrams are in nearly every event), random filters and needles, each
  * total and a page (near the start, or deep) against this file's oracle: the texts as generated, lower-cased
@@ -13,7 +15,7 @@
 import t from 'tap'
 import { sql } from 'kysely'
 import { eventSearchTexts, writeEventSearch } from '../src/db/dialect.js'
-import { countEvents, eventIds, type EventFilter } from '../src/repositories/event-filters.js'
+import { countEvents, eventIds, searchPlanBounds, type EventFilter } from '../src/repositories/event-filters.js'
 import { createReadCache, useReadCache } from '../src/repositories/read-cache.js'
 import { openTestDatabase } from './helpers/database.js'
 import { propertySeed, seededRandom } from './helpers/property.js'
@@ -109,7 +111,19 @@ t.test('totals of searches found in thousands of events agree with the oracle, c
   t.ok(commonest.filter((n) => n > 5000).length >= 5, `needles found in more than 5,000 events: ${commonest.join(', ')}`)
 
   const inOrder = (a: Row, b: Row) => (a.start < b.start ? -1 : a.start > b.start ? 1 : a.id - b.id)
+  // Every check runs twice: with the plan of moderate windows (`searchedInWindow`), then with its bounds so low
+  // that the plans of larger databases serve (the window's membership, lookups in list order, the match list probed).
   const check = async (label: string, runs: number) => {
+    const bounds = { ...searchPlanBounds }
+    await checkWith(`${label}, the bound as shipped`, runs)
+    Object.assign(searchPlanBounds, { eventIdsUpTo: 10 })
+    try {
+      await checkWith(`${label}, the plans of larger databases`, runs)
+    } finally {
+      Object.assign(searchPlanBounds, bounds)
+    }
+  }
+  const checkWith = async (label: string, runs: number) => {
     let wide = 0
     let pages = 0
     for (let run = 0; run < runs; run++) {
@@ -164,9 +178,11 @@ t.test('totals of searches found in thousands of events agree with the oracle, c
   await check('ids past what a membership holds', 60)
   const inside = await db.transaction().execute(async (trx) => {
     const f: EventFilter = { language: 'en', scope: { kind: 'all', statuses: ['publish'] }, search: 'ab', startGte: utc(BASE + 100 * DAY) }
-    return { got: await countEvents(trx, f), want: oracle(f) }
+    return { got: await countEvents(trx, f), want: oracle(f), page: await eventIds(trx, f, 20, 10, oracle(f)) }
   })
   t.equal(inside.got, inside.want, `inside a transaction: ${inside.want}`)
+  const insideFilter: EventFilter = { language: 'en', scope: { kind: 'all', statuses: ['publish'] }, search: 'ab', startGte: utc(BASE + 100 * DAY) }
+  t.same(inside.page, rows.filter((r) => oracleMatches(r, insideFilter)).sort(inOrder).slice(20, 30).map((r) => r.id), 'inside a transaction: a page')
   const { rows: n } = await sql<{ n: number }>`select count(*) as n from events`.execute(db)
   t.equal(Number(n[0]?.n), EVENTS + 2)
 })
