@@ -4,7 +4,7 @@
  * realistic target names a workload the benchmark runs.
  */
 import t from 'tap'
-import { REALISTIC_KEYS, REALISTIC_TARGETS, runTargets, targetLines } from '../scripts/bench/report.js'
+import { BUSY_MARK, REALISTIC_KEYS, REALISTIC_TARGETS, runTargets, scenarioTable, targetLines } from '../scripts/bench/report.js'
 import { allScenarios, realScenarios, type Samples } from '../scripts/bench/scenarios.js'
 import type { ScenarioResult } from '../scripts/bench/driver.js'
 
@@ -37,6 +37,18 @@ t.test('a realistic workload is checked against its own ratio and p99, not the r
   t.notOk(checks.some((c) => REALISTIC_KEYS.includes(c.subject) && /single-record|page of 10/.test(c.target)), 'no repeated-URL target for them')
   // A ratio under 0.1 is shown with three digits: 0.049 is not shown as the limit it missed.
   t.match(targetLines(checks), /FAIL realistic: ≥ 0\.05 × ceiling: event-create = 0\.049 ×/)
+})
+
+t.test('a workload measured while the server was still busy is marked in the table and fails a check of its own', async (t) => {
+  const busy = { ...result('random-by-id', 'single', 0.3, 2), busyBefore: true, idleBeforeMs: 180_400 }
+  const quiet = result('random-search', 'page10', 0.3, 2)
+  const table = scenarioTable([busy, quiet]).split('\n')
+  t.match(table[2], `| random-by-id ${BUSY_MARK} |`)
+  t.notMatch(table[3], BUSY_MARK)
+  const checks = runTargets([busy, quiet], context)
+  const failed = checks.filter((c) => c.pass === false).map((c) => c.subject)
+  t.same(failed, ['random-by-id'], 'only the busy one fails, and only for that')
+  t.match(targetLines(checks), /FAIL measured on an idle server .*: random-by-id = 180 s waited/)
 })
 
 t.test('the repeated-URL workloads keep their targets', async (t) => {

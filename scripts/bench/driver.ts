@@ -94,6 +94,8 @@ export interface ScenarioResult {
   smoke: { status: number; bytes: number; ms: number; timedOut: boolean; failed?: boolean }
   /** How long the server was still busy before this scenario started (left over from the previous one), ms. */
   idleBeforeMs: number
+  /** Whether it was still busy when the wait for it ran out (MAX_DRAIN_MS): this run measured a busy server. */
+  busyBefore?: boolean
   /** How long the server stayed busy after the run ended (requests still queued when the client stopped), ms. */
   drainMs: number
   /** A few failing answers, replayed one at a time, when anything was not as expected. */
@@ -179,16 +181,22 @@ function cpuSecondsOfAll(pids: readonly number[]): number {
   return pids.reduce((sum, pid) => sum + cpuSecondsOf(pid), 0)
 }
 
-/** Waits until every process under test is idle; the milliseconds waited in all. */
-async function waitAllIdle(pids: readonly number[], maxMs: number): Promise<number> {
+/** Waits until every process under test is idle; the milliseconds waited in all, and whether one was still busy when its wait ran out. */
+async function waitAllIdle(pids: readonly number[], maxMs: number): Promise<{ waited: number; stillBusy: boolean }> {
   let waited = 0
-  for (const pid of pids) waited += await waitIdle(pid, maxMs)
-  return waited
+  let stillBusy = false
+  for (const pid of pids) {
+    const ms = await waitIdle(pid, maxMs)
+    waited += ms
+    if (ms >= maxMs) stillBusy = true
+  }
+  return { waited, stillBusy }
 }
 
 export async function runScenario(scenario: Scenario, options: RunOptions): Promise<ScenarioResult> {
   const origin = options.origins[0] ?? ''
-  const idleBeforeMs = await waitAllIdle(options.pids, MAX_DRAIN_MS)
+  const { waited: idleBeforeMs, stillBusy } = await waitAllIdle(options.pids, MAX_DRAIN_MS)
+  let busyBefore = stillBusy
   const first = scenario.next()
   let smoke: ScenarioResult['smoke']
   try {
@@ -201,7 +209,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
 
   if (options.warmup > 0) {
     await cannon(scenario, options, options.warmup)
-    await waitAllIdle(options.pids, MAX_DRAIN_MS)
+    if ((await waitAllIdle(options.pids, MAX_DRAIN_MS)).stillBusy) busyBefore = true
   }
 
   let count = 0
@@ -220,7 +228,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
   const serverCpuS = cpuSecondsOfAll(options.pids) - serverCpu0
   const clientCpu = process.cpuUsage(clientCpu0)
   const pressureS = (cpuPressureMicros() - pressure0) / 1e6
-  const drainMs = await waitAllIdle(options.pids, MAX_DRAIN_MS)
+  const { waited: drainMs } = await waitAllIdle(options.pids, MAX_DRAIN_MS)
 
   const sorted = samples.slice(0, count).sort()
   const statusCodes: Record<string, number> = {}
@@ -259,6 +267,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
     hostCpuPressurePct: (pressureS / wallS) * 100,
     smoke: { ...smoke, failed: smokeFailed },
     idleBeforeMs,
+    busyBefore,
     drainMs,
     failures,
   }

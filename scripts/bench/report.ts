@@ -27,7 +27,7 @@ export function scenarioTable(results: readonly ScenarioResult[]): string {
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ]
   for (const r of results) {
-    lines.push(`| ${r.label} | ${fixed(r.rps, 0)} | ${formatMs(r.p50)} | ${formatMs(r.p99)} | ${r.acP50} / ${r.acP99} | `
+    lines.push(`| ${r.label}${r.busyBefore === true ? ` ${BUSY_MARK}` : ''} | ${fixed(r.rps, 0)} | ${formatMs(r.p50)} | ${formatMs(r.p99)} | ${r.acP50} / ${r.acP99} | `
       + `${r.ratio === undefined ? '' : fixed(r.ratio, 2)} | ${r.cpuRatio === undefined ? '' : fixed(r.cpuRatio, 2)} | ${r.non2xx} | ${r.errors} (${r.timeouts}) | ${fixed(r.serverCpuPct, 0)} % | ${formatMs(cpuMsPerRequest(r))} | `
       + `${fixed(r.clientCpuPct, 0)} % | ${fixed(r.hostCpuPressurePct, 0)} % | ${fixed(r.bytesPerResponse, 0)} |`)
   }
@@ -45,6 +45,9 @@ export function targetLines(checks: readonly TargetCheck[]): string {
 const isRead = (r: ScenarioResult): boolean => r.kind === 'single' || r.kind === 'page10' || r.kind === 'page50'
 
 export const FAILED_ANSWERS = 'every answer as expected (2xx; 404 past the last random page), no socket errors'
+/** Marks a route measured while the server was still busy (the wait for it to be idle ran out). */
+export const BUSY_MARK = '(measured while the server was still busy)'
+const IDLE_BEFORE = 'measured on an idle server (it was still busy when the wait for it ran out: its figures are not the route\'s)'
 const TIMEOUTS = 'no request timed out'
 
 /** Failed answers (non-2xx or socket errors) and timeouts of each result, as checks. */
@@ -60,6 +63,7 @@ function answerChecks(results: readonly ScenarioResult[], suffix: string): Targe
         ...(first === undefined ? {} : { note: `e.g. ${first.method} ${first.path} → ${first.status} ${first.body.slice(0, 160)}` }),
       })
     }
+    if (r.busyBefore === true) checks.push({ target: IDLE_BEFORE, subject: `${r.label}${suffix}`, value: r.idleBeforeMs / 1000, limit: 0, unit: 's waited', pass: false })
     const timedOut = r.timeouts + (r.smoke.timedOut ? 1 : 0)
     if (timedOut > 0) checks.push({ target: TIMEOUTS, subject: `${r.label}${suffix}`, value: timedOut, limit: 0, unit: 'timed out', pass: false })
   }
