@@ -276,7 +276,7 @@ function placesSet(bits: Uint32Array, order: Int32Array, offset: number, limit: 
 function bitCount(word: number): number {
   let w = word - ((word >>> 1) & 0x55555555)
   w = (w & 0x33333333) + ((w >>> 2) & 0x33333333)
-  return (((w + (w >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24
+  return Math.imul((w + (w >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24
 }
 
 /** Ids below this have a byte in a window's membership (8 MB at most). */
