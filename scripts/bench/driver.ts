@@ -94,8 +94,8 @@ export interface ScenarioResult {
   smoke: { status: number; bytes: number; ms: number; timedOut: boolean; failed?: boolean }
   /** How long the server was still busy before this scenario started (left over from the previous one), ms. */
   idleBeforeMs: number
-  /** Whether it was still busy when the wait for it ran out (MAX_DRAIN_MS): this run measured a busy server. */
-  busyBefore?: boolean
+  /** Set when the server was still busy when a wait for it ran out (MAX_DRAIN_MS), before the run or after its warm-up: the ms waited in all. This run measured a busy server. */
+  busyBeforeMs?: number
   /** How long the server stayed busy after the run ended (requests still queued when the client stopped), ms. */
   drainMs: number
   /** A few failing answers, replayed one at a time, when anything was not as expected. */
@@ -196,6 +196,7 @@ async function waitAllIdle(pids: readonly number[], maxMs: number): Promise<{ wa
 export async function runScenario(scenario: Scenario, options: RunOptions): Promise<ScenarioResult> {
   const origin = options.origins[0] ?? ''
   const { waited: idleBeforeMs, stillBusy } = await waitAllIdle(options.pids, MAX_DRAIN_MS)
+  let waitedBefore = idleBeforeMs
   let busyBefore = stillBusy
   const first = scenario.next()
   let smoke: ScenarioResult['smoke']
@@ -209,7 +210,9 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
 
   if (options.warmup > 0) {
     await cannon(scenario, options, options.warmup)
-    if ((await waitAllIdle(options.pids, MAX_DRAIN_MS)).stillBusy) busyBefore = true
+    const afterWarmup = await waitAllIdle(options.pids, MAX_DRAIN_MS)
+    waitedBefore += afterWarmup.waited
+    if (afterWarmup.stillBusy) busyBefore = true
   }
 
   let count = 0
@@ -267,7 +270,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
     hostCpuPressurePct: (pressureS / wallS) * 100,
     smoke: { ...smoke, failed: smokeFailed },
     idleBeforeMs,
-    busyBefore,
+    ...(busyBefore ? { busyBeforeMs: waitedBefore } : {}),
     drainMs,
     failures,
   }

@@ -27,7 +27,7 @@ export function scenarioTable(results: readonly ScenarioResult[]): string {
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ]
   for (const r of results) {
-    lines.push(`| ${r.label}${r.busyBefore === true ? ` ${BUSY_MARK}` : ''} | ${fixed(r.rps, 0)} | ${formatMs(r.p50)} | ${formatMs(r.p99)} | ${r.acP50} / ${r.acP99} | `
+    lines.push(`| ${r.label}${r.busyBeforeMs !== undefined ? ` ${BUSY_MARK}` : ''} | ${fixed(r.rps, 0)} | ${formatMs(r.p50)} | ${formatMs(r.p99)} | ${r.acP50} / ${r.acP99} | `
       + `${r.ratio === undefined ? '' : fixed(r.ratio, 2)} | ${r.cpuRatio === undefined ? '' : fixed(r.cpuRatio, 2)} | ${r.non2xx} | ${r.errors} (${r.timeouts}) | ${fixed(r.serverCpuPct, 0)} % | ${formatMs(cpuMsPerRequest(r))} | `
       + `${fixed(r.clientCpuPct, 0)} % | ${fixed(r.hostCpuPressurePct, 0)} % | ${fixed(r.bytesPerResponse, 0)} |`)
   }
@@ -63,7 +63,7 @@ function answerChecks(results: readonly ScenarioResult[], suffix: string): Targe
         ...(first === undefined ? {} : { note: `e.g. ${first.method} ${first.path} → ${first.status} ${first.body.slice(0, 160)}` }),
       })
     }
-    if (r.busyBefore === true) checks.push({ target: IDLE_BEFORE, subject: `${r.label}${suffix}`, value: r.idleBeforeMs / 1000, limit: 0, unit: 's waited', pass: false })
+    if (r.busyBeforeMs !== undefined) checks.push({ target: IDLE_BEFORE, subject: `${r.label}${suffix}`, value: r.busyBeforeMs / 1000, limit: 0, unit: 's waited', pass: false })
     const timedOut = r.timeouts + (r.smoke.timedOut ? 1 : 0)
     if (timedOut > 0) checks.push({ target: TIMEOUTS, subject: `${r.label}${suffix}`, value: timedOut, limit: 0, unit: 'timed out', pass: false })
   }
