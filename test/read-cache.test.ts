@@ -8,6 +8,7 @@ import t, { type Test } from 'tap'
 import { buildApp } from '../src/app.js'
 import { defaultConfig } from '../src/config.js'
 import { openDatabase } from '../src/db/database.js'
+import { versionsReadSoFar } from '../src/db/dialect.js'
 import { createCompilers } from '../src/http/compilers.js'
 import { MAX_RESULT_BYTES, RESULTS_PER_RECORD, createReadCache, readCacheStats } from '../src/repositories/read-cache.js'
 import { API, NOW } from './helpers/build.js'
@@ -209,6 +210,16 @@ t.test('given moments, the cache looks at the engine once per moment: again when
   moment += 1
   t.equal(await count(), 4, 'the change seen at the next moment')
   t.equal(await count(), 4)
+  // Reads of one request that start together (a document's categories and tags, through Promise.all).
+  moment += 1
+  const before = versionsReadSoFar()
+  const [first, second] = await Promise.all([cache.sync(handle.db), cache.sync(handle.db)])
+  t.equal(versionsReadSoFar() - before, 1, 'two reads begun together at a new moment: the engine is asked once')
+  t.equal(first, second, 'and both belong to the same generation')
+  await image(3)
+  moment += 1
+  const [a, b] = await Promise.all([count(), count()])
+  t.ok(a >= 5 && b >= 5, 'a change seen by reads begun together: neither answers the result remembered before it')
 })
 
 t.test('results learn of the changes taken in when next found: kept with the changed events to recheck, dropped past the bound', async (t) => {

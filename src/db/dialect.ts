@@ -383,6 +383,16 @@ export function versionOf(row: { h: number | string; e: number | string }): Data
   return { head: Number(row.h), epoch: Number(row.e) }
 }
 
+/**
+ * The connection's own version probe (`setVersionProbe`), which answers at once, or undefined (PostgreSQL:
+ * `dataVersion` then asks through the query builder). A reader that looks through it has its answer before
+ * anything else runs: two reads that ask one after the other without yielding (`Promise.all`) find the
+ * first's look taken in, where an awaited answer would let the second ask again.
+ */
+export function versionProbeOf(db: QueryExecutorProvider): (() => DataVersion) | undefined {
+  return versionProbes.get(db)
+}
+
 /** Where the data stands (see `DataVersion`): one statement, read before a request's first cached read (read-cache.ts). */
 export async function dataVersion(db: QueryExecutorProvider): Promise<DataVersion | undefined> {
   const probe = versionProbes.get(db)

@@ -35,7 +35,9 @@
  * after any other read of the data version (dialect.ts `versionsReadSoFar`): an event document is offered
  * at the version read before it is assembled, and the fill between requests reads one too, so what they
  * assemble must come from a look at least that new (else a record cached before a raw write, with no
- * request since, would be stored as the event's document).
+ * request since, would be stored as the event's document). On SQLite the look is taken in as soon as it
+ * is asked (the connection's probe answers at once): reads of one request that start together (a
+ * document's categories and tags) share it, where an awaited answer would let each of them ask.
  *
  * It counts its hits and misses (`stats`), which the metrics module reads through `readCacheStats`.
  *
@@ -44,7 +46,7 @@
  * created with 0 entries.
  */
 import type { Kysely } from 'kysely'
-import { dataVersion, versionsReadSoFar, type DataVersion } from '../db/dialect.js'
+import { dataVersion, versionProbeOf, versionsReadSoFar, type DataVersion } from '../db/dialect.js'
 import type { ChangeResource, Database } from '../db/schema.js'
 import type { Db } from '../db/unit-of-work.js'
 import { changesBetween as changesInLog } from './changes.js'
@@ -317,7 +319,8 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
         }
         const at = moments?.()
         const reads = versionsReadSoFar()
-        const version = await dataVersion(db)
+        const probe = versionProbeOf(db)
+        const version = probe !== undefined ? probe() : await dataVersion(db)
         if (version === undefined) return undefined
         // Another read began taking in a change while this one asked: wait for it, then look again.
         if (catchingUp !== undefined) continue
