@@ -93,7 +93,8 @@ const USAGE = `usage: node --import tsx scripts/bench.ts [options]
   --keep-db         keep the database files afterwards
   --reuse-db        use the database an earlier --keep-db run left in --db-dir when it was built for the same
                     events, day and loader, as that run left it (its writes included) and with the event
-                    documents its servers stored; else build it as usual; implies --keep-db
+                    documents its servers stored, while it holds at most 10 % more events than it was built
+                    with (each realistic run adds its creates); else build it as usual; implies --keep-db
   --no-pin          do not pin server and client to separate cores
   --cache-entries N the server's CALENDAR_CACHE_ENTRIES (0: no read cache, to measure the engine alone)
   --only K1,K2      run only these scenarios (keys as in the JSON: event-by-id, random-by-id, mixed-90-10, …)
@@ -244,11 +245,20 @@ async function load(options: Options, events: number, now: Date): Promise<Loaded
   const file = join(options.dbDir, `bench-${events}.db`)
   // What a kept database was built for (beside it): reused only for the same events, day and loader.
   const built = { events, day: formatUtc(new Date(dayStartMs(now))), loader: createHash('sha256').update(readFileSync(LOADER_SOURCE)).digest('hex') }
-  const kept = options.reuseDb ? keptDatabase(file, built) : undefined
+  let kept = options.reuseDb ? keptDatabase(file, built) : undefined
+  if (kept !== undefined) {
+    // Every run's creates stay in a kept database: figures are for about the size asked, or it is built again.
+    const held = await eventsIn(file)
+    if (held > events * (1 + MAX_REUSED_GROWTH)) {
+      log(`not reusing ${file}: it holds ${held.toLocaleString('en')} events, more than ${(100 * MAX_REUSED_GROWTH).toFixed(0)} % over the ${events.toLocaleString('en')} it was built with (earlier runs' creates)`)
+      kept = undefined
+    } else {
+      log(`reusing ${file} (kept by an earlier run on ${built.day.slice(0, 10)}, with that run's writes): ${held.toLocaleString('en')} events`)
+    }
+  }
   let result: LoadResult
   if (kept !== undefined) {
     result = kept
-    log(`reusing ${file} (kept by an earlier run on ${built.day.slice(0, 10)}, with that run's writes)`)
   } else {
     log(`loading ${events.toLocaleString('en')} events into ${file}`)
     result = await buildDatabase({ file, events, now, log })
@@ -260,6 +270,20 @@ async function load(options: Options, events: number, now: Date): Promise<Loaded
   if (options.databaseUrl === undefined) return { ...result, serverUrl: file, key }
   log(`copying into PostgreSQL at ${shownUrl(options.databaseUrl)}`)
   return { ...result, serverUrl: await copyToPostgres(file, options.databaseUrl, events, log), key }
+}
+
+/** How much more a kept database may hold than it was built with (earlier runs' creates) and still be reused: a tenth. */
+const MAX_REUSED_GROWTH = 0.1
+
+/** The events a database file holds now. */
+async function eventsIn(file: string): Promise<number> {
+  const database = await openDatabase(file)
+  try {
+    const row = await database.db.selectFrom('events').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
+    return Number(row.n)
+  } finally {
+    await database.close()
+  }
 }
 
 /** The load result kept beside `file` when it was built for `built` and the file is still there. */
