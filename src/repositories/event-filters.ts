@@ -170,7 +170,7 @@ export async function countEvents(db: Db, f: EventFilter): Promise<number> {
     const drives = await searchDrives(db, f)
     if (!drives && hasSearch(f) && linkFilters(f).length === 0 && !isPostgres(db)) {
       const found = searchedIds(db, f.search)
-      if (found.indexed) return countByWindowMembership(db, f, found.matches ?? found.ids)
+      if (found.indexed) return countByWindowMembership(db, f, found.ids)
     }
     return Number((await eventCountQuery(db, f, drives).executeTakeFirstOrThrow()).n)
   })
@@ -178,7 +178,7 @@ export async function countEvents(db: Db, f: EventFilter): Promise<number> {
 
 /**
  * SQLite, a needle the search index serves found in more events than SORT_LINKED_UP_TO (in any language,
- * at any date), without link filters: the index's matches read by one statement and counted, each kept when its byte
+ * at any date), without link filters: the index's matches counted by one statement, each kept when its byte
  * in the window's membership is set: one byte per event id, 1 for the events the other filters match (their
  * ids read from the listing index), remembered per filter until events change, so every needle of a window
  * (a site's default window for most searches) costs a statement over its matches. The plan it replaces
@@ -192,17 +192,8 @@ async function countByWindowMembership(db: Db, f: EventFilter & { search: string
     membershipOf(await listIds(db, eventsFrom(db, window, true, false).select('events.id'))))
   // Ids past what such a list holds (a database filled by hand): the statement that checks each event counts.
   if (member === undefined) return Number((await eventCountQuery(db, f, false).executeTakeFirstOrThrow()).n)
-  // Read at once and counted here: an event the index lists twice (both its texts hold the needle) counts
-  // once, without the statement dropping the repeats (`distinct` doubled the cost of a common trigram's list).
-  const counted = new Uint8Array(member.length)
-  let count = 0
-  for (const id of await listIds(db, db.selectFrom(sql<{ id: number }>`${ids}`.as('found')).select('found.id'))) {
-    if (id < member.length && member[id] === 1 && counted[id] === 0) {
-      counted[id] = 1
-      count++
-    }
-  }
-  return count
+  const { rows } = await sql<{ n: number }>`select count(*) as n from ${ids} as found where substr(${member}, found.id + 1, 1) = x'01'`.execute(db)
+  return Number(rows[0]?.n ?? 0)
 }
 
 /**
@@ -389,18 +380,13 @@ async function searchDrives(db: Db, f: EventFilter): Promise<boolean> {
   return candidates !== undefined && candidates <= SORT_LINKED_UP_TO
 }
 
-/**
- * How many rows the search index lists for `f.search` (in any language, at any date), remembered per needle;
- * undefined when no index serves it. On SQLite an event whose two texts both hold the needle is two rows (see
- * `titleRow`): what listing them costs, and at most twice the events, which the plans above compare with
- * bounds of a few thousand (an exact count of events would drop the repeats: twice the cost for a common one).
- */
+/** How many events the search index lists for `f.search` (in any language, at any date), remembered per needle; undefined when no index serves it. */
 async function searchMatches(db: Db, f: EventFilter): Promise<number | undefined> {
   if (!hasSearch(f)) return undefined
   const found = searchedIds(db, f.search)
   if (!found.indexed) return undefined
   return rememberedResult(db, `count:events:search:${JSON.stringify(f.search)}`, async () =>
-    Number((await db.selectFrom(sql<{ id: number }>`${found.matches ?? found.ids}`.as('found')).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n))
+    Number((await db.selectFrom(sql<{ id: number }>`${found.ids}`.as('found')).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n))
 }
 
 /** Up to this many matches, a page with link filters is picked from the linked events and sorted (and the search index's finds drive). */
