@@ -44,11 +44,11 @@ t.test('a history naming a migration this build does not know is refused, as a n
 t.test('a history missing a migration has it applied on open', async (t) => {
   const url = await freshUrl(t)
   const first = await openDatabase(url)
-  // 0014 (SQLite's search index, a row per text) undone with its record: as a database made before it.
+  // 0013 (SQLite's search index merged by the writes) undone with its record: as a database made before it.
   const applied = (await sql<{ name: string }>`select name from kysely_migration order by name`.execute(first.db)).rows.map((r) => r.name)
   const last = applied.at(-1) as string
-  t.equal(last, '0014-search-rows-per-text')
-  const { down } = await import('../src/db/migrations/0014-search-rows-per-text.js')
+  t.equal(last, '0013-search-merges-in-writes')
+  const { down } = await import('../src/db/migrations/0013-search-merges-in-writes.js')
   await down(first.db)
   await sql`delete from kysely_migration where name = ${last}`.execute(first.db)
   t.notOk(await migrationsCurrent(first.db))

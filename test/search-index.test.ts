@@ -184,10 +184,9 @@ t.test('migration 0005: events stored before it are found after it', async (t) =
   const b = await s.event('Ohne', { description: 'GROẞE Σοφία' })
   const secret = await s.event('Geheim', { description: 'Verborgene Wolke' })
   t.equal((await s.patch(secret.id, { password: 'pw' })).statusCode, 200)
-  // The state before 0005: no index, the migration not in the history (nor 0014 after it: 0005 writes a row
-  // per event, which 0014 makes a row per text).
+  // The state before 0005: no index, the migration not in the history.
   await sql`drop table event_search`.execute(s.db)
-  await sql`delete from kysely_migration where name in ('0005-search-index', '0014-search-rows-per-text')`.execute(s.db)
+  await sql`delete from kysely_migration where name = '0005-search-index'`.execute(s.db)
   const schema = TEST_ENGINE === 'postgres' ? (await sql<{ s: string }>`select current_schema() as s`.execute(s.db)).rows[0]?.s : undefined
   await migrateToLatest(s.db, schema)
   t.same(await found(s, 'ISTANBUL'), [a.id])
@@ -314,49 +313,4 @@ t.test('a run of writes keeps the search index exact, and on SQLite merged a lit
     await sql`insert into event_search_pairs (event_search_pairs, rank) values ('integrity-check', 0)`.execute(s.db)
     t.pass('both tables pass FTS5 integrity checks')
   }
-})
-
-// SQLite only: PostgreSQL's index is a table of its own (a row per event), which 0014 leaves as it is.
-if (TEST_ENGINE === 'sqlite') t.test('migration 0014: an index of a row per event becomes a row per text, every event found alike; a title edit rewrites the title\'s row only', async (t) => {
-  const s = await setup(t)
-  const stored = new Map<number, Stored>()
-  const add = async (title: string, description: string | null, password = false) => {
-    const e = await s.event(title, description === null ? {} : { description })
-    if (password) t.equal((await s.patch(e.id, { password: 'pw' })).statusCode, 200)
-    stored.set(e.id, { id: e.id, title, description, password })
-    return e.id
-  }
-  await add('Abendmusik am Fluss', 'Ein langer Abend mit Musik und Gesprächen über die Straße')
-  await add('Nebel im Tal', null)
-  const secret = await add('Geheime Wolke', 'Verborgene Insel', true)
-  const edited = await add('Sommer', 'Sonne über der Insel und Musik am Abend, lange')
-  for (let i = 0; i < 12; i++) await add(`Reihe ${i} ab`, i % 3 === 0 ? null : `Beschreibung ${i} ba mit ß`)
-  // The state before 0014: its `down` (a row per event, both texts in it), the migration not in the history.
-  const { down } = await import('../src/db/migrations/0014-search-rows-per-text.js')
-  await down(s.db)
-  await sql`delete from kysely_migration where name = '0014-search-rows-per-text'`.execute(s.db)
-  const before = (await sql<{ id: number }>`select id from event_search_content order by id`.execute(s.db)).rows.map((r) => Number(r.id))
-  t.same(before, [...stored.keys()].sort((a, b) => a - b), 'before: a row per event, keyed by its id')
-  await migrateToLatest(s.db)
-  const rows = (await sql<{ id: number }>`select id from event_search_content order by id`.execute(s.db)).rows.map((r) => Number(r.id))
-  const wanted = [...stored.values()].flatMap((e) => [e.id * 2, ...(e.description !== null && !e.password ? [e.id * 2 + 1] : [])]).sort((a, b) => a - b)
-  t.same(rows, wanted, 'after: the title\'s row 2 × id, the description\'s 2 × id + 1 (none without a searched description)')
-  const needles = ['abend', 'musik', 'insel', 'wolke', 'strasse', 'ab', 'ba', 'ss', 'nebel', 'reihe 1', 'ein langer abend mit musik und gesprächen', 'e', 'zz']
-  for (const needle of needles) t.same(await found(s, needle), expected(stored.values(), needle), `${needle}: found as the oracle says`)
-  t.same(await found(s, 'verborgene'), [], 'a protected description stays out')
-  t.same(await found(s, 'geheime'), [secret], 'its title is searched')
-  // A title edit: the title's row written again, the description's kept as it was (its content row untouched).
-  const description = (await sql<{ c1: string }>`select c1 from event_search_content where id = ${edited * 2 + 1}`.execute(s.db)).rows[0]?.c1
-  t.equal((await s.patch(edited, { title: 'Winter' })).statusCode, 200)
-  stored.set(edited, { ...(stored.get(edited) as Stored), title: 'Winter' })
-  t.same((await sql<{ c1: string }>`select c1 from event_search_content where id = ${edited * 2 + 1}`.execute(s.db)).rows[0]?.c1, description)
-  for (const needle of ['sommer', 'winter', 'insel', 'er', 'musik am abend']) t.same(await found(s, needle), expected(stored.values(), needle), `after a title edit, ${needle}`)
-  // The description gone: its row goes; back: it comes again.
-  t.equal((await s.patch(edited, { description: '' })).statusCode, 200)
-  stored.set(edited, { ...(stored.get(edited) as Stored), description: '' })
-  t.same((await sql<{ n: number }>`select count(*) as n from event_search_content where id = ${edited * 2 + 1} and c1 <> ''`.execute(s.db)).rows[0]?.n, 0)
-  for (const needle of ['insel', 'winter']) t.same(await found(s, needle), expected(stored.values(), needle), `without the description, ${needle}`)
-  await sql`insert into event_search (event_search) values ('integrity-check')`.execute(s.db)
-  await sql`insert into event_search_pairs (event_search_pairs, rank) values ('integrity-check', 0)`.execute(s.db)
-  t.pass('both tables pass FTS5 integrity checks')
 })

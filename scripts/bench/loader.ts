@@ -18,7 +18,7 @@ import { dirname, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import SQLite from 'better-sqlite3'
 import { openDatabase } from '../../src/db/database.js'
-import { descriptionRow, eventSearchTexts, searchPairs, titleRow } from '../../src/db/dialect.js'
+import { eventSearchTexts, searchPairs } from '../../src/db/dialect.js'
 import { slugify } from '../../src/lib/slug.js'
 
 export interface LoadOptions {
@@ -328,9 +328,7 @@ export async function buildDatabase(options: LoadOptions): Promise<LoadResult> {
       cost, website, show_map, show_map_link, hide_from_listings, sticky, featured, post_parent, version)
       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, null, 1)`)
     // The search index (migration 0005): what the app's event writes keep, folded the same way.
-    // A row per text (db/dialect.ts `titleRow`, `descriptionRow`).
-    const insertTitle = db.prepare('insert into event_search (rowid, title) values (?, ?)')
-    const insertDescription = db.prepare('insert into event_search (rowid, description) values (?, ?)')
+    const insertSearch = db.prepare('insert into event_search (rowid, title, description) values (?, ?, ?)')
     // Its index of pairs (migration 0012), as the app writes it beside it.
     const insertPairs = db.prepare('insert into event_search_pairs (rowid, pairs) values (?, ?)')
     const insertEventTerm = db.prepare('insert into event_terms (event_id, term_id) values (?, ?)')
@@ -380,12 +378,8 @@ export async function buildDatabase(options: LoadOptions): Promise<LoadResult> {
           rnd() < 0.8 ? pick(COSTS) : null, rnd() < 0.5 ? `https://events.example.org/${id}` : null,
           rnd() < 0.5 ? 1 : 0, rnd() < 0.5 ? 1 : 0, rnd() < 0.01 ? 1 : 0, rnd() < 0.01 ? 1 : 0, rnd() < 0.05 ? 1 : 0)
         const searched = eventSearchTexts({ title, description, password })
-        insertTitle.run(titleRow(id), searched.title)
-        insertPairs.run(titleRow(id), searchPairs(searched.title))
-        if (searched.description !== null) {
-          insertDescription.run(descriptionRow(id), searched.description)
-          insertPairs.run(descriptionRow(id), searchPairs(searched.description))
-        }
+        insertSearch.run(id, searched.title, searched.description)
+        insertPairs.run(id, searchPairs(searched))
         // 1–3 terms: one category, then up to two distinct tags.
         const terms = termIds[language]
         insertEventTerm.run(id, pick(terms.categories))

@@ -95,7 +95,7 @@ export async function copyToPostgres(file: string, url: string, events: number, 
           copied += batch.length
           batch = []
         }
-        const select = search ? 'select id >> 1 as rowid, max(c0) as title, max(c1) as description from event_search_content group by id >> 1 order by 1' : `select ${columns.map(quote).join(', ')} from ${quote(table)}${order}`
+        const select = search ? 'select rowid, title, description from event_search order by rowid' : `select ${columns.map(quote).join(', ')} from ${quote(table)}${order}`
         for (const row of sqlite.prepare(select).raw().iterate() as Iterable<unknown[]>) {
           batch.push(row)
           if (batch.length >= perInsert) await flush()

@@ -70,72 +70,29 @@ export function eventSearchTexts(event: { title: string; description: string | n
   return { title: foldCase(event.title), description: event.password === null && event.description !== null ? foldCase(event.description) : null }
 }
 
-/** An event's searched texts, folded (`eventSearchTexts`). */
-export interface SearchTexts {
-  title: string
-  description: string | null
-}
-
-/**
- * SQLite's search index holds a row per text of an event (migration 0014), so that a write rewrites only
- * the text it changed: the title's row is `2 × id`, the description's `2 × id + 1` (none while there is no
- * description to search), in `event_search` (the title in its `title` column, the description in its
- * `description` column) and in `event_search_pairs` alike. A row's event is its rowid halved (`>> 1`).
- */
-export function titleRow(id: number): number {
-  return id * 2
-}
-
-/** The rowid of an event's description in SQLite's search index (see `titleRow`). */
-export function descriptionRow(id: number): number {
-  return id * 2 + 1
-}
-
-/**
- * Writes an event's rows of the search index (`eventSearchTexts`), in the write's transaction. `before`:
- * the texts the index holds now, and only those that differ are written again (a title edit leaves the
- * description's trigrams and pairs, most of the index's entries, as they are); null for an event created
- * in this unit of work (it has none: ids are never reused, AUTOINCREMENT); undefined when unknown (both
- * written again).
- */
-export async function writeEventSearch(db: QueryExecutorProvider, id: number, texts: SearchTexts, before?: SearchTexts | null): Promise<void> {
+/** Writes an event's row of the search index (`eventSearchTexts`), replacing the one it had; in the write's transaction. */
+export async function writeEventSearch(db: QueryExecutorProvider, id: number, texts: { title: string; description: string | null }, created = false): Promise<void> {
   if (isPostgres(db)) {
     await sql`insert into event_search (event_id, title, description) values (${id}, ${texts.title}, ${texts.description})
       on conflict (event_id) do update set title = excluded.title, description = excluded.description`.execute(db)
     return
   }
-  // FTS5 takes no upsert: the old row out, the new one in. The pairs' table (contentless, deletes by rowid) replaces.
-  let wrote = false
-  if (before === undefined || before === null || before.title !== texts.title) {
-    const row = titleRow(id)
-    if (before !== null) await sql`delete from event_search where rowid = ${row}`.execute(db)
-    await sql`insert into event_search (rowid, title) values (${row}, ${texts.title})`.execute(db)
-    await sql`insert or replace into event_search_pairs (rowid, pairs) values (${row}, ${searchPairs(texts.title)})`.execute(db)
-    wrote = true
-  }
-  if (before === undefined || (before === null ? texts.description !== null : before.description !== texts.description)) {
-    const row = descriptionRow(id)
-    if (before !== null) {
-      await sql`delete from event_search where rowid = ${row}`.execute(db)
-      await sql`delete from event_search_pairs where rowid = ${row}`.execute(db)
-    }
-    if (texts.description !== null) {
-      await sql`insert into event_search (rowid, description) values (${row}, ${texts.description})`.execute(db)
-      await sql`insert into event_search_pairs (rowid, pairs) values (${row}, ${searchPairs(texts.description)})`.execute(db)
-    }
-    wrote = true
-  }
-  if (wrote) await mergeSearchSegments(db)
+  // FTS5 takes no upsert: the old row out, the new one in (an event created in this unit of work has none:
+  // ids are never reused, AUTOINCREMENT). The pairs' table (contentless, deletes by rowid) replaces.
+  if (!created) await sql`delete from event_search where rowid = ${id}`.execute(db)
+  await sql`insert into event_search (rowid, title, description) values (${id}, ${texts.title}, ${texts.description})`.execute(db)
+  await sql`insert or replace into event_search_pairs (rowid, pairs) values (${id}, ${searchPairs(texts)})`.execute(db)
+  await mergeSearchSegments(db)
 }
 
-/** Removes an event's rows of the search index (PostgreSQL's goes with the event by its foreign key; SQLite's FTS5 tables have none). */
+/** Removes an event's row of the search index (PostgreSQL's goes with the event by its foreign key; SQLite's FTS5 tables have none). */
 export async function deleteEventSearch(db: QueryExecutorProvider, id: number): Promise<void> {
   if (isPostgres(db)) {
     await sql`delete from event_search where event_id = ${id}`.execute(db)
     return
   }
-  await sql`delete from event_search where rowid in (${titleRow(id)}, ${descriptionRow(id)})`.execute(db)
-  await sql`delete from event_search_pairs where rowid in (${titleRow(id)}, ${descriptionRow(id)})`.execute(db)
+  await sql`delete from event_search where rowid = ${id}`.execute(db)
+  await sql`delete from event_search_pairs where rowid = ${id}`.execute(db)
   await mergeSearchSegments(db)
 }
 
@@ -157,15 +114,12 @@ async function mergeSearchSegments(db: QueryExecutorProvider): Promise<void> {
  * the index of pairs (exact for two code points; undefined for other needles and on PostgreSQL): a
  * subquery with column `id`, in id order.
  */
-function searchPairIds(db: QueryExecutorProvider, needle: string): Pick<SearchedIds, 'ids' | 'matches'> | undefined {
+function searchPairIds(db: QueryExecutorProvider, needle: string): Expression<{ id: number }> | undefined {
   if (isPostgres(db)) return undefined
   const points = [...foldCase(needle)]
   if (points.length !== 2) return undefined
   const token = pairToken(points[0]?.codePointAt(0) as number, points[1]?.codePointAt(0) as number)
-  return {
-    ids: sql<{ id: number }>`(select distinct rowid >> 1 as id from event_search_pairs where event_search_pairs match ${ftsPhrase(token)})`,
-    matches: sql<{ id: number }>`(select rowid >> 1 as id from event_search_pairs where event_search_pairs match ${ftsPhrase(token)})`,
-  }
+  return sql<{ id: number }>`(select rowid as id from event_search_pairs where event_search_pairs match ${ftsPhrase(token)})`
 }
 
 /** The token of two adjacent code points in SQLite's index of pairs: their hexadecimal numbers joined by `g` (ASCII letters and digits, one token). */
@@ -174,17 +128,20 @@ function pairToken(first: number, second: number): string {
 }
 
 /**
- * Every pair of adjacent code points in a folded text, each once, as the tokens SQLite's index of pairs
- * holds (migration 0012; a row per text since 0014): a two-character needle is in a text exactly when its
- * token is in the text's row.
+ * Every pair of adjacent code points in the folded texts (`eventSearchTexts`), each once, as the tokens
+ * SQLite's index of pairs holds (migration 0012): a two-character needle is in a text exactly when its
+ * token is in the text's row. No pair spans the two texts.
  */
-export function searchPairs(text: string): string {
+export function searchPairs(texts: { title: string; description: string | null }): string {
   const tokens = new Set<string>()
-  let previous: number | undefined
-  for (const point of text) {
-    const code = point.codePointAt(0) as number
-    if (previous !== undefined) tokens.add(pairToken(previous, code))
-    previous = code
+  for (const text of [texts.title, texts.description]) {
+    if (text === null) continue
+    let previous: number | undefined
+    for (const point of text) {
+      const code = point.codePointAt(0) as number
+      if (previous !== undefined) tokens.add(pairToken(previous, code))
+      previous = code
+    }
   }
   return [...tokens].join(' ')
 }
@@ -198,12 +155,6 @@ export interface SearchedIds {
   holds: (id: Expression<unknown>) => Expression<SqlBool>
   /** Whether an index lists `ids` (so that, when they are few, they may drive a list). */
   indexed: boolean
-  /**
-   * SQLite, when an index lists them: the same events as `ids` but as the index lists its rows, an event
-   * twice when both its texts hold the needle (a row per text, see `titleRow`), without the cost of
-   * dropping the repeats: for readers that take them as a set.
-   */
-  matches?: Expression<{ id: number }>
   /**
    * SQLite, a needle matched as one phrase: `holds` by a lookup of the one event in the index, which costs
    * more per event than `holds` (a probe of the match list, made once per statement) but makes no list: a
@@ -239,28 +190,26 @@ export function searchedIds(db: QueryExecutorProvider, needle: string): Searched
     // ASCII letters only, and folded text holds no upper-case letter.
     const pattern = `%${folded.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
     const contains = sql<SqlBool>`(c0 like ${pattern} escape '\\' or c1 like ${pattern} escape '\\')`
-    // The event's rows: its title's and its description's (`titleRow`, `descriptionRow`).
-    const holds = (id: Expression<unknown>) => sql<SqlBool>`exists (select 1 from event_search_content where id between ${id} * 2 and ${id} * 2 + 1 and ${contains})`
+    const holds = (id: Expression<unknown>) => sql<SqlBool>`exists (select 1 from event_search_content where id = ${id} and ${contains})`
     const pairIds = searchPairIds(db, needle)
     // Two code points: the index of adjacent pairs lists the events holding them, exactly. Checked per
     // event they are still read from the texts: a LIKE per event of a window costs less than listing
     // thousands of ids first (a common pair: 4.0 against 5.4 ms at 20,000 events).
-    if (pairIds !== undefined) return { ...pairIds, holds, indexed: true }
-    return { ids: sql`(select distinct id >> 1 as id from event_search_content where ${contains})`, holds, indexed }
+    if (pairIds !== undefined) return { ids: pairIds, holds, indexed: true }
+    return { ids: sql`(select id from event_search_content where ${contains})`, holds, indexed }
   }
   const points = [...folded]
   if (points.length <= MAX_PHRASE_LENGTH) {
-    const ids = sql<{ id: number }>`(select distinct rowid >> 1 as id from event_search where event_search match ${ftsPhrase(folded)})`
-    const matches = sql<{ id: number }>`(select rowid >> 1 as id from event_search where event_search match ${ftsPhrase(folded)})`
-    const looksUp = (id: Expression<unknown>) => sql<SqlBool>`exists (select 1 from event_search where event_search match ${ftsPhrase(folded)} and rowid between ${id} * 2 and ${id} * 2 + 1)`
-    return { ids, matches, holds: (id) => sql<SqlBool>`${id} in ${matches}`, indexed, looksUp }
+    const ids = sql<{ id: number }>`(select rowid as id from event_search where event_search match ${ftsPhrase(folded)})`
+    const looksUp = (id: Expression<unknown>) => sql<SqlBool>`exists (select 1 from event_search where event_search match ${ftsPhrase(folded)} and rowid = ${id})`
+    return { ids, holds: (id) => sql<SqlBool>`${id} in ${ids}`, indexed, looksUp }
   }
   // A long needle: FTS5 matches a phrase by comparing the positions of each of its trigrams with the
   // next one's, which costs the needle's length times the occurrences of its trigrams in a text (a
   // 10,000-character needle of one letter took 5 s against a text of that letter). Instead, the texts
   // holding a few of its trigrams (each a one-token phrase, no positions compared), then the needle
   // itself looked for in their folded text (`instr`: SQLite's LIKE refuses patterns over 50,000 bytes).
-  const ids = sql<{ id: number }>`(select distinct c.id >> 1 as id from event_search s join event_search_content c on c.id = s.rowid
+  const ids = sql<{ id: number }>`(select c.id as id from event_search s join event_search_content c on c.id = s.rowid
     where event_search match ${sampledTrigrams(points)} and (instr(c.c0, ${folded}) > 0 or instr(c.c1, ${folded}) > 0))`
   return { ids, holds: (id) => sql<SqlBool>`${id} in ${ids}`, indexed }
 }

@@ -15,7 +15,6 @@ import * as endNotBeforeStart from './migrations/0010-events-end-not-before-star
 import * as eventsByIdListingIndex from './migrations/0011-events-by-id-listing-index.js'
 import * as searchPairs from './migrations/0012-search-pairs.js'
 import * as searchMergesInWrites from './migrations/0013-search-merges-in-writes.js'
-import * as searchRowsPerText from './migrations/0014-search-rows-per-text.js'
 
 const migrations: Record<string, Migration> = {
   '0001-initial': initial,
@@ -31,7 +30,6 @@ const migrations: Record<string, Migration> = {
   '0011-events-by-id-listing-index': eventsByIdListingIndex,
   '0012-search-pairs': searchPairs,
   '0013-search-merges-in-writes': searchMergesInWrites,
-  '0014-search-rows-per-text': searchRowsPerText,
 }
 
 /**

@@ -233,8 +233,7 @@ async function searchedInWindow(db: Db, f: EventFilter): Promise<SearchedInWindo
       .orderBy('events.start_utc', 'asc').orderBy('events.id', 'asc'))))
   // Word 0: how many bits are set; then the bits, one per place of `order`.
   const bits = await rememberedResult(db, `ids:${listKey(f)}:in-order`, async () => {
-    // As the index lists its rows (an event twice when both its texts hold the needle: a set all the same).
-    const matched = membershipOf(await listIds(db, db.selectFrom(sql<{ id: number }>`${found.matches ?? found.ids}`.as('found')).select('found.id')))
+    const matched = membershipOf(await listIds(db, db.selectFrom(sql<{ id: number }>`${found.ids}`.as('found')).select('found.id')))
     if (matched === undefined) return null
     const words = new Uint32Array(1 + Math.ceil(order.length / 32))
     let count = 0

@@ -81,7 +81,7 @@ export async function insertEvent(trx: Tx, event: NewEvent): Promise<number> {
     image_id: image ?? null,
     post_parent: null,
   }).returning('id').executeTakeFirstOrThrow()
-  await writeEventSearch(trx, id, eventSearchTexts({ title: columns.title, description: columns.description ?? null, password: null }), null)
+  await writeEventSearch(trx, id, eventSearchTexts({ title: columns.title, description: columns.description ?? null, password: null }), true)
   await settleNewPost(trx, 'events', id, 'event', language, slug, event.translationGroup)
   recordChange(trx, { resource: 'event', id, action: 'create' })
   await writeLinks(trx, id, event.links, true)
@@ -132,7 +132,7 @@ export async function updateEvent(trx: Tx, update: EventUpdate, version: number)
       description: set.description !== undefined ? set.description : row.description,
       password: set.password !== undefined ? set.password : row.password,
     })
-    if (texts.title !== searched.title || texts.description !== searched.description) await writeEventSearch(trx, update.id, texts, searched)
+    if (texts.title !== searched.title || texts.description !== searched.description) await writeEventSearch(trx, update.id, texts)
   }
   // The terms the event counts for: its links while published (read before the links change).
   const termsLinked = update.links.categories !== undefined || update.links.tags !== undefined
