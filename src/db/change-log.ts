@@ -13,11 +13,12 @@
  * The time of an entry is the clock of whoever writes (`useClock`, bound by `buildApp`), so that tests
  * and the retention that reads it agree on one clock.
  */
-import type { Insertable, Kysely } from 'kysely'
+import { sql, type Insertable, type Kysely } from 'kysely'
 import { formatUtc } from '../lib/dates.js'
 import type { ChangeAction, ChangeResource, ChangesTable, Database } from './schema.js'
 import type { Tx } from './unit-of-work.js'
-import { isPostgres } from './dialect.js'
+import { idListValue, inIdValue, isPostgres } from './dialect.js'
+import { byShape, prepared } from './prepared.js'
 import { appendWithDeliveries, enqueueDeliveries, type LoggedChange } from './webhook-outbox.js'
 
 export type ChangedResource = 'event' | 'venue' | 'organizer' | 'category' | 'tag' | 'image' | 'user'
@@ -94,11 +95,20 @@ export async function appendChanges(trx: Tx, db: Kysely<Database>, changes: read
   }
   const logged: LoggedChange[] = []
   for (let i = 0; i < rows.length; i += CHUNK) {
-    logged.push(...await trx.insertInto('changes').values(rows.slice(i, i + CHUNK))
-      .returning(['position', 'resource', 'record_id', 'language', 'action', 'changed_utc']).execute())
+    const chunk = rows.slice(i, i + CHUNK)
+    const values = chunk.flatMap((r) => [r.resource, r.record_id, r.language, r.action, r.changed_utc, r.status ?? null, r.author ?? null])
+    logged.push(...(await insertedChanges(String(chunk.length))(trx, ...values)).rows)
   }
   await enqueueDeliveries(trx, logged, dueUtc)
 }
+
+/** The log's INSERT for as many entries as its key says (7 values each), returning what deliveries need. */
+const insertedChanges = byShape(64, (key) => prepared(7 * Number(key), (db, ...values: unknown[]) => db.insertInto('changes')
+  .values(Array.from({ length: Number(key) }, (_, r) => {
+    const [resource, recordId, language, action, changedUtc, status, author] = values.slice(7 * r, 7 * r + 7)
+    return { resource, record_id: recordId, language, action, changed_utc: changedUtc, status, author } as Insertable<ChangesTable>
+  }))
+  .returning(['position', 'resource', 'record_id', 'language', 'action', 'changed_utc'])))
 
 interface State {
   language: string
@@ -113,16 +123,27 @@ async function currentStates(trx: Tx, entries: readonly Entry[]): Promise<Map<st
   for (const table of ['events', 'venues', 'organizers'] as const) {
     const ids = idsOf(table)
     for (let i = 0; i < ids.length; i += CHUNK) {
-      const rows = await trx.selectFrom(table).select(['id', 'language', 'status', 'author']).where('id', 'in', ids.slice(i, i + CHUNK)).execute()
+      const list = idListValue(trx, ids.slice(i, i + CHUNK))
+      if (list === undefined) continue
+      const { rows } = await statesOf[table](trx, list)
       for (const row of rows) states.set(`${table}:${row.id}`, { language: row.language, status: row.status, author: row.author })
     }
   }
   const terms = [...idsOf('categories'), ...idsOf('tags')]
   for (let i = 0; i < terms.length; i += CHUNK) {
-    const rows = await trx.selectFrom('terms').select(['id', 'taxonomy', 'language']).where('id', 'in', terms.slice(i, i + CHUNK)).execute()
+    const list = idListValue(trx, terms.slice(i, i + CHUNK))
+    if (list === undefined) continue
+    const { rows } = await termStatesOf(trx, list)
     for (const row of rows) {
       states.set(`${row.taxonomy === 'category' ? 'categories' : 'tags'}:${row.id}`, { language: row.language, status: null, author: null })
     }
   }
   return states
 }
+
+/** Language, status and author of the events, venues or organizers a list of ids names (`idListValue`). */
+const stateOf = (table: 'events' | 'venues' | 'organizers') => prepared(1, (db, list: number[] | string) =>
+  db.selectFrom(table).select(['id', 'language', 'status', 'author']).where(inIdValue(db, sql.ref('id'), list)))
+const statesOf = { events: stateOf('events'), venues: stateOf('venues'), organizers: stateOf('organizers') }
+const termStatesOf = prepared(1, (db, list: number[] | string) =>
+  db.selectFrom('terms').select(['id', 'taxonomy', 'language']).where(inIdValue(db, sql.ref('id'), list)))

@@ -246,10 +246,21 @@ const MAX_PREFILTER_LENGTH = 1000
  * `json_each` (PostgreSQL: one array parameter). Ids that are not safe integers match nothing.
  */
 export function inIdList(db: QueryExecutorProvider, column: Expression<unknown>, ids: readonly number[]): Expression<SqlBool> {
+  const list = idListValue(db, ids)
+  return list === undefined ? sql<SqlBool>`1 = 0` : inIdValue(db, column, list)
+}
+
+/** The one parameter `inIdList` binds for `ids`, undefined when none is a safe integer (for prepared statements). */
+export function idListValue(db: QueryExecutorProvider, ids: readonly number[]): number[] | string | undefined {
   const list = ids.filter((id) => Number.isSafeInteger(id))
-  if (list.length === 0) return sql<SqlBool>`1 = 0`
+  if (list.length === 0) return undefined
+  return isPostgres(db) ? list : JSON.stringify(list)
+}
+
+/** `column` is one of the ids `list` (the value `idListValue` gave) holds. */
+export function inIdValue(db: QueryExecutorProvider, column: Expression<unknown>, list: number[] | string): Expression<SqlBool> {
   if (isPostgres(db)) return sql<SqlBool>`${column} = any(${list}::bigint[])`
-  return sql<SqlBool>`${column} in (select value from json_each(${JSON.stringify(list)}))`
+  return sql<SqlBool>`${column} in (select value from json_each(${list}))`
 }
 
 /**

@@ -10,10 +10,11 @@
  * values (the entries the log returned); on PostgreSQL the log's INSERT is a data-modifying part of the
  * same statement (`appendWithDeliveries`), so that a write pays one round trip to the server for both.
  */
-import { sql, type Insertable, type RawBuilder } from 'kysely'
+import { sql, type Insertable, type Kysely, type RawBuilder } from 'kysely'
 import { deliveryType, WEBHOOK_RESOURCES } from '../lib/webhook-types.js'
 import { textPosition } from './dialect.js'
-import type { ChangeAction, ChangeResource, ChangesTable } from './schema.js'
+import { byShape, prepared } from './prepared.js'
+import type { ChangeAction, ChangeResource, ChangesTable, Database } from './schema.js'
 import type { Tx } from './unit-of-work.js'
 
 /** A change as the log took it in. */
@@ -30,7 +31,7 @@ export interface LoggedChange {
 const CHUNK = 1000
 
 /** The deliveries of the changes in `c` (position, type, resource, record_id, language, changed_utc, type_pattern, resource_pattern). */
-function deliveriesOf(trx: Tx, c: RawBuilder<unknown>, dueUtc: string): RawBuilder<unknown> {
+function deliveriesOf(trx: Kysely<Database>, c: RawBuilder<unknown>, dueUtc: string): RawBuilder<unknown> {
   const wants = (pattern: RawBuilder<unknown>) => sql`${textPosition(trx, sql.ref('w.events'), pattern)} > 0`
   return sql`with ${c}
     insert into webhook_deliveries (webhook_id, position, type, resource, record_id, language, changed_utc, next_attempt_utc)
@@ -43,16 +44,25 @@ function deliveriesOf(trx: Tx, c: RawBuilder<unknown>, dueUtc: string): RawBuild
 /** Writes the pending deliveries of `changes` (logged already) for the active subscriptions that want them; due at once. */
 export async function enqueueDeliveries(trx: Tx, changes: readonly LoggedChange[], dueUtc: string): Promise<void> {
   for (let i = 0; i < changes.length; i += CHUNK) {
-    const values = changes.slice(i, i + CHUNK).map((change) => {
+    const chunk = changes.slice(i, i + CHUNK)
+    const values = chunk.flatMap((change) => {
       const type = deliveryType(change.resource, change.action)
-      const resourcePattern = `"${type.slice(0, type.indexOf('.'))}.*"`
-      // Typed, so that PostgreSQL would know each column of the list from its first row.
-      return sql`(cast(${change.position} as bigint), cast(${type} as text), cast(${change.resource} as text), cast(${change.record_id} as integer),
-        cast(${change.language} as text), cast(${change.changed_utc} as text), cast(${`"${type}"`} as text), cast(${resourcePattern} as text))`
+      return [change.position, type, change.resource, change.record_id, change.language, change.changed_utc, `"${type}"`, `"${type.slice(0, type.indexOf('.'))}.*"`]
     })
-    await deliveriesOf(trx, sql`c (position, type, resource, record_id, language, changed_utc, type_pattern, resource_pattern) as (values ${sql.join(values)})`, dueUtc).execute(trx)
+    await deliveriesOfValues(String(chunk.length))(trx, dueUtc, ...values)
   }
 }
+
+/** The statement of `enqueueDeliveries` for as many changes as its key says (8 values each, then the due time). */
+const deliveriesOfValues = byShape(64, (key) => prepared(1 + 8 * Number(key), (db, dueUtc: string, ...values: unknown[]) => {
+  // Typed, so that PostgreSQL would know each column of the list from its first row.
+  const rows = Array.from({ length: Number(key) }, (_, r) => {
+    const [position, type, resource, recordId, language, changedUtc, typePattern, resourcePattern] = values.slice(8 * r, 8 * r + 8)
+    return sql`(cast(${position} as bigint), cast(${type} as text), cast(${resource} as text), cast(${recordId} as integer),
+      cast(${language} as text), cast(${changedUtc} as text), cast(${typePattern} as text), cast(${resourcePattern} as text))`
+  })
+  return deliveriesOf(db, sql`c (position, type, resource, record_id, language, changed_utc, type_pattern, resource_pattern) as (values ${sql.join(rows)})`, dueUtc)
+}))
 
 /** The singular of a resource of the log, as delivery types name it (`events` → `event`), in SQL. */
 const SINGULAR = sql`case l.resource ${sql.join(Object.entries(WEBHOOK_RESOURCES).map(([plural, singular]) => sql`when ${sql.lit(plural)} then ${sql.lit(singular)}`), sql` `)} end`
@@ -63,12 +73,19 @@ const SINGULAR = sql`case l.resource ${sql.join(Object.entries(WEBHOOK_RESOURCES
  */
 export async function appendWithDeliveries(trx: Tx, rows: ReadonlyArray<Insertable<ChangesTable>>, dueUtc: string): Promise<void> {
   for (let i = 0; i < rows.length; i += CHUNK) {
-    const values = rows.slice(i, i + CHUNK).map((r) => sql`(${r.resource}, ${r.record_id}, ${r.language}, ${r.action}, ${r.changed_utc}, ${r.status ?? null}, ${r.author ?? null})`)
-    const c = sql`l as (insert into changes (resource, record_id, language, action, changed_utc, status, author) values ${sql.join(values)}
-        returning position, resource, record_id, language, action, changed_utc),
-      t as (select l.position, ${SINGULAR} as singular, l.action, l.resource, l.record_id, l.language, l.changed_utc from l),
-      c as (select position, singular || '.' || action as type, resource, record_id, language, changed_utc,
-        '"' || singular || '.' || action || '"' as type_pattern, '"' || singular || '.*"' as resource_pattern from t)`
-    await deliveriesOf(trx, c, dueUtc).execute(trx)
+    const chunk = rows.slice(i, i + CHUNK)
+    const values = chunk.flatMap((r) => [r.resource, r.record_id, r.language, r.action, r.changed_utc, r.status ?? null, r.author ?? null])
+    await appendedWithDeliveries(String(chunk.length))(trx, dueUtc, ...values)
   }
 }
+
+/** The statement of `appendWithDeliveries` for as many rows as its key says (7 values each, then the due time). */
+const appendedWithDeliveries = byShape(64, (key) => prepared(1 + 7 * Number(key), (db, dueUtc: string, ...values: unknown[]) => {
+  const rows = Array.from({ length: Number(key) }, (_, r) => sql`(${sql.join(values.slice(7 * r, 7 * r + 7))})`)
+  const c = sql`l as (insert into changes (resource, record_id, language, action, changed_utc, status, author) values ${sql.join(rows)}
+      returning position, resource, record_id, language, action, changed_utc),
+    t as (select l.position, ${SINGULAR} as singular, l.action, l.resource, l.record_id, l.language, l.changed_utc from l),
+    c as (select position, singular || '.' || action as type, resource, record_id, language, changed_utc,
+      '"' || singular || '.' || action || '"' as type_pattern, '"' || singular || '.*"' as resource_pattern from t)`
+  return deliveriesOf(db, c, dueUtc)
+}))

@@ -7,31 +7,36 @@
  */
 import { sql } from 'kysely'
 import { inIdList } from '../db/dialect.js'
+import { prepared } from '../db/prepared.js'
 import type { ChangeAction, ChangeResource, ChangeRow } from '../db/schema.js'
 import type { Db, Tx } from '../db/unit-of-work.js'
 import type { ChangedRecord } from './read-cache.js'
 
+const bounds = prepared(0, (db) => db.selectFrom('change_log')
+  .select((eb) => [
+    'pruned_through',
+    eb.selectFrom('changes').select(sql<number>`coalesce(max(position), 0)`.as('h')).as('head'),
+  ])
+  .where('id', '=', 1))
+
 /** The log's last position (0 when empty) and the highest position retention pruned. */
 export async function logBounds(db: Db): Promise<{ head: number; prunedThrough: number }> {
-  const row = await db.selectFrom('change_log')
-    .select((eb) => [
-      'pruned_through',
-      eb.selectFrom('changes').select(sql<number>`coalesce(max(position), 0)`.as('h')).as('head'),
-    ])
-    .where('id', '=', 1).executeTakeFirst()
+  const row = (await bounds(db)).rows[0]
   return { head: Number(row?.head ?? 0), prunedThrough: Number(row?.pruned_through ?? 0) }
 }
 
 /** More changes than this between two looks of a read cache: it drops everything instead. */
 const MAX_PICKED = 5000
 
+const changedRecords = prepared(2, (db, from: number, to: number) => db.selectFrom('changes').select(['resource', 'record_id'])
+  .where('position', '>', from).where('position', '<=', to)
+  .orderBy('position').limit(MAX_PICKED + 1))
+
 /** The records changed after `from` up to `to` (see `ChangesBetween` in read-cache.ts). */
 export async function changesBetween(db: Db, from: number, to: number): Promise<readonly ChangedRecord[] | undefined> {
   const { prunedThrough } = await logBounds(db)
   if (from < prunedThrough) return undefined
-  const rows = await db.selectFrom('changes').select(['resource', 'record_id'])
-    .where('position', '>', from).where('position', '<=', to)
-    .orderBy('position').limit(MAX_PICKED + 1).execute()
+  const { rows } = await changedRecords(db, from, to)
   return rows.length > MAX_PICKED ? undefined : rows
 }
 

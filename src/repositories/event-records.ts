@@ -6,7 +6,8 @@
  */
 import { sql } from 'kysely'
 import type { Event, Image, Language } from '../contract.js'
-import { bytewise, fromJson, inIdList, jsonArrayAgg, jsonArrayOf, jsonObjectAgg } from '../db/dialect.js'
+import { bytewise, fromJson, idListValue, inIdValue, jsonArrayAgg, jsonArrayOf, jsonObjectAgg } from '../db/dialect.js'
+import { prepared } from '../db/prepared.js'
 import type { EventRow, Flag } from '../db/schema.js'
 import type { Db } from '../db/unit-of-work.js'
 import { costDetails } from '../lib/cost.js'
@@ -98,13 +99,8 @@ type AssembledRow = EventRow & {
   image_url: string | null
 }
 
-/**
- * The records of events `ids`: one statement reads each event's row with the ids of its terms, venues
- * and organizers in order, its translations and its image (JSON aggregates in correlated subqueries,
- * `db/dialect.ts`); the linked venues, organizers and terms come from their own records (remembered).
- */
-async function assembleEvents(db: Db, site: Site, ids: readonly number[]): Promise<Map<number, StoredEvent>> {
-  const rows = await sql<AssembledRow>`select e.*,
+/** Events' rows with their links (see `assembleEvents`), the ids one parameter (`idListValue`). */
+const assembledRows = prepared(1, (db, list: number[] | string) => sql<AssembledRow>`select e.*,
       (select ${jsonArrayAgg(db, jsonArrayOf(db, [sql.ref('l.term_id'), sql.ref('t.taxonomy')]), sql`${bytewise(db, sql.ref('t.name_key'))}, t.id`)}
         from event_terms l inner join terms t on t.id = l.term_id where l.event_id = e.id) as term_links,
       (select ${jsonArrayAgg(db, sql.ref('l.venue_id'), sql.ref('l.position'))} from event_venues l where l.event_id = e.id) as venue_ids,
@@ -112,7 +108,17 @@ async function assembleEvents(db: Db, site: Site, ids: readonly number[]): Promi
       (select ${jsonObjectAgg(db, sql.ref('m.language'), sql.ref('m.id'), sql.ref('m.id'))} from events m
         where m.translation_group = coalesce(e.translation_group, e.id)) as translation_ids,
       (select i.url from images i where i.id = e.image_id) as image_url
-    from events e where ${inIdList(db, sql.ref('e.id'), ids)}`.execute(db)
+    from events e where ${inIdValue(db, sql.ref('e.id'), list)}`)
+
+/**
+ * The records of events `ids`: one statement reads each event's row with the ids of its terms, venues
+ * and organizers in order, its translations and its image (JSON aggregates in correlated subqueries,
+ * `db/dialect.ts`); the linked venues, organizers and terms come from their own records (remembered).
+ */
+async function assembleEvents(db: Db, site: Site, ids: readonly number[]): Promise<Map<number, StoredEvent>> {
+  const list = idListValue(db, ids)
+  if (list === undefined) return new Map()
+  const rows = await assembledRows(db, list)
   const byId = new Map(rows.rows.map((r) => [r.id, r]))
   const ordered = ids.flatMap((id) => byId.get(id) ?? [])
   if (ordered.length === 0) return new Map()

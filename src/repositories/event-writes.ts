@@ -7,6 +7,7 @@
 import type { Language } from '../contract.js'
 import type { Updateable } from 'kysely'
 import { deleteEventSearch, eventSearchTexts, writeEventSearch } from '../db/dialect.js'
+import { byShape, prepared } from '../db/prepared.js'
 import type { EventRow, EventsTable, Flag } from '../db/schema.js'
 import { recordChange, type Tx } from '../db/unit-of-work.js'
 import { sameImage, storeImage, type ImageChoice } from './images.js'
@@ -105,6 +106,14 @@ export interface EventUpdate {
   now: Date
 }
 
+/** `update events set <columns> where id = ? and version = ?` for the columns its key lists (then the id and the version). */
+const eventUpdate = byShape(256, (key) => {
+  const columns = key.split(',')
+  return prepared(columns.length + 2, (db, ...values: unknown[]) => db.updateTable('events')
+    .set(Object.fromEntries(columns.map((column, i) => [column, values[i]])) as Updateable<EventsTable>)
+    .where('id', '=', values[columns.length] as number).where('version', '=', values[columns.length + 1] as number))
+})
+
 /**
  * Applies a partial update and its links if the version is still `version` (compare-and-swap); false
  * when it moved on. An update that would change nothing writes nothing (CONTRACT §5: `modified`, the
@@ -121,8 +130,9 @@ export async function updateEvent(trx: Tx, update: EventUpdate, version: number)
   if (!changesRow(row, set) && image === undefined && !(await changesLinks(trx, update.id, update.links))) return true
   const imageId = await storeImage(trx, image, update.now)
   if (imageId !== undefined) set.image_id = imageId
-  const result = await trx.updateTable('events').set(set).where('id', '=', update.id).where('version', '=', version).executeTakeFirst()
-  if (Number(result.numUpdatedRows) !== 1) return false
+  const columns = (Object.keys(set) as Array<keyof EventsTable>).filter((column) => set[column] !== undefined)
+  const result = await eventUpdate(columns.join(','))(trx, ...columns.map((column) => set[column]), update.id, version)
+  if (Number(result.numAffectedRows) !== 1) return false
   recordChange(trx, { resource: 'event', id: update.id, action: 'update' })
   // The searched texts come from the title, the description and the password: folded only when one is set.
   if (set.title !== undefined || set.description !== undefined || set.password !== undefined) {

@@ -3,6 +3,7 @@
  */
 import type { Kysely } from 'kysely'
 import { hashKey, isRole, type Role } from '../lib/api-keys.js'
+import { prepared } from '../db/prepared.js'
 import type { Database } from '../db/schema.js'
 import { recordChange, type Db, type Tx } from '../db/unit-of-work.js'
 
@@ -20,14 +21,16 @@ export interface KeyListing {
   revoked_at: string | null
 }
 
+/** The active user holding the key whose hash is given (every authenticated request asks). */
+const userOfKeyHash = prepared(1, (db, keyHash: string) => db.selectFrom('api_keys')
+  .innerJoin('users', 'users.id', 'api_keys.user_id')
+  .select(['users.id', 'users.name', 'users.role'])
+  .where('api_keys.key_hash', '=', keyHash)
+  .where('api_keys.revoked_at', 'is', null))
+
 /** The active user holding `key`, or undefined for an unknown or revoked key. */
 export async function findUserByKey(db: Kysely<Database>, key: string): Promise<User | undefined> {
-  const row = await db.selectFrom('api_keys')
-    .innerJoin('users', 'users.id', 'api_keys.user_id')
-    .select(['users.id', 'users.name', 'users.role'])
-    .where('api_keys.key_hash', '=', hashKey(key))
-    .where('api_keys.revoked_at', 'is', null)
-    .executeTakeFirst()
+  const row = (await userOfKeyHash(db, hashKey(key))).rows[0]
   if (row === undefined || !isRole(row.role)) return undefined
   return { id: row.id, name: row.name, role: row.role }
 }
