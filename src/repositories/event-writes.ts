@@ -5,7 +5,7 @@
  * into). What is written has been checked by the handler.
  */
 import type { Language } from '../contract.js'
-import type { Updateable } from 'kysely'
+import type { Insertable, Updateable } from 'kysely'
 import { deleteEventSearch, eventSearchTexts, writeEventSearch } from '../db/dialect.js'
 import { byShape, prepared } from '../db/prepared.js'
 import type { EventRow, EventsTable, Flag } from '../db/schema.js'
@@ -54,13 +54,21 @@ function stored(columns: EventColumns): Updateable<EventsTable> {
   return out
 }
 
+/** `insert into events (<columns>) values (…) returning id` for the columns its key lists. */
+const eventInsert = byShape(64, (key) => {
+  const columns = key.split(',')
+  return prepared(columns.length, (db, ...values: unknown[]) => db.insertInto('events')
+    .values(Object.fromEntries(columns.map((column, i) => [column, values[i]])) as Insertable<EventsTable>)
+    .returning('id'))
+})
+
 /** Creates an event with its links; inline venues and organizers are created with it. */
 export async function insertEvent(trx: Tx, event: NewEvent): Promise<number> {
   const { language } = event
   const slug = event.slug === '' ? '' : await freeSlug(trx, 'events', language, event.slug, undefined)
   const image = await storeImage(trx, event.image, event.now)
   const columns = event.columns
-  const { id } = await trx.insertInto('events').values({
+  const row: Insertable<EventsTable> = {
     author: null, description: null, excerpt: null, cost: null, website: null,
     all_day: 0, show_map: 0, show_map_link: 0, hide_from_listings: 0, sticky: 0, featured: 0,
     ...stored(columns),
@@ -81,7 +89,11 @@ export async function insertEvent(trx: Tx, event: NewEvent): Promise<number> {
     slug: provisionalSlug('event', slug),
     image_id: image ?? null,
     post_parent: null,
-  }).returning('id').executeTakeFirstOrThrow()
+  }
+  const columnNames = (Object.keys(row) as Array<keyof EventsTable>).filter((column) => row[column] !== undefined)
+  const inserted = (await eventInsert(columnNames.join(','))(trx, ...columnNames.map((column) => row[column]))).rows[0]
+  if (inserted === undefined) throw new Error('the new event has no id')
+  const id = Number(inserted.id)
   await writeEventSearch(trx, id, eventSearchTexts({ title: columns.title, description: columns.description ?? null, password: null }), true)
   await settleNewPost(trx, 'events', id, 'event', language, slug, event.translationGroup)
   recordChange(trx, { resource: 'event', id, action: 'create' })
@@ -106,6 +118,9 @@ export interface EventUpdate {
   now: Date
 }
 
+/** An event's row. */
+const eventRow = prepared(1, (db, id: number) => db.selectFrom('events').selectAll().where('id', '=', id))
+
 /** `update events set <columns> where id = ? and version = ?` for the columns its key lists (then the id and the version). */
 const eventUpdate = byShape(256, (key) => {
   const columns = key.split(',')
@@ -120,7 +135,7 @@ const eventUpdate = byShape(256, (key) => {
  * version and the change log stay as they were).
  */
 export async function updateEvent(trx: Tx, update: EventUpdate, version: number): Promise<boolean> {
-  const row = await trx.selectFrom('events').selectAll().where('id', '=', update.id).executeTakeFirst()
+  const row = (await eventRow(trx, update.id)).rows[0]
   if (row === undefined || row.version !== version) return false
   const set: Updateable<EventsTable> = { ...stored(update.columns), version: version + 1 }
   if (update.slug !== undefined) {
@@ -210,27 +225,47 @@ async function writeLinks(trx: Tx, eventId: number, links: EventLinks, created: 
     const ids = links[field]
     if (ids === undefined) continue
     // The event's links of this taxonomy: each of its few links checked, not every term of the taxonomy listed.
-    if (!created) {
-      await trx.deleteFrom('event_terms').where('event_id', '=', eventId)
-        .where(({ exists, selectFrom }) => exists(selectFrom('terms').select('terms.id').whereRef('terms.id', '=', 'event_terms.term_id').where('terms.taxonomy', '=', taxonomy)))
-        .execute()
-    }
-    for (const chunk of chunks(ids)) await trx.insertInto('event_terms').values(chunk.map((term_id) => ({ event_id: eventId, term_id }))).execute()
+    if (!created) await termLinksDeleted(trx, eventId, taxonomy)
+    for (const chunk of chunks(ids)) await termLinksInserted(String(chunk.length))(trx, eventId, ...chunk)
   }
   if (links.venues !== undefined) {
     const ids = await linkedIds(links.venues, (post) => insertLinked(trx, VENUE, post))
-    if (!created) await trx.deleteFrom('event_venues').where('event_id', '=', eventId).execute()
-    for (const [n, chunk] of chunks(ids).entries()) {
-      await trx.insertInto('event_venues').values(chunk.map((venue_id, i) => ({ event_id: eventId, venue_id, position: n * LINK_CHUNK + i }))).execute()
-    }
+    await replaceLinks(trx, 'event_venues', eventId, ids, created)
   }
   if (links.organizers !== undefined) {
     const ids = await linkedIds(links.organizers, (post) => insertLinked(trx, ORGANIZER, post))
-    if (!created) await trx.deleteFrom('event_organizers').where('event_id', '=', eventId).execute()
-    for (const [n, chunk] of chunks(ids).entries()) {
-      await trx.insertInto('event_organizers').values(chunk.map((organizer_id, i) => ({ event_id: eventId, organizer_id, position: n * LINK_CHUNK + i }))).execute()
-    }
+    await replaceLinks(trx, 'event_organizers', eventId, ids, created)
   }
+}
+
+/** An event's venues or organizers become `ids`, in order. */
+async function replaceLinks(trx: Tx, table: 'event_venues' | 'event_organizers', eventId: number, ids: readonly number[], created: boolean): Promise<void> {
+  if (!created) await linksDeleted[table](trx, eventId)
+  for (const [n, chunk] of chunks(ids).entries()) {
+    await linksInserted[table](String(chunk.length))(trx, eventId, ...chunk.flatMap((id, i) => [id, n * LINK_CHUNK + i]))
+  }
+}
+
+/** An event's links to the terms of a taxonomy, deleted: its few links checked, not every term of the taxonomy listed. */
+const termLinksDeleted = prepared(2, (db, eventId: number, taxonomy: 'category' | 'tag') => db.deleteFrom('event_terms').where('event_id', '=', eventId)
+  .where(({ exists, selectFrom }) => exists(selectFrom('terms').select('terms.id').whereRef('terms.id', '=', 'event_terms.term_id').where('terms.taxonomy', '=', taxonomy))))
+
+/** An event's links to as many terms as the key says. */
+const termLinksInserted = byShape(64, (key) => prepared(1 + Number(key), (db, eventId: number, ...termIds: number[]) =>
+  db.insertInto('event_terms').values(termIds.map((termId) => ({ event_id: eventId, term_id: termId })))))
+
+/** An event's venues or organizers, deleted. */
+const linksDeleted = {
+  event_venues: prepared(1, (db, eventId: number) => db.deleteFrom('event_venues').where('event_id', '=', eventId)),
+  event_organizers: prepared(1, (db, eventId: number) => db.deleteFrom('event_organizers').where('event_id', '=', eventId)),
+}
+
+/** An event's links to as many venues or organizers as the key says (each an id and its position). */
+const linksInserted = {
+  event_venues: byShape(64, (key) => prepared(1 + 2 * Number(key), (db, eventId: number, ...pairs: number[]) =>
+    db.insertInto('event_venues').values(Array.from({ length: Number(key) }, (_, i) => ({ event_id: eventId, venue_id: pairs[2 * i] as number, position: pairs[2 * i + 1] as number }))))),
+  event_organizers: byShape(64, (key) => prepared(1 + 2 * Number(key), (db, eventId: number, ...pairs: number[]) =>
+    db.insertInto('event_organizers').values(Array.from({ length: Number(key) }, (_, i) => ({ event_id: eventId, organizer_id: pairs[2 * i] as number, position: pairs[2 * i + 1] as number }))))),
 }
 
 /** The ids to link, in order and without repeats, creating the inline records on the way. */

@@ -7,6 +7,7 @@
 import { sql, type Expression, type SqlBool } from 'kysely'
 import type { Image, Language } from '../contract.js'
 import { containsText, inIdList } from '../db/dialect.js'
+import { prepared } from '../db/prepared.js'
 import type { OrganizerRow, VenueRow } from '../db/schema.js'
 import { recordChange, type Db, type Tx } from '../db/unit-of-work.js'
 import type { ListScope } from '../lib/rights.js'
@@ -216,8 +217,13 @@ export async function updateLinked<R extends LinkedRow, Own>(trx: Tx, kind: Link
  */
 export async function linkable(db: Db, table: 'venues' | 'organizers', id: number, language: Language): Promise<{ author: number | null; status: string } | undefined> {
   if (!Number.isSafeInteger(id)) return undefined
-  return db.selectFrom(table).select(['author', 'status']).where('id', '=', id).where('language', '=', language).where('status', '!=', 'trash').executeTakeFirst()
+  return (await linkableRow[table](db, id, language)).rows[0]
 }
+
+/** The author and status of a venue or organizer in a language, unless in the trash. */
+const linkableOf = (table: 'venues' | 'organizers') => prepared(2, (db, id: number, language: Language) =>
+  db.selectFrom(table).select(['author', 'status']).where('id', '=', id).where('language', '=', language).where('status', '!=', 'trash'))
+const linkableRow = { venues: linkableOf('venues'), organizers: linkableOf('organizers') }
 
 /**
  * The author and status of each record of `table` with one of these ids (the list filters check them), by

@@ -5,6 +5,7 @@
  */
 import { sql, type Expression, type SqlBool } from 'kysely'
 import { asLanguage, asStatus, type Image, type Language } from '../contract.js'
+import { byShape, prepared } from '../db/prepared.js'
 import type { PostRow } from '../db/schema.js'
 import { recordChange, type Db, type Tx } from '../db/unit-of-work.js'
 import type { ListScope } from '../lib/rights.js'
@@ -37,13 +38,17 @@ export async function resolvePostId(db: Db, table: PostTable, ref: PostRef, lang
   return version?.id
 }
 
+/** A new record's slug and translation group, set. */
+const slugAndGroupSet = byShape(8, (table) => prepared(3, (db, slug: string, group: number, id: number) =>
+  db.updateTable(table as PostTable).set({ slug, translation_group: group }).where('id', '=', id)))
+
 /**
  * Gives a new record its final slug and translation group once its id is known: the slug `<singular>-<id>`
  * when the name gave none, and its own id as group unless it joined another's.
  */
 export async function settleNewPost(trx: Tx, table: PostTable, id: number, singular: string, language: string, slug: string, group: number | null): Promise<void> {
   const finalSlug = slug === '' ? await freeSlug(trx, table, language, `${singular}-${id}`, id) : slug
-  await trx.updateTable(table).set({ slug: finalSlug, translation_group: group ?? id }).where('id', '=', id).execute()
+  await slugAndGroupSet(table)(trx, finalSlug, group ?? id, id)
   if (group !== null) await reportGroupChanged(trx, table, RESOURCE[table], group, id)
 }
 

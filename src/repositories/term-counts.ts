@@ -4,8 +4,16 @@
  * recounting each term instead read all its events (2-5 ms per write at 100,000 events).
  */
 import { sql } from 'kysely'
-import { inIdList } from '../db/dialect.js'
+import { idListValue, inIdValue } from '../db/dialect.js'
+import { prepared } from '../db/prepared.js'
 import { recordChange, type Db, type Tx } from '../db/unit-of-work.js'
+
+/** Moves the counts of the terms a list of ids names (`idListValue`) by `step`, and their versions. */
+const countsMoved = (step: 1 | -1) => prepared(1, (db, list: number[] | string) => db.updateTable('terms')
+  .set((eb) => ({ event_count: eb('event_count', '+', step), version: eb('version', '+', 1) }))
+  .where(inIdValue(db, sql.ref('id'), list)).returning(['id', 'taxonomy']))
+const countedUp = countsMoved(1)
+const countedDown = countsMoved(-1)
 
 /**
  * Moves the counts as one event's share changes: `before` and `after` are the terms it counted for (its
@@ -19,8 +27,9 @@ export async function moveTermCounts(trx: Tx, before: readonly number[], after: 
   for (const [ids, step] of [[added, 1], [removed, -1]] as const) {
     if (ids.length === 0) continue
     // The version moves too: a term's ETag changes with every write that moves its count (CONTRACT §5).
-    const moved = await trx.updateTable('terms').set((eb) => ({ event_count: eb('event_count', '+', step), version: eb('version', '+', 1) }))
-      .where(inIdList(trx, sql.ref('id'), ids)).returning(['id', 'taxonomy']).execute()
+    const list = idListValue(trx, ids)
+    if (list === undefined) continue
+    const { rows: moved } = await (step === 1 ? countedUp : countedDown)(trx, list)
     for (const term of moved) recordChange(trx, { resource: term.taxonomy, id: term.id, action: 'update' })
   }
 }

@@ -5,7 +5,8 @@
  */
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely'
 import { asLanguage, type Category, type Language, type Tag } from '../contract.js'
-import { bytewise, containsText, foldCase, inIdList, positionInIdList } from '../db/dialect.js'
+import { bytewise, containsText, foldCase, idListValue, inIdList, inIdValue, positionInIdList } from '../db/dialect.js'
+import { prepared } from '../db/prepared.js'
 import type { Database, Taxonomy, TermRow } from '../db/schema.js'
 import type { Db } from '../db/unit-of-work.js'
 import { recordsById, rememberedResult } from './read-cache.js'
@@ -218,6 +219,9 @@ export async function nameTaken(db: Db, taxonomy: Taxonomy, language: Language, 
   return (await query.executeTakeFirst()) !== undefined
 }
 
+/** The taxonomy and language of the terms a list of ids names (`idListValue`). */
+const termsNamedById = prepared(1, (db, list: number[] | string) => db.selectFrom('terms').select(['id', 'taxonomy', 'language']).where(inIdValue(db, sql.ref('id'), list)))
+
 /**
  * The ids of the terms a write's `categories`/`tags` entries name in `language`, in order: each an id, a
  * slug, or a name (case and spacing as `nameKey` compares them); undefined for one that names none. The
@@ -230,7 +234,8 @@ export async function termIdsNamed(db: Db, taxonomy: Taxonomy, entries: Readonly
   }
   const wanted = [...new Set(entries.map(asId).filter((id): id is number => id !== undefined && Number.isSafeInteger(id)))]
   // By id alone (the primary key; with the taxonomy and language in the statement, SQLite scans the index on those).
-  const rows = wanted.length === 0 ? [] : await db.selectFrom('terms').select(['id', 'taxonomy', 'language']).where(inIdList(db, sql.ref('id'), wanted)).execute()
+  const list = idListValue(db, wanted)
+  const rows = list === undefined ? [] : (await termsNamedById(db, list)).rows
   const known = new Set(rows.filter((r) => r.taxonomy === taxonomy && r.language === language).map((r) => r.id))
   const found: Array<number | undefined> = []
   for (const entry of entries) {

@@ -3,7 +3,8 @@
  * first). Records carry `translations` (language → id of each version, itself included).
  */
 import { sql } from 'kysely'
-import { inIdList } from '../db/dialect.js'
+import { idListValue, inIdValue } from '../db/dialect.js'
+import { byShape, prepared } from '../db/prepared.js'
 import type { Taxonomy } from '../db/schema.js'
 import { recordChange, type ChangedResource, type Db, type Tx } from '../db/unit-of-work.js'
 
@@ -15,16 +16,19 @@ interface Member {
   language: string
 }
 
+/** The members of the translation groups a list of ids names (`idListValue`), by id. */
+const groupMembers = byShape(8, (table) => prepared(1, (db, list: number[] | string) => db.selectFrom(table as TranslatedTable)
+  .select(['id', 'translation_group', 'language'])
+  .where(inIdValue(db, sql.ref('translation_group'), list))
+  .orderBy('id')))
+
 /** `translations` of a page of records, in one query. */
 export async function translationsOf(db: Db, table: TranslatedTable, rows: ReadonlyArray<Member>): Promise<Map<number, Record<string, number>>> {
   const groups = [...new Set(rows.map((r) => r.translation_group ?? r.id))]
   const out = new Map<number, Record<string, number>>()
   if (groups.length === 0) return out
-  const members = await db.selectFrom(table)
-    .select(['id', 'translation_group', 'language'])
-    .where(inIdList(db, sql.ref('translation_group'), groups))
-    .orderBy('id')
-    .execute()
+  const list = idListValue(db, groups)
+  const members = list === undefined ? [] : (await groupMembers(table)(db, list)).rows
   const byGroup = new Map<number, Record<string, number>>()
   for (const m of members) {
     const group = m.translation_group ?? m.id
