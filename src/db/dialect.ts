@@ -11,6 +11,7 @@
 import { EARTH_RADIUS_KM } from '../lib/geo.js'
 import { FOLDS_INTO_ASCII, foldText } from '../lib/text.js'
 import { PostgresAdapter, sql, type Compilable, type Expression, type Kysely, type QueryExecutorProvider, type SqlBool } from 'kysely'
+import { prepared } from './prepared.js'
 import type { Database } from './schema.js'
 
 export function isPostgres(db: QueryExecutorProvider): boolean {
@@ -71,28 +72,27 @@ export function eventSearchTexts(event: { title: string; description: string | n
 }
 
 /** Writes an event's row of the search index (`eventSearchTexts`), replacing the one it had; in the write's transaction. */
-export async function writeEventSearch(db: QueryExecutorProvider, id: number, texts: { title: string; description: string | null }, created = false): Promise<void> {
+export async function writeEventSearch(db: Kysely<Database>, id: number, texts: { title: string; description: string | null }, created = false): Promise<void> {
   if (isPostgres(db)) {
-    await sql`insert into event_search (event_id, title, description) values (${id}, ${texts.title}, ${texts.description})
-      on conflict (event_id) do update set title = excluded.title, description = excluded.description`.execute(db)
+    await searchRowUpserted(db, id, texts.title, texts.description)
     return
   }
   // FTS5 takes no upsert: the old row out, the new one in (an event created in this unit of work has none:
   // ids are never reused, AUTOINCREMENT). The pairs' table (contentless, deletes by rowid) replaces.
-  if (!created) await sql`delete from event_search where rowid = ${id}`.execute(db)
-  await sql`insert into event_search (rowid, title, description) values (${id}, ${texts.title}, ${texts.description})`.execute(db)
-  await sql`insert or replace into event_search_pairs (rowid, pairs) values (${id}, ${searchPairs(texts)})`.execute(db)
+  if (!created) await searchRowDeleted(db, id)
+  await searchRowInserted(db, id, texts.title, texts.description)
+  await searchPairsReplaced(db, id, searchPairs(texts))
   await mergeSearchSegments(db)
 }
 
 /** Removes an event's row of the search index (PostgreSQL's goes with the event by its foreign key; SQLite's FTS5 tables have none). */
-export async function deleteEventSearch(db: QueryExecutorProvider, id: number): Promise<void> {
+export async function deleteEventSearch(db: Kysely<Database>, id: number): Promise<void> {
   if (isPostgres(db)) {
-    await sql`delete from event_search where event_id = ${id}`.execute(db)
+    await searchRowOfEventDeleted(db, id)
     return
   }
-  await sql`delete from event_search where rowid = ${id}`.execute(db)
-  await sql`delete from event_search_pairs where rowid = ${id}`.execute(db)
+  await searchRowDeleted(db, id)
+  await searchPairsDeleted(db, id)
   await mergeSearchSegments(db)
 }
 
@@ -104,10 +104,23 @@ export const SEARCH_MERGE_PAGES = 8
  * (migration 0013 turned FTS5's own merging off, which merged whole levels at the end of some write):
  * nothing when no level holds enough segments to merge, else at most SEARCH_MERGE_PAGES pages of each table.
  */
-async function mergeSearchSegments(db: QueryExecutorProvider): Promise<void> {
-  await sql`insert into event_search (event_search, rank) values ('merge', ${sql.lit(SEARCH_MERGE_PAGES)})`.execute(db)
-  await sql`insert into event_search_pairs (event_search_pairs, rank) values ('merge', ${sql.lit(SEARCH_MERGE_PAGES)})`.execute(db)
+async function mergeSearchSegments(db: Kysely<Database>): Promise<void> {
+  await searchMerged(db)
+  await searchPairsMerged(db)
 }
+
+// The search index's statements, built once per engine (db/prepared.ts).
+const searchRowUpserted = prepared(3, (db, id: number, title: string, description: string | null) =>
+  sql`insert into event_search (event_id, title, description) values (${id}, ${title}, ${description})
+    on conflict (event_id) do update set title = excluded.title, description = excluded.description`)
+const searchRowOfEventDeleted = prepared(1, (db, id: number) => sql`delete from event_search where event_id = ${id}`)
+const searchRowDeleted = prepared(1, (db, id: number) => sql`delete from event_search where rowid = ${id}`)
+const searchRowInserted = prepared(3, (db, id: number, title: string, description: string | null) =>
+  sql`insert into event_search (rowid, title, description) values (${id}, ${title}, ${description})`)
+const searchPairsReplaced = prepared(2, (db, id: number, pairs: string) => sql`insert or replace into event_search_pairs (rowid, pairs) values (${id}, ${pairs})`)
+const searchPairsDeleted = prepared(1, (db, id: number) => sql`delete from event_search_pairs where rowid = ${id}`)
+const searchMerged = prepared(0, () => sql`insert into event_search (event_search, rank) values ('merge', ${sql.lit(SEARCH_MERGE_PAGES)})`)
+const searchPairsMerged = prepared(0, () => sql`insert into event_search_pairs (event_search_pairs, rank) values ('merge', ${sql.lit(SEARCH_MERGE_PAGES)})`)
 
 /**
  * SQLite: the events whose search texts hold `needle` when, folded, it is two code points, as listed by

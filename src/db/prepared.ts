@@ -5,14 +5,15 @@
  * change log's bounds, an event's record): these are built once, and each call only binds its values to
  * the text compiled then (SQLite prepares each text once, db/database.ts).
  *
- * `build` receives a stand-in for each value, and must only place them in the query as values: not
- * compute with them, branch on them or spread them (what it would compute would be computed with the
- * stand-in). The first build checks that every stand-in reached the compiled parameters and none the
- * text; values `build` writes itself are kept as compiled. The text is the same for a database and its
- * transactions: one build serves each engine.
+ * `build` receives a stand-in for each value, and must only place them in the query as values (it may
+ * pass them around, slice the list of them, place one several times): not compute with them or branch
+ * on them, since what it computed would be computed with the stand-in. The first build checks that every
+ * stand-in became a parameter of the compiled statement, and a stand-in made into text throws; values
+ * `build` writes itself are kept as compiled. The text is the same for a database and its transactions,
+ * and for every database of an engine (PostgreSQL's schema is the connection's search path): one build
+ * serves each engine.
  */
-import { CompiledQuery, type Kysely, type QueryResult } from 'kysely'
-import { isPostgres } from './dialect.js'
+import { CompiledQuery, PostgresAdapter, type Kysely, type QueryResult } from 'kysely'
 import type { Database } from './schema.js'
 
 /** A stand-in the build places as the value of parameter `index`. */
@@ -63,7 +64,7 @@ export function prepared<A extends unknown[], R>(
     return { text: query.sql, from, constants }
   }
   return (db, ...args) => {
-    const engine = isPostgres(db) ? 'postgres' : 'sqlite'
+    const engine = db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite'
     let compiled = byEngine[engine]
     if (compiled === undefined) {
       try {

@@ -12,6 +12,7 @@ import type { ChangeAction, ChangeResource, ChangeRow } from '../db/schema.js'
 import type { Db, Tx } from '../db/unit-of-work.js'
 import type { ChangedRecord } from './read-cache.js'
 
+/** The log's bounds (`logBounds`). */
 const bounds = prepared(0, (db) => db.selectFrom('change_log')
   .select((eb) => [
     'pruned_through',
@@ -28,6 +29,7 @@ export async function logBounds(db: Db): Promise<{ head: number; prunedThrough: 
 /** More changes than this between two looks of a read cache: it drops everything instead. */
 const MAX_PICKED = 5000
 
+/** The records changed after a position up to another, in order, one more than may be picked at most. */
 const changedRecords = prepared(2, (db, from: number, to: number) => db.selectFrom('changes').select(['resource', 'record_id'])
   .where('position', '>', from).where('position', '<=', to)
   .orderBy('position').limit(MAX_PICKED + 1))
