@@ -5,7 +5,7 @@
  */
 import { sql, type Expression, type SqlBool } from 'kysely'
 import { asLanguage, asStatus, type Image, type Language } from '../contract.js'
-import { byShape, prepared } from '../db/prepared.js'
+import { prepared } from '../db/prepared.js'
 import type { PostRow } from '../db/schema.js'
 import { recordChange, type Db, type Tx } from '../db/unit-of-work.js'
 import type { ListScope } from '../lib/rights.js'
@@ -39,8 +39,9 @@ export async function resolvePostId(db: Db, table: PostTable, ref: PostRef, lang
 }
 
 /** A new record's slug and translation group, set. */
-const slugAndGroupSet = byShape(8, (table) => prepared(3, (db, slug: string, group: number, id: number) =>
-  db.updateTable(table as PostTable).set({ slug, translation_group: group }).where('id', '=', id)))
+const slugAndGroupOf = (table: PostTable) => prepared(3, (db, slug: string, group: number, id: number) =>
+  db.updateTable(table).set({ slug, translation_group: group }).where('id', '=', id))
+const slugAndGroupSet = { events: slugAndGroupOf('events'), venues: slugAndGroupOf('venues'), organizers: slugAndGroupOf('organizers') }
 
 /**
  * Gives a new record its final slug and translation group once its id is known: the slug `<singular>-<id>`
@@ -48,7 +49,7 @@ const slugAndGroupSet = byShape(8, (table) => prepared(3, (db, slug: string, gro
  */
 export async function settleNewPost(trx: Tx, table: PostTable, id: number, singular: string, language: string, slug: string, group: number | null): Promise<void> {
   const finalSlug = slug === '' ? await freeSlug(trx, table, language, `${singular}-${id}`, id) : slug
-  await slugAndGroupSet(table)(trx, finalSlug, group ?? id, id)
+  await slugAndGroupSet[table](trx, finalSlug, group ?? id, id)
   if (group !== null) await reportGroupChanged(trx, table, RESOURCE[table], group, id)
 }
 

@@ -4,7 +4,7 @@
  */
 import { sql } from 'kysely'
 import { idListValue, inIdValue } from '../db/dialect.js'
-import { byShape, prepared } from '../db/prepared.js'
+import { prepared } from '../db/prepared.js'
 import type { Taxonomy } from '../db/schema.js'
 import { recordChange, type ChangedResource, type Db, type Tx } from '../db/unit-of-work.js'
 
@@ -17,10 +17,11 @@ interface Member {
 }
 
 /** The members of the translation groups a list of ids names (`idListValue`), by id. */
-const groupMembers = byShape(8, (table) => prepared(1, (db, list: number[] | string) => db.selectFrom(table as TranslatedTable)
+const membersOf = (table: TranslatedTable) => prepared(1, (db, list: number[] | string) => db.selectFrom(table)
   .select(['id', 'translation_group', 'language'])
   .where(inIdValue(db, sql.ref('translation_group'), list))
-  .orderBy('id')))
+  .orderBy('id'))
+const groupMembers = { terms: membersOf('terms'), events: membersOf('events'), venues: membersOf('venues'), organizers: membersOf('organizers') }
 
 /** `translations` of a page of records, in one query. */
 export async function translationsOf(db: Db, table: TranslatedTable, rows: ReadonlyArray<Member>): Promise<Map<number, Record<string, number>>> {
@@ -28,7 +29,7 @@ export async function translationsOf(db: Db, table: TranslatedTable, rows: Reado
   const out = new Map<number, Record<string, number>>()
   if (groups.length === 0) return out
   const list = idListValue(db, groups)
-  const members = list === undefined ? [] : (await groupMembers(table)(db, list)).rows
+  const members = list === undefined ? [] : (await groupMembers[table](db, list)).rows
   const byGroup = new Map<number, Record<string, number>>()
   for (const m of members) {
     const group = m.translation_group ?? m.id
