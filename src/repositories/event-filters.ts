@@ -6,7 +6,7 @@
  */
 import { sql, type Expression, type SqlBool } from 'kysely'
 import type { Language } from '../contract.js'
-import { distanceKm, inIdList, isPostgres, listIds, searchedIds } from '../db/dialect.js'
+import { distanceKm, inIdList, isPostgres, listIds, searchedIds, type SearchedIds } from '../db/dialect.js'
 import type { Taxonomy } from '../db/schema.js'
 import type { Db } from '../db/unit-of-work.js'
 import { boundingBox, type Circle } from '../lib/geo.js'
@@ -200,8 +200,13 @@ async function countByWindowMembership(db: Db, f: EventFilter & { search: string
  * The search plan of a database whose event ids are at most `eventIdsUpTo` (`searchedInWindow`); beyond it the
  * plans of larger databases serve (`countByWindowMembership`, `searchLooksUp`). Tests lower it to reach those
  * plans with a few thousand events.
+ *
+ * `lookedUpCountedUpTo`: the index's matches counted at most for a needle that may be looked up
+ * (`searchMatches`). Past it, lookups are chosen while a page reads fewer than 3,000 events of the window
+ * (LOOKUPS_PER_MATCH × 200,000), some 75 ms of lookups, about what listing that many matches costs; past
+ * both, either plan is slow and the choice changes little. Tests lower it too.
  */
-export const searchPlanBounds = { eventIdsUpTo: 100_000 }
+export const searchPlanBounds = { eventIdsUpTo: 100_000, lookedUpCountedUpTo: 200_000 }
 
 /** A searched list's matches in a window: how many, and a page of them in list order. */
 interface SearchedInWindow {
@@ -379,13 +384,29 @@ async function searchDrives(db: Db, f: EventFilter): Promise<boolean> {
   return candidates !== undefined && candidates <= SORT_LINKED_UP_TO
 }
 
-/** How many events the search index lists for `f.search` (in any language, at any date), remembered per needle; undefined when no index serves it. */
+/**
+ * How many events the search index lists for `f.search` (in any language, at any date), counted up to what
+ * the plans that ask need to tell apart (`matchesCountedUpTo`), remembered per needle; undefined when no
+ * index serves it.
+ */
 async function searchMatches(db: Db, f: EventFilter): Promise<number | undefined> {
   if (!hasSearch(f)) return undefined
   const found = searchedIds(db, f.search)
   if (!found.indexed) return undefined
+  const upTo = matchesCountedUpTo(found)
   return rememberedResult(db, `count:events:search:${JSON.stringify(f.search)}`, async () =>
-    Number((await db.selectFrom(sql<{ id: number }>`${found.ids}`.as('found')).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n))
+    Number((await db.selectFrom(sql<{ id: number }>`(select id from ${found.ids} as m limit ${upTo})`.as('found'))
+      .select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n))
+}
+
+/**
+ * Matches counted at most (`searchMatches`): one past SORT_LINKED_UP_TO tells whether they drive a list;
+ * a needle that may be looked up (`searchLooksUp`) is counted further (`searchPlanBounds`). Past
+ * that, the plans are chosen as for that many. Counting is a statement over every match: a common pair
+ * took 6 ms at 1,000,000 events, to learn only that it was more than 5,000.
+ */
+function matchesCountedUpTo(found: SearchedIds): number {
+  return found.looksUp === undefined ? SORT_LINKED_UP_TO + 1 : searchPlanBounds.lookedUpCountedUpTo
 }
 
 /** Up to this many matches, a page with link filters is picked from the linked events and sorted (and the search index's finds drive). */
