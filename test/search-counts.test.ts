@@ -10,14 +10,17 @@
  * total and a page (near the start, or deep) against this file's oracle: the texts as generated, lower-cased
  * (they are ASCII), the filters applied as written. Then with the read cache on; after a raw change of texts and
  * dates (what was remembered is not used); with ids past what a membership holds; and inside a transaction
- * (which reads through the query builder).
+ * (which reads through the query builder). The plans of larger databases run twice: as shipped, and with the
+ * index's matches counted only up to 300 (`searchPlanBounds.lookedUpCountedUpTo`); at the end, every count of
+ * the index's matches the statements log shows stopped at a bound the plans need.
  */
 import t from 'tap'
 import { sql } from 'kysely'
 import { eventSearchTexts, writeEventSearch } from '../src/db/dialect.js'
 import { countEvents, eventIds, searchPlanBounds, type EventFilter } from '../src/repositories/event-filters.js'
 import { createReadCache, useReadCache } from '../src/repositories/read-cache.js'
-import { openTestDatabase } from './helpers/database.js'
+import { openDatabase, type LoggedStatement } from '../src/db/database.js'
+import { freshDatabaseUrl } from './helpers/database.js'
 import { propertySeed, seededRandom } from './helpers/property.js'
 
 const EVENTS = 5400
@@ -57,7 +60,9 @@ function oracleMatches(row: Row, f: EventFilter): boolean {
 }
 
 t.test('totals of searches found in thousands of events agree with the oracle, cached or not', async (t) => {
-  const handle = await openTestDatabase(t)
+  // Every statement run, with its parameters: the counts of the index's matches are checked at the end.
+  const statements: LoggedStatement[] = []
+  const handle = await openDatabase(await freshDatabaseUrl(t), { log: (statement) => statements.push(statement) })
   t.teardown(() => handle.close())
   const { db } = handle
   const random = seededRandom(propertySeed(20261127))
@@ -191,4 +196,11 @@ t.test('totals of searches found in thousands of events agree with the oracle, c
   await checkInsideTransaction('ids past what a membership holds')
   const { rows: n } = await sql<{ n: number }>`select count(*) as n from events`.execute(db)
   t.equal(Number(n[0]?.n), EVENTS + 2)
+
+  // The index's matches (any language, any date) are counted only as far as the plans need: one past 5,000
+  // (whether they drive a list), or up to the bound of needles that may be looked up, 300 in the third pass.
+  const bounds = statements.flatMap((s) => (/ as m limit (\+?\?|\$\d+)\) as "found"$/.test(s.sql) ? [Number(s.parameters.at(-1))] : []))
+  t.ok(bounds.length > 0, `the index's matches were counted ${bounds.length} times`)
+  t.same([...new Set(bounds)].sort((a, b) => a - b).filter((b) => ![300, 5001, searchPlanBounds.lookedUpCountedUpTo].includes(b)), [], 'each count stopped at a bound the plans need')
+  t.ok(bounds.includes(5001), 'some counted one past 5,000')
 })
