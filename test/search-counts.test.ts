@@ -1,10 +1,10 @@
 /**
  * Searched lists whose needle is in more events than the search index lets drive a list (SORT_LINKED_UP_TO,
- * 5,000). On SQLite, up to 100,000 event ids: the window's events in list order, and which of them the index's
- * matches hold (event-filters.ts `searchedInWindow`); with that bound lowered, the plans of larger databases: totals by
- * one statement over the index's matches against the window's membership (`countByWindowMembership`), and a page
- * near the start by looking each event of the window up in the index (`searchLooksUp`). On PostgreSQL both are
- * the statements that check each event. Over 5,400 events
+ * 5,000). Up to 100,000 event ids: the window's events in list order, and which of them the index's matches hold
+ * (event-filters.ts `searchedInWindow`; on PostgreSQL for needles of three characters or more); with that bound
+ * lowered, the plans of larger databases: on SQLite totals by one statement over the index's matches against the
+ * window's membership (`countByWindowMembership`), and a page near the start by looking each event of the window up
+ * in the index (`searchLooksUp`); on PostgreSQL the statements that check each event. Over 5,400 events
  * put straight into storage (random languages, statuses, dates, protected descriptions, hidden events; titles of
  * few letters, so that common pairs and trigrams are in nearly every event), random filters and needles, each
  * total and a page (near the start, or deep) against this file's oracle: the texts as generated, lower-cased
