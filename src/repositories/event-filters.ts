@@ -223,10 +223,10 @@ interface SearchedInWindow {
  * index's matches read at once (one statement whose cost follows the matches, as counting them does). The
  * total and every page then come from the bits: a needle asked for the first time costs that one statement
  * instead of three (the matches counted, counted again against the window's membership, then the page's own
- * statement: 6–10 ms for a common pair or trigram at 20,000 events), and its other pages none. On PostgreSQL,
- * where each of those statements reads the texts of the events (its planner prefers that to the trigram
- * indexes at such sizes), the benchmark's random search went from 150–173 to 230–253 requests/s at 20,000
- * events. Undefined when it does not apply.
+ * statement: 6–10 ms for a common pair or trigram at 20,000 events), and its other pages none. On PostgreSQL
+ * each of those statements may read every event's texts (a common needle, or trigram indexes whose pending
+ * list is long), so one instead of three matters more there (README, Performance). Undefined when it does
+ * not apply.
  */
 async function searchedInWindow(db: Db, f: EventFilter): Promise<SearchedInWindow | undefined> {
   if (!hasSearch(f) || linkFilters(f).length > 0) return undefined
