@@ -203,4 +203,6 @@ t.test('totals of searches found in thousands of events agree with the oracle, c
   t.ok(bounds.length > 0, `the index's matches were counted ${bounds.length} times`)
   t.same([...new Set(bounds)].sort((a, b) => a - b).filter((b) => ![300, 5001, searchPlanBounds.lookedUpCountedUpTo].includes(b)), [], 'each count stopped at a bound the plans need')
   t.ok(bounds.includes(5001), 'some counted one past 5,000')
+  // On SQLite a needle of three characters or more may be looked up: in the third pass its count stopped at 300.
+  if (handle.engine === 'sqlite') t.ok(bounds.includes(300), 'needles that may be looked up were counted up to 300 in the third pass')
 })
