@@ -5,7 +5,8 @@
  * before (a newer database), and one missing a migration has it applied.
  */
 import t, { type Test } from 'tap'
-import { sql } from 'kysely'
+import { sql, type Kysely } from 'kysely'
+import type { Database } from '../src/db/schema.js'
 import { join } from 'node:path'
 import { WAL_AUTOCHECKPOINT_PAGES, openDatabase, type LoggedStatement } from '../src/db/database.js'
 import { migrationsApplied, migrationsCurrent } from '../src/db/migrate.js'
@@ -41,17 +42,29 @@ t.test('a history naming a migration this build does not know is refused, as a n
   await first.close()
 })
 
+/** The columns of the event documents' table, in the order stored. */
+async function documentColumns(db: Kysely<Database>): Promise<string[]> {
+  const { rows } = TEST_ENGINE === 'postgres'
+    ? await sql<{ name: string }>`select column_name as name from information_schema.columns
+        where table_schema = current_schema() and table_name = 'event_documents' order by ordinal_position`.execute(db)
+    : await sql<{ name: string }>`select name from pragma_table_info('event_documents') order by cid`.execute(db)
+  return rows.map((r) => r.name)
+}
+
 t.test('a history missing a migration has it applied on open', async (t) => {
   const url = await freshUrl(t)
   const first = await openDatabase(url)
-  // 0013 (SQLite's search index merged by the writes) undone with its record: as a database made before it.
+  // 0014 (the documents' body stored last) undone with its record: as a database made before it.
   const applied = (await sql<{ name: string }>`select name from kysely_migration order by name`.execute(first.db)).rows.map((r) => r.name)
   const last = applied.at(-1) as string
-  t.equal(last, '0013-search-merges-in-writes')
-  const { down } = await import('../src/db/migrations/0013-search-merges-in-writes.js')
+  t.equal(last, '0014-event-documents-body-last')
+  t.equal((await documentColumns(first.db)).at(-1), 'body', 'a new database stores the body last')
+  const { down } = await import('../src/db/migrations/0014-event-documents-body-last.js')
   await down(first.db)
   await sql`delete from kysely_migration where name = ${last}`.execute(first.db)
   t.notOk(await migrationsCurrent(first.db))
+  const before = await documentColumns(first.db)
+  t.equal(before.indexOf('body'), 5, 'before 0014 the body is the sixth column')
   await first.close()
 
   const statements: LoggedStatement[] = []
@@ -59,6 +72,8 @@ t.test('a history missing a migration has it applied on open', async (t) => {
   t.teardown(() => again.close())
   t.ok(await migrationsApplied(again.db), 'the missing migration applied')
   t.ok(statements.length > 1, `the migrator ran (${statements.length} statements on ${TEST_ENGINE})`)
+  const after = await documentColumns(again.db)
+  t.strictSame(after, [...before.filter((c) => c !== 'body'), 'body'], 'the same columns, the body last')
 })
 
 t.test('every event ends at or after its start, whoever writes (migration 0010), and a database holding one that does not is not migrated', async (t) => {

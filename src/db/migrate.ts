@@ -15,6 +15,7 @@ import * as endNotBeforeStart from './migrations/0010-events-end-not-before-star
 import * as eventsByIdListingIndex from './migrations/0011-events-by-id-listing-index.js'
 import * as searchPairs from './migrations/0012-search-pairs.js'
 import * as searchMergesInWrites from './migrations/0013-search-merges-in-writes.js'
+import * as documentsBodyLast from './migrations/0014-event-documents-body-last.js'
 
 const migrations: Record<string, Migration> = {
   '0001-initial': initial,
@@ -30,6 +31,7 @@ const migrations: Record<string, Migration> = {
   '0011-events-by-id-listing-index': eventsByIdListingIndex,
   '0012-search-pairs': searchPairs,
   '0013-search-merges-in-writes': searchMergesInWrites,
+  '0014-event-documents-body-last': documentsBodyLast,
 }
 
 /**

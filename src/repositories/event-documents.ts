@@ -158,7 +158,7 @@ export interface EventDocumentOptions {
 export function createEventDocuments(db: Kysely<Database>, options: EventDocumentOptions): EventDocuments {
   const postgres = isPostgres(db)
   const placeholder = (n: number) => (postgres ? `$${n}` : '?')
-  const COLUMNS = 'event_id, grp, version, digest, body, category_ids, tag_ids, category_at, tag_at, ld_from, ld_to'
+  const COLUMNS = 'event_id, grp, version, digest, category_ids, tag_ids, category_at, tag_at, ld_from, ld_to, body'
   const readText = `select ${COLUMNS} from event_documents where event_id = ${placeholder(1)} and context = ${placeholder(2)}`
   // A page's documents: the context, then the ids (at most a page of 100).
   const manyTexts = new Map<number, string>()

@@ -34,7 +34,7 @@
  * SQLite: row-level triggers. PostgreSQL: row-level triggers through one function per table (`set
  * search_path from current`, as the data epoch's), and statement-level ones for TRUNCATE.
  */
-import { PostgresAdapter, sql, type Kysely, type RawBuilder } from 'kysely'
+import { PostgresAdapter, sql, type CreateTableBuilder, type Kysely, type RawBuilder } from 'kysely'
 
 /** The linked tables: the record's table, the link table and its column. */
 const LINKED = [
@@ -65,24 +65,35 @@ function linkedToGroup(l: (typeof LINKED)[number], row: Row): RawBuilder<unknown
     where k.${sql.raw(l.column)} in (select m.id from ${sql.table(l.table)} m where m.translation_group = ${group(row)} or m.id = ${group(row)}))`
 }
 
-export async function up(db: Kysely<any>): Promise<void> {
+/**
+ * Creates the documents table and its group index. `bodyLast`: the body after the small columns (migration
+ * 0014), so that reading them does not walk the body's overflow pages; 0009 made it with the body sixth.
+ */
+export async function createDocumentsTable(db: Kysely<any>, bodyLast: boolean): Promise<void> {
   const postgres = db.getExecutor().adapter instanceof PostgresAdapter
-  await db.schema.createTable('event_documents')
+  const body = (t: CreateTableBuilder<string, string>): CreateTableBuilder<string, string> => t.addColumn('body', postgres ? 'bytea' : 'blob', (c) => c.notNull())
+  let table: CreateTableBuilder<string, string> = db.schema.createTable('event_documents')
     .addColumn('event_id', postgres ? 'bigint' : 'integer', (c) => c.primaryKey())
     .addColumn('grp', postgres ? 'bigint' : 'integer', (c) => c.notNull())
     .addColumn('context', 'text', (c) => c.notNull())
     .addColumn('version', 'integer', (c) => c.notNull())
     .addColumn('digest', 'text', (c) => c.notNull())
-    .addColumn('body', postgres ? 'bytea' : 'blob', (c) => c.notNull())
+  if (!bodyLast) table = body(table)
+  table = table
     .addColumn('category_ids', 'text', (c) => c.notNull())
     .addColumn('tag_ids', 'text', (c) => c.notNull())
     .addColumn('category_at', 'integer', (c) => c.notNull())
     .addColumn('tag_at', 'integer', (c) => c.notNull())
     .addColumn('ld_from', 'integer', (c) => c.notNull())
     .addColumn('ld_to', 'integer', (c) => c.notNull())
-    .execute()
+  if (bodyLast) table = body(table)
+  await table.execute()
   await db.schema.createIndex('event_documents_group').on('event_documents').column('grp').execute()
-  if (postgres) await upPostgres(db)
+}
+
+export async function up(db: Kysely<any>): Promise<void> {
+  await createDocumentsTable(db, false)
+  if (db.getExecutor().adapter instanceof PostgresAdapter) await upPostgres(db)
   else await upSqlite(db)
 }
 
