@@ -11,11 +11,14 @@
  * are never stored, and an event with a draft venue is stored as anonymous callers see it (without it).
  */
 import t, { type Test } from 'tap'
-import { sql } from 'kysely'
-import { createEventDocuments, type EventDocument, type EventDocuments } from '../src/repositories/event-documents.js'
+import { sql, type RawBuilder } from 'kysely'
+import { createEventDocuments, type EventDocument, type EventDocuments, type OfferedDocument } from '../src/repositories/event-documents.js'
 import { dataVersion } from '../src/db/dialect.js'
+import { recordChange, withTransaction } from '../src/db/unit-of-work.js'
+import { join } from 'node:path'
 import { readCacheStats } from '../src/repositories/read-cache.js'
 import { SPEC } from './helpers/contract.js'
+import { propertyRuns, propertySeed, seededRandom } from './helpers/property.js'
 import { openDatabase } from '../src/db/database.js'
 import { EVENTS, setup, type Event, type Setup } from './helpers/events.js'
 import { freshDatabaseUrl } from './helpers/database.js'
@@ -146,46 +149,175 @@ t.test('documents answer exactly as the assembly, through every write that chang
   }
 })
 
-t.test('an offer is stored only while the data stands where its read found it', async (t) => {
-  const s = await setup(t, { config: { cacheEntries: 0, eventDocuments: false } })
+t.test('an offer is stored only while nothing it shows was written since its read: this process\'s writes of other events pass, anything else drops it', async (t) => {
+  const s = await setup(t, { file: join(t.testdir(), 'calendar.db'), config: { cacheEntries: 0, eventDocuments: false } })
   const e = await s.event('E', { status: 'publish' })
+  const de = await s.create({ title: 'E auf Deutsch', start_date: '2026-07-01 18:00:00', end_date: '2026-07-01 21:00:00', status: 'publish', translation_of: e.id, ml_language: 'de' })
   const other = await s.event('F', { status: 'publish' })
+  // A venue whose id is not that of E or of its translation (a change of it must drop the offer as a venue's).
+  for (const name of ['Spare', 'Spare too']) await s.venue({ venue: name, status: 'publish' })
+  const hall = await s.venue({ venue: 'Hall', status: 'publish' })
+  t.notOk([e.id, de.id].includes(hall.id))
   const documents: EventDocuments = createEventDocuments(s.db, { enabled: true, eventSchema: EVENT_SCHEMA, onError: (error) => t.fail(String(error)) })
   t.teardown(() => documents.close())
   const body = Buffer.from('{"categories":[],"tags":[]}')
-  const doc = (id: number): EventDocument => ({ id, group: id, version: 1, digest: 'x', body, categoryIds: [], tagIds: [], categoryAt: 15, tagAt: 25, ldFrom: 26, ldTo: 26 })
+  const doc = (id: number): EventDocument => ({ id, group: e.id, version: 1, digest: 'x', body, categoryIds: [], tagIds: [], categoryAt: 15, tagAt: 25, ldFrom: 26, ldTo: 26 })
+  // E as assembled: its group is its own id, its translations E and de.
+  const offered = (id: number): OfferedDocument => ({ ...doc(id), members: [e.id, de.id] })
+  let dropped = 0
+  /** A unit of work on the app's own handle that runs `statement` and reports a change of event `id` only. */
+  const byThisProcess = (id: number, statement: RawBuilder<unknown>) => withTransaction(s.db, async (trx) => {
+    await statement.execute(trx)
+    recordChange(trx, { resource: 'event', id, action: 'update' })
+  })
 
-  const first = await documents.read(e.id, API_URL)
-  if (first === undefined || first.found) throw new Error('expected no document')
-  // A write after the read: the offer is stale and dropped.
-  await s.patch(other.id, { title: 'F moved' })
-  documents.offer(first.version, API_URL, doc(e.id))
-  await documents.settled()
-  t.strictSame(await stored(s), [], 'a stale offer is dropped')
-  t.equal(documents.stats().dropped, 1)
+  /** Reads E (no document), runs `write`, offers E at the version read, and says whether it was stored. */
+  const offerAcross = async (write: () => Promise<unknown>): Promise<boolean> => {
+    await sql`delete from event_documents`.execute(s.db)
+    const read = await documents.read(e.id, API_URL)
+    if (read === undefined || read.found) throw new Error('expected no document')
+    await write()
+    documents.offer(read.version, API_URL, offered(e.id))
+    await documents.settled()
+    return (await stored(s)).includes(e.id)
+  }
+  const cases: Array<[string, () => Promise<unknown>, boolean]> = [
+    ['nothing written', async () => undefined, true],
+    ['a PATCH of another event (this process)', () => s.patch(other.id, { title: 'F moved' }), true],
+    ['two PATCHes and a create of other events (this process)', async () => {
+      await s.patch(other.id, { title: 'F again' })
+      await s.event('G', { status: 'publish' })
+      await s.patch(other.id, { cost: '5' })
+    }, true],
+    ['a PATCH of the event itself', () => s.patch(e.id, { title: 'E renamed' }), false],
+    ['a PATCH of one of its translations', () => s.patch(de.id, { title: 'E umbenannt' }), false],
+    ['a new translation joins its group', () => s.create({ title: 'E en español', start_date: '2026-07-01 18:00:00', end_date: '2026-07-01 21:00:00', status: 'publish', translation_of: e.id, ml_language: 'es' }), false],
+    // Units of work of this process that name only the event they move (the API names the whole group):
+    // the offer's translations and its group as it stands now still stop it.
+    ['a unit of work moving another event into its group, naming only that event', async () => {
+      await byThisProcess(other.id, sql`update events set translation_group = ${e.id}, language = 'fr' where id = ${other.id}`)
+    }, false],
+    ['a unit of work moving one of its translations out of its group, naming only that one', async () => {
+      await byThisProcess(other.id, sql`update events set translation_group = null, language = 'en' where id = ${other.id}`)
+      await byThisProcess(de.id, sql`update events set translation_group = null where id = ${de.id}`)
+    }, false],
+    ['one of its translations deleted for good (no longer in any group)', async () => {
+      await byThisProcess(de.id, sql`update events set translation_group = ${e.id} where id = ${de.id}`)
+      const res = await s.remove(de.id, '?force=true')
+      t.equal(res.statusCode, 200)
+    }, false],
+    ['a PATCH of a venue (any)', () => s.inject({ method: 'PATCH', url: `/calendar/events/v1/venues/${hall.id}`, headers: s.editor, payload: { phone: '+43 1' } }), false],
+    ['a raw write to another event', () => sql`update events set excerpt = 'raw' where id = ${other.id}`.execute(s.db), false],
+    ['a raw write between two PATCHes of another event', async () => {
+      await s.patch(other.id, { title: 'F before raw' })
+      await sql`update events set excerpt = 'raw between' where id = ${other.id}`.execute(s.db)
+      await s.patch(other.id, { title: 'F after raw' })
+    }, false],
+    ['a write of another event by a second handle on the database (another process), its change logged', async () => {
+      const second = await openDatabase(s.url)
+      try {
+        await withTransaction(second.db, async (trx) => {
+          await trx.updateTable('events').set({ excerpt: 'elsewhere' }).where('id', '=', other.id).execute()
+          recordChange(trx, { resource: 'event', id: other.id, action: 'update' })
+        })
+      } finally {
+        await second.close()
+      }
+    }, false],
+  ]
+  for (const [label, write, holds] of cases) {
+    const before = documents.stats().dropped
+    t.equal(await offerAcross(write), holds, `${label}: ${holds ? 'stored' : 'dropped'}`)
+    t.equal(documents.stats().dropped - before, holds ? 0 : 1)
+    if (!holds) dropped += 1
+  }
+  t.equal(documents.stats().dropped, dropped)
 
-  // A raw write (no change-log entry, the epoch moves) after the read: dropped too.
-  const second = await documents.read(e.id, API_URL)
-  if (second === undefined || second.found) throw new Error('expected no document')
-  await sql`update events set excerpt = 'raw' where id = ${other.id}`.execute(s.db)
-  documents.offer(second.version, API_URL, doc(e.id))
-  await documents.settled()
-  t.strictSame(await stored(s), [], 'an offer read before a raw write is dropped')
-
-  // Nothing written since: stored, found, and passed by for another public URL.
-  const third = await documents.read(e.id, API_URL)
-  if (third === undefined || third.found) throw new Error('expected no document')
-  t.strictSame(third.version, await dataVersion(s.db))
-  documents.offer(third.version, API_URL, doc(e.id))
-  await documents.settled()
-  t.strictSame(await stored(s), [e.id])
+  // Stored, found, and passed by for another public URL.
+  t.strictSame(await documents.read(e.id, API_URL), { found: false, version: await dataVersion(s.db) })
+  t.ok(await offerAcross(async () => undefined))
   t.strictSame(await documents.read(e.id, API_URL), { found: true, document: doc(e.id) })
   t.match(await documents.read(e.id, 'https://elsewhere.example/calendar/events/v1'), { found: false }, 'another public URL: passed by')
-  t.equal(documents.stats().stored, 1)
 
   // Off: no statement, nothing stored.
   const off = createEventDocuments(s.db, { enabled: false, eventSchema: EVENT_SCHEMA })
   t.equal(await off.read(e.id, API_URL), undefined)
+})
+
+t.test('reads and writes running together, seeded: every stored document answers as the assembly, and offers are carried across other events\' writes', async (t) => {
+  const s = await setup(t)
+  const oracle = await assembling(t, s)
+  const documents = s.app.eventDocuments
+  const rnd = seededRandom(propertySeed(20261128))
+  const pick = <T>(list: readonly T[]): T => list[Math.floor(rnd() * list.length)] as T
+  const jazz = await s.category('Jazz')
+  const venues = [await s.venue({ venue: 'Hall', status: 'publish' }), await s.venue({ venue: 'Club', status: 'publish' })]
+  const events: Event[] = []
+  for (let i = 0; i < 8; i++) {
+    events.push(await s.event(`Event ${i}`, { status: 'publish', categories: [jazz.id], venue: [pick(venues).id], start_date: `2026-07-0${1 + (i % 5)} 18:00:00`, end_date: `2026-07-0${1 + (i % 5)} 21:00:00` }))
+  }
+  const languages = ['de', 'es', 'fr', 'it', 'nl']
+  let written = 0
+  const operations: Array<[number, () => Promise<unknown>]> = [
+    [40, () => s.get(pick(events).id)],
+    [15, () => s.get('', `?per_page=${pick([3, 10])}&page=${pick([1, 2])}`)],
+    [20, () => s.patch(pick(events).id, { title: `Edit ${++written}` })],
+    [5, () => s.inject({ method: 'PATCH', url: `/calendar/events/v1/venues/${pick(venues).id}`, headers: s.editor, payload: { city: `City ${++written}` } })],
+    [5, async () => {
+      const of = pick(events)
+      const language = languages[written++ % languages.length] as string
+      const res = await s.inject({ method: 'POST', url: EVENTS, headers: s.editor, payload: { title: `${of.title} (${language})`, start_date: '2026-07-02 18:00:00', end_date: '2026-07-02 21:00:00', status: 'publish', translation_of: of.id, ml_language: language } })
+      if (res.statusCode === 201) events.push(res.json<Event>())
+    }],
+    [5, () => sql`update events set excerpt = ${`raw ${++written}`} where id = ${pick(events).id}`.execute(s.db)],
+    // An event read (its offer made at the version read), then it or one of its translations written:
+    // through the API, or by raw SQL after a write of another event through the API.
+    [10, async () => {
+      const read = await s.get(pick(events).id)
+      if (read.statusCode !== 200) return
+      const id = pick(Object.values(read.json<Event>().translations))
+      if (rnd() < 0.6) return s.patch(id, { title: `Edit ${++written}` })
+      await s.patch(pick(events).id, { cost: `${++written}` })
+      return sql`update events set excerpt = ${`raw ${++written}`} where id = ${id}`.execute(s.db)
+    }],
+  ]
+  const total = operations.reduce((n, [weight]) => n + weight, 0)
+  const operation = () => {
+    let r = rnd() * total
+    for (const [weight, run] of operations) {
+      if ((r -= weight) < 0) return run()
+    }
+    return (operations[0] as [number, () => Promise<unknown>])[1]()
+  }
+  // Offers are held until the round's writes are done (as on a node whose loop is slow to come back to them), then made.
+  const offer = documents.offer.bind(documents)
+  const held: Array<() => void> = []
+  documents.offer = (...args) => {
+    held.push(() => offer(...args))
+  }
+  t.teardown(() => {
+    documents.offer = offer
+  })
+  const rounds = propertyRuns(60)
+  for (let round = 1; round <= rounds; round++) {
+    await Promise.all(Array.from({ length: 6 }, operation))
+    for (const make of held.splice(0)) make()
+    await documents.settled()
+    // Every stored document against the assembly (status, bytes, ETag).
+    for (const id of await stored(s)) {
+      const read = await s.get(id)
+      const expected = await oracle.inject({ url: `${EVENTS}/${id}` })
+      if (read.statusCode !== expected.statusCode || read.body !== expected.body || read.headers.etag !== expected.headers.etag) {
+        t.fail(`round ${round}: the stored document of event ${id} differs from the assembled record`, { body: [read.body.slice(0, 300), expected.body.slice(0, 300)] })
+        return
+      }
+    }
+    if (round % 20 === 0) t.pass(`rounds up to ${round}: the stored documents answered as assembled after each`)
+  }
+  documents.offer = offer
+  await check(t, s, events.map((e) => e.id), 'at the end', oracle)
+  const stats = documents.stats()
+  t.ok(stats.carried > 0, `offers carried across other events' writes: ${stats.carried} of ${stats.stored} stored, ${stats.dropped} dropped`)
 })
 
 t.test('a batch gives way to a writer in the middle of its transaction (PostgreSQL) and drops its offers', async (t) => {
@@ -207,7 +339,7 @@ t.test('a batch gives way to a writer in the middle of its transaction (PostgreS
   await other.db.connection().execute(async (connection) => {
     await sql`begin`.execute(connection)
     await sql`update venues set phone = '1'`.execute(connection)
-    documents.offer(read.version, API_URL, { id: 1, group: 1, version: 1, digest: 'x', body: Buffer.from('{}'), categoryIds: [], tagIds: [], categoryAt: 1, tagAt: 1, ldFrom: 1, ldTo: 1 })
+    documents.offer(read.version, API_URL, { id: 1, group: 1, version: 1, digest: 'x', body: Buffer.from('{}'), categoryIds: [], tagIds: [], categoryAt: 1, tagAt: 1, ldFrom: 1, ldTo: 1, members: [1] })
     await documents.settled()
     await sql`rollback`.execute(connection)
   })
@@ -275,7 +407,7 @@ t.test('a fill looks through the events a window of ids at a time, and stores ev
   const documents = createEventDocuments(s.db, { enabled: true, eventSchema: EVENT_SCHEMA, fillWindow: 7, onError: (error) => t.fail(String(error)) })
   t.teardown(() => documents.close())
   const asked: number[][] = []
-  const fake = (id: number): EventDocument => ({ id, group: id, version: 1, digest: 'x', body: Buffer.from('{}'), categoryIds: [], tagIds: [], categoryAt: 1, tagAt: 1, ldFrom: 1, ldTo: 1 })
+  const fake = (id: number): OfferedDocument => ({ id, group: id, version: 1, digest: 'x', body: Buffer.from('{}'), categoryIds: [], tagIds: [], categoryAt: 1, tagAt: 1, ldFrom: 1, ldTo: 1, members: [id] })
   await documents.fill(API_URL, async (batch) => {
     asked.push([...batch])
     return batch.map(fake)

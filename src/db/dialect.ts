@@ -10,7 +10,7 @@
  */
 import { EARTH_RADIUS_KM } from '../lib/geo.js'
 import { FOLDS_INTO_ASCII, foldText } from '../lib/text.js'
-import { PostgresAdapter, sql, type Compilable, type Expression, type Kysely, type QueryExecutorProvider, type SqlBool } from 'kysely'
+import { CompiledQuery, PostgresAdapter, sql, type Compilable, type Expression, type Kysely, type QueryExecutorProvider, type SqlBool } from 'kysely'
 import { prepared } from './prepared.js'
 import type { Database } from './schema.js'
 
@@ -425,6 +425,22 @@ export async function dataVersion(db: QueryExecutorProvider): Promise<DataVersio
   const row = rows[0]
   return row === undefined ? undefined : versionOf(row)
 }
+
+/**
+ * Where the data stands, read inside a write transaction (the unit of work's journal, unit-of-work.ts):
+ * not counted by `versionsReadSoFar`, since no cached read follows it. PostgreSQL: the epoch's row is
+ * locked (`for update`) as it is read, so no writer outside the API's write lock (raw SQL, another
+ * program) moves the epoch until the transaction ends: what moved it between two such reads of one
+ * transaction is that transaction. SQLite's write transaction already excludes every other writer.
+ */
+export async function versionInWrite(trx: Kysely<Database>): Promise<DataVersion | undefined> {
+  const { rows } = await trx.executeQuery<{ h: number | string; e: number | string }>(
+    CompiledQuery.raw(isPostgres(trx) ? VERSION_IN_WRITE_POSTGRES : VERSION_QUERY, []))
+  const row = rows[0]
+  return row === undefined ? undefined : { head: Number(row.h), epoch: Number(row.e) }
+}
+
+const VERSION_IN_WRITE_POSTGRES = 'select (select coalesce(max(position), 0) from changes) as h, n as e from data_epoch where id = 1 for update'
 
 /**
  * Whether a write failed only because another connection held what it needed, so that the whole unit

@@ -11,11 +11,17 @@
  *   (`recordChange`), and the unit of work appends it to the change log in the same transaction, just
  *   before the commit (change-log.ts), then hands the list on when it ends;
  * - who must hear of it: the listeners given by `onWritten` (the read cache) learn of every unit of work
- *   once it has ended, committed or rolled back.
+ *   once it has ended, committed or rolled back;
+ * - where it took the data from and to: each unit of work reads the data version (the log's head and
+ *   the data epoch) first and last inside its transaction, where no other writer can move it, and once
+ *   committed keeps both with its changes in the journal of this process (`writtenBetween`). Between two
+ *   versions this process read, the journal then tells whether only its own units of work wrote, and
+ *   what they changed: an event document assembled at one version may still be stored at a later one
+ *   when none of those changes touches it (repositories/event-documents.ts).
  */
 import type { Kysely, Transaction } from 'kysely'
 import { appendChanges, type Change } from './change-log.js'
-import { isWriteConflict } from './dialect.js'
+import { isWriteConflict, versionInWrite, type DataVersion } from './dialect.js'
 import type { Database } from './schema.js'
 
 export type { Change, ChangedResource } from './change-log.js'
@@ -31,6 +37,53 @@ type Listener = (changes: readonly Change[], committed: boolean) => void
 const pending = new WeakMap<Tx, Change[]>()
 const listeners = new WeakMap<Kysely<Database>, Listener[]>()
 
+/** A committed unit of work of this process: the data version it found and left, and what it changed. */
+interface Written {
+  before: DataVersion
+  after: DataVersion
+  changes: readonly Change[]
+}
+
+/** Units of work the journal keeps, the latest (about a minute of writes at the benchmark's rate). */
+const JOURNAL_KEPT = 4096
+
+/** Per database, the units of work it keeps, by the version each found (`versionKey`), oldest first. */
+const journals = new WeakMap<Kysely<Database>, Map<string, Written>>()
+
+const versionKey = (v: DataVersion): string => `${v.head}:${v.epoch}`
+
+function keep(db: Kysely<Database>, written: Written): void {
+  // One that moved neither the log nor the epoch changed nothing a version names.
+  if (versionKey(written.before) === versionKey(written.after)) return
+  let journal = journals.get(db)
+  if (journal === undefined) {
+    journal = new Map()
+    journals.set(db, journal)
+  }
+  journal.set(versionKey(written.before), written)
+  if (journal.size > JOURNAL_KEPT) journal.delete(journal.keys().next().value as string)
+}
+
+/**
+ * What this process's units of work changed from version `from` to version `to`, when they alone moved
+ * the data between them (each found the version the one before left, from `from` to `to`), at most `limit`
+ * changes; undefined when another writer moved it (another process or node, raw SQL), when the journal no
+ * longer reaches back to `from`, or past `limit`.
+ */
+export function writtenBetween(db: Kysely<Database>, from: DataVersion, to: DataVersion, limit: number): Change[] | undefined {
+  const journal = journals.get(db)
+  const changes: Change[] = []
+  let at = from
+  for (let steps = 0; versionKey(at) !== versionKey(to); steps++) {
+    const written = steps < JOURNAL_KEPT ? journal?.get(versionKey(at)) : undefined
+    if (written === undefined) return undefined
+    changes.push(...written.changes)
+    if (changes.length > limit) return undefined
+    at = written.after
+  }
+  return changes
+}
+
 /** How many times a unit of work runs at most when it keeps losing to another connection. */
 const ATTEMPTS = 3
 
@@ -44,14 +97,19 @@ export async function withTransaction<T>(db: Kysely<Database>, work: (trx: Tx) =
   try {
     for (let attempt = 1; ; attempt++) {
       changes = []
+      let before: DataVersion | undefined
+      let after: DataVersion | undefined
       try {
         const result = await db.transaction().execute(async (trx) => {
           pending.set(trx, changes)
+          before = await versionInWrite(trx)
           const result = await work(trx)
           await appendChanges(trx, db, changes)
+          after = await versionInWrite(trx)
           return result
         })
         committed = true
+        if (before !== undefined && after !== undefined) keep(db, { before, after, changes })
         return result
       } catch (error) {
         if (attempt >= ATTEMPTS || !isWriteConflict(error)) throw error

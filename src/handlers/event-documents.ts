@@ -10,7 +10,7 @@ import type { Category, Event, Tag } from '../contract.js'
 import { composedEventEtag, eventDigest } from '../http/etag.js'
 import type { Serialized, SerializedPieces } from '../http/serialized.js'
 import { seenBy, withJsonLd } from '../lib/event-view.js'
-import type { EventDocument } from '../repositories/event-documents.js'
+import type { EventDocument, OfferedDocument } from '../repositories/event-documents.js'
 import type { StoredEvent } from '../repositories/event-records.js'
 import { CATEGORY, TAG, termRecords, type TermKind } from '../repositories/terms.js'
 import type { AppContext } from './context.js'
@@ -43,7 +43,7 @@ function listCut(single: Buffer, listed: Buffer): { from: number; to: number } |
  * The stored document of an event: what an anonymous single read shows (linked venues and organizers it
  * may not read left out), or undefined when an anonymous caller is not shown it (not published, protected).
  */
-export function eventDocument(ctx: AppContext, stored: StoredEvent): EventDocument | undefined {
+export function eventDocument(ctx: AppContext, stored: StoredEvent): OfferedDocument | undefined {
   if (stored.record.status !== 'publish' || stored.password !== null) return undefined
   const record = seenBy(null, stored.record)
   const bare = { ...record, categories: [], tags: [] }
@@ -57,7 +57,7 @@ export function eventDocument(ctx: AppContext, stored: StoredEvent): EventDocume
   return {
     id: record.id, group: stored.group, version: stored.version, digest: eventDigest(record), body,
     categoryIds: record.categories.map((c) => c.id), tagIds: record.tags.map((t) => t.id), categoryAt, tagAt,
-    ldFrom: cut.from, ldTo: cut.to,
+    ldFrom: cut.from, ldTo: cut.to, members: Object.values(stored.record.translations),
   }
 }
 

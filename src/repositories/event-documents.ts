@@ -14,9 +14,15 @@
  * reads next, before anything else, where the data stands (`DataVersion`: the change log's head and the data
  * epoch, which every write of a table a document shows moves); the record it then assembles is offered
  * with that version. Offers are written off the request path, a batch in one write transaction, and only
- * those whose version is still the current one inside that transaction are stored: nothing was written
- * between the read and the store, so the document is what a read would assemble now, and any later write
- * deletes it. The write transaction excludes the API's writers (SQLite's one writer; PostgreSQL's write
+ * those that still hold inside that transaction are stored: either the version is still the current one
+ * (nothing was written between the read and the store), or only this process's units of work wrote since
+ * (their journal, db/unit-of-work.ts `writtenBetween`, leads from the offer's version to the current one)
+ * and they changed events only, none of them this one, one of the translations it was assembled with, or
+ * one in its translation group now. Any other write in between (a venue, a term, an image, raw SQL,
+ * another process or node) drops it. Either way the document is what a read would assemble now, and any
+ * later write deletes it. (Without the journal, a site writing every few milliseconds would have most
+ * offers dropped: a PATCH lands between nearly every read and its store, and the documents of edited
+ * events would not come back.) The write transaction excludes the API's writers (SQLite's one writer; PostgreSQL's write
  * lock, db/postgres-dialect.ts) and, on PostgreSQL, any other writer too: it takes the tables a document
  * shows in SHARE mode without waiting (a writer in the middle of its transaction makes the batch give
  * way and be dropped; one that comes later waits for the batch, and its triggers then see its documents).
@@ -32,12 +38,15 @@ import { CompiledQuery, sql, type Kysely } from 'kysely'
 import { VERSION_QUERY, dataVersion, isPostgres, isWriteConflict, versionOf, type DataVersion } from '../db/dialect.js'
 import { DOCUMENT_SOURCES } from '../db/migrations/0009-event-documents.js'
 import type { Database } from '../db/schema.js'
+import { writtenBetween } from '../db/unit-of-work.js'
 
 /** Raised whenever what a record's assembly makes changes without the contract's Event schema changing. */
 export const DOCUMENT_FORMAT = 1
 
 /** Offers waiting to be stored at most (more are passed by: the next read offers again). */
 const MAX_WAITING = 1000
+/** Changes of this process's writes an offer may be checked against (more: it is dropped). */
+const MAX_CHANGES_BETWEEN = 1000
 /** Documents stored in one write transaction at most. */
 const BATCH = 200
 /** Events a fill assembles at once; while the node is saturated, fewer and a round apart. */
@@ -67,6 +76,12 @@ export interface EventDocument {
   ldTo: number
 }
 
+/** A document offered to be stored, with the events of its translation group it was assembled with. */
+export interface OfferedDocument extends EventDocument {
+  /** The ids its record's `translations` named (its own among them). */
+  members: readonly number[]
+}
+
 /** What a read of a page's documents finds: those stored, and where the data stood when some were not. */
 export interface DocumentsRead {
   found: Map<number, EventDocument>
@@ -85,18 +100,18 @@ export interface EventDocuments {
   /** The documents of events `ids` (a page) for `apiUrl`, one statement; undefined when off. */
   readMany(ids: readonly number[], apiUrl: string): Promise<DocumentsRead | undefined>
   /** Offers the document of a record assembled at `version` to be stored (off the request path). */
-  offer(version: DataVersion, apiUrl: string, document: EventDocument): void
+  offer(version: DataVersion, apiUrl: string, document: OfferedDocument): void
   /**
    * Stores the documents missing for this public URL, one pass over the events in id order, a batch at
    * a time, giving way to requests (while the node is saturated, a small batch every BUSY_ROUND_MS).
    * Resolves when the pass is done or the store closed; at most one pass runs.
    */
-  fill(apiUrl: string, assemble: (ids: readonly number[]) => Promise<EventDocument[]>): Promise<void>
+  fill(apiUrl: string, assemble: (ids: readonly number[]) => Promise<OfferedDocument[]>): Promise<void>
   /** Resolves once every offer made so far has been stored or dropped. */
   settled(): Promise<void>
   /** Stops storing (waits for a batch being written). */
   close(): Promise<void>
-  /** Reads that found a document and did not, documents stored, offers dropped (stale or lost). */
+  /** Reads that found a document and did not, documents stored (and of those, carried across writes), offers dropped (stale or lost). */
   stats(): EventDocumentStats
 }
 
@@ -104,10 +119,12 @@ export interface EventDocumentStats {
   hits: number
   misses: number
   stored: number
+  /** Of those stored, offered at a version this process's writes of other events had since left. */
+  carried: number
   dropped: number
 }
 
-interface Offer extends EventDocument {
+interface Offer extends OfferedDocument {
   seen: DataVersion
   context: string
 }
@@ -181,7 +198,7 @@ export function createEventDocuments(db: Kysely<Database>, options: EventDocumen
     return context
   }
   const waiting = new Map<number, Offer>()
-  const counts: EventDocumentStats = { hits: 0, misses: 0, stored: 0, dropped: 0 }
+  const counts: EventDocumentStats = { hits: 0, misses: 0, stored: 0, carried: 0, dropped: 0 }
   let running: Promise<void> | undefined
   let filling: Promise<void> | undefined
   let closed = !options.enabled
@@ -194,7 +211,7 @@ export function createEventDocuments(db: Kysely<Database>, options: EventDocumen
         if (postgres) await sql`lock table ${sql.join(DOCUMENT_SOURCES.map((t) => sql.table(t)))} in share mode nowait`.execute(trx)
         const { rows } = await sql<{ h: number | string; e: number | string }>`${sql.raw(VERSION_QUERY)}`.execute(trx)
         const now = rows[0] === undefined ? undefined : versionOf(rows[0])
-        const fresh = batch.filter((o) => now !== undefined && o.seen.head === now.head && o.seen.epoch === now.epoch)
+        const fresh = now === undefined ? [] : await stillHolding(trx, batch, now)
         counts.dropped += batch.length - fresh.length
         if (fresh.length === 0) return
         await trx.insertInto('event_documents')
@@ -211,6 +228,7 @@ export function createEventDocuments(db: Kysely<Database>, options: EventDocumen
           })))
           .execute()
         counts.stored += fresh.length
+        counts.carried += fresh.filter((o) => o.seen.head !== now?.head || o.seen.epoch !== now.epoch).length
       })
     } catch (error) {
       counts.dropped += batch.length
@@ -218,6 +236,34 @@ export function createEventDocuments(db: Kysely<Database>, options: EventDocumen
       const code = typeof error === 'object' && error !== null && 'code' in error ? error.code : undefined
       if (!isWriteConflict(error) && code !== '55P03') options.onError?.(error)
     }
+  }
+
+  /**
+   * The offers of `batch` that still hold at version `now` (the file's opening comment): per version they
+   * were made at, the events this process's units of work changed since, and then where those events are
+   * now (one statement for the batch).
+   */
+  async function stillHolding(trx: Kysely<Database>, batch: readonly Offer[], now: DataVersion): Promise<Offer[]> {
+    const keyOf = (v: DataVersion) => `${v.head}:${v.epoch}`
+    // Per version: the events changed since, or null when anything else may have been written.
+    const since = new Map<string, number[] | null>()
+    for (const offer of batch) {
+      const key = keyOf(offer.seen)
+      if (since.has(key)) continue
+      const changes = writtenBetween(db, offer.seen, now, MAX_CHANGES_BETWEEN)
+      since.set(key, changes === undefined || changes.some((c) => c.resource !== 'event') ? null : changes.map((c) => c.id))
+    }
+    const changed = [...new Set([...since.values()].flatMap((ids) => ids ?? []))]
+    const groups = new Map<number, number>()
+    if (changed.length > 0) {
+      const rows = await trx.selectFrom('events').select(['id', sql<number | string>`coalesce(translation_group, id)`.as('grp')])
+        .where('id', 'in', changed).execute()
+      for (const row of rows) groups.set(Number(row.id), Number(row.grp))
+    }
+    return batch.filter((offer) => {
+      const ids = since.get(keyOf(offer.seen))
+      return ids !== null && ids !== undefined && ids.every((id) => id !== offer.id && !offer.members.includes(id) && groups.get(id) !== offer.group)
+    })
   }
 
   async function drain(): Promise<void> {
@@ -249,7 +295,7 @@ export function createEventDocuments(db: Kysely<Database>, options: EventDocumen
     return rows.map((r) => Number(r.id))
   }
 
-  async function fillPass(apiUrl: string, assemble: (ids: readonly number[]) => Promise<EventDocument[]>): Promise<void> {
+  async function fillPass(apiUrl: string, assemble: (ids: readonly number[]) => Promise<OfferedDocument[]>): Promise<void> {
     const context = contextOf(apiUrl)
     const top = Number((await db.selectFrom('events').select((eb) => eb.fn.max('id').as('top')).executeTakeFirst())?.top ?? 0)
     let after = 0

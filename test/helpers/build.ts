@@ -12,13 +12,13 @@ import type { Test } from 'tap'
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
 import { buildApp, type AppOptions } from '../../src/app.js'
 import { defaultConfig, type Config } from '../../src/config.js'
-import { openSqlite } from '../../src/db/database.js'
+import { openDatabase, openSqlite } from '../../src/db/database.js'
 import { createCompilers } from '../../src/http/compilers.js'
 import { generateKey, type Role } from '../../src/lib/api-keys.js'
 import { createUserWithKey } from '../../src/repositories/users.js'
 import { withTransaction } from '../../src/db/unit-of-work.js'
 import { contractProblems, SPEC } from './contract.js'
-import { openTestDatabase } from './database.js'
+import { freshDatabaseUrl } from './database.js'
 
 export const API = '/calendar/events/v1'
 export const BASE_URL = 'http://calendar.test'
@@ -67,6 +67,8 @@ export interface BuildOptions {
   webhooks?: AppOptions['webhooks']
   /** Where log lines go. */
   logStream?: AppOptions['logStream']
+  /** SQLite: a file instead of memory, so that a second handle can open the database (`url`). */
+  file?: string
 }
 
 export type Injected = LightMyRequestResponse & { json<T = Record<string, unknown>>(): T }
@@ -74,7 +76,8 @@ export type Injected = LightMyRequestResponse & { json<T = Record<string, unknow
 export async function build(t: Test, options: BuildOptions = {}) {
   await ready
   const config = defaultConfig({ publicUrl: BASE_URL, ...options.config })
-  const handle = options.sqlite === true ? await openSqlite(':memory:') : await openTestDatabase(t)
+  const url = options.sqlite === true ? ':memory:' : await freshDatabaseUrl(t, options.file)
+  const handle = options.sqlite === true ? await openSqlite(url) : await openDatabase(url)
   const now = options.now ?? NOW
   const app = await buildApp({
     db: handle.db, config, now: options.clock ?? (() => now), spec: SPEC, compilers,
@@ -106,7 +109,7 @@ export async function build(t: Test, options: BuildOptions = {}) {
     return handle.sqlite
   }
 
-  return { app, db: handle.db, sqlite, engine: handle.engine, config, inject, auth }
+  return { app, db: handle.db, url, sqlite, engine: handle.engine, config, inject, auth }
 }
 
 export type Built = Awaited<ReturnType<typeof build>>
