@@ -41,27 +41,38 @@ const listeners = new WeakMap<Kysely<Database>, Listener[]>()
 interface Written {
   before: DataVersion
   after: DataVersion
-  changes: readonly Change[]
+  /** Null when it changed more than a journal keeps of one unit of work (JOURNAL_CHANGES_EACH). */
+  changes: readonly Change[] | null
 }
 
-/** Units of work the journal keeps, the latest (about a minute of writes at the benchmark's rate). */
+/** Units of work the journal keeps, the latest (about a minute of writes at the benchmark's rate)… */
 const JOURNAL_KEPT = 4096
+/** …and changes, all of them together at most (a bound on its memory, whatever the writes)… */
+const JOURNAL_CHANGES_KEPT = 50_000
+/** …and of one unit of work (more than anyone asks `writtenBetween` for). */
+const JOURNAL_CHANGES_EACH = 1000
 
-/** Per database, the units of work it keeps, by the version each found (`versionKey`), oldest first. */
-const journals = new WeakMap<Kysely<Database>, Map<string, Written>>()
+/** Per database: the units of work it keeps, by the version each found (`versionKey`), oldest first, and their changes counted. */
+const journals = new WeakMap<Kysely<Database>, { written: Map<string, Written>; changes: number }>()
 
 const versionKey = (v: DataVersion): string => `${v.head}:${v.epoch}`
 
-function keep(db: Kysely<Database>, written: Written): void {
+function keep(db: Kysely<Database>, before: DataVersion, after: DataVersion, changes: readonly Change[]): void {
   // One that moved neither the log nor the epoch changed nothing a version names.
-  if (versionKey(written.before) === versionKey(written.after)) return
+  if (versionKey(before) === versionKey(after)) return
   let journal = journals.get(db)
   if (journal === undefined) {
-    journal = new Map()
+    journal = { written: new Map(), changes: 0 }
     journals.set(db, journal)
   }
-  journal.set(versionKey(written.before), written)
-  if (journal.size > JOURNAL_KEPT) journal.delete(journal.keys().next().value as string)
+  const kept = changes.length > JOURNAL_CHANGES_EACH ? null : changes
+  journal.written.set(versionKey(before), { before, after, changes: kept })
+  journal.changes += kept?.length ?? 0
+  while (journal.written.size > JOURNAL_KEPT || journal.changes > JOURNAL_CHANGES_KEPT) {
+    const [key, oldest] = journal.written.entries().next().value as [string, Written]
+    journal.written.delete(key)
+    journal.changes -= oldest.changes?.length ?? 0
+  }
 }
 
 /**
@@ -75,8 +86,8 @@ export function writtenBetween(db: Kysely<Database>, from: DataVersion, to: Data
   const changes: Change[] = []
   let at = from
   for (let steps = 0; versionKey(at) !== versionKey(to); steps++) {
-    const written = steps < JOURNAL_KEPT ? journal?.get(versionKey(at)) : undefined
-    if (written === undefined) return undefined
+    const written = steps < JOURNAL_KEPT ? journal?.written.get(versionKey(at)) : undefined
+    if (written === undefined || written.changes === null) return undefined
     changes.push(...written.changes)
     if (changes.length > limit) return undefined
     at = written.after
@@ -109,7 +120,7 @@ export async function withTransaction<T>(db: Kysely<Database>, work: (trx: Tx) =
           return result
         })
         committed = true
-        if (before !== undefined && after !== undefined) keep(db, { before, after, changes })
+        if (before !== undefined && after !== undefined) keep(db, before, after, changes)
         return result
       } catch (error) {
         if (attempt >= ATTEMPTS || !isWriteConflict(error)) throw error
