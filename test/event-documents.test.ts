@@ -21,7 +21,7 @@ import { SPEC } from './helpers/contract.js'
 import { propertyRuns, propertySeed, seededRandom } from './helpers/property.js'
 import { openDatabase } from '../src/db/database.js'
 import { EVENTS, setup, type Event, type Setup } from './helpers/events.js'
-import { freshDatabaseUrl } from './helpers/database.js'
+import { freshDatabaseUrl, writeFromAnotherHandle } from './helpers/database.js'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../src/app.js'
 import { defaultConfig } from '../src/config.js'
@@ -213,17 +213,7 @@ t.test('an offer is stored only while nothing it shows was written since its rea
       await sql`update events set excerpt = 'raw between' where id = ${other.id}`.execute(s.db)
       await s.patch(other.id, { title: 'F after raw' })
     }, false],
-    ['a write of another event by a second handle on the database (another process), its change logged', async () => {
-      const second = await openDatabase(s.url)
-      try {
-        await withTransaction(second.db, async (trx) => {
-          await trx.updateTable('events').set({ excerpt: 'elsewhere' }).where('id', '=', other.id).execute()
-          recordChange(trx, { resource: 'event', id: other.id, action: 'update' })
-        })
-      } finally {
-        await second.close()
-      }
-    }, false],
+    ['a write of another event by a second handle on the database (another process), its change logged', () => writeFromAnotherHandle(s.url, other.id), false],
   ]
   for (const [label, write, holds] of cases) {
     const before = documents.stats().dropped

@@ -6,24 +6,29 @@
  * at most 1,000).
  */
 import t from 'tap'
-import { sql } from 'kysely'
+import { sql, type Kysely } from 'kysely'
 import { join } from 'node:path'
 import { dataVersion, type DataVersion } from '../src/db/dialect.js'
-import { openDatabase } from '../src/db/database.js'
 import { recordChange, withTransaction, writtenBetween } from '../src/db/unit-of-work.js'
 import { setup } from './helpers/events.js'
+import { writeFromAnotherHandle } from './helpers/database.js'
+import type { Database } from '../src/db/schema.js'
+
+let costs = 0
+/** A unit of work that sets the cost of event `id` (a new one each time) and reports `reports` changes of it. */
+function costWrite(db: Kysely<Database>, id: number, reports: number): Promise<void> {
+  return withTransaction(db, async (trx) => {
+    await trx.updateTable('events').set({ cost: String(++costs) }).where('id', '=', id).execute()
+    for (let i = 0; i < reports; i++) recordChange(trx, { resource: 'event', id, action: 'update' })
+  })
+}
 
 t.test('the changes of this process\'s units of work between two versions, and nothing when another writer came between', async (t) => {
   const s = await setup(t, { file: join(t.testdir(), 'calendar.db') })
   const a = await s.event('A', { status: 'publish' })
   const b = await s.event('B', { status: 'publish' })
   const now = async (): Promise<DataVersion> => (await dataVersion(s.db)) as DataVersion
-  let n = 0
-  /** A unit of work that sets the cost of event `id` (a new one each time) and reports `reports` changes of it. */
-  const write = (id: number, reports = 1) => withTransaction(s.db, async (trx) => {
-    await trx.updateTable('events').set({ cost: String(++n) }).where('id', '=', id).execute()
-    for (let i = 0; i < reports; i++) recordChange(trx, { resource: 'event', id, action: 'update' })
-  })
+  const write = (id: number, reports = 1) => costWrite(s.db, id, reports)
 
   const start = await now()
   t.strictSame(writtenBetween(s.db, start, start, 10), [], 'no write: nothing')
@@ -41,15 +46,7 @@ t.test('the changes of this process\'s units of work between two versions, and n
   t.equal(writtenBetween(s.db, beforeRaw, await now(), 10), undefined, 'a raw write between two units of work: undefined')
 
   const beforeOther = await now()
-  const other = await openDatabase(s.url)
-  try {
-    await withTransaction(other.db, async (trx) => {
-      await trx.updateTable('events').set({ excerpt: 'elsewhere' }).where('id', '=', b.id).execute()
-      recordChange(trx, { resource: 'event', id: b.id, action: 'update' })
-    })
-  } finally {
-    await other.close()
-  }
+  await writeFromAnotherHandle(s.url, b.id)
   t.equal(writtenBetween(s.db, beforeOther, await now(), 10), undefined, 'a unit of work of another handle (another process): undefined')
 
   const beforeMany = await now()
@@ -64,11 +61,7 @@ t.test('the journal keeps the last 4,096 units of work and 50,000 changes', asyn
   const s = await setup(t)
   const a = await s.event('A', { status: 'publish' })
   const now = async (): Promise<DataVersion> => (await dataVersion(s.db)) as DataVersion
-  let n = 0
-  const write = (reports: number) => withTransaction(s.db, async (trx) => {
-    await trx.updateTable('events').set({ cost: String(++n) }).where('id', '=', a.id).execute()
-    for (let i = 0; i < reports; i++) recordChange(trx, { resource: 'event', id: a.id, action: 'update' })
-  })
+  const write = (reports: number) => costWrite(s.db, a.id, reports)
   const first = await now()
   await write(1)
   const second = await now()

@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto'
 import type { Test } from 'tap'
 import pg from 'pg'
 import { openDatabase, type DatabaseHandle, type Engine } from '../../src/db/database.js'
+import { recordChange, withTransaction } from '../../src/db/unit-of-work.js'
 
 export const TEST_ENGINE: Engine = process.env.TEST_DATABASE === 'postgres' ? 'postgres' : 'sqlite'
 
@@ -103,4 +104,20 @@ export async function freshDatabaseUrl(t: Test, file = ':memory:'): Promise<stri
 /** Opens a new, migrated database of the engine under test (closed in teardown by the caller). */
 export async function openTestDatabase(t: Test, file?: string): Promise<DatabaseHandle> {
   return openDatabase(await freshDatabaseUrl(t, file))
+}
+
+/**
+ * A unit of work on a second handle on the database at `url`, as another process or node writes: it sets the
+ * excerpt of event `id` and logs the change (the journal of the first handle does not know of it).
+ */
+export async function writeFromAnotherHandle(url: string, id: number): Promise<void> {
+  const other = await openDatabase(url)
+  try {
+    await withTransaction(other.db, async (trx) => {
+      await trx.updateTable('events').set({ excerpt: 'written elsewhere' }).where('id', '=', id).execute()
+      recordChange(trx, { resource: 'event', id, action: 'update' })
+    })
+  } finally {
+    await other.close()
+  }
 }
