@@ -22,7 +22,8 @@
  * another process or node) drops it. Either way the document is what a read would assemble now, and any
  * later write deletes it. (Without the journal, writes dropped offers they did not touch: in the
  * benchmark's mixed workload, about 250 PATCHes a second, one batch of offers in three found a write
- * between its read and its store, 35 of 107 in 4 s; each such offer waited for a later read to be made again.) The write transaction excludes the API's writers (SQLite's one writer; PostgreSQL's write
+ * between its read and its store, 35 of 107 in 4 s; each such offer waited for a later read to be made
+ * again.) The write transaction excludes the API's writers (SQLite's one writer; PostgreSQL's write
  * lock, db/postgres-dialect.ts) and, on PostgreSQL, any other writer too: it takes the tables a document
  * shows in SHARE mode without waiting (a writer in the middle of its transaction makes the batch give
  * way and be dropped; one that comes later waits for the batch, and its triggers then see its documents).
