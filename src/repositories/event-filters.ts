@@ -162,8 +162,8 @@ const listKey = (f: EventFilter) => `events:${JSON.stringify(f)}`
 
 /** How many events match: with link filters, counted from the linked events (see `eventsFrom`). */
 export async function countEvents(db: Db, f: EventFilter): Promise<number> {
-  const all = await allLinkedIds(db, f)
-  if (all !== null) return all.length
+  const linked = await linkedIds(db, f)
+  if (linked !== undefined) return linked.total
   const searched = await searchedInWindow(db, f)
   if (searched !== undefined) return searched.count
   return rememberedResult(db, `count:${listKey(f)}`, async () => {
@@ -300,20 +300,40 @@ function membershipOf(ids: readonly number[]): Buffer | undefined {
   return bytes
 }
 
-/** Up to this many matches of a filter with links, every id is read in list order at once (see `allLinkedIds`). */
-const ALL_LINKED_UP_TO = 1000
+/**
+ * Up to `allUpTo` matches of a filter with links, every id is read in list order at once (see `linkedIds`);
+ * past it, the first `allUpTo` and the total. Tests lower it.
+ */
+export const linkedPlanBounds = { allUpTo: 1000 }
+
+/** The matches of a filter with links in list order (all of them, or the first ones), and how many there are. */
+interface LinkedIds {
+  ids: readonly number[]
+  total: number
+}
 
 /**
- * With link filters, every matching id in list order when they are ALL_LINKED_UP_TO at most, else null;
- * remembered like totals and pages. Picking a page from the linked events sorts them all anyway: read whole,
- * they give the total and every page from one statement instead of a count and a statement per page.
+ * With link filters, the matches of `f` in list order and their total, remembered like totals and pages: every
+ * id when they are `linkedPlanBounds.allUpTo` at most, else the first that many. Picking a page from the
+ * linked events reads and sorts them all anyway: one statement gives the total (a window count over the
+ * same rows) and the pages, where a count and a statement per page read them again. A category of some 20,000
+ * events at 1,000,000 (about 7,000 in the default window): 31 ms, where the count alone read them again in 28.
+ * Undefined without link filters.
  */
-async function allLinkedIds(db: Db, f: EventFilter): Promise<readonly number[] | null> {
-  if (linkFilters(f).length === 0) return null
-  return rememberedResult(db, `all:${listKey(f)}`, async () => {
-    const rows = await allLinkedIdsQuery(db, f, ALL_LINKED_UP_TO + 1).execute()
-    return rows.length > ALL_LINKED_UP_TO ? null : rows.map((r) => r.id)
-  }, async (ids, changed) => (ids === null ? false : stillAllLinked(db, f, ids, changed)))
+async function linkedIds(db: Db, f: EventFilter): Promise<LinkedIds | undefined> {
+  if (linkFilters(f).length === 0) return undefined
+  const upTo = linkedPlanBounds.allUpTo
+  const found = await rememberedResult(db, `all:${listKey(f)}`, async () => {
+    const rows = await allLinkedIdsQuery(db, f, upTo + 1).execute()
+    const total = rows.length === 0 ? 0 : Number(rows[0]?.total)
+    // Ids then the total, one array (what the read cache sizes).
+    return [...rows.slice(0, upTo).map((r) => r.id), total]
+  }, async (found, changed) => {
+    const ids = found.slice(0, -1)
+    // Only a list that holds every match can be rechecked.
+    return ids.length === found.at(-1) && stillAllLinked(db, f, ids, changed)
+  })
+  return { ids: found.slice(0, -1), total: found.at(-1) as number }
 }
 
 /**
@@ -365,9 +385,9 @@ export function changedMatchesQuery(db: Db, f: EventFilter, ids: readonly number
     .select('events.id').limit(limit)
 }
 
-/** The statement `allLinkedIds` runs (also for the query-plan tests). */
+/** The statement `linkedIds` runs (also for the query-plan tests). */
 export function allLinkedIdsQuery(db: Db, f: EventFilter, limit: number) {
-  return eventsFrom(db, f, true, false).select('events.id').orderBy('events.start_utc', 'asc').orderBy('events.id', 'asc').limit(limit)
+  return eventsFrom(db, f, true, false).select(['events.id', sql<number | string>`count(*) over ()`.as('total')]).orderBy('events.start_utc', 'asc').orderBy('events.id', 'asc').limit(limit)
 }
 
 /** The statement `countEvents` runs (also for the query-plan tests). */
@@ -421,8 +441,8 @@ const SORT_LINKED_UP_TO = 5000
  * listing index in order and checking the links per event, which stops once the page is full.
  */
 export async function eventIds(db: Db, f: EventFilter, offset: number, limit: number, total: number): Promise<readonly number[]> {
-  const all = await allLinkedIds(db, f)
-  if (all !== null) return all.slice(offset, offset + limit)
+  const linked = await linkedIds(db, f)
+  if (linked !== undefined && (linked.ids.length === linked.total || offset + limit <= linked.ids.length)) return linked.ids.slice(offset, offset + limit)
   const searched = await searchedInWindow(db, f)
   if (searched !== undefined) return searched.page(offset, limit)
   return rememberedResult(db, `ids:${listKey(f)}:${offset}:${limit}`, async () => {
