@@ -32,7 +32,7 @@ t.test('defaults', async (t) => {
     defaultLanguage: 'en',
     extensions: new Set(),
     geofenceKm: 40.2,
-    cacheEntries: 2500,
+    cacheEntries: 1000,
     eventDocuments: true,
     changesRetentionDays: 30,
     databasePoolSize: 10,

@@ -51,7 +51,7 @@ import type { ChangeResource, Database } from '../db/schema.js'
 import type { Db } from '../db/unit-of-work.js'
 import { changesBetween as changesInLog } from './changes.js'
 
-export const DEFAULT_CACHE_ENTRIES = 2500
+export const DEFAULT_CACHE_ENTRIES = 1000
 
 /** A record changed since the last look at the log, as the log names it. */
 export interface ChangedRecord {
