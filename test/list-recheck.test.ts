@@ -29,7 +29,7 @@ const EDITS = propertyRuns(80)
 
 /**
  * The property, the cached app's lists of links holding every match when they are `allUpTo` at most, else
- * their first `allUpTo` and the total (pages past those read by the listing index); the plain app's, every match.
+ * their first `allUpTo` and the total (pages past those read by their own statement); the plain app's, every match.
  */
 async function differential(t: Test, allUpTo: number): Promise<void> {
   // The cached app lists with `allUpTo`; the plain one, the oracle, with the default bound (every match of these lists at once).
