@@ -11,7 +11,7 @@
  * are never stored, and an event with a draft venue is stored as anonymous callers see it (without it).
  */
 import t, { type Test } from 'tap'
-import { sql, type RawBuilder } from 'kysely'
+import { CompiledQuery, sql, type RawBuilder } from 'kysely'
 import { createEventDocuments, type EventDocument, type EventDocuments, type OfferedDocument } from '../src/repositories/event-documents.js'
 import { dataVersion } from '../src/db/dialect.js'
 import { recordChange, withTransaction } from '../src/db/unit-of-work.js'
@@ -19,9 +19,10 @@ import { join } from 'node:path'
 import { readCacheStats } from '../src/repositories/read-cache.js'
 import { SPEC } from './helpers/contract.js'
 import { propertyRuns, propertySeed, seededRandom } from './helpers/property.js'
-import { openDatabase } from '../src/db/database.js'
+import { openDatabase, type LoggedStatement } from '../src/db/database.js'
 import { EVENTS, setup, type Event, type Setup } from './helpers/events.js'
-import { freshDatabaseUrl, writeFromAnotherHandle } from './helpers/database.js'
+import { TEST_ENGINE, freshDatabaseUrl, writeFromAnotherHandle } from './helpers/database.js'
+import { insertEvent } from './helpers/fixtures.js'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../src/app.js'
 import { defaultConfig } from '../src/config.js'
@@ -405,20 +406,35 @@ t.test('a fill keeps none of the events it assembles in the read cache; reads st
   t.ok(hits() - hitsBefore >= picked.length, `read again, they came from the cache (${hits() - hitsBefore} hits)`)
 })
 
+/** A document for event `id` that the store takes (its bytes are not read back here). */
+const fake = (id: number): OfferedDocument => ({ id, group: id, version: 1, digest: 'x', body: Buffer.from('{}'), categoryIds: [], tagIds: [], categoryAt: 1, tagAt: 1, ldFrom: 1, ldTo: 1, members: [id] })
+
 t.test('a fill looks through the events a window of ids at a time, and stores every missing document', async (t) => {
   const s = await setup(t, { config: { cacheEntries: 0, eventDocuments: false } })
   const ids: number[] = []
-  for (let i = 0; i < 40; i++) ids.push((await s.event(`Event ${i}`, { status: i % 4 === 1 ? 'draft' : 'publish' })).id)
+  // Every fourth a draft, every fourth (another) protected: neither ever has a document.
+  const kept = (i: number): boolean => i % 4 === 0 || i % 4 === 3
+  for (let i = 0; i < 40; i++) {
+    const { id } = await s.event(`Event ${i}`, { status: i % 4 === 1 ? 'draft' : 'publish' })
+    if (i % 4 === 2) t.equal((await s.patch(id, { password: 'open sesame' })).statusCode, 200)
+    ids.push(id)
+  }
+  // One published event has a document of another public URL only: it is still missing for this one.
+  const elsewhere = createEventDocuments(s.db, { enabled: true, eventSchema: EVENT_SCHEMA, onError: (error) => t.fail(String(error)) })
+  t.teardown(() => elsewhere.close())
+  const other = ids[3] as number
+  await elsewhere.fill('https://elsewhere.example/calendar/events/v1', async (batch) => batch.filter((id) => id === other).map(fake))
+  t.strictSame(await stored(s), [other], 'a document of another public URL')
   const documents = createEventDocuments(s.db, { enabled: true, eventSchema: EVENT_SCHEMA, fillWindow: 7, onError: (error) => t.fail(String(error)) })
   t.teardown(() => documents.close())
   const asked: number[][] = []
-  const fake = (id: number): OfferedDocument => ({ id, group: id, version: 1, digest: 'x', body: Buffer.from('{}'), categoryIds: [], tagIds: [], categoryAt: 1, tagAt: 1, ldFrom: 1, ldTo: 1, members: [id] })
   await documents.fill(API_URL, async (batch) => {
     asked.push([...batch])
     return batch.map(fake)
   })
-  const published = ids.filter((_, i) => i % 4 !== 1)
-  t.strictSame(await stored(s), published, 'every published event has its document')
+  const published = ids.filter((_, i) => kept(i))
+  t.strictSame(asked.flat(), published, 'every published event without a password was asked for, that of another URL too, and nothing else')
+  t.strictSame(await stored(s), published, 'every published event without a password has its document')
   t.ok(asked.every((batch) => batch.length > 0 && (batch.at(-1) as number) - (batch[0] as number) < 7), 'each statement looked through one window')
   // A second pass over a filled database asks for nothing.
   asked.length = 0
@@ -427,6 +443,35 @@ t.test('a fill looks through the events a window of ids at a time, and stores ev
     return batch.map(fake)
   })
   t.strictSame(asked, [], 'nothing missing, nothing assembled')
+})
+
+t.test('SQLite: a fill reads the events and the documents through indexes, not through their rows', async (t) => {
+  if (TEST_ENGINE !== 'sqlite') {
+    t.pass('PostgreSQL: no index of its own (migration 0015)')
+    return
+  }
+  const statements: LoggedStatement[] = []
+  const handle = await openDatabase(':memory:', { log: (statement) => statements.push(statement) })
+  t.teardown(() => handle.close())
+  for (let i = 0; i < 30; i++) await insertEvent(handle.db, i % 10 === 0 ? { password: 'secret' } : {})
+  const documents = createEventDocuments(handle.db, { enabled: true, eventSchema: EVENT_SCHEMA, onError: (error) => t.fail(String(error)) })
+  t.teardown(() => documents.close())
+  await documents.fill(API_URL, async (batch) => batch.map(fake))
+  statements.length = 0
+  await documents.fill(API_URL, async (batch) => {
+    t.fail(`nothing is missing, ${batch.length} asked for`)
+    return []
+  })
+  const looks = statements.filter((s) => /not exists/i.test(s.sql) && s.sql.includes('event_documents'))
+  t.ok(looks.length > 0, `the fill looked (${looks.length} statements)`)
+  for (const look of looks) {
+    const { rows } = await handle.db.executeQuery(CompiledQuery.raw(`explain query plan ${look.sql}`, [...look.parameters]))
+    const plan = (rows as Array<{ detail: string }>).map((r) => r.detail.trim())
+    const shown = `\n  ${plan.join('\n  ')}`
+    t.ok(plan.some((line) => /^SEARCH e USING COVERING INDEX events_by_id_listing \(id>\? AND id<\?\)/.test(line)), `the events' ids and statuses from their index${shown}`)
+    t.ok(plan.some((line) => /^SEARCH d USING COVERING INDEX event_documents_context \(context=\? AND rowid=\?\)/.test(line)), `the documents' contexts from their index${shown}`)
+    t.notOk(plan.some((line) => /^(SCAN|SEARCH) (d|e)\b(?!.*COVERING INDEX)/.test(line)), `no row of an event or a document read for the look${shown}`)
+  }
 })
 
 t.test('a fill between requests assembles from what the database holds, not from what the read cache saw at the last request', async (t) => {

@@ -51,14 +51,25 @@ async function documentColumns(db: Kysely<Database>): Promise<string[]> {
   return rows.map((r) => r.name)
 }
 
+/** The names of the event documents' indexes but its primary key's, in name order. */
+async function documentIndexes(db: Kysely<Database>): Promise<string[]> {
+  const { rows } = TEST_ENGINE === 'postgres'
+    ? await sql<{ name: string }>`select indexname as name from pg_indexes
+        where schemaname = current_schema() and tablename = 'event_documents' and indexname <> 'event_documents_pkey' order by indexname`.execute(db)
+    : await sql<{ name: string }>`select name from pragma_index_list('event_documents') where origin = 'c' order by name`.execute(db)
+  return rows.map((r) => r.name)
+}
+
 t.test('a history missing a migration has it applied on open', async (t) => {
   const url = await freshUrl(t)
   const first = await openDatabase(url)
   // 0014 (the documents' body stored last) undone with its record: as a database made before it.
   const applied = (await sql<{ name: string }>`select name from kysely_migration order by name`.execute(first.db)).rows.map((r) => r.name)
-  const last = applied.at(-1) as string
-  t.equal(last, '0014-event-documents-body-last')
+  const last = '0014-event-documents-body-last'
+  t.ok(applied.includes(last))
+  t.equal(applied.at(-1), '0015-event-documents-by-context')
   t.equal((await documentColumns(first.db)).at(-1), 'body', 'a new database stores the body last')
+  t.strictSame(await documentIndexes(first.db), ['event_documents_context', 'event_documents_group'].filter((i) => TEST_ENGINE === 'sqlite' || i !== 'event_documents_context'))
   const { down } = await import('../src/db/migrations/0014-event-documents-body-last.js')
   await down(first.db)
   await sql`delete from kysely_migration where name = ${last}`.execute(first.db)
@@ -74,6 +85,9 @@ t.test('a history missing a migration has it applied on open', async (t) => {
   t.ok(statements.length > 1, `the migrator ran (${statements.length} statements on ${TEST_ENGINE})`)
   const after = await documentColumns(again.db)
   t.strictSame(after, [...before.filter((c) => c !== 'body'), 'body'], 'the same columns, the body last')
+  // 0014 makes the table anew: with the index by context that 0015 made (SQLite), which the fill names.
+  t.strictSame(await documentIndexes(again.db), ['event_documents_context', 'event_documents_group'].filter((i) => TEST_ENGINE === 'sqlite' || i !== 'event_documents_context'),
+    'the indexes 0014 and 0015 left')
 })
 
 t.test('every event ends at or after its start, whoever writes (migration 0010), and a database holding one that does not is not migrated', async (t) => {

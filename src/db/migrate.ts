@@ -16,6 +16,7 @@ import * as eventsByIdListingIndex from './migrations/0011-events-by-id-listing-
 import * as searchPairs from './migrations/0012-search-pairs.js'
 import * as searchMergesInWrites from './migrations/0013-search-merges-in-writes.js'
 import * as documentsBodyLast from './migrations/0014-event-documents-body-last.js'
+import * as documentsByContext from './migrations/0015-event-documents-by-context.js'
 
 const migrations: Record<string, Migration> = {
   '0001-initial': initial,
@@ -32,6 +33,7 @@ const migrations: Record<string, Migration> = {
   '0012-search-pairs': searchPairs,
   '0013-search-merges-in-writes': searchMergesInWrites,
   '0014-event-documents-body-last': documentsBodyLast,
+  '0015-event-documents-by-context': documentsByContext,
 }
 
 /**

@@ -286,8 +286,21 @@ export function createEventDocuments(db: Kysely<Database>, options: EventDocumen
     })
   }
 
-  /** Published events without a password in `(after, upTo]` with no document of `context`, in id order. */
+  /**
+   * Published events without a password in `(after, upTo]` with no document of `context`, in id order.
+   * SQLite reads indexes only for all but the events it returns (their passwords it reads from the table):
+   * the events' ids and statuses from `events_by_id_listing` (migration 0011) and the documents' contexts
+   * from `event_documents_context` (0015). Through the tables a pass read every event's row and every
+   * document's (a page each), at every start, when nothing was missing.
+   */
   async function missing(after: number, upTo: number, context: string, limit: number): Promise<number[]> {
+    if (!postgres) {
+      const { rows } = await sql<{ id: number }>`select m.id from (select e.id from events as e indexed by events_by_id_listing
+        where e.id > ${after} and e.id <= ${upTo} and e.status = 'publish' and not exists
+          (select 1 from event_documents as d indexed by event_documents_context where d.context = ${context} and d.event_id = e.id)) as m
+        join events as p on p.id = m.id where p.password is null order by m.id limit ${limit}`.execute(db)
+      return rows.map((r) => Number(r.id))
+    }
     const rows = await db.selectFrom('events as e').select('e.id')
       .where('e.id', '>', after).where('e.id', '<=', upTo).where('e.status', '=', 'publish').where('e.password', 'is', null)
       .where(({ not, exists, selectFrom }) => not(exists(selectFrom('event_documents as d').select('d.event_id')

@@ -68,6 +68,8 @@ function linkedToGroup(l: (typeof LINKED)[number], row: Row): RawBuilder<unknown
 /**
  * Creates the documents table and its group index. `bodyLast`: the body after the small columns (migration
  * 0014), so that reading them does not walk the body's overflow pages; 0009 made it with the body sixth.
+ * The table as it is now (`bodyLast`) also gets, on SQLite, its index by context (migration 0015), which
+ * a table made anew would otherwise lack.
  */
 export async function createDocumentsTable(db: Kysely<any>, bodyLast: boolean): Promise<void> {
   const postgres = db.getExecutor().adapter instanceof PostgresAdapter
@@ -89,6 +91,13 @@ export async function createDocumentsTable(db: Kysely<any>, bodyLast: boolean): 
   if (bodyLast) table = body(table)
   await table.execute()
   await db.schema.createIndex('event_documents_group').on('event_documents').column('grp').execute()
+  if (bodyLast) await createDocumentsContextIndex(db)
+}
+
+/** SQLite: the documents' index by context (migration 0015), unless there is one; nothing on PostgreSQL. */
+export async function createDocumentsContextIndex(db: Kysely<any>): Promise<void> {
+  if (db.getExecutor().adapter instanceof PostgresAdapter) return
+  await db.schema.createIndex('event_documents_context').ifNotExists().on('event_documents').column('context').execute()
 }
 
 export async function up(db: Kysely<any>): Promise<void> {
