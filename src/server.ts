@@ -6,6 +6,7 @@
  * (a DATABASE_URL that is no SQLite database, a HOST that cannot be listened on) says which variable and
  * value, in one line, without a stack trace.
  */
+import { flushCompileCache } from 'node:module'
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig } from './config.js'
 import { startCheckpointer } from './db/checkpointer.js'
@@ -57,6 +58,9 @@ async function main(): Promise<void> {
   // stored in the background, a second after listening: its first batch (which compiles the record
   // serializers) does not hold up the first answers. Errors are logged by the store itself.
   setTimeout(() => void app.fillEventDocuments(), FILL_DELAY_MS).unref()
+  // The code compiled to start, kept for the next start when the entry turned Node's compile cache on
+  // (scripts/bundle.ts; nothing otherwise): written now rather than at exit, which a killed process never reaches.
+  setTimeout(() => flushCompileCache(), FILL_DELAY_MS).unref()
   if (config.logLevel === 'silent') {
     process.stdout.write(`listening on ${app.publicUrl}/calendar/events/v1\n`)
   }

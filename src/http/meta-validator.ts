@@ -14,7 +14,7 @@ import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
 import { Validator } from '@seriousme/openapi-schema-validator'
 
-// src/http/*.ts and dist/bundle/server.js both sit two folders below the project root.
+// src/http/*.ts and dist/bundle/main.js both sit two folders below the project root.
 export const META_VALIDATOR_URL = new URL('../../dist/openapi-3.1-meta-validator.cjs', import.meta.url)
 
 const require = createRequire(import.meta.url)
