@@ -90,6 +90,21 @@ t.test('a history missing a migration has it applied on open', async (t) => {
     'the indexes 0014 and 0015 left')
 })
 
+t.test('a database made before 0015 gets the documents\' index by context on open (SQLite; PostgreSQL has none)', async (t) => {
+  const url = await freshUrl(t)
+  const first = await openDatabase(url)
+  const name = '0015-event-documents-by-context'
+  const { down } = await import('../src/db/migrations/0015-event-documents-by-context.js')
+  await down(first.db)
+  await sql`delete from kysely_migration where name = ${name}`.execute(first.db)
+  t.strictSame(await documentIndexes(first.db), ['event_documents_group'], 'as before 0015')
+  await first.close()
+  const again = await openDatabase(url)
+  t.teardown(() => again.close())
+  t.ok(await migrationsApplied(again.db))
+  t.strictSame(await documentIndexes(again.db), TEST_ENGINE === 'sqlite' ? ['event_documents_context', 'event_documents_group'] : ['event_documents_group'])
+})
+
 t.test('every event ends at or after its start, whoever writes (migration 0010), and a database holding one that does not is not migrated', async (t) => {
   const url = await freshUrl(t)
   const first = await openDatabase(url)
