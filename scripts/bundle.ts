@@ -7,10 +7,10 @@
  * (`module.enableCompileCache`, Node 22.1 and later) and then load the bundle: V8 keeps the code it
  * compiled for the bundle and the modules left outside it on disk (in the system's temporary folder, or
  * where NODE_COMPILE_CACHE says; NODE_DISABLE_COMPILE_CACHE=1 turns it off), and the next start reads it
- * instead of compiling the 3.5 MB again: listening 500–533 ms after the process starts instead of
- * 547–751 (four starts each, alternately, on a copy of the benchmark's 20,000 events). The server flushes
- * the cache once it listens (src/server.ts). A cache that cannot be written or read costs nothing but
- * the compilation it would have saved.
+ * instead of compiling the bundle's 5 MB again: the first answer 567–697 ms (median 629) after spawning
+ * instead of 679–981 (median 727), eight starts each, alternately, on a copy of the benchmark's 20,000
+ * events. The server flushes the cache a second after it listens (src/server.ts). A cache that cannot be
+ * written or read costs nothing but the compilation it would have saved.
  *
  * The bundle sits two folders below the project root, like src/http/*.ts, so that the paths the
  * modules compute from their own URL (openapi/, dist/contract.json) hold in it too. Left outside:

@@ -7,8 +7,8 @@
  * 1,000,000 events). Through this index it reads some 30 bytes an event. The fill names the index (the
  * planner prefers the table's primary key): 0014, which makes the table anew, makes it too
  * (`createDocumentsContextIndex`), and this migration makes it where 0014 ran before it existed.
- * PostgreSQL gets no such index: its anti-join reads the primary key's index, and its rows keep the body
- * aside (TOAST).
+ * PostgreSQL gets no such index: its look reads each event's document through the primary key, and its
+ * rows keep the body aside (TOAST).
  */
 import { PostgresAdapter, type Kysely } from 'kysely'
 import { createDocumentsContextIndex } from './0009-event-documents.js'
