@@ -7,8 +7,10 @@
  * 1,000,000 events). Through this index it reads some 30 bytes an event. The fill names the index (the
  * planner prefers the table's primary key): 0014, which makes the table anew, makes it too
  * (`createDocumentsContextIndex`), and this migration makes it where 0014 ran before it existed.
- * PostgreSQL gets no such index: its look reads each event's document through the primary key, and its
- * rows keep the body aside (TOAST).
+ * Making it reads every document's row once: at 1,000,000 documents 0.9–1.2 s of the first start after
+ * the upgrade, 4.8 s with nothing in the page cache (the table made anew and empty instead, as 0014 did,
+ * would have left reads assembling for the minutes of the fill). PostgreSQL gets no such index: its look
+ * reads each event's document through the primary key, and its rows keep the body aside (TOAST).
  */
 import { PostgresAdapter, type Kysely } from 'kysely'
 import { createDocumentsContextIndex } from './0009-event-documents.js'
