@@ -187,7 +187,7 @@ t.test('list: starts_before alone: start < X (23:59:59 unless strict), and no de
   t.same(await ids(s, '?starts_before=2026-07-02'), [P, A, B])
   t.same(await ids(s, '?starts_before=2026-07-02%2010:00:00&strict_dates=true'), [P, A], 'start = X is left out')
   t.same(await ids(s, '?starts_before=2030-01-01'), [P, A, B, C, F], 'neither default applies')
-  t.equal(restUrlOf(await s.list('?starts_before=2026-07-02')), `${EVENTS_URL}?page=1&per_page=10&starts_before=2026-07-02`)
+  t.equal(restUrlOf(await s.list('?starts_before=2026-07-02')), `${EVENTS_URL}?page=1&per_page=10&starts_before=2026-07-02T23%3A59%3A59%2B00%3A00`)
 })
 
 t.test('list: starts_after alone: start > X (23:59:59 unless strict), and no default window', async (t) => {
@@ -234,7 +234,7 @@ t.test('list: relative filters combine with each other and with an explicit star
   t.same(await ids(s, '?start_date=2026-07-02&ends_after=2026-07-01'), [B, C, F])
   t.same(await ids(s, '?end_date=2026-07-01&starts_before=2026-07-03'), [P, A])
   const res = await s.list('?ends_after=2026-07-01&start_date=2026-07-02')
-  t.equal(restUrlOf(res), `${EVENTS_URL}?page=1&per_page=10&start_date=2026-07-02T00%3A00%3A00%2B00%3A00&ends_after=2026-07-01`)
+  t.equal(restUrlOf(res), `${EVENTS_URL}?page=1&per_page=10&start_date=2026-07-02T00%3A00%3A00%2B00%3A00&ends_after=2026-07-01T23%3A59%3A59%2B00%3A00`)
 })
 
 t.test('list: inclusive versus strict at day boundaries (events at 16:00 and 20:00, range 15:00–18:00)', async (t) => {
@@ -683,6 +683,30 @@ t.test('list: rest_url and next_rest_url carry every effective filter, URL-encod
   const next = await s.inject({ url: new URL(res.json<{ next_rest_url: string }>().next_rest_url).pathname + new URL(res.json<{ next_rest_url: string }>().next_rest_url).search })
   t.same(idsOf(next), [2])
   t.equal(restUrlOf(next), `${EVENTS_URL}?page=2&per_page=1&${common}`)
+})
+
+t.test('list: rest_url shows starts_*/ends_* as the instants they stood for, so that a later follow runs the same query', async (t) => {
+  // Pinned clock 2026-06-15 12:00 UTC, 14:00 in Zurich (CEST, +02:00).
+  const s = await setup(t, { config: { timezone: 'Europe/Zurich' } })
+  for (const day of ['2026-06-16', '2026-06-17', '2026-06-18']) await s.event(day, on(day, '10:00', '11:00'))
+  // Widened to whole Zurich days: after the end of today, before the end of 2026-06-18.
+  const res = await s.list('?per_page=1&starts_after=now&ends_before=2026-06-18%2009:00&unknown=1')
+  t.equal(res.statusCode, 200)
+  const wide = 'starts_after=2026-06-15T23%3A59%3A59%2B02%3A00&ends_before=2026-06-18T23%3A59%3A59%2B02%3A00'
+  t.strictSame({ ...res.json(), events: [] }, {
+    events: [], rest_url: `${EVENTS_URL}?page=1&per_page=1&${wide}`, next_rest_url: `${EVENTS_URL}?page=2&per_page=1&${wide}`, total: 3, total_pages: 3,
+  })
+  const next = new URL(res.json<{ next_rest_url: string }>().next_rest_url)
+  const followed = await s.inject({ url: next.pathname + next.search })
+  t.same(idsOf(followed), [2])
+  t.equal(restUrlOf(followed), next.href)
+  // Exact with strict_dates: `now` is the clock's instant, `today`/`tomorrow` their days' first second.
+  const strict = await s.list('?strict_dates=1&starts_after=now&starts_before=tomorrow&ends_after=today&ends_before=2026-06-18T09:00:00Z')
+  t.equal(strict.statusCode, 200)
+  t.equal(restUrlOf(strict), `${EVENTS_URL}?page=1&per_page=10&starts_before=2026-06-16T00%3A00%3A00%2B02%3A00` +
+    '&starts_after=2026-06-15T14%3A00%3A00%2B02%3A00&ends_before=2026-06-18T11%3A00%3A00%2B02%3A00&ends_after=2026-06-15T00%3A00%3A00%2B02%3A00' +
+    '&strict_dates=true')
+  t.same(idsOf(strict), [], 'no event starts before tomorrow Zurich time')
 })
 
 // ------------------------------------------------------------------------------- fast by design

@@ -98,7 +98,7 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     const totalPages = checkPage('event', page, total)
     const ids = total === 0 ? [] : await eventIds(ctx.db, filter, page.offset, page.perPage, total)
     const items = await listedEvents(req.user, ids)
-    // The effective window replaces the start_date/end_date sent; one ignored (under include) still shows as sent.
+    // The effective window replaces the date filters sent; one ignored (under include) still shows as sent.
     const windowNames = new Set(shown.map(([name]) => name))
     const sent = sentQueryOf(req)
       .filter((name) => !windowNames.has(name))

@@ -14,9 +14,9 @@ export interface DateWindow {
   /** Each filter in force, as a UTC instant. */
   bounds: Partial<Record<DateFilter, string>>
   /**
-   * `start_date` and `end_date` in force, for the list's `rest_url`: instants as site wall time with their
-   * UTC offset (`2027-11-07T01:00:00-05:00`), so that following the link runs the same query even in a
-   * DST overlap, where a wall time alone names two instants.
+   * The date filters in force (the defaults included), for the list's `rest_url`: instants as site wall time
+   * with their UTC offset (`2027-11-07T01:00:00-05:00`), so that following the link runs the same query later
+   * (`now`, `today`) and in a DST overlap, where a wall time alone names two instants.
    */
   shown: Array<[string, string]>
 }
@@ -64,10 +64,15 @@ export function dateWindow(query: WindowQuery, siteTz: string, now: Date): DateW
   return withShown(bounds, siteTz)
 }
 
-/** The window of `bounds`, with the start and end shown as site wall time with their offset. */
+/**
+ * The window of `bounds`, each filter in force shown as site wall time with its offset: `now` or a day sent to
+ * `starts_after` names another instant tomorrow, the instant it stood for does not.
+ */
 function withShown(bounds: DateWindow['bounds'], siteTz: string): DateWindow {
   const shown: Array<[string, string]> = []
-  if (bounds.start_date !== undefined) shown.push(['start_date', isoWithOffset(bounds.start_date, siteTz)])
-  if (bounds.end_date !== undefined) shown.push(['end_date', isoWithOffset(bounds.end_date, siteTz)])
+  for (const name of DATE_FILTERS) {
+    const instant = bounds[name]
+    if (instant !== undefined) shown.push([name, isoWithOffset(instant, siteTz)])
+  }
   return { bounds, shown }
 }
