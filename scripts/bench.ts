@@ -358,7 +358,8 @@ async function documentsStored(url: string): Promise<{ count: number; fillMs: nu
   const handle = await openDatabase(url)
   // The servers' own documents (a kept database also holds those of other runs' addresses, until replaced).
   const schemas = (loadSpec().document.components as { schemas?: Record<string, unknown> } | undefined)?.schemas
-  const context = documentContext(`${BENCH_PUBLIC_URL}${PREFIX}`, schemas?.Event)
+  // The servers run with the default settings: no extension, a UTC site.
+  const context = documentContext(`${BENCH_PUBLIC_URL}${PREFIX}`, schemas?.Event, { geoloc: false, timeZone: 'UTC' })
   try {
     let last = -1
     let same = 0

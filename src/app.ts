@@ -59,6 +59,7 @@ import { createEventDocuments, type EventDocuments } from './repositories/event-
 import { storedEvents } from './repositories/event-records.js'
 import { createReadCache, readCacheStats, useReadCache } from './repositories/read-cache.js'
 import { findUserByKey } from './repositories/users.js'
+import type { Site } from './repositories/site.js'
 
 export interface AppOptions {
   db: Kysely<Database>
@@ -115,15 +116,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   let busy = (): boolean => false
   const base = publicUrl(config)
   const texts: ErrorTexts = { defaultLanguage: config.defaultLanguage, catalog: createCatalog(messageTable(spec.document['x-messages']), spec.packs) }
+  const site: Site = { get apiUrl() { return `${base.base}${PREFIX}` }, geoloc: config.extensions.has('geoloc'), timeZone: config.timezone }
   const ctx: AppContext = {
     db, config, spec, catalog: texts.catalog,
     get publicUrl() { return base.base },
     get apiUrl() { return `${base.base}${PREFIX}` },
-    site: { get apiUrl() { return `${base.base}${PREFIX}` }, geoloc: config.extensions.has('geoloc') },
+    site,
     now,
     json: recordSerializers(spec.document),
     documents: createEventDocuments(db, {
-      enabled: config.eventDocuments, eventSchema: (spec.document.components as { schemas?: Record<string, unknown> } | undefined)?.schemas?.Event,
+      enabled: config.eventDocuments, eventSchema: (spec.document.components as { schemas?: Record<string, unknown> } | undefined)?.schemas?.Event, site,
       onError: (error) => app.log.warn({ err: error }, 'storing event documents failed'),
       saturated: () => busy(),
     }),

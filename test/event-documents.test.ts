@@ -30,6 +30,8 @@ import { createCompilers } from '../src/http/compilers.js'
 import { API_URL, BASE_URL, NOW } from './helpers/build.js'
 
 const EVENT_SCHEMA = (SPEC.document.components as { schemas: Record<string, unknown> }).schemas.Event
+/** The settings of the apps these tests build (no extension, a UTC site). */
+const SITE = { geoloc: false, timeZone: 'UTC' }
 
 async function stored(s: Setup): Promise<number[]> {
   const rows = await s.db.selectFrom('event_documents').select('event_id').orderBy('event_id').execute()
@@ -159,7 +161,7 @@ t.test('an offer is stored only while nothing it shows was written since its rea
   for (const name of ['Spare', 'Spare too']) await s.venue({ venue: name, status: 'publish' })
   const hall = await s.venue({ venue: 'Hall', status: 'publish' })
   t.notOk([e.id, de.id].includes(hall.id))
-  const documents: EventDocuments = createEventDocuments(s.db, { enabled: true, eventSchema: EVENT_SCHEMA, onError: (error) => t.fail(String(error)) })
+  const documents: EventDocuments = createEventDocuments(s.db, { enabled: true, eventSchema: EVENT_SCHEMA, site: SITE, onError: (error) => t.fail(String(error)) })
   t.teardown(() => documents.close())
   const body = Buffer.from('{"categories":[],"tags":[]}')
   const doc = (id: number): EventDocument => ({ id, group: e.id, version: 1, digest: 'x', body, categoryIds: [], tagIds: [], categoryAt: 15, tagAt: 25, ldFrom: 26, ldTo: 26 })
@@ -231,7 +233,7 @@ t.test('an offer is stored only while nothing it shows was written since its rea
   t.match(await documents.read(e.id, 'https://elsewhere.example/calendar/events/v1'), { found: false }, 'another public URL: passed by')
 
   // Off: no statement, nothing stored.
-  const off = createEventDocuments(s.db, { enabled: false, eventSchema: EVENT_SCHEMA })
+  const off = createEventDocuments(s.db, { enabled: false, eventSchema: EVENT_SCHEMA, site: SITE })
   t.equal(await off.read(e.id, API_URL), undefined)
 })
 
@@ -335,7 +337,7 @@ t.test('a batch gives way to a writer in the middle of its transaction (PostgreS
     t.equal(handle.engine, 'sqlite')
     return
   }
-  const documents = createEventDocuments(handle.db, { enabled: true, eventSchema: EVENT_SCHEMA, onError: (error) => t.fail(String(error)) })
+  const documents = createEventDocuments(handle.db, { enabled: true, eventSchema: EVENT_SCHEMA, site: SITE, onError: (error) => t.fail(String(error)) })
   t.teardown(() => documents.close())
   const read = await documents.read(1, API_URL)
   if (read === undefined || read.found) throw new Error('expected no document')
@@ -420,12 +422,12 @@ t.test('a fill looks through the events a window of ids at a time, and stores ev
     ids.push(id)
   }
   // One published event has a document of another public URL only: it is still missing for this one.
-  const elsewhere = createEventDocuments(s.db, { enabled: true, eventSchema: EVENT_SCHEMA, onError: (error) => t.fail(String(error)) })
+  const elsewhere = createEventDocuments(s.db, { enabled: true, eventSchema: EVENT_SCHEMA, site: SITE, onError: (error) => t.fail(String(error)) })
   t.teardown(() => elsewhere.close())
   const other = ids[3] as number
   await elsewhere.fill('https://elsewhere.example/calendar/events/v1', async (batch) => batch.filter((id) => id === other).map(fake))
   t.strictSame(await stored(s), [other], 'a document of another public URL')
-  const documents = createEventDocuments(s.db, { enabled: true, eventSchema: EVENT_SCHEMA, fillWindow: 7, onError: (error) => t.fail(String(error)) })
+  const documents = createEventDocuments(s.db, { enabled: true, eventSchema: EVENT_SCHEMA, site: SITE, fillWindow: 7, onError: (error) => t.fail(String(error)) })
   t.teardown(() => documents.close())
   const asked: number[][] = []
   await documents.fill(API_URL, async (batch) => {
@@ -452,12 +454,12 @@ t.test('a fill looks each event\'s document up by its id: through indexes only o
   for (let i = 0; i < 30; i++) await insertEvent(handle.db, i % 10 === 0 ? { password: 'secret' } : {})
   // Statistics taken while every document is of another public URL, then documents of this one stored:
   // PostgreSQL's planner would take this URL's for none (and read every document once per event in a join).
-  const elsewhere = createEventDocuments(handle.db, { enabled: true, eventSchema: EVENT_SCHEMA, onError: (error) => t.fail(String(error)) })
+  const elsewhere = createEventDocuments(handle.db, { enabled: true, eventSchema: EVENT_SCHEMA, site: SITE, onError: (error) => t.fail(String(error)) })
   t.teardown(() => elsewhere.close())
   await elsewhere.fill('https://elsewhere.example/calendar/events/v1', async (batch) => batch.map(fake))
   await sql`analyze event_documents`.execute(handle.db)
   await sql`delete from event_documents`.execute(handle.db)
-  const documents = createEventDocuments(handle.db, { enabled: true, eventSchema: EVENT_SCHEMA, onError: (error) => t.fail(String(error)) })
+  const documents = createEventDocuments(handle.db, { enabled: true, eventSchema: EVENT_SCHEMA, site: SITE, onError: (error) => t.fail(String(error)) })
   t.teardown(() => documents.close())
   await documents.fill(API_URL, async (batch) => batch.map(fake))
   statements.length = 0
@@ -505,4 +507,40 @@ t.test('a fill between requests assembles from what the database holds, not from
   t.strictSame(await stored(s), [e.id], 'the fill stored it again')
   t.equal((await s.get(e.id)).json<Event>().title, 'After', 'from the row as written, not from the record cached before the write')
   await check(t, s, [e.id], 'after the fill', await assembling(t, s))
+})
+
+t.test('a node with other settings on the same database (geoloc off, another site time zone) neither serves nor keeps another\'s documents', async (t) => {
+  const s = await setup(t, { config: { cacheEntries: 0, extensions: new Set(['geoloc'] as const), timezone: 'Europe/Zurich' } })
+  const hall = await s.venue({ venue: 'Geo Hall', status: 'publish', geo_lat: 47.37, geo_lng: 8.54 })
+  const event = await s.event('Near the lake', { status: 'publish', venue: [hall.id] })
+  // Another node: no extension, the site on Kiritimati (+14:00); documents on, no read cache.
+  const other = await buildApp({
+    db: s.db, config: defaultConfig({ publicUrl: BASE_URL, cacheEntries: 0, timezone: 'Pacific/Kiritimati' }), now: () => NOW, spec: SPEC, compilers: createCompilers(),
+  })
+  t.teardown(() => other.close())
+  const otherRead = async (query = '') => {
+    const res = await other.inject({ url: `${EVENTS}/${event.id}${query}` })
+    t.equal(res.statusCode, 200)
+    return res
+  }
+  // Each node reads the event twice (the second time from its own document) and then the other node does.
+  for (let round = 1; round <= 2; round++) {
+    for (let read = 1; read <= 2; read++) {
+      const here = await s.get(event.id)
+      t.match(here.json<Event>(), { date: '2026-06-15 14:00:00', date_utc: '2026-06-15 12:00:00', venue: [{ geo_lat: 47.37, geo_lng: 8.54 }] }, `this node, round ${round}, read ${read}`)
+      t.equal(here.body, (await s.get(event.id, '?ml_language=en')).body, 'as this node assembles it')
+      await s.app.eventDocuments.settled()
+    }
+    for (let read = 1; read <= 2; read++) {
+      const there = await otherRead()
+      t.match(there.json<Event>(), { date: '2026-06-16 02:00:00', modified: '2026-06-16 02:00:00', venue: [{ geo_lat: null, geo_lng: null }] }, `the other node, round ${round}, read ${read}`)
+      t.equal(there.body, (await otherRead('?ml_language=en')).body, 'as the other node assembles it')
+      const list = await other.inject({ url: `${EVENTS}?start_date=2026-01-01` })
+      t.match(list.json<{ events: Event[] }>().events, [{ id: event.id, date: '2026-06-16 02:00:00', venue: [{ geo_lat: null }] }], 'its list too')
+      await other.eventDocuments.settled()
+    }
+  }
+  // An event has one document: each node's store replaces the other's (the table's key is the event).
+  const contexts = await s.db.selectFrom('event_documents').select('context').where('event_id', '=', event.id).execute()
+  t.equal(contexts.length, 1, 'one document an event: each node replaces the other\'s')
 })

@@ -184,7 +184,7 @@ t.test('two dispatchers on one database (two nodes) never attempt the same deliv
   await s.subscribe(s.receiver)
   for (let i = 0; i < 12; i++) await s.send('POST', '/tags', { name: `Tag ${i}` })
   const { createDispatcher } = await import('../src/webhooks/dispatcher.js')
-  const other = createDispatcher({ db: s.db, site: { apiUrl: `${API}`, geoloc: false }, json: (await import('../src/http/serialized.js')).recordSerializers((await import('./helpers/contract.js')).SPEC.document), retrySchedule: [1000], disableAfter: 10, allowPrivate: true })
+  const other = createDispatcher({ db: s.db, site: { apiUrl: `${API}`, geoloc: false, timeZone: 'UTC' }, json: (await import('../src/http/serialized.js')).recordSerializers((await import('./helpers/contract.js')).SPEC.document), retrySchedule: [1000], disableAfter: 10, allowPrivate: true })
   t.teardown(() => other.stop())
   let sent = 0
   for (let round = 0; round < 10 && sent < 12; round++) {
@@ -204,7 +204,7 @@ t.test('a saturated node claims a few deliveries per round; once it is not, as m
   const { createDispatcher } = await import('../src/webhooks/dispatcher.js')
   let saturated = true
   const node = createDispatcher({
-    db: s.db, site: { apiUrl: `${API}`, geoloc: false }, json: (await import('../src/http/serialized.js')).recordSerializers((await import('./helpers/contract.js')).SPEC.document),
+    db: s.db, site: { apiUrl: `${API}`, geoloc: false, timeZone: 'UTC' }, json: (await import('../src/http/serialized.js')).recordSerializers((await import('./helpers/contract.js')).SPEC.document),
     retrySchedule: [1000], disableAfter: 10, allowPrivate: true, saturated: () => saturated, busyConcurrency: 3,
   })
   t.teardown(() => node.stop())

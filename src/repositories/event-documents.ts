@@ -31,8 +31,10 @@
  * missing ones in the background by the same rule.
  *
  * `context` names what the bytes depend on besides the data: the public URL (every `rest_url`), the
- * contract's Event schema and the format of this code's records (`DOCUMENT_FORMAT`, raised whenever
- * the assembly of a record changes). Documents made under another context are passed by and replaced.
+ * contract's Event schema, the site's settings that a record shows (`DocumentSite`: the `geoloc` extension,
+ * the site time zone) and the format of this code's records (`DOCUMENT_FORMAT`, raised whenever the assembly
+ * of a record changes). Documents made under another context are passed by and replaced: a node started with
+ * other settings on the same database neither serves nor keeps another's.
  */
 import { createHash } from 'node:crypto'
 import { CompiledQuery, sql, type Kysely } from 'kysely'
@@ -40,9 +42,10 @@ import { VERSION_QUERY, dataVersion, isPostgres, isWriteConflict, versionOf, typ
 import { DOCUMENT_SOURCES } from '../db/migrations/0009-event-documents.js'
 import type { Database } from '../db/schema.js'
 import { writtenBetween } from '../db/unit-of-work.js'
+import type { Site } from './site.js'
 
 /** Raised whenever what a record's assembly makes changes without the contract's Event schema changing. */
-export const DOCUMENT_FORMAT = 1
+export const DOCUMENT_FORMAT = 2
 
 /** Offers waiting to be stored at most (more are passed by: the next read offers again). */
 const MAX_WAITING = 1000
@@ -155,9 +158,13 @@ function documentOf(row: DocumentRow): EventDocument {
 
 const idsOf = (text: string): number[] => (text === '' ? [] : text.split(',').map(Number))
 
+/** The site's settings that an event's record shows: venues' coordinates (`geoloc`), `date` and `modified` (the time zone). */
+export type DocumentSite = Pick<Site, 'geoloc' | 'timeZone'>
+
 /** The digest naming what a document depends on besides the data (see the file's opening comment). */
-export function documentContext(apiUrl: string, eventSchema: unknown): string {
-  return createHash('sha256').update(JSON.stringify([DOCUMENT_FORMAT, apiUrl, eventSchema])).digest('base64url').slice(0, 22)
+export function documentContext(apiUrl: string, eventSchema: unknown, site: DocumentSite): string {
+  const settings = { geoloc: site.geoloc, timeZone: site.timeZone }
+  return createHash('sha256').update(JSON.stringify([DOCUMENT_FORMAT, apiUrl, eventSchema, settings])).digest('base64url').slice(0, 22)
 }
 
 export interface EventDocumentOptions {
@@ -165,6 +172,8 @@ export interface EventDocumentOptions {
   enabled: boolean
   /** The contract's Event schema (part of every document's context). */
   eventSchema: unknown
+  /** The site's settings a record shows (part of every document's context). */
+  site: DocumentSite
   /** A batch failed for another reason than losing to a writer. */
   onError?: (error: unknown) => void
   /** Whether requests keep the node busy (a fill then takes a small share). */
@@ -193,7 +202,7 @@ export function createEventDocuments(db: Kysely<Database>, options: EventDocumen
   const contextOf = (apiUrl: string): string => {
     let context = contexts.get(apiUrl)
     if (context === undefined) {
-      context = documentContext(apiUrl, options.eventSchema)
+      context = documentContext(apiUrl, options.eventSchema, options.site)
       contexts.set(apiUrl, context)
     }
     return context

@@ -8,6 +8,7 @@ import { asLanguage, asStatus, type Image, type Language } from '../contract.js'
 import { prepared } from '../db/prepared.js'
 import type { PostRow } from '../db/schema.js'
 import { recordChange, type Db, type Tx } from '../db/unit-of-work.js'
+import { utcToWall } from '../lib/dates.js'
 import type { ListScope } from '../lib/rights.js'
 import type { Site } from './site.js'
 import { freeSlug } from './slugs.js'
@@ -123,15 +124,19 @@ const STAMPS = new Set(['modified', 'modified_utc', 'version'])
 
 const RESOURCE = { events: 'event', venues: 'venue', organizers: 'organizer' } as const
 
-/** The fields every event, venue and organizer record has, mapped once for the three. */
+/**
+ * The fields every event, venue and organizer record has, mapped once for the three. `date` and `modified`
+ * are the UTC instants' wall time in the site's zone as it is now (§2): the columns hold the wall time in the
+ * zone of the write, which a later `CALENDAR_TIMEZONE` does not change.
+ */
 export function postFields(row: PostRow, site: Site, table: PostTable, image: Image | null, translations: Record<string, number>) {
   return {
     id: row.id,
     author: row.author,
     status: asStatus(row.status),
-    date: row.date,
+    date: siteWall(row.date_utc, row.date, site.timeZone),
     date_utc: row.date_utc,
-    modified: row.modified,
+    modified: siteWall(row.modified_utc, row.modified, site.timeZone),
     modified_utc: row.modified_utc,
     rest_url: `${site.apiUrl}/${table}/${row.id}`,
     description: row.description,
@@ -139,5 +144,17 @@ export function postFields(row: PostRow, site: Site, table: PostTable, image: Im
     image,
     ml_language: asLanguage(row.language),
     translations,
+  }
+}
+
+/**
+ * `utc` as wall time in `timeZone`; `stored` (the wall time the write stored) when that is past the years a
+ * date may have (9999-12-31 23:30 UTC is in the year 10000 at +14:00).
+ */
+function siteWall(utc: string, stored: string, timeZone: string): string {
+  try {
+    return utcToWall(utc, timeZone)
+  } catch {
+    return stored
   }
 }
