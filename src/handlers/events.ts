@@ -6,8 +6,8 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Event, Language, Schema } from '../contract.js'
-import { withTransaction } from '../db/unit-of-work.js'
-import { ApiError, forbidden, inTrash, notFound, preconditionFailed } from '../http/errors.js'
+import { withTransaction, type Db } from '../db/unit-of-work.js'
+import { ApiError, forbidden, inTrash, notFound } from '../http/errors.js'
 import { checkNotModified, eventEtag, expectedVersion } from '../http/etag.js'
 import { feedEtag, sendFeed, wantsIcal } from '../http/ical.js'
 import { requestedLanguage } from '../http/language.js'
@@ -24,6 +24,7 @@ import { countEvents, eventIds } from '../repositories/event-filters.js'
 import { eventAccess, findEvent, rememberedEvents, storedEvents, type StoredEvent } from '../repositories/event-records.js'
 import { deleteEvent, insertEvent, trashEvent, updateEvent } from '../repositories/event-writes.js'
 import type { PostRef } from '../repositories/posts.js'
+import { lost, writeRead } from './compare-and-swap.js'
 import type { AppContext } from './context.js'
 import { documentAnswer, eventDocument, listedFromDocuments } from './event-documents.js'
 import { checkEventUpdate, checkNewEvent, datesOf, eventColumns, precheckEventUpdate, type EventBody } from './event-input.js'
@@ -51,8 +52,8 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
   /** The ETag of the event as `caller` sees it. */
   const etag = (stored: StoredEvent, caller: Caller | null): string => eventEtag(seenBy(caller, stored.record), stored.version)
 
-  async function find(ref: PostRef, language: Language | undefined): Promise<StoredEvent> {
-    const stored = await findEvent(ctx.db, ctx.site, ref, lookupLanguage(ctx, ref, language))
+  async function find(ref: PostRef, language: Language | undefined, reader: Db = ctx.db): Promise<StoredEvent> {
+    const stored = await findEvent(reader, ctx.site, ref, lookupLanguage(ctx, ref, language))
     if (stored === undefined) throw notFound('event', 'id' in ref ? ref.id : ref.slug, 'id' in ref ? 'id' : 'slug')
     return stored
   }
@@ -187,20 +188,23 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     const writer = writerOf(ctx, caller)
     // Fields first (400), then the record (404/410), rights (403) and If-Match (412): CONTRACT §1.
     await precheckEventUpdate(ctx.db, body, writer)
-    const current = await find(ref, requestedLanguage(req))
-    const { record } = current
-    if (record.status === 'trash' && body.status === undefined) throw inTrash('event')
-    if (!canEdit(caller, record) && !(record.status === 'trash' && editsAll(caller))) throw forbidden(403)
-    // Setting another author is a right on the record (403), checked before If-Match (412).
-    if (body.author !== undefined && body.author !== caller.id && !editsAll(caller)) throw forbidden(403)
-    const expected = expectedVersion(req, () => etag(current, caller), current.version) ?? current.version
-    const status = body.status === undefined ? undefined : statusToStore(caller, body.status, record.status)
-    const columns = eventColumns(body, datesOf(record), ctx.config.timezone)
-    await withTransaction(ctx.db, async (trx) => {
-      const changes = await checkEventUpdate(trx, record, body, columns, status, caller, writer)
-      if (!(await updateEvent(trx, changes, expected))) throw preconditionFailed()
+    const id = await writeRead(ctx.db, req, async (reader, write) => {
+      const current = await find(ref, requestedLanguage(req), reader)
+      const { record } = current
+      if (record.status === 'trash' && body.status === undefined) throw inTrash('event')
+      if (!canEdit(caller, record) && !(record.status === 'trash' && editsAll(caller))) throw forbidden(403)
+      // Setting another author is a right on the record (403), checked before If-Match (412).
+      if (body.author !== undefined && body.author !== caller.id && !editsAll(caller)) throw forbidden(403)
+      const expected = expectedVersion(req, () => etag(current, caller), current.version) ?? current.version
+      const status = body.status === undefined ? undefined : statusToStore(caller, body.status, record.status)
+      const columns = eventColumns(body, datesOf(record), ctx.config.timezone)
+      await write(async (trx) => {
+        const changes = await checkEventUpdate(trx, record, body, columns, status, caller, writer)
+        if (!(await updateEvent(trx, changes, expected))) lost()
+      })
+      return record.id
     })
-    const answer = await written(record.id, caller)
+    const answer = await written(id, caller)
     reply.header('ETag', answer.etag)
     return answer.record
   }
@@ -208,16 +212,19 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
   async function remove(req: FastifyRequest, reply: FastifyReply, ref: PostRef, force: boolean): Promise<Event | Schema<'EventDeleted'>> {
     const caller = req.user
     if (caller === null) throw forbidden(401)
-    const current = await find(ref, requestedLanguage(req))
-    const { record } = current
-    if (record.status === 'trash' && !force) throw inTrash('event')
-    if (!canEdit(caller, record) && !editsAll(caller)) throw forbidden(403)
-    const expected = expectedVersion(req, () => etag(current, caller), current.version) ?? current.version
-    await withTransaction(ctx.db, async (trx) => {
-      const done = force
-        ? await deleteEvent(trx, record.id, record.status, expected)
-        : await trashEvent(trx, record.id, record.status, expected, modifiedNow(ctx.now(), ctx.config.timezone))
-      if (!done) throw preconditionFailed()
+    const record = await writeRead(ctx.db, req, async (reader, write) => {
+      const current = await find(ref, requestedLanguage(req), reader)
+      const { record } = current
+      if (record.status === 'trash' && !force) throw inTrash('event')
+      if (!canEdit(caller, record) && !editsAll(caller)) throw forbidden(403)
+      const expected = expectedVersion(req, () => etag(current, caller), current.version) ?? current.version
+      await write(async (trx) => {
+        const done = force
+          ? await deleteEvent(trx, record.id, record.status, expected)
+          : await trashEvent(trx, record.id, record.status, expected, modifiedNow(ctx.now(), ctx.config.timezone))
+        if (!done) lost()
+      })
+      return record
     })
     if (force) return { deleted: true, previous: seenBy(caller, record) }
     // A trash answer is a single-record answer: the trashed record's ETag (CONTRACT §5).

@@ -4,8 +4,8 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Language, Organizer, QueryOf, Venue } from '../contract.js'
-import { withTransaction } from '../db/unit-of-work.js'
-import { forbidden, inTrash, invalidParam, notAccessible, notFound, preconditionFailed } from '../http/errors.js'
+import { withTransaction, type Db } from '../db/unit-of-work.js'
+import { forbidden, inTrash, invalidParam, notAccessible, notFound } from '../http/errors.js'
 import { checkNotModified, etagOf, expectedVersion } from '../http/etag.js'
 import { requestedLanguage } from '../http/language.js'
 import { checkPage, listLinks, pageOf, type ListPage } from '../http/pagination.js'
@@ -17,6 +17,7 @@ import { canEdit, canRead, canReadEvent, editsAll, listScope, statusToStore, typ
 import { eventOwner } from '../repositories/event-records.js'
 import { findLinked, insertLinked, listLinked, updateLinked, type LinkedKind, type LinkedRow, type StoredLinked } from '../repositories/linked.js'
 import { deletePost, scopeCondition, trashPost, type PostRef } from '../repositories/posts.js'
+import { lost, writeRead } from './compare-and-swap.js'
 import type { AppContext } from './context.js'
 import { checkLinkedUpdate, checkNewLinked, precheckLinkedUpdate, type LinkedBody, type LinkedInput, type Writer } from './linked-input.js'
 
@@ -43,15 +44,15 @@ export function linkedOperations<Rec extends Venue | Organizer, C extends Linked
   const etag = (stored: StoredLinked<Rec>): string => etagOf(resource, stored.record, stored.version)
   const label = (ref: PostRef): [number | string, 'id' | 'slug'] => ('id' in ref ? [ref.id, 'id'] : [ref.slug, 'slug'])
 
-  async function find(ref: PostRef, language: Language | undefined): Promise<StoredLinked<Rec>> {
-    const stored = await findLinked(ctx.db, ctx.site, kind, ref, lookupLanguage(ctx, ref, language))
+  async function find(ref: PostRef, language: Language | undefined, reader: Db = ctx.db): Promise<StoredLinked<Rec>> {
+    const stored = await findLinked(reader, ctx.site, kind, ref, lookupLanguage(ctx, ref, language))
     if (stored === undefined) throw notFound(resource, ...label(ref))
     return stored
   }
 
   /** Found, and the caller may change it: 404, then 410 for the trash (unless restoring), then 403. */
-  async function findForWrite(req: FastifyRequest, ref: PostRef, restoring: boolean): Promise<StoredLinked<Rec>> {
-    const stored = await find(ref, requestedLanguage(req))
+  async function findForWrite(req: FastifyRequest, ref: PostRef, restoring: boolean, reader: Db): Promise<StoredLinked<Rec>> {
+    const stored = await find(ref, requestedLanguage(req), reader)
     const { record } = stored
     if (record.status === 'trash' && !restoring) throw inTrash(resource)
     if (!canEdit(req.user, record) && !(record.status === 'trash' && editsAll(req.user))) throw forbidden(403)
@@ -115,34 +116,40 @@ export function linkedOperations<Rec extends Venue | Organizer, C extends Linked
       const writer = writerOf(ctx, user)
       // Fields first (400), then the record (404/410), rights (403) and If-Match (412): CONTRACT §1.
       await precheckLinkedUpdate(ctx.db, input, body, writer)
-      const current = await findForWrite(req, ref, body.status !== undefined)
-      const { record } = current
-      // Setting another author is a right on the record (403), checked before If-Match (412).
-      if (body.author !== undefined && body.author !== user.id && !editsAll(user)) throw forbidden(403)
-      const expected = expectedVersion(req, () => etag(current), current.version) ?? current.version
-      const status = body.status === undefined ? undefined : statusToStore(user, body.status, record.status)
-      const from = { id: record.id, name: current.name, slug: record.slug, language: record.ml_language, dates: { date: record.date, date_utc: record.date_utc } }
-      await withTransaction(ctx.db, async (trx) => {
-        const update = await checkLinkedUpdate(trx, input, from, body, status, writer)
-        // Thrown inside the unit of work so that nothing it wrote (a new image record) stays behind.
-        if (!(await updateLinked(trx, kind, update, expected))) throw preconditionFailed()
+      const id = await writeRead(ctx.db, req, async (reader, write) => {
+        const current = await findForWrite(req, ref, body.status !== undefined, reader)
+        const { record } = current
+        // Setting another author is a right on the record (403), checked before If-Match (412).
+        if (body.author !== undefined && body.author !== user.id && !editsAll(user)) throw forbidden(403)
+        const expected = expectedVersion(req, () => etag(current), current.version) ?? current.version
+        const status = body.status === undefined ? undefined : statusToStore(user, body.status, record.status)
+        const from = { id: record.id, name: current.name, slug: record.slug, language: record.ml_language, dates: { date: record.date, date_utc: record.date_utc } }
+        await write(async (trx) => {
+          const update = await checkLinkedUpdate(trx, input, from, body, status, writer)
+          // Inside the unit of work, so that nothing it wrote (a new image record) stays behind.
+          if (!(await updateLinked(trx, kind, update, expected))) lost()
+        })
+        return record.id
       })
-      const stored = await find({ id: record.id }, undefined)
+      const stored = await find({ id }, undefined)
       reply.header('ETag', etag(stored))
       return stored.record
     },
 
     async remove(req: FastifyRequest, reply: FastifyReply, ref: PostRef, force: boolean): Promise<Rec | { deleted: true; previous: Rec }> {
-      const current = await find(ref, requestedLanguage(req))
-      const { record } = current
-      if (record.status === 'trash' && !force) throw inTrash(resource)
-      if (!canEdit(req.user, record) && !editsAll(req.user)) throw forbidden(403)
-      const expected = expectedVersion(req, () => etag(current), current.version) ?? current.version
-      await withTransaction(ctx.db, async (trx) => {
-        const done = force
-          ? await deletePost(trx, kind.table, record.id, expected)
-          : await trashPost(trx, kind.table, record.id, expected, modifiedNow(ctx.now(), ctx.config.timezone))
-        if (!done) throw preconditionFailed()
+      const record = await writeRead(ctx.db, req, async (reader, write) => {
+        const current = await find(ref, requestedLanguage(req), reader)
+        const { record } = current
+        if (record.status === 'trash' && !force) throw inTrash(resource)
+        if (!canEdit(req.user, record) && !editsAll(req.user)) throw forbidden(403)
+        const expected = expectedVersion(req, () => etag(current), current.version) ?? current.version
+        await write(async (trx) => {
+          const done = force
+            ? await deletePost(trx, kind.table, record.id, expected)
+            : await trashPost(trx, kind.table, record.id, expected, modifiedNow(ctx.now(), ctx.config.timezone))
+          if (!done) lost()
+        })
+        return record
       })
       if (force) return { deleted: true, previous: record }
       // A trash answer is a single-record answer: the trashed record's ETag (CONTRACT §5).

@@ -5,8 +5,8 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Category, Language, QueryOf, Schema, Tag } from '../contract.js'
-import { withTransaction } from '../db/unit-of-work.js'
-import { invalidParam, notFound, preconditionFailed } from '../http/errors.js'
+import { withTransaction, type Db } from '../db/unit-of-work.js'
+import { invalidParam, notFound } from '../http/errors.js'
 import { checkNotModified, etagOf, expectedVersion } from '../http/etag.js'
 import { requestedLanguage } from '../http/language.js'
 import { checkPage, listLinks, pageOf, type ListPage } from '../http/pagination.js'
@@ -15,6 +15,7 @@ import { canReadEvent } from '../lib/rights.js'
 import { eventOwner } from '../repositories/event-records.js'
 import { deleteTerm, insertTerm, moveChildrenUp, updateTerm } from '../repositories/term-writes.js'
 import { countTerms, findTerm, listTerms, termExists, type StoredTerm, type TermKind, type TermListQuery } from '../repositories/terms.js'
+import { lost, writeRead } from './compare-and-swap.js'
 import type { AppContext } from './context.js'
 import { checkNewTerm, checkTermUpdate, type TermBody } from './term-input.js'
 
@@ -25,8 +26,8 @@ export function termOperations<R extends Category | Tag>(ctx: AppContext, kind: 
   const languageOf = (req: FastifyRequest): Language => requestedLanguage(req) ?? ctx.config.defaultLanguage
   const etag = (stored: StoredTerm<R>): string => etagOf(resource, stored.record, stored.version)
 
-  async function find(id: number, language: Language | undefined): Promise<StoredTerm<R>> {
-    const stored = await findTerm(ctx.db, ctx.site, kind, id, language)
+  async function find(id: number, language: Language | undefined, reader: Db = ctx.db): Promise<StoredTerm<R>> {
+    const stored = await findTerm(reader, ctx.site, kind, id, language)
     if (stored === undefined) throw notFound(resource, id)
     return stored
   }
@@ -86,13 +87,16 @@ export function termOperations<R extends Category | Tag>(ctx: AppContext, kind: 
     },
 
     async update(req: FastifyRequest, id: number, body: TermBody | undefined, reply: FastifyReply): Promise<R> {
-      const current = await find(id, requestedLanguage(req))
-      const expected = expectedVersion(req, () => etag(current), current.version) ?? current.version
-      await withTransaction(ctx.db, async (trx) => {
-        const values = await checkTermUpdate(trx, kind, current, body ?? {})
-        if (!(await updateTerm(trx, kind, values, expected))) throw preconditionFailed()
+      const updated = await writeRead(ctx.db, req, async (reader, write) => {
+        const current = await find(id, requestedLanguage(req), reader)
+        const expected = expectedVersion(req, () => etag(current), current.version) ?? current.version
+        await write(async (trx) => {
+          const values = await checkTermUpdate(trx, kind, current, body ?? {})
+          if (!(await updateTerm(trx, kind, values, expected))) lost()
+        })
+        return current.record.id
       })
-      const stored = await find(current.record.id, undefined)
+      const stored = await find(updated, undefined)
       reply.header('ETag', etag(stored))
       return stored.record
     },
@@ -102,13 +106,15 @@ export function termOperations<R extends Category | Tag>(ctx: AppContext, kind: 
      * already has renamed to the first free `<name> 2`, `<name> 3`… (`moveChildrenUp`).
      */
     async remove(req: FastifyRequest, id: number): Promise<R> {
-      const current = await find(id, requestedLanguage(req))
-      const expected = expectedVersion(req, () => etag(current), current.version) ?? current.version
-      await withTransaction(ctx.db, async (trx) => {
-        if (!(await deleteTerm(trx, kind, current.record.id, expected))) throw preconditionFailed()
-        await moveChildrenUp(trx, kind, current.record.id, current.parent)
+      return writeRead(ctx.db, req, async (reader, write) => {
+        const current = await find(id, requestedLanguage(req), reader)
+        const expected = expectedVersion(req, () => etag(current), current.version) ?? current.version
+        await write(async (trx) => {
+          if (!(await deleteTerm(trx, kind, current.record.id, expected))) lost()
+          await moveChildrenUp(trx, kind, current.record.id, current.parent)
+        })
+        return current.record
       })
-      return current.record
     },
   }
 }

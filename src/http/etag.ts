@@ -124,3 +124,9 @@ export function expectedVersion(req: FastifyRequest, etag: () => string, version
   if (list.some((t) => names(t, current))) return version
   throw preconditionFailed()
 }
+
+/** Whether the request's `If-Match` names tags (a write then holds only on the version they name); not when absent or `*`. */
+export function namesTags(req: FastifyRequest): boolean {
+  const header = req.headers['if-match']
+  return header !== undefined && !tags(header).includes('*')
+}
