@@ -25,6 +25,8 @@ export async function registerCompression(app: FastifyInstance): Promise<void> {
     global: true,
     threshold: THRESHOLD_BYTES,
     encodings: [...CODINGS],
+    // Request bodies in the same codings, on every Node.js (zstd, which Node 24 decodes and 22 does not, is 415).
+    requestEncodings: [...CODINGS],
     customTypes: COMPRESSIBLE,
   })
   // After the plugin's own hook on each route (this onRoute hook runs after its one): the coding is known.

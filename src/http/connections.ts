@@ -91,7 +91,9 @@ export function registerConnectionHandling(app: FastifyInstance, limits: Connect
   app.addHook('onSend', async (req, reply, payload) => {
     if (bodyUnread(req.raw)) {
       reply.header('Connection', 'close')
-      lingerOnClose(req.raw.socket)
+      // None when the request's stream was destroyed (a body whose Content-Encoding did not decode): Node then closes it.
+      const socket = req.raw.socket as Socket | null
+      if (socket !== null) lingerOnClose(socket)
     } else if (closing) {
       reply.header('Connection', 'close')
     }

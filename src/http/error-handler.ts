@@ -102,6 +102,9 @@ function toApiError(error: FastifyError & { validation?: AjvIssue[]; validationC
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new ApiError(415, 'rest_unsupported_media_type', 'unsupportedMediaType', { type: String(req.headers['content-type'] ?? '') })
+    case 'FST_CP_ERR_INVALID_CONTENT_ENCODING':
+      // RFC 9110 §15.5.16: 415 also for a content coding the server does not decode.
+      return new ApiError(415, 'rest_unsupported_media_type', 'unsupportedContentEncoding', { coding: String(req.headers['content-encoding'] ?? '') })
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new ApiError(413, 'rest_payload_too_large', 'payloadTooLarge')
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
