@@ -10,9 +10,21 @@ import { invalidParam } from './errors.js'
 
 /** Whether `value` holds U+0000 anywhere: in a string, or in a key or value of what it contains. */
 export function holdsNul(value: unknown): boolean {
-  if (typeof value === 'string') return value.includes('\u0000')
-  if (Array.isArray(value)) return value.some(holdsNul)
-  if (isRecord(value)) return Object.entries(value).some(([key, inner]) => key.includes('\u0000') || holdsNul(inner))
+  // A loop, not recursion: a body may nest deeper than the stack (6,000 arrays in 12 kB were a 500).
+  const pending: unknown[] = [value]
+  while (pending.length > 0) {
+    const next = pending.pop()
+    if (typeof next === 'string') {
+      if (next.includes('\u0000')) return true
+    } else if (Array.isArray(next)) {
+      for (const item of next) pending.push(item)
+    } else if (isRecord(next)) {
+      for (const [key, inner] of Object.entries(next)) {
+        if (key.includes('\u0000')) return true
+        pending.push(inner)
+      }
+    }
+  }
   return false
 }
 
