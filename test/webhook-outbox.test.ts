@@ -3,7 +3,9 @@
  * list, active or not) and random writes of every resource, some of which change several records at
  * once (an event with a new venue and organizer inline; a venue's delete, which updates its events);
  * afterwards the pending deliveries are exactly, column for column, the changes of the log paired with
- * each active subscription that wants their type, as this file decides it from the contract's words.
+ * each active subscription that wants their type, as this file decides it from the contract's words: the
+ * change's action as an administrator is told of it (§13, "as in §12"), so an update that trashed a record
+ * is `deleted` and one that took it out of the trash `created`.
  */
 import fc from 'fast-check'
 import t from 'tap'
@@ -23,11 +25,13 @@ function wants(patterns: readonly string[], type: string): boolean {
 type Write =
   | { kind: 'create'; path: 'tags' | 'categories' | 'venues' | 'organizers' | 'events' }
   | { kind: 'update' | 'delete'; path: 'tags' | 'categories' | 'venues' | 'organizers' | 'events'; pick: number }
+  | { kind: 'trash' | 'restore'; path: 'venues' | 'organizers' | 'events'; pick: number }
 
 const PATHS = ['tags', 'categories', 'venues', 'organizers', 'events'] as const
 const write: fc.Arbitrary<Write> = fc.oneof(
   fc.record({ kind: fc.constant('create' as const), path: fc.constantFrom(...PATHS) }),
   fc.record({ kind: fc.constantFrom('update' as const, 'delete' as const), path: fc.constantFrom(...PATHS), pick: fc.nat() }),
+  fc.record({ kind: fc.constantFrom('trash' as const, 'restore' as const), path: fc.constantFrom('venues' as const, 'organizers' as const, 'events' as const), pick: fc.nat() }),
 )
 const subscription = fc.record({ events: fc.uniqueArray(fc.constantFrom(...PATTERNS), { minLength: 1, maxLength: 4 }), active: fc.boolean() })
 
@@ -62,9 +66,20 @@ t.test('pending deliveries are the log paired with the active subscriptions that
     }
     const { head } = await s.db.selectFrom('changes').select((eb) => eb.fn.coalesce(eb.fn.max('position'), eb.lit(0)).as('head')).executeTakeFirstOrThrow()
     const live: Record<Write['path'], number[]> = { tags: [], categories: [], venues: [], organizers: [], events: [] }
+    const trashed: Record<Write['path'], number[]> = { tags: [], categories: [], venues: [], organizers: [], events: [] }
     for (const step of writes) {
       if (step.kind === 'create') {
         live[step.path].push((await call('POST', step.path, body(step.path))).json<{ id: number }>().id)
+        continue
+      }
+      if (step.kind === 'trash' || step.kind === 'restore') {
+        const [from, to] = step.kind === 'trash' ? [live[step.path], trashed[step.path]] : [trashed[step.path], live[step.path]]
+        if (from.length === 0) continue
+        const id = from[step.pick % from.length] as number
+        if (step.kind === 'trash') await call('DELETE', `${step.path}/${id}`)
+        else await call('PATCH', `${step.path}/${id}`, { status: 'publish' })
+        from.splice(from.indexOf(id), 1)
+        to.push(id)
         continue
       }
       const ids = live[step.path]
@@ -80,9 +95,12 @@ t.test('pending deliveries are the log paired with the active subscriptions that
         ids.splice(ids.indexOf(id), 1)
       }
     }
-    const changes = await s.db.selectFrom('changes').selectAll().where('position', '>', Number(head)).orderBy('position').execute()
+    const log = await s.db.selectFrom('changes').selectAll().orderBy('position').execute()
+    const changes = log.filter((change) => Number(change.position) > Number(head))
     const expected = changes.flatMap((change) => {
-      const type = `${SINGULAR[change.resource]}.${change.action}`
+      const before = log.filter((p) => p.resource === change.resource && p.record_id === change.record_id && Number(p.position) < Number(change.position)).at(-1)
+      const action = change.action !== 'updated' ? change.action : change.status === 'trash' ? 'deleted' : before?.status === 'trash' ? 'created' : 'updated'
+      const type = `${SINGULAR[change.resource]}.${action}`
       return made.filter((m) => m.active && wants(m.events, type)).map((m) => ({
         webhook_id: m.id, position: Number(change.position), type, resource: change.resource, record_id: change.record_id,
         language: change.language, changed_utc: change.changed_utc, status: 'pending', attempts: 0,

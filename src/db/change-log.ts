@@ -108,7 +108,7 @@ const insertedChanges = byShape(64, (key) => prepared(7 * Number(key), (db, ...v
     const [resource, recordId, language, action, changedUtc, status, author] = values.slice(7 * r, 7 * r + 7)
     return { resource, record_id: recordId, language, action, changed_utc: changedUtc, status, author } as Insertable<ChangesTable>
   }))
-  .returning(['position', 'resource', 'record_id', 'language', 'action', 'changed_utc'])))
+  .returning(['position', 'resource', 'record_id', 'language', 'action', 'changed_utc', 'status'])))
 
 interface State {
   language: string

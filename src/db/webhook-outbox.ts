@@ -11,7 +11,7 @@
  * same statement (`appendWithDeliveries`), so that a write pays one round trip to the server for both.
  */
 import { sql, type Insertable, type Kysely, type RawBuilder } from 'kysely'
-import { deliveryType, WEBHOOK_RESOURCES } from '../lib/webhook-types.js'
+import { WEBHOOK_RESOURCES } from '../lib/webhook-types.js'
 import { textPosition } from './dialect.js'
 import { byShape, prepared } from './prepared.js'
 import type { ChangeAction, ChangeResource, ChangesTable, Database } from './schema.js'
@@ -25,30 +25,43 @@ export interface LoggedChange {
   language: string
   action: ChangeAction
   changed_utc: string
+  status: string | null
 }
 
 /** Changes per statement (8 parameters each: SQLite binds at most 32,766 per statement). */
 const CHUNK = 1000
 
-/** The deliveries of the changes in `c` (position, type, resource, record_id, language, changed_utc, type_pattern, resource_pattern). */
+/**
+ * A change's action as an administrator is told of it (CONTRACT §13: the record "as in §12, as an administrator
+ * sees it"; §12: a record that became invisible is `deleted`, one that became visible `created`): an update that
+ * put a record in the trash is `deleted`, one that took it out (its previous entry in the log left it there)
+ * `created`. Asked per delivery only: a write without subscribers looks up nothing.
+ */
+const ADMINISTRATOR_ACTION = sql`case
+    when c.action = 'updated' and c.status = 'trash' then 'deleted'
+    when c.action = 'updated' and c.status is not null and (select p.status from changes p
+      where p.resource = c.resource and p.record_id = c.record_id and p.position < c.position order by p.position desc limit 1) = 'trash' then 'created'
+    else c.action end`
+
+/** The deliveries of the changes in `c` (position, singular, action, status, resource, record_id, language, changed_utc). */
 function deliveriesOf(trx: Kysely<Database>, c: RawBuilder<unknown>, dueUtc: string): RawBuilder<unknown> {
   const wants = (pattern: RawBuilder<unknown>) => sql`${textPosition(trx, sql.ref('w.events'), pattern)} > 0`
-  return sql`with ${c}
+  return sql`with ${c},
+    d as (select c.position, c.singular || '.' || ${ADMINISTRATOR_ACTION} as type, c.singular, c.resource, c.record_id, c.language, c.changed_utc from c)
     insert into webhook_deliveries (webhook_id, position, type, resource, record_id, language, changed_utc, next_attempt_utc)
-    select w.id, c.position, c.type, c.resource, c.record_id, c.language, c.changed_utc, cast(${dueUtc} as text)
-    from c inner join webhooks w on w.active = 1
-      and (${wants(sql`'"*"'`)} or ${wants(sql.ref('c.type_pattern'))} or ${wants(sql.ref('c.resource_pattern'))})
-    order by c.position, w.id`
+    select w.id, d.position, d.type, d.resource, d.record_id, d.language, d.changed_utc, cast(${dueUtc} as text)
+    from d inner join webhooks w on w.active = 1
+      and (${wants(sql`'"*"'`)} or ${wants(sql`'"' || d.type || '"'`)} or ${wants(sql`'"' || d.singular || '.*"'`)})
+    order by d.position, w.id`
 }
 
 /** Writes the pending deliveries of `changes` (logged already) for the active subscriptions that want them; due at once. */
 export async function enqueueDeliveries(trx: Tx, changes: readonly LoggedChange[], dueUtc: string): Promise<void> {
   for (let i = 0; i < changes.length; i += CHUNK) {
     const chunk = changes.slice(i, i + CHUNK)
-    const values = chunk.flatMap((change) => {
-      const type = deliveryType(change.resource, change.action)
-      return [change.position, type, change.resource, change.record_id, change.language, change.changed_utc, `"${type}"`, `"${type.slice(0, type.indexOf('.'))}.*"`]
-    })
+    const values = chunk.flatMap((change) => [
+      change.position, WEBHOOK_RESOURCES[change.resource], change.action, change.status, change.resource, change.record_id, change.language, change.changed_utc,
+    ])
     await deliveriesOfValues(String(chunk.length))(trx, dueUtc, ...values)
   }
 }
@@ -57,11 +70,11 @@ export async function enqueueDeliveries(trx: Tx, changes: readonly LoggedChange[
 const deliveriesOfValues = byShape(64, (key) => prepared(1 + 8 * Number(key), (db, dueUtc: string, ...values: unknown[]) => {
   // Typed, so that PostgreSQL would know each column of the list from its first row.
   const rows = Array.from({ length: Number(key) }, (_, r) => {
-    const [position, type, resource, recordId, language, changedUtc, typePattern, resourcePattern] = values.slice(8 * r, 8 * r + 8)
-    return sql`(cast(${position} as bigint), cast(${type} as text), cast(${resource} as text), cast(${recordId} as integer),
-      cast(${language} as text), cast(${changedUtc} as text), cast(${typePattern} as text), cast(${resourcePattern} as text))`
+    const [position, singular, action, status, resource, recordId, language, changedUtc] = values.slice(8 * r, 8 * r + 8)
+    return sql`(cast(${position} as bigint), cast(${singular} as text), cast(${action} as text), cast(${status} as text), cast(${resource} as text),
+      cast(${recordId} as integer), cast(${language} as text), cast(${changedUtc} as text))`
   })
-  return deliveriesOf(db, sql`c (position, type, resource, record_id, language, changed_utc, type_pattern, resource_pattern) as (values ${sql.join(rows)})`, dueUtc)
+  return deliveriesOf(db, sql`c (position, singular, action, status, resource, record_id, language, changed_utc) as (values ${sql.join(rows)})`, dueUtc)
 }))
 
 /** The singular of a resource of the log, as delivery types name it (`events` → `event`), in SQL. */
@@ -83,9 +96,7 @@ export async function appendWithDeliveries(trx: Tx, rows: ReadonlyArray<Insertab
 const appendedWithDeliveries = byShape(64, (key) => prepared(1 + 7 * Number(key), (db, dueUtc: string, ...values: unknown[]) => {
   const rows = Array.from({ length: Number(key) }, (_, r) => sql`(${sql.join(values.slice(7 * r, 7 * r + 7))})`)
   const c = sql`l as (insert into changes (resource, record_id, language, action, changed_utc, status, author) values ${sql.join(rows)}
-      returning position, resource, record_id, language, action, changed_utc),
-    t as (select l.position, ${SINGULAR} as singular, l.action, l.resource, l.record_id, l.language, l.changed_utc from l),
-    c as (select position, singular || '.' || action as type, resource, record_id, language, changed_utc,
-      '"' || singular || '.' || action || '"' as type_pattern, '"' || singular || '.*"' as resource_pattern from t)`
+      returning position, resource, record_id, language, action, changed_utc, status),
+    c as (select l.position, ${SINGULAR} as singular, l.action, l.status, l.resource, l.record_id, l.language, l.changed_utc from l)`
   return deliveriesOf(db, c, dueUtc)
 }))
