@@ -133,6 +133,28 @@ t.test('list: only the requested language (the default language without ml_langu
   t.same(await ids(s, '?ml_language=es'), [])
 })
 
+t.test('list: categories, tags, venue and organizer of another language are unknown in this one (400 naming the filter), by id as by slug', async (t) => {
+  const s = await setup(t)
+  const kategorie = await s.category('Musik', '?ml_language=de')
+  const schlagwort = await s.tag('Draussen', '?ml_language=de')
+  const saal = await s.venue({ venue: 'Saal', ml_language: 'de' })
+  const veranstalter = await s.organizer({ organizer: 'Verein', ml_language: 'de' })
+  const deutsch = await s.create({
+    title: 'Deutsch', start_date: '2026-07-01 18:00', end_date: '2026-07-01 19:00',
+    categories: [kategorie.id], tags: [schlagwort.id], venue: [saal.id], organizer: [veranstalter.id],
+  }, s.editor, '?ml_language=de')
+  const filters: Array<[string, string]> = [
+    ['categories', String(kategorie.id)], ['categories', kategorie.slug], ['tags', String(schlagwort.id)], ['tags', schlagwort.slug],
+    ['venue', String(saal.id)], ['organizer', String(veranstalter.id)],
+  ]
+  for (const [name, value] of filters) {
+    t.same(await ids(s, `?ml_language=de&${name}=${value}`), [deutsch.id], `${name}=${value} in German`)
+    for (const language of ['', '&ml_language=en', '&ml_language=es']) {
+      expectError(t, await s.list(`?${name}=${value}${language}`), 400, 'rest_invalid_param', [name])
+    }
+  }
+})
+
 // ----------------------------------------------------------------------------------- the date window
 
 t.test('list: the default window is today 00:00 to today+2y 23:59:59; past events are hidden', async (t) => {

@@ -1167,8 +1167,9 @@ function termFilterJson(m: Model, taxonomy: Taxonomy, entry: TermEntry): string 
 function filterTerms(m: Model, taxonomy: Taxonomy, entries: string[], lang: Lang): number[] | undefined {
   const ids: number[] = []
   for (const value of entries) {
+    // An id or a slug, of a term in the list's language (CONTRACT §7: no event of the list links another's).
     const found = /^\d+$/.test(value)
-      ? termsOf(m, taxonomy).find((term) => term.id === Number(value))
+      ? termsOf(m, taxonomy).find((term) => term.id === Number(value) && term.lang === lang)
       : termsOf(m, taxonomy).find((term) => term.lang === lang && term.slug === value)
     if (found === undefined) return undefined
     ids.push(found.id)
@@ -1208,7 +1209,7 @@ class ListEvents implements fc.AsyncCommand<Model, Sut> {
     const tagIds = tags !== undefined && tags.length > 0 ? filterTerms(m, 'tag', tags, lang) : []
     const unknownLinked = (kind: 'venue' | 'organizer', ids: number[] | undefined) => (ids ?? []).some((id) => {
       const post = m.posts(kind).get(id)
-      return post === undefined || !canReadLinked(q.viewer, post)
+      return post === undefined || post.lang !== lang || !canReadLinked(q.viewer, post)
     })
     if (show === undefined || categoryIds === undefined || tagIds === undefined || unknownLinked('venue', venues) || unknownLinked('organizer', organizers)) {
       expectError(res, 400, ['rest_invalid_param'], what)

@@ -34,8 +34,8 @@ export async function eventFilterOf(ctx: AppContext, req: FastifyRequest, query:
   const tags = nonEmpty(query.tags)
   const venues = nonEmpty(query.venue)
   const organizers = nonEmpty(query.organizer)
-  if (venues !== undefined) await checkReadable(ctx, req, 'venues', 'venue', venues)
-  if (organizers !== undefined) await checkReadable(ctx, req, 'organizers', 'organizer', organizers)
+  if (venues !== undefined) await checkReadable(ctx, req, 'venues', 'venue', venues, language)
+  if (organizers !== undefined) await checkReadable(ctx, req, 'organizers', 'organizer', organizers, language)
   if (query.post_parent !== undefined) await checkKnown(ctx, 'events', 'post_parent', [query.post_parent])
   const include = nonEmpty(query.include)
   const filter: EventFilter = {
@@ -77,12 +77,16 @@ function geoFilter(ctx: AppContext, query: ListQuery): Pick<EventFilter, 'hasGeo
   return out
 }
 
-/** Every id must name a venue or organizer the caller may read: one it may not is refused like an unknown id (CONTRACT §6). */
-async function checkReadable(ctx: AppContext, req: FastifyRequest, table: 'venues' | 'organizers', field: string, ids: number[]): Promise<void> {
+/**
+ * Every id must name a venue or organizer of the list's language that the caller may read: one it may not is
+ * refused like an unknown id (CONTRACT §6), and so is one of another language, which no event of the list can
+ * link (§7: links point to records in the event's language), as slugs of another language are.
+ */
+async function checkReadable(ctx: AppContext, req: FastifyRequest, table: 'venues' | 'organizers', field: string, ids: number[], language: Language): Promise<void> {
   const owners = await linkedOwners(ctx.db, table, ids)
   for (const id of ids) {
     const owner = owners.get(id)
-    if (owner === undefined || !canReadLinked(req.user, owner)) throw invalidParam(field, 'unknownLinked', { value: String(id) })
+    if (owner === undefined || owner.language !== language || !canReadLinked(req.user, owner)) throw invalidParam(field, 'unknownLinked', { value: String(id) })
   }
 }
 
@@ -92,7 +96,7 @@ async function checkKnown(ctx: AppContext, table: 'venues' | 'organizers' | 'eve
   if (unknown !== undefined) throw invalidParam(field, 'unknownLinked', { value: String(unknown) })
 }
 
-/** The ids of the terms `categories`/`tags` entries name (ids, or slugs in the list's language). */
+/** The ids of the terms `categories`/`tags` entries name (ids or slugs, of terms in the list's language). */
 async function termIds(ctx: AppContext, taxonomy: 'category' | 'tag', field: string, entries: Array<number | string>, language: Language): Promise<number[]> {
   const ids: number[] = []
   for (const entry of entries) {

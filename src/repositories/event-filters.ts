@@ -476,15 +476,15 @@ export function eventIdsQuery(db: Db, f: EventFilter, offset: number, limit: num
     .orderBy('events.start_utc', 'asc').orderBy('events.id', 'asc').limit(limit).offset(offset)
 }
 
-/** The id of the term a `categories`/`tags` filter entry names (an id, or a slug in `language`), or undefined. */
+/** The id of the term a `categories`/`tags` filter entry names (an id or a slug, of a term in `language`), or undefined. */
 export async function filterTermId(db: Db, taxonomy: Taxonomy, entry: number | string, language: Language): Promise<number | undefined> {
   const text = String(entry)
   const isId = typeof entry === 'number' || /^\d+$/.test(text)
   const id = Number(text)
   if (isId && !Number.isSafeInteger(id)) return undefined
-  const key = isId ? `terms:${taxonomy}:id:${id}` : `terms:${taxonomy}:${language}:slug:${text}`
+  const key = isId ? `terms:${taxonomy}:${language}:id:${id}` : `terms:${taxonomy}:${language}:slug:${text}`
   return rememberedResult(db, `lookup:${key}`, async () => (await db.selectFrom('terms').select('id').where('taxonomy', '=', taxonomy)
-    .where(isId ? sql<SqlBool>`id = ${id}` : sql<SqlBool>`language = ${language} and slug = ${text}`)
+    .where(isId ? sql<SqlBool>`id = ${id} and language = ${language}` : sql<SqlBool>`language = ${language} and slug = ${text}`)
     .executeTakeFirst())?.id)
 }
 

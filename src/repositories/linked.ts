@@ -229,9 +229,9 @@ const linkableRow = { venues: linkableOf('venues'), organizers: linkableOf('orga
  * The author and status of each record of `table` with one of these ids (the list filters check them), by
  * id; remembered until the table changes (never to be changed by the caller).
  */
-export async function linkedOwners(db: Db, table: 'venues' | 'organizers', ids: readonly number[]): Promise<ReadonlyMap<number, { author: number | null; status: string }>> {
+export async function linkedOwners(db: Db, table: 'venues' | 'organizers', ids: readonly number[]): Promise<ReadonlyMap<number, { author: number | null; status: string; language: string }>> {
   return rememberedResult(db, `owners:${table}:${JSON.stringify(ids)}`, async () => {
-    const rows = await db.selectFrom(table).select(['id', 'author', 'status']).where(inIdList(db, sql.ref('id'), ids)).execute()
-    return new Map(rows.map((r) => [r.id, { author: r.author, status: r.status }]))
+    const rows = await db.selectFrom(table).select(['id', 'author', 'status', 'language']).where(inIdList(db, sql.ref('id'), ids)).execute()
+    return new Map(rows.map((r) => [r.id, { author: r.author, status: r.status, language: r.language }]))
   })
 }
