@@ -201,6 +201,29 @@ t.test('a long description with commas, semicolons, newlines and emoji: escaped,
   t.equal(text(parsed.event(event.id), 'summary'), title)
 })
 
+t.test('control characters are left out of text (RFC 5545 TSAFE-CHAR), a lone CR is a line end; URLs as they are; a zone in any case has its TZID', async (t) => {
+  const s = await setup(t)
+  const venue = await s.venue({ venue: 'Hall\u0007 \u001bone', city: 'Z\u007Fürich', status: 'publish' })
+  const organizer = await s.organizer({ organizer: 'Club\u0001\u001f', website: 'https://club.example/a?b=c,d;e', status: 'publish' })
+  const event = await s.event('Title\u0001\u001f\u000b\u000c\u007F\tend', {
+    description: 'one\rtwo\r\nthree\u0002', website: 'https://example.com/a?b=c,d;e', venue: [venue.id], organizer: [organizer.id], timezone: 'europe/zurich',
+  })
+  const { res, parsed } = await feed(t, s)
+  const raw = res.rawPayload.toString('utf8')
+  t.notMatch(raw, /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/, 'no control character but tab and CRLF')
+  t.notMatch(raw.replace(/\r\n/g, ''), /\r/, 'no CR but in line ends')
+  const vevent = parsed.event(event.id)
+  t.equal(text(vevent, 'summary'), 'Title\tend')
+  t.equal(text(vevent, 'description'), 'one\ntwo\nthree')
+  t.equal(text(vevent, 'location'), 'Hall one, Zürich')
+  t.equal(text(vevent, 'url'), 'https://example.com/a?b=c,d;e', 'the website as written: a URI value is not escaped')
+  const unfolded = raw.replace(/\r\n[ \t]/g, '')
+  t.match(unfolded, /\r\nORGANIZER;CN="Club":https:\/\/club\.example\/a\?b=c,d;e\r\n/, 'the organizer by its website, as written')
+  t.match(unfolded, /\r\nDTSTART;TZID=Europe\/Zurich:\d{8}T\d{6}\r\n/, 'europe/zurich is named by its TZID')
+  t.match(unfolded, /\r\nBEGIN:VTIMEZONE\r\nTZID:Europe\/Zurich\r\n/, 'with its VTIMEZONE')
+  t.equal(event.timezone, 'europe/zurich', 'the JSON keeps the zone as sent')
+})
+
 t.test('DESCRIPTION is plain text: HTML descriptions converted, plain ones unchanged', async (t) => {
   const s = await setup(t)
   const cases: Array<[string, string]> = [

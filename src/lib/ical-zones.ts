@@ -7,6 +7,7 @@
  * in UTC, which names the same instants.
  */
 import { tzlib_get_ical_block, tzlib_get_timezones } from 'timezones-ical-library'
+import { canonicalZoneCase } from './time-zones.js'
 
 let known: ReadonlySet<string> | undefined
 const blocks = new Map<string, { tzid: string; block: string } | null>()
@@ -29,9 +30,28 @@ function list(value: string[] | string): string[] {
   return Array.isArray(value) ? value : []
 }
 
-/** The TZID that names `zone` in a feed, or undefined when it has no definition (write UTC). */
+/**
+ * The TZID that names `zone` in a feed, or undefined when it has no definition (write UTC). A zone is kept as
+ * it was sent (`timezone` comes back as written), which ICU matches in any case (`europe/zurich`) and for
+ * aliases the library does not list (`US/Pacific-New`): then the definition of the zone ICU resolves it to.
+ */
 export function zoneId(zone: string): string | undefined {
-  return definition(zone)?.tzid
+  const found = definition(zone) ?? definition(icuName(zone, canonicalZoneCase)) ?? definition(icuName(zone, resolvedZone))
+  return found?.tzid
+}
+
+/** The zone ICU takes `zone` for (its canonical name). */
+function resolvedZone(zone: string): string {
+  return new Intl.DateTimeFormat('en-US', { timeZone: zone }).resolvedOptions().timeZone
+}
+
+/** `name(zone)`, or `zone` when ICU knows no such zone. */
+function icuName(zone: string, name: (zone: string) => string): string {
+  try {
+    return name(zone)
+  } catch {
+    return zone
+  }
 }
 
 /** The VTIMEZONE component of a TZID given by `zoneId` (ical-generator's timezone generator). */

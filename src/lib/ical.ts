@@ -75,7 +75,7 @@ function calendarHead(options: FeedOptions): string {
     method: ICalCalendarMethod.PUBLISH,
     scale: 'GREGORIAN',
     // ical-generator writes NAME and X-WR-CALNAME as they are given: escaped here.
-    name: escape(options.name, false),
+    name: escape(textOf(options.name), false),
     ttl: 60 * 60,
     x: [['X-WR-TIMEZONE', options.siteZone]],
   }).toString()
@@ -161,21 +161,23 @@ function eventData(event: FeedEvent, host: string): { data: ICalEventData; extra
     stamp: utc(record.modified_utc),
     created: utc(record.date_utc),
     lastModified: utc(record.modified_utc),
-    summary: record.title,
-    description: event.passwordProtected || record.description === null ? null : plainText(record.description),
+    summary: textOf(record.title),
+    description: event.passwordProtected || record.description === null ? null : textOf(plainText(record.description)),
     status: ICalEventStatus.CONFIRMED,
-    url: uri(record.website ?? record.rest_url),
-    categories: record.categories.map((c) => ({ name: c.name })),
+    categories: record.categories.map((c) => ({ name: textOf(c.name) })),
     ...dates(record),
     ...location(record),
   }
   const organizer = record.organizer[0]
-  if (organizer?.email != null) data.organizer = { name: organizer.organizer, email: organizer.email }
+  if (organizer?.email != null) data.organizer = { name: textOf(organizer.organizer), email: organizer.email }
   // The library writes an ORGANIZER only with an e-mail; without one it names the organizer by a URI of its own.
-  const extra = organizer === undefined || organizer.email !== null
-    ? ''
-    : `ORGANIZER;CN="${escape(organizer.organizer, true)}":${uri(organizer.website ?? organizer.rest_url)}\r\n`
-  return { data, extra }
+  // URL is written here too: the library escapes a URI like text (`,` → `\,`), which RFC 5545 does not do for
+  // URIs; the website goes in as it is (a normalised URL holds no character a content line may not).
+  const lines = [`URL:${record.website ?? record.rest_url}\r\n`]
+  if (organizer !== undefined && organizer.email === null) {
+    lines.push(`ORGANIZER;CN="${escape(textOf(organizer.organizer), true)}":${organizer.website ?? organizer.rest_url}\r\n`)
+  }
+  return { data, extra: lines.join('') }
 }
 
 /**
@@ -208,20 +210,21 @@ function location(record: Event): Pick<ICalEventData, 'location'> {
   const venue = record.venue[0]
   if (venue === undefined) return {}
   const parts = [venue.venue, venue.address, venue.city, venue.stateprovince ?? venue.state ?? venue.province, venue.zip, venue.country]
-  const title = parts.filter((p): p is string => p !== null && p.trim() !== '').join(', ')
+  const title = textOf(parts.filter((p): p is string => p !== null && p.trim() !== '').join(', '))
   const geo = venue.geo_lat !== null && venue.geo_lng !== null ? { lat: venue.geo_lat, lon: venue.geo_lng } : undefined
   return { location: { title, ...(geo === undefined ? {} : { geo }) } }
 }
 
 /**
- * A URI as a property value. ical-generator escapes URI values like text (`,` → `\,`), which RFC 5545
- * does not do for URIs: the three characters it would escape are percent-encoded instead.
+ * Text as RFC 5545 lets a TEXT value hold it: control characters other than tabs and line ends are not
+ * TSAFE-CHARs (§3.3.11), so they are left out; a carriage return alone becomes a line end, which the
+ * library escapes as `\n` (a raw one would end the content line).
  */
-function uri(url: string): string {
-  return url.replace(/[,;\\]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+function textOf(text: string): string {
+  return text.replace(/\r\n?/g, '\n').replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/g, '')
 }
 
-/** A VEVENT with lines the library does not write (an ORGANIZER without e-mail), folded with the rest. */
+/** A VEVENT with lines the library does not write (URL, an ORGANIZER without e-mail), folded with the rest. */
 class FeedICalEvent extends ICalEvent {
   private readonly extra: string
 
