@@ -100,7 +100,13 @@ let moments = 0
 function unroutedHeaders(language: Parameters<typeof commonHeaders>[0]): Record<string, string> {
   return { ...commonHeaders(language), [REQUEST_ID_HEADER]: requestIdOf(undefined) }
 }
-const MAX_PARAM_LENGTH = 2048
+/**
+ * A path parameter (an id, a slug) up to this long is looked up: a slug is any characters but `/` (the source
+ * document), and Node refuses a request line and headers over 16 kB (431) before routing, so every slug a
+ * socket can send names a record or is 404 `rest-<resource>-not-found` (at 2,048 a longer one was 404
+ * `rest_no_route`, as if the route did not exist).
+ */
+const MAX_PARAM_LENGTH = 16 * 1024
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { db, config } = options

@@ -284,6 +284,9 @@ t.test('100 kB strings are stored and returned exactly; 100 kB parameters are an
       refused(t, await fixture.inject({ url: `${API}/${resource.path}?page=${'9'.repeat(100_000)}` }), 404, `${resource.singular}-archive-page-not-found`, `${resource.path} 100 kB page`)
       refused(t, await fixture.inject({ url: `${API}/${resource.path}/${'1'.repeat(100_000)}` }), 404, 'rest_no_route', `${resource.path} 100 kB id`)
       if (resource.bySlug) refused(t, await fixture.inject({ url: `${API}/${resource.path}/by-slug/${big}` }), 404, 'rest_no_route', `${resource.path} 100 kB slug`)
+      // Any slug or id a socket can send (its request line is at most 16 kB) names no record.
+      if (resource.bySlug) refused(t, await fixture.inject({ url: `${API}/${resource.path}/by-slug/${big.slice(0, 12_000)}` }), 404, `rest-${resource.singular}-not-found`, `${resource.path} 12 kB slug`)
+      refused(t, await fixture.inject({ url: `${API}/${resource.path}/${'1'.repeat(12_000)}` }), 404, `rest-${resource.singular}-not-found`, `${resource.path} 12 kB id`)
       const stale = await fixture.inject({ method: 'PATCH', url: `${API}/${resource.path}/${id}`, headers: { ...fixture.editor, 'if-match': big }, payload: {} })
       refused(t, stale, 412, 'rest-precondition-failed', `${resource.path} 100 kB If-Match`)
       const fresh = await fixture.inject({ url: `${API}/${resource.path}/${id}`, headers: { 'if-none-match': big } })
