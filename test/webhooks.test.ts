@@ -157,3 +157,24 @@ t.test('DELETE takes the subscription\'s deliveries in every state with their at
   const attempts = await s.db.selectFrom('webhook_attempts').select('webhook_id').execute()
   t.same(attempts.map((a) => a.webhook_id), [kept, kept, kept], 'and only the other\'s attempts')
 })
+
+t.test('PATCH that changes nothing (an empty body, the same values) leaves the subscription and its modified_utc; a change moves it', async (t) => {
+  let now = new Date('2026-06-15T12:00:00Z')
+  const s = await build(t, { clock: () => now, config: { webhooks: { retrySchedule: [1000], disableAfter: 10, allowPrivate: true } } })
+  const admin = await s.auth('administrator')
+  const created = (await s.inject({ method: 'POST', url: `${API}/webhooks`, headers: admin, payload: BODY })).json<Json & { id: number }>()
+  t.equal(created.modified_utc, '2026-06-15 12:00:00')
+  const patch = async (payload: Json) => {
+    now = new Date(now.getTime() + 60_000)
+    const res = await s.inject({ method: 'PATCH', url: `${API}/webhooks/${created.id}`, headers: admin, payload })
+    t.equal(res.statusCode, 200)
+    return res.json<Json>()
+  }
+  const { secret: _secret, ...record } = created
+  for (const same of [{}, { url: BODY.url }, { events: BODY.events, description: 'Partner' }, { active: true }]) {
+    t.strictSame(await patch(same), record, `${JSON.stringify(same)}: unchanged`)
+  }
+  t.match(await patch({ description: 'Other' }), { description: 'Other', modified_utc: '2026-06-15 12:05:00' }, 'a change moves modified_utc')
+  t.match(await patch({ active: false }), { active: false, modified_utc: '2026-06-15 12:06:00' })
+  t.match(await patch({ active: false }), { active: false, modified_utc: '2026-06-15 12:06:00' }, 'inactive again: unchanged')
+})

@@ -5,7 +5,8 @@
  */
 import type { Schema } from '../contract.js'
 import type { Db, Tx } from '../db/unit-of-work.js'
-import type { WebhookRow } from '../db/schema.js'
+import type { WebhookRow, WebhooksTable } from '../db/schema.js'
+import type { Updateable } from 'kysely'
 
 export type Webhook = Schema<'Webhook'>
 
@@ -75,17 +76,25 @@ export interface WebhookChanges {
 
 /**
  * Changes a subscription; `active: true` also clears what disabling it set (failures, when, why), so
- * that its pending deliveries go out again. Undefined when there is no such subscription.
+ * that its pending deliveries go out again. A change that changes nothing (the same values, an empty body)
+ * leaves it as it was, `modified_utc` included (CONTRACT §5). Undefined when there is no such subscription.
  */
 export async function updateWebhook(trx: Tx, id: number, changes: WebhookChanges, nowUtc: string): Promise<Webhook | undefined> {
-  const row = await trx.updateTable('webhooks').set({
-    modified_utc: nowUtc,
+  const current = await trx.selectFrom('webhooks').selectAll().where('id', '=', id).executeTakeFirst()
+  if (current === undefined) return undefined
+  const set: Updateable<WebhooksTable> = {
     ...(changes.url !== undefined ? { url: changes.url } : {}),
     ...(changes.events !== undefined ? { events: JSON.stringify(changes.events) } : {}),
     ...(changes.description !== undefined ? { description: changes.description } : {}),
     ...(changes.active === false ? { active: 0 } : {}),
     ...(changes.active === true ? { active: 1, failures: 0, disabled_utc: null, disabled_reason: null } : {}),
-  }).where('id', '=', id).returningAll().executeTakeFirst()
+  }
+  const differs = Object.entries(set).some(([column, value]) => {
+    const now: unknown = current[column as keyof WebhookRow]
+    return typeof value === 'number' ? Number(now) !== value : now !== value
+  })
+  if (!differs) return webhookRecord(current)
+  const row = await trx.updateTable('webhooks').set({ ...set, modified_utc: nowUtc }).where('id', '=', id).returningAll().executeTakeFirst()
   return row === undefined ? undefined : webhookRecord(row)
 }
 
