@@ -27,7 +27,7 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../src/app.js'
 import { defaultConfig } from '../src/config.js'
 import { createCompilers } from '../src/http/compilers.js'
-import { API_URL, BASE_URL, NOW } from './helpers/build.js'
+import { API, API_URL, BASE_URL, NOW } from './helpers/build.js'
 
 const EVENT_SCHEMA = (SPEC.document.components as { schemas: Record<string, unknown> }).schemas.Event
 /** The settings of the apps these tests build (no extension, a UTC site). */
@@ -540,6 +540,11 @@ t.test('a node with other settings on the same database (geoloc off, another sit
       await other.eventDocuments.settled()
     }
   }
+  // Venues (and organizers: the same fields) show date and modified in each node's zone too.
+  const venueHere = (await s.inject({ url: `${API}/venues/${hall.id}` })).json<{ date: string; modified: string }>()
+  const venueThere = (await other.inject({ url: `${API}/venues/${hall.id}` })).json<{ date: string; modified: string }>()
+  t.match(venueHere, { date: '2026-06-15 14:00:00', modified: '2026-06-15 14:00:00' }, 'the venue in Zurich')
+  t.match(venueThere, { date: '2026-06-16 02:00:00', modified: '2026-06-16 02:00:00' }, 'the venue on Kiritimati')
   // An event has one document: each node's store replaces the other's (the table's key is the event).
   const contexts = await s.db.selectFrom('event_documents').select('context').where('event_id', '=', event.id).execute()
   t.equal(contexts.length, 1, 'one document an event: each node replaces the other\'s')
