@@ -109,6 +109,10 @@ t.test('loopback, private, link-local and unspecified addresses are refused unle
     const body = expectError(t, res, 400, 'rest_invalid_param', ['url'])
     t.match(body.message, /url/, url)
   }
+  // A host that does not resolve (RFC 2606 reserves .invalid) is refused too, saying so rather than naming addresses.
+  const unresolved = expectError(t, await s.inject({ method: 'POST', url: `${API}/webhooks`, headers: s.admin, payload: { url: 'https://no-such-host.invalid/hook', events: ['*'] } }), 400, 'rest_invalid_param', ['url'])
+  t.match(unresolved.data, { params: { url: /could not be looked up/ } })
+  t.notMatch(JSON.stringify(unresolved), /loopback/)
   const ok = await s.inject({ method: 'POST', url: `${API}/webhooks`, headers: s.admin, payload: { url: 'https://93.184.215.14/hook', events: ['*'] } })
   t.equal(ok.statusCode, 201, 'a public address is accepted')
   const id = ok.json<{ id: number }>().id

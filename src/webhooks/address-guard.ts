@@ -10,7 +10,7 @@ import { isIP } from 'node:net'
 import { isPublicAddress } from '../lib/addresses.js'
 
 /** Why a URL may not receive webhooks: not http(s), or not a public address; undefined when it may. */
-export type UrlRefusal = 'invalidUrl' | 'webhookAddress'
+export type UrlRefusal = 'invalidUrl' | 'webhookAddress' | 'webhookHostUnresolved'
 
 /** The host of a URL as an address or a name (IPv6 without its brackets). */
 function hostOf(url: URL): string {
@@ -29,12 +29,14 @@ export async function refusedUrl(text: string, allowPrivate: boolean): Promise<U
   if (allowPrivate) return undefined
   const host = hostOf(url)
   if (isIP(host) !== 0) return isPublicAddress(host) ? undefined : 'webhookAddress'
+  let addresses: LookupAddress[]
   try {
-    const addresses = await resolveAll(host)
-    return addresses.length > 0 && addresses.every((a) => isPublicAddress(a.address)) ? undefined : 'webhookAddress'
+    addresses = await resolveAll(host)
   } catch {
-    return 'webhookAddress'
+    // Refused all the same (where it would go cannot be checked), saying why.
+    return 'webhookHostUnresolved'
   }
+  return addresses.length > 0 && addresses.every((a) => isPublicAddress(a.address)) ? undefined : 'webhookAddress'
 }
 
 function resolveAll(host: string): Promise<LookupAddress[]> {
