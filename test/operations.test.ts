@@ -129,13 +129,21 @@ t.test('answers over 1 kB are compressed as the client accepts; ETags name the c
   t.equal(yaml.headers['content-encoding'], 'br', '/doc as YAML')
 })
 
-t.test('X-Request-Id on every answer: a short token sent is reused, anything else replaced', async (t) => {
+t.test('X-Request-Id on every answer: a short token sent is reused, anything else (or a credential) replaced', async (t) => {
   const s = await build(t)
   const own = await s.inject({ url: `${API}/tags`, headers: { 'x-request-id': 'abc-123.X_y' } })
   t.equal(own.headers['x-request-id'], 'abc-123.X_y')
   for (const bad of ['a b', 'x'.repeat(65), 'id\nforged', '']) {
     const res = await s.inject({ url: `${API}/tags`, headers: { 'x-request-id': bad } })
     t.match(res.headers['x-request-id'], /^[0-9a-f-]{36}$/, `replaced: ${JSON.stringify(bad.slice(0, 10))}`)
+  }
+  // Never a credential (CONTRACT §6): an API key's form, or any part of the Authorization header sent.
+  const editor = await s.auth('editor')
+  const key = editor.authorization.slice('Bearer '.length)
+  for (const [sent, headers] of [[key, editor], [key, {}], [key.slice(4, 40), editor], ['CAL_abc', {}], ['Bearer', editor]] as const) {
+    const res = await s.inject({ url: `${API}/tags`, headers: { ...headers, 'x-request-id': sent } })
+    t.match(res.headers['x-request-id'], /^[0-9a-f-]{36}$/, `replaced: ${sent.slice(0, 8)}…`)
+    t.notOk(JSON.stringify(res.headers).includes(key.slice(4, 20)), 'no part of the key in any header')
   }
   const a = await s.inject({ url: `${API}/nowhere` })
   const b = await s.inject({ url: `${API}/events/by-slug/%ff` })
