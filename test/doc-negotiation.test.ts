@@ -26,6 +26,8 @@ t.test('/doc picks JSON or YAML by the Accept header, q-values and case included
     const res = await inject({ url: `${API}/doc`, headers: accept === undefined ? {} : { accept } })
     t.equal(res.statusCode, 200, String(accept))
     t.match(res.headers['content-type'], expected === 'json' ? /^application\/json/ : /^application\/yaml/, `${String(accept)} → ${expected}`)
+    t.match(res.headers.vary, /(^|, )Accept(,|$)/, 'Vary names Accept: one URL, two forms')
+    t.match(res.headers.vary, /Accept-Encoding/)
   }
 })
 

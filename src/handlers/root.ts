@@ -47,6 +47,8 @@ export function rootHandlers(ctx: AppContext): RootHandlers {
     },
 
     async getDoc(req, reply) {
+      // JSON or YAML by Accept, at one URL: caches must keep them apart.
+      reply.header('Vary', 'Accept')
       const entry = served(req.query?.ml_language ?? ctx.config.defaultLanguage)
       if (preferredMediaType(req, DOC_MEDIA_TYPES) !== 'application/json') {
         reply.type('application/yaml; charset=utf-8')
