@@ -481,6 +481,36 @@ t.test('slugs: made from the title, unique per language with -2, -3; normalised 
   t.equal((await s.patch(2, { slug: 'summer-concert-2' })).json<Event>().slug, 'summer-concert-2', 'its own slug is no clash')
 })
 
+t.test('languages: translation_of a record the caller may not read, or one in the trash, is refused like an unknown one', async (t) => {
+  const s = await setup(t)
+  const alice = await s.auth('author', 'alice')
+  const bob = await s.auth('author', 'bob')
+  const draft = await s.create(eventBody({ title: 'Alice\'s draft', status: 'draft' }), alice)
+  const gone = await s.event('Trashed')
+  t.equal((await s.remove(gone.id)).statusCode, 200)
+  const refused = async (headers: Record<string, string>, source: number, label: string) => {
+    const res = await s.inject({ method: 'POST', url: `${EVENTS}?ml_language=es`, headers, payload: eventBody({ title: 'Traducción', translation_of: source }) })
+    const unknown = await s.inject({ method: 'POST', url: `${EVENTS}?ml_language=es`, headers, payload: eventBody({ title: 'Traducción', translation_of: 99_999 }) })
+    const body = expectError(t, res, 400, 'rest_invalid_param', ['translation_of'])
+    t.equal(body.message, expectError(t, unknown, 400, 'rest_invalid_param', ['translation_of']).message, `${label}: the answer of an unknown id`)
+  }
+  await refused(bob, draft.id, 'another author\'s draft')
+  await refused(bob, gone.id, 'a trashed event')
+  await refused(s.editor, gone.id, 'a trashed event, for an editor too')
+  t.strictSame((await s.get(draft.id, '', alice)).json<Event>().translations, { en: draft.id }, 'the draft\'s group is untouched')
+  const own = await s.create(eventBody({ title: 'Borrador', translation_of: draft.id }), alice, '?ml_language=es')
+  t.strictSame(own.translations, { en: draft.id, es: own.id }, 'its author may translate it')
+  const editors = await s.create(eventBody({ title: 'Entwurf', translation_of: draft.id }), s.editor, '?ml_language=de')
+  t.strictSame(editors.translations, { en: draft.id, es: own.id, de: editors.id }, 'and an editor')
+  for (const path of ['venues', 'organizers'] as const) {
+    const field = path === 'venues' ? 'venue' : 'organizer'
+    const hidden = await s.inject({ method: 'POST', url: `${API}/${path}`, headers: alice, payload: { [field]: `Alice's ${field}`, status: 'draft' } })
+    t.equal(hidden.statusCode, 201)
+    const res = await s.inject({ method: 'POST', url: `${API}/${path}?ml_language=es`, headers: bob, payload: { [field]: 'Traducción', translation_of: hidden.json<{ id: number }>().id } })
+    expectError(t, res, 400, 'rest_invalid_param', ['translation_of'])
+  }
+})
+
 t.test('languages: translation_of joins a group, one version per language', async (t) => {
   const s = await setup(t)
   await s.event('Concert')

@@ -374,15 +374,23 @@ function recordsOf(m: Model, kind: PostKind | Taxonomy): Array<{ id: number; lan
   return kind === 'category' || kind === 'tag' ? termsOf(m, kind) : [...m.posts(kind).values()]
 }
 
-/** `translation_of` (CONTRACT §7): an existing record of the resource, whose group has no version in `lang` yet. */
-function translationProblem(m: Model, kind: PostKind | Taxonomy, source: unknown, lang: Lang): boolean {
+/**
+ * `translation_of` (CONTRACT §7): an existing record of the resource, whose group has no version in `lang` yet;
+ * an event, venue or organizer the caller may read and not in the trash (§6: else like an unknown id).
+ */
+function translationProblem(m: Model, kind: PostKind | Taxonomy, source: unknown, lang: Lang, caller: Caller): boolean {
   if (source === undefined) return false
   const found = recordsOf(m, kind).find((r) => r.id === source)
-  return found === undefined || version(recordsOf(m, kind), found.group, lang) !== undefined
+  if (found === undefined) return true
+  if (kind !== 'category' && kind !== 'tag') {
+    const post = m.posts(kind).get(found.id)
+    if (post === undefined || post.status === 'trash' || !canRead(caller, post)) return true
+  }
+  return version(recordsOf(m, kind), found.group, lang) !== undefined
 }
 
-function translationGroup(m: Model, kind: PostKind | Taxonomy, source: unknown, lang: Lang): number | undefined {
-  if (source === undefined || translationProblem(m, kind, source, lang)) return undefined
+function translationGroup(m: Model, kind: PostKind | Taxonomy, source: unknown, lang: Lang, caller: Caller): number | undefined {
+  if (source === undefined || translationProblem(m, kind, source, lang, caller)) return undefined
   note(`${kind} made a translation`)
   return recordsOf(m, kind).find((r) => r.id === source)?.group
 }
@@ -981,7 +989,7 @@ function settleImage(m: Model, value: unknown, actual: unknown, keep: Img | null
 function newLinked(m: Model, kind: 'venue' | 'organizer', caller: Caller, lang: Lang, body: Json, id: number, status: PostStatus, image: Img | null): MVenue | MOrganizer {
   const name = String(kind === 'venue' ? body.venue : body.organizer)
   const base: MPost = {
-    id, group: translationGroup(m, kind, body.translation_of, lang) ?? id, lang, author: typeof body.author === 'number' ? body.author : callerId(caller), status,
+    id, group: translationGroup(m, kind, body.translation_of, lang, caller) ?? id, lang, author: typeof body.author === 'number' ? body.author : callerId(caller), status,
     slug: newSlug(m, kind, lang, str(body.slug), name, id), image,
     date: typeof body.date === 'string' ? body.date : m.now, modified: m.now, etag: undefined,
   }
@@ -1541,14 +1549,14 @@ class CreateEvent implements fc.AsyncCommand<Model, Sut> {
     const { res, what, body } = await send(s, this.caller, 'POST', url, raw, this.form)
     if (this.caller === 'anon') return expectError(res, 401, ['rest_forbidden'], what)
     if (this.spec.omit !== undefined) return expectError(res, 400, ['rest_missing_callback_param'], what)
-    if (eventFieldProblem(m, body) || translationProblem(m, 'event', body.translation_of, this.lang)) return expectError(res, 400, ['rest_invalid_param'], what)
+    if (eventFieldProblem(m, body) || translationProblem(m, 'event', body.translation_of, this.lang, this.caller)) return expectError(res, 400, ['rest_invalid_param'], what)
     const plan = planEvent(m, this.caller, this.lang, body, undefined)
     if ('codes' in plan) return expectError(res, plan.status, plan.codes, what)
     if (authorForbidden(this.caller, body)) return expectError(res, 403, ['rest_forbidden'], what)
     assert.equal(res.status, 201, `${what}: ${JSON.stringify(res.body).slice(0, 400)}`)
     const e = plan.event
     e.id = freshId(m, 'event', res.body.id, what)
-    e.group = translationGroup(m, 'event', body.translation_of, e.lang) ?? e.id
+    e.group = translationGroup(m, 'event', body.translation_of, e.lang, this.caller) ?? e.id
     assert.equal(res.headers.location, `${API_URL}/events/${e.id}`, `${what}: Location`)
     e.slug = newSlug(m, 'event', e.lang, str(body.slug), e.title, e.id)
     e.image = settleImage(m, body.image, res.body.image, null, what)
@@ -1693,7 +1701,7 @@ class CreateLinked implements fc.AsyncCommand<Model, Sut> {
     const url = `${API}/${COLLECTION[kind]}${this.lang === 'de' ? '?ml_language=de' : ''}`
     const { res, what, body } = await send(s, caller, 'POST', url, raw, this.form)
     if (caller === 'anon') return expectError(res, 401, ['rest_forbidden'], what)
-    if (linkedProblem(m, kind, body) || translationProblem(m, kind, body.translation_of, this.lang)) return expectError(res, 400, ['rest_invalid_param'], what)
+    if (linkedProblem(m, kind, body) || translationProblem(m, kind, body.translation_of, this.lang, caller)) return expectError(res, 400, ['rest_invalid_param'], what)
     if (authorForbidden(caller, body)) return expectError(res, 403, ['rest_forbidden'], what)
     assert.equal(res.status, 201, `${what}: ${JSON.stringify(res.body).slice(0, 400)}`)
     const id = freshId(m, kind, res.body.id, what)
@@ -1889,11 +1897,11 @@ class CreateTerm implements fc.AsyncCommand<Model, Sut> {
     const parent = typeof body.parent === 'number' ? body.parent : 0
     if (!parentOk(m, parent, this.lang, undefined)) return expectError(res, 400, ['rest_invalid_param'], what)
     if (nameTaken(m, taxonomy, this.lang, parent, name, undefined)) return expectError(res, 400, ['term_exists'], what)
-    if (translationProblem(m, taxonomy, body.translation_of, this.lang)) return expectError(res, 400, ['rest_invalid_param'], what)
+    if (translationProblem(m, taxonomy, body.translation_of, this.lang, caller)) return expectError(res, 400, ['rest_invalid_param'], what)
     assert.equal(res.status, 201, `${what}: ${JSON.stringify(res.body).slice(0, 400)}`)
     const id = freshId(m, 'term', res.body.id, what)
     const term: MTerm = {
-      id, group: translationGroup(m, taxonomy, body.translation_of, this.lang) ?? id, taxonomy, lang: this.lang, name, slug: newSlug(m, taxonomy, this.lang, str(body.slug), name, id),
+      id, group: translationGroup(m, taxonomy, body.translation_of, this.lang, caller) ?? id, taxonomy, lang: this.lang, name, slug: newSlug(m, taxonomy, this.lang, str(body.slug), name, id),
       description: emptyToNull(body.description as string | null | undefined) ?? null, parent, etag: undefined,
     }
     m.terms.set(id, term)

@@ -88,7 +88,7 @@ export async function checkNewEvent(db: Db, body: Schema<'EventCreate'>, columns
   }
   // The author named must exist (400) before anything else; the right to name one comes last (403).
   await checkAuthorExists(db, body.author, caller.id)
-  const group = body.translation_of === undefined ? null : await translationGroup(db, 'events', 'event', body.translation_of, language)
+  const group = body.translation_of === undefined ? null : await translationGroup(db, 'events', 'event', body.translation_of, language, caller)
   const image = await checkedImage(db, body.image)
   const dates = postDates(body, writer.siteTz, nowDates(writer.now, writer.siteTz))
   const links = await checkedLinks(db, body, language, caller, writer)

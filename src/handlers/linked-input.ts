@@ -9,6 +9,7 @@ import type { Db } from '../db/unit-of-work.js'
 import { invalidParam } from '../http/errors.js'
 import { modifiedNow, nowDates, type PublicationDates } from '../lib/post-dates.js'
 import { wantedSlug } from '../lib/slug.js'
+import type { Caller } from '../lib/rights.js'
 import type { CommonColumns, LinkedUpdate, NewLinked } from '../repositories/linked.js'
 import { checkAuthorExists, checkedImage, checkMayAssignAuthor, postDates, translationGroup } from './post-input.js'
 
@@ -32,6 +33,8 @@ export interface LinkedInput<Body, Own> {
 /** Who writes, when, and under which site settings. */
 export interface Writer {
   callerId: number
+  /** The caller itself (what it may read). */
+  caller: Caller
   /** Whether the caller may name another author (editors). */
   mayAssignAuthor: boolean
   now: Date
@@ -47,7 +50,7 @@ export async function checkNewLinked<Body extends LinkedBody, Own>(
   const name = fields.name
   if (name === undefined) throw invalidParam(input.resource, 'required')
   await checkAuthorExists(db, body.author, writer.callerId)
-  const group = translationOf === undefined ? null : await translationGroup(db, input.table, input.resource, translationOf, language)
+  const group = translationOf === undefined ? null : await translationGroup(db, input.table, input.resource, translationOf, language, writer.caller)
   const dates = postDates(body, writer.siteTz, nowDates(writer.now, writer.siteTz))
   const image = await checkedImage(db, body.image)
   checkMayAssignAuthor(body.author, writer.callerId, writer.mayAssignAuthor)

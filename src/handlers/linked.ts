@@ -29,7 +29,7 @@ export const bySlug = (params: { slug: string }): PostRef => ({ slug: params.slu
 
 /** Who writes, for the checks of a write body. */
 export function writerOf(ctx: AppContext, caller: Caller): Writer {
-  return { callerId: caller.id, mayAssignAuthor: editsAll(caller), now: ctx.now(), siteTz: ctx.config.timezone, geoloc: ctx.site.geoloc }
+  return { callerId: caller.id, caller, mayAssignAuthor: editsAll(caller), now: ctx.now(), siteTz: ctx.config.timezone, geoloc: ctx.site.geoloc }
 }
 
 /** The language a lookup of `ref` is made in: a slug is always looked up in one (the site's by default). */

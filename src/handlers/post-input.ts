@@ -7,10 +7,11 @@ import type { Language } from '../contract.js'
 import type { Db } from '../db/unit-of-work.js'
 import { forbidden, invalidParam } from '../http/errors.js'
 import { publicationDates, type PublicationDates } from '../lib/post-dates.js'
+import { canRead, type Caller } from '../lib/rights.js'
 import { normalisedHttpUrl } from '../lib/urls.js'
 import { imageExists, type ImageChoice } from '../repositories/images.js'
 import type { PostTable } from '../repositories/posts.js'
-import { groupHasLanguage, translationGroupOf } from '../repositories/translations.js'
+import { groupHasLanguage, translationSource } from '../repositories/translations.js'
 import { userExists } from '../repositories/users.js'
 
 /** An `author` (other than the caller, when given) must name an existing user (400). */
@@ -38,12 +39,17 @@ export async function checkedImage(db: Db, value: number | string | null | undef
   return { url }
 }
 
-/** The translation group a new record joins (`translation_of`), refusing a second version in one language. */
-export async function translationGroup(db: Db, table: PostTable, resource: string, source: number, language: Language): Promise<number> {
-  const group = await translationGroupOf(db, table, source)
-  if (group === undefined) throw invalidParam('translation_of', 'translationOfMissing', { resource })
-  if (await groupHasLanguage(db, table, group, language)) throw invalidParam('translation_of', 'translationExists')
-  return group
+/**
+ * The translation group a new record joins (`translation_of`), refusing a second version in one language. A
+ * record the caller may not read (another author's draft) or one in the trash is refused like one that does
+ * not exist (CONTRACT §6): joining it would tell the caller it exists, show its id in the group's
+ * `translations`, and take its language from its owner.
+ */
+export async function translationGroup(db: Db, table: PostTable, resource: string, source: number, language: Language, caller: Caller): Promise<number> {
+  const found = await translationSource(db, table, source)
+  if (found === undefined || found.status === 'trash' || !canRead(caller, found)) throw invalidParam('translation_of', 'translationOfMissing', { resource })
+  if (await groupHasLanguage(db, table, found.group, language)) throw invalidParam('translation_of', 'translationExists')
+  return found.group
 }
 
 /** Publication dates from `date`/`date_utc`, else `fallback`; a field that is no date is a 400 naming it. */

@@ -50,6 +50,13 @@ export async function translationGroupOf(db: Db, table: TranslatedTable, source:
   return row === undefined ? undefined : row.translation_group ?? row.id
 }
 
+/** The translation group, status and author of event, venue or organizer `source`, or undefined when there is none. */
+export async function translationSource(db: Db, table: 'events' | 'venues' | 'organizers', source: number): Promise<{ group: number; status: string; author: number | null } | undefined> {
+  if (!Number.isSafeInteger(source)) return undefined
+  const row = await db.selectFrom(table).select(['id', 'translation_group', 'status', 'author']).where('id', '=', source).executeTakeFirst()
+  return row === undefined ? undefined : { group: row.translation_group ?? row.id, status: row.status, author: row.author }
+}
+
 /** Whether a translation group already has a version in `language`. */
 export async function groupHasLanguage(db: Db, table: TranslatedTable, group: number, language: string): Promise<boolean> {
   const row = await db.selectFrom(table).select('id').where('translation_group', '=', group).where('language', '=', language).executeTakeFirst()
