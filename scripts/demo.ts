@@ -3,13 +3,17 @@
  * (the same variables as the server), so that a newcomer sees a calendar, not an empty list. Every
  * record goes through the API's own write routes (in process, as an editor), exactly as a client would
  * create it; nothing is written with SQL. Refuses a database that already has events, venues,
- * organizers or terms. Prints what it loaded.
+ * organizers or terms, unless `--reset` is given: then it empties the database first (every record, key,
+ * webhook and change, ids starting again at 1; a SQLite file is deleted and made anew), after a warning
+ * line on stderr. Prints what it loaded.
  */
+import { rmSync } from 'node:fs'
 import { pathToFileURL } from 'node:url'
 import type { FastifyInstance } from 'fastify'
+import { sql } from 'kysely'
 import { buildApp } from '../src/app.js'
 import { ConfigError, loadConfig, type Config } from '../src/config.js'
-import { openDatabase } from '../src/db/database.js'
+import { isPostgresUrl, openDatabase, shownUrl } from '../src/db/database.js'
 import { generateKey } from '../src/lib/api-keys.js'
 import { addDays, formatUtc, parseFilterDate } from '../src/lib/dates.js'
 import { DuplicateNameError, createUserWithKey } from '../src/repositories/users.js'
@@ -120,13 +124,51 @@ export async function loadDemo(app: FastifyInstance, authorization: string, conf
   return counts
 }
 
-async function main(): Promise<void> {
+const USAGE = 'usage: npm run demo [-- --reset]   (--reset empties the database at DATABASE_URL first)'
+
+/** The tables a migration seeds with one row of bookkeeping: emptied by hand, not truncated. */
+const SEEDED = ['change_log', 'data_epoch']
+
+/**
+ * Empties the database at `url`: a SQLite file (with its write-ahead log) is deleted, to be made anew by
+ * the next open; a PostgreSQL schema keeps its tables, emptied, with ids starting again at 1, and its
+ * data epoch moved so that any server still running on it drops what it keeps.
+ */
+async function emptyDatabase(url: string): Promise<void> {
+  if (url === ':memory:') return
+  if (!isPostgresUrl(url)) {
+    for (const file of [url, `${url}-wal`, `${url}-shm`, `${url}-journal`]) rmSync(file, { force: true })
+    return
+  }
+  const database = await openDatabase(url)
+  try {
+    await database.db.transaction().execute(async (trx) => {
+      const { rows } = await sql<{ name: string }>`select tablename as name from pg_tables where schemaname = current_schema()
+        and tablename not like 'kysely_migration%'`.execute(trx)
+      const tables = rows.map((r) => r.name).filter((name) => !SEEDED.includes(name))
+      if (tables.length > 0) await sql`truncate ${sql.join(tables.map((name) => sql.table(name)))} restart identity cascade`.execute(trx)
+      await sql`update change_log set pruned_through = 0`.execute(trx)
+      await sql`update data_epoch set n = n + 1`.execute(trx)
+    })
+  } finally {
+    await database.close()
+  }
+}
+
+async function main(args: string[]): Promise<void> {
+  if (args.some((arg) => arg !== '--reset')) throw new DemoError(USAGE)
   const config = loadConfig()
+  if (args.includes('--reset')) {
+    process.stderr.write(`WARNING: --reset deletes everything in ${shownUrl(config.databaseUrl)} (events, venues, organizers, terms, ` +
+      'API keys, webhooks, the change log) before loading the demo. Stop the servers on it first.\n')
+    await emptyDatabase(config.databaseUrl)
+  }
   const database = await openDatabase(config.databaseUrl)
   try {
     for (const table of ['events', 'venues', 'organizers', 'terms'] as const) {
       const row = await database.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
-      if (Number(row.n) > 0) throw new DemoError(`${config.databaseUrl} already has ${table}: the demo loads into an empty database only`)
+      if (Number(row.n) > 0) throw new DemoError(`${config.databaseUrl} already has ${table}: the demo loads into an empty database only ` +
+        '(`npm run demo -- --reset` empties it first)')
     }
     const now = new Date()
     const key = generateKey()
@@ -154,7 +196,7 @@ async function main(): Promise<void> {
   }
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) main().catch((error: unknown) => {
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) main(process.argv.slice(2)).catch((error: unknown) => {
   const known = error instanceof DemoError || error instanceof ConfigError
   process.stderr.write(`${known ? error.message : error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
   process.exit(known ? 2 : 1)
