@@ -225,7 +225,7 @@ interface SearchedInWindow {
  * instead of three (the matches counted, counted again against the window's membership, then the page's own
  * statement: 6–10 ms for a common pair or trigram at 20,000 events), and its other pages none. On PostgreSQL
  * each of those statements may read every event's texts (a common needle, or trigram indexes whose pending
- * list is long), so one instead of three matters more there (README, Performance). Undefined when it does
+ * list is long), so one instead of three matters more there (docs/performance.md). Undefined when it does
  * not apply.
  */
 async function searchedInWindow(db: Db, f: EventFilter): Promise<SearchedInWindow | undefined> {
