@@ -109,6 +109,11 @@ t.test('monthly on the last Friday (BYDAY=FR;BYSETPOS=-1) and with an ordinal (-
   t.strictSame(starts(occurrences(series, { rule: 'FREQ=MONTHLY;BYDAY=-1FR;COUNT=6' })), starts(bySetPos))
 })
 
+t.test('BYSETPOS picks among wall times before a gap drops one: no last Sunday at 02:30 in March', async (t) => {
+  const list = occurrences(timed('Europe/Berlin', '2026-01-25 02:30:00'), { rule: 'FREQ=MONTHLY;BYDAY=SU;BYSETPOS=-1;COUNT=4' })
+  t.strictSame(starts(list).map((s) => s.slice(0, 10)), ['2026-01-25', '2026-02-22', '2026-04-26', '2026-05-31'])
+})
+
 t.test('BYMONTHDAY=-1 is the last day of each month; the second Sunday of May yearly', async (t) => {
   const last = occurrences(timed('UTC', '2026-01-31 12:00:00'), { rule: 'FREQ=MONTHLY;BYMONTHDAY=-1;COUNT=4' })
   t.strictSame(starts(last).map((s) => s.slice(0, 10)), ['2026-01-31', '2026-02-28', '2026-03-31', '2026-04-30'])
