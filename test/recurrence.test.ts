@@ -109,6 +109,12 @@ t.test('monthly on the last Friday (BYDAY=FR;BYSETPOS=-1) and with an ordinal (-
   t.strictSame(starts(occurrences(series, { rule: 'FREQ=MONTHLY;BYDAY=-1FR;COUNT=6' })), starts(bySetPos))
 })
 
+t.test('the windows the rule is read in do not cut a period: BYSETPOS over whole months', async (t) => {
+  // The first window ends on 2027-03-06, after the first Friday of March and before its last (dateutil agrees).
+  const list = occurrences(timed('UTC', '2026-01-30 10:00:00'), { rule: 'FREQ=MONTHLY;BYDAY=FR;BYSETPOS=-1;COUNT=20' })
+  t.strictSame(starts(list).slice(12).map((s) => s.slice(0, 10)), ['2027-01-29', '2027-02-26', '2027-03-26', '2027-04-30', '2027-05-28', '2027-06-25', '2027-07-30', '2027-08-27'])
+})
+
 t.test('BYSETPOS picks among wall times before a gap drops one: no last Sunday at 02:30 in March', async (t) => {
   const list = occurrences(timed('Europe/Berlin', '2026-01-25 02:30:00'), { rule: 'FREQ=MONTHLY;BYDAY=SU;BYSETPOS=-1;COUNT=4' })
   t.strictSame(starts(list).map((s) => s.slice(0, 10)), ['2026-01-25', '2026-02-22', '2026-04-26', '2026-05-31'])

@@ -108,7 +108,7 @@ export function checkRecurrence(input: RecurrenceInput, allDay: boolean): Recurr
   return { rule: parsed?.text ?? null, rdates, exdates, parsed }
 }
 
-/** An occurrence's start as wall ms and instant ms, or null when the wall time falls in a gap. */
+/** An occurrence's start: its wall time in the zone and its instant, both as ms (dates.ts). */
 interface Start {
   wallMs: number
   utcMs: number
