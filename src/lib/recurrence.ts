@@ -1,0 +1,265 @@
+/**
+ * Recurring events (CONTRACT §17): a series' `recurrence` checked, its occurrences expanded, and the
+ * occurrence ids that name them. The rule's periods and BY parts are rrule-temporal's, expanded on wall
+ * times (floating, as if UTC); the time zone is applied here, with time-zones.ts like every other date of
+ * the API, so that the contract's DST rules hold exactly: a local start in a gap is skipped and not
+ * counted (COUNT counts real occurrences only), an ambiguous one is the first of its two instants
+ * (RFC 5545 §3.3.5, §3.3.10). DTSTART, the event's own start, is always the first occurrence and counts.
+ *
+ * Every date string is `'YYYY-MM-DD HH:MM:SS'` (days `'YYYY-MM-DD'`), wall times in the event's zone or
+ * instants in UTC, as in dates.ts. Plain functions: no state, no clock (the horizon is an argument).
+ */
+import { RRuleTemporal, type TemporalZonedDateTimeInput } from 'rrule-temporal'
+import { pad, requireDateTimeMs } from './dates.js'
+import { MAX_OCCURRENCES, fieldsMs, parseRule, type Rule, type RuleRefusal, type Until } from './recurrence-rule.js'
+import { DAY, SECOND, offsetFunction, utcMsToWallMs, wallMsToUtcMs, type OffsetAt } from './time-zones.js'
+
+export { MAX_OCCURRENCES, parseRule, type Rule, type RuleRefusal } from './recurrence-rule.js'
+
+/** A `recurrence` value as a body sends it. */
+export interface RecurrenceInput {
+  rule: string | null
+  rdates?: string[]
+  exdates?: string[]
+}
+
+/** A checked `recurrence`: returned as stored (rule upper-cased), with the parsed rule. */
+export interface Recurrence {
+  rule: string | null
+  rdates: string[]
+  exdates: string[]
+  parsed: Rule | null
+}
+
+/** Why a `recurrence` or its expansion is refused; each is a 400 naming `recurrence`. */
+export type RecurrenceRefusal =
+  | RuleRefusal
+  | 'malformedDate' // an rdate or exdate not in the event's form (all-day: `YYYY-MM-DD`)
+  | 'tooManyDates' // over 1,000 rdates and exdates together
+  | 'untilBeforeStart'
+  | 'noOccurrences' // every occurrence excluded
+  | 'tooSparse' // a rule whose next occurrence is more periods away than the expansion visits
+
+export interface Refused {
+  refused: RecurrenceRefusal
+}
+
+/** The most rdates and exdates together. */
+export const MAX_DATES = 1000
+
+/** What the expansion needs of the event: its zone and first occurrence (DTSTART). */
+export interface SeriesStart {
+  /** IANA name or `UTC±H[:MM]`, as the API accepts (time-zones.ts). */
+  timezone: string
+  allDay: boolean
+  /** Wall times in `timezone` (all-day: the first day's 00:00:00 and the last day's end). */
+  start: string
+  end: string
+  /** The first occurrence's instants (UTC). */
+  startUtc: string
+  endUtc: string
+}
+
+export interface Occurrence {
+  /** `YYYYMMDDTHHMMSSZ` (its original UTC start), all-day `YYYYMMDD` (its original local day). */
+  id: string
+  /** Wall times in the series' zone. */
+  start: string
+  end: string
+  startUtc: string
+  endUtc: string
+}
+
+const WALL_RE = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/
+const DAY_RE = /^\d{4}-\d{2}-\d{2}$/
+const LAST_MS = Date.UTC(9999, 11, 31, 23, 59, 59)
+
+function msToString(ms: number): string {
+  const d = new Date(ms)
+  return (
+    `${pad(d.getUTCFullYear(), 4)}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ` +
+    `${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`
+  )
+}
+
+/** A wall time or day of an rdate or exdate → wall ms, or null when not in the series' form. */
+function datesMs(value: string, allDay: boolean): number | null {
+  if (allDay ? !DAY_RE.test(value) : !WALL_RE.test(value)) return null
+  const [y, mo, d, h, mi, s] = value.split(/[- :]/).map(Number) as [number, number, number, number?, number?, number?]
+  return fieldsMs(y, mo, d, h, mi, s)
+}
+
+/**
+ * Checks a `recurrence` value for an event that is all-day or not (CONTRACT §17): the rule's parts,
+ * the forms of rdates and exdates, their number. Limits that need the event's dates are checked by
+ * {@link expandSeries}.
+ */
+export function checkRecurrence(input: RecurrenceInput, allDay: boolean): Recurrence | Refused {
+  const rdates = input.rdates ?? []
+  const exdates = input.exdates ?? []
+  if (rdates.length + exdates.length > MAX_DATES) return { refused: 'tooManyDates' }
+  for (const value of [...rdates, ...exdates]) if (datesMs(value, allDay) === null) return { refused: 'malformedDate' }
+  let parsed: Rule | null = null
+  if (input.rule !== null) {
+    const rule = parseRule(input.rule)
+    if (typeof rule === 'string') return { refused: rule }
+    parsed = rule
+  }
+  return { rule: parsed?.text ?? null, rdates, exdates, parsed }
+}
+
+/** An occurrence's start: its wall time in the zone and its instant, both as ms (dates.ts). */
+interface Start {
+  wallMs: number
+  utcMs: number
+}
+
+/** Whether a start is within the rule's UNTIL, read as written (instant, wall time, or whole local day). */
+function withinUntil(until: Until | undefined, start: Start): boolean {
+  if (until === undefined) return true
+  if (until.kind === 'instant') return start.utcMs <= until.ms
+  if (until.kind === 'wall') return start.wallMs <= until.ms
+  return start.wallMs < until.ms + DAY
+}
+
+/** Where the library may stop visiting periods: past UNTIL (a day's margin for offsets) or the horizon. */
+function lastWallMs(rule: Rule, horizonWallMs: number | undefined): number {
+  let last = LAST_MS
+  if (rule.until !== undefined) last = rule.until.ms + 2 * DAY
+  else if (rule.count === undefined && horizonWallMs !== undefined) last = horizonWallMs + 2 * DAY
+  return Math.min(last, LAST_MS)
+}
+
+function floating(ms: number): TemporalZonedDateTimeInput {
+  const text = `${msToString(ms).replace(' ', 'T')}+00:00[UTC]`
+  return { timeZoneId: 'UTC', toString: () => text }
+}
+
+/**
+ * The wall starts (ms) the rule makes after DTSTART, in order, until `visit` returns false or the
+ * periods end; false when the library gave up (more periods without an occurrence than it visits).
+ */
+function ruleWallStarts(rule: Rule, dtstartWallMs: number, lastMs: number, visit: (wallMs: number) => boolean): boolean {
+  const expansion = new RRuleTemporal({
+    freq: rule.freq,
+    interval: rule.interval,
+    dtstart: floating(dtstartWallMs),
+    until: floating(lastMs),
+    tzid: 'UTC',
+    cache: false,
+    ...(rule.byDay !== undefined ? { byDay: rule.byDay.map((d) => `${d.ordinal ?? ''}${d.weekday}`) } : {}),
+    ...(rule.byMonthDay !== undefined ? { byMonthDay: rule.byMonthDay } : {}),
+    ...(rule.byMonth !== undefined ? { byMonth: rule.byMonth } : {}),
+    ...(rule.bySetPos !== undefined ? { bySetPos: rule.bySetPos } : {}),
+    ...(rule.wkst !== undefined ? { wkst: rule.wkst } : {}),
+  })
+  // Windows that double in length: between() visits only the periods of its window, where all()
+  // with a callback costs a second for ten years of dailies.
+  let from = dtstartWallMs
+  let span = 400 * DAY
+  while (from <= lastMs) {
+    const to = Math.min(from + span, lastMs)
+    let dates
+    try {
+      dates = expansion.between(new Date(from), new Date(to), true)
+    } catch (error) {
+      if (error instanceof Error && /Maximum (iterations|candidate)/.test(error.message)) return false
+      throw error
+    }
+    for (const date of dates) {
+      const ms = date.epochMilliseconds
+      if (ms > dtstartWallMs && ms >= from && !visit(ms)) return true
+    }
+    from = to + SECOND
+    span *= 2
+  }
+  return true
+}
+
+/** A wall start in the zone: its first instant, or null in a gap. */
+function resolve(wallMs: number, offsetAt: OffsetAt, allDay: boolean): Start | null {
+  const utcMs = wallMsToUtcMs(wallMs, offsetAt)
+  // An all-day occurrence starts when its day does, past a gap at midnight.
+  if (!allDay && utcMsToWallMs(utcMs, offsetAt) !== wallMs) return null
+  return { wallMs, utcMs }
+}
+
+/** The id of an occurrence: `YYYYMMDDTHHMMSSZ` of its original UTC start, all-day `YYYYMMDD` of its day. */
+export function formatOccurrenceId(startUtc: string, startWall: string, allDay: boolean): string {
+  if (allDay) return startWall.slice(0, 10).replaceAll('-', '')
+  return `${startUtc.slice(0, 10).replaceAll('-', '')}T${startUtc.slice(11).replaceAll(':', '')}Z`
+}
+
+/** An occurrence id's original start: a UTC instant (timed) or a local day (all-day); null when malformed. */
+export function parseOccurrenceId(id: string, allDay: boolean): { startUtc: string } | { day: string } | null {
+  const m = allDay ? /^(\d{4})(\d{2})(\d{2})$/.exec(id) : /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(id)
+  if (m === null) return null
+  const fields = m.slice(1).map(Number) as [number, number, number, number?, number?, number?]
+  const ms = fieldsMs(...fields)
+  if (ms === null) return null
+  return allDay ? { day: msToString(ms).slice(0, 10) } : { startUtc: msToString(ms) }
+}
+
+/**
+ * Every occurrence of a series, in order of UTC start then id: DTSTART, the rule's occurrences (gaps
+ * skipped and not counted; up to COUNT, UNTIL, or for a rule with neither, starts before `horizonUtc`),
+ * the rdates (a wall time in a gap moves past it, as an event's own start does), less the exdates (by
+ * wall time; one that matches nothing changes nothing). Each lasts as long as the first (all-day: the
+ * same wall duration). Refused past {@link MAX_OCCURRENCES}, with UNTIL before DTSTART, or when every
+ * occurrence is excluded.
+ */
+export function expandSeries(series: SeriesStart, recurrence: Recurrence, horizonUtc: string): Occurrence[] | Refused {
+  const offsetAt = offsetFunction(series.timezone)
+  const allDay = series.allDay
+  const startWallMs = requireDateTimeMs(series.start, 'series start')
+  const startUtcMs = requireDateTimeMs(series.startUtc, 'series startUtc')
+  const wallDuration = requireDateTimeMs(series.end, 'series end') - startWallMs
+  const exactDuration = requireDateTimeMs(series.endUtc, 'series endUtc') - startUtcMs
+  const horizonMs = requireDateTimeMs(horizonUtc, 'horizon')
+  const rule = recurrence.parsed
+  const first: Start = { wallMs: startWallMs, utcMs: startUtcMs }
+  if (rule !== null && !withinUntil(rule.until, first)) return { refused: 'untilBeforeStart' }
+
+  const excluded = new Set(recurrence.exdates.map((d) => datesMs(d, allDay)))
+  const starts = new Map<number, Start>([[startWallMs, first]])
+  // Past this many, exdates cannot bring the series back under the limit.
+  const enough = MAX_OCCURRENCES + recurrence.exdates.length + 1
+  const lastMs = rule === null ? 0 : lastWallMs(rule, utcMsToWallMs(horizonMs, offsetAt))
+  if (rule !== null && rule.count !== 1 && lastMs > startWallMs) {
+    let counted = 1
+    const complete = ruleWallStarts(rule, startWallMs, lastMs, (wallMs) => {
+      const start = resolve(wallMs, offsetAt, allDay)
+      if (start === null) return true
+      if (!withinUntil(rule.until, start)) return false
+      if (rule.count === undefined && rule.until === undefined && start.utcMs >= horizonMs) return false
+      starts.set(wallMs, start)
+      counted++
+      return counted < (rule.count ?? Infinity) && starts.size < enough
+    })
+    if (!complete) return { refused: 'tooSparse' }
+  }
+  for (const rdate of recurrence.rdates) {
+    const wallMs = datesMs(rdate, allDay) as number
+    if (!starts.has(wallMs)) starts.set(wallMs, { wallMs, utcMs: wallMsToUtcMs(wallMs, offsetAt) })
+  }
+  for (const wallMs of excluded) if (wallMs !== null) starts.delete(wallMs)
+  if (starts.size > MAX_OCCURRENCES) return { refused: 'tooManyOccurrences' }
+  if (starts.size === 0) return { refused: 'noOccurrences' }
+
+  const occurrences: Occurrence[] = []
+  for (const { wallMs, utcMs } of starts.values()) {
+    const endUtcMs = allDay ? wallMsToUtcMs(wallMs + wallDuration, offsetAt) : utcMs + exactDuration
+    const endWallMs = allDay ? wallMs + wallDuration : utcMsToWallMs(endUtcMs, offsetAt)
+    // The year 9999 ends the dates the API can write: an occurrence past it is not one.
+    if (Math.max(endUtcMs, endWallMs) > LAST_MS) continue
+    const start = msToString(wallMs)
+    const startUtc = msToString(utcMs)
+    occurrences.push({ id: formatOccurrenceId(startUtc, start, allDay), start, end: msToString(endWallMs), startUtc, endUtc: msToString(endUtcMs) })
+  }
+  return occurrences.sort((a, b) => (a.startUtc < b.startUtc ? -1 : a.startUtc > b.startUtc ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+}
+
+/** The occurrences that start in [fromUtc, toUtc): a page of the series, or what a horizon move adds. */
+export function occurrencesBetween(occurrences: readonly Occurrence[], fromUtc: string, toUtc: string): Occurrence[] {
+  return occurrences.filter((o) => o.startUtc >= fromUtc && o.startUtc < toUtc)
+}
