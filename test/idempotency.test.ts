@@ -261,3 +261,12 @@ t.test('two apps on one database share the keys', async (t) => {
   expectError(t, await injectOther('nodes', { ...CREATES.events, title: 'Other' }), 422, 'rest_idempotency_key_mismatch')
   t.equal(await count(s.db, 'events'), 1)
 })
+
+t.test('browsers may send the key and read Idempotent-Replayed (CORS)', async (t) => {
+  const s = await setup(t)
+  const preflight = await s.inject({ method: 'OPTIONS', url: `${API}/events`, headers: { origin: 'http://elsewhere.test', 'access-control-request-method': 'POST', 'access-control-request-headers': 'idempotency-key' } })
+  t.equal(preflight.statusCode, 204)
+  t.ok(String(preflight.headers['access-control-allow-headers']).split(',').map((h) => h.trim().toLowerCase()).includes('idempotency-key'))
+  const created = await post(s, 'events', callerOf(s, 'events'), 'cors', CREATES.events)
+  t.ok(String(created.headers['access-control-expose-headers']).split(',').map((h) => h.trim()).includes('Idempotent-Replayed'))
+})
