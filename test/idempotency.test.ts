@@ -213,9 +213,15 @@ t.test('a malformed key is 400 rest_invalid_param naming the header, and nothing
     const res = await post(s, 'events', headers, key, CREATES.events)
     expectError(t, res, 400, 'rest_invalid_param', ['Idempotency-Key'])
   }
+  // Checked before the body: a body the schema or the contract refuses is refused for the key first.
+  expectError(t, await post(s, 'events', headers, '', { title: 'No dates' }), 400, 'rest_invalid_param', ['Idempotency-Key'])
+  expectError(t, await post(s, 'events', headers, '', { ...CREATES.events, venue: [99_999] }), 400, 'rest_invalid_param', ['Idempotency-Key'])
+  // Routes that do not take the header ignore it.
+  const id = (await post(s, 'events', headers, undefined, CREATES.events)).json<{ id: number }>().id
+  t.equal((await s.inject({ method: 'PATCH', url: `${API}/events/${id}`, headers: { ...headers, 'idempotency-key': '' }, payload: { title: 'Patched' } })).statusCode, 200)
   t.equal((await post(s, 'events', headers, 'x'.repeat(255), CREATES.events)).statusCode, 201, '255 characters are a key')
   t.equal((await post(s, 'events', headers, ' !"#$%&\'()*+,-./09:;<=>?@AZ[\\]^_`az{|}~', CREATES.events)).statusCode, 201, 'every printable character')
-  t.equal(await count(s.db, 'events'), 2)
+  t.equal(await count(s.db, 'events'), 3)
   t.equal(await count(s.db, 'idempotency_keys'), 2)
 })
 

@@ -15,7 +15,8 @@
 import { createHash, randomUUID } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { withTransaction, type Db, type Tx } from '../db/unit-of-work.js'
-import { ApiError, invalidParam } from '../http/errors.js'
+import { ApiError } from '../http/errors.js'
+import { idempotencyKeyOf } from '../http/idempotency-key.js'
 import { sendSerialized, type Serialized } from '../http/serialized.js'
 import { claimKey, findKey, releaseKey, rememberAnswer, type StoredKey } from '../repositories/idempotency-keys.js'
 import type { AppContext } from './context.js'
@@ -40,17 +41,6 @@ function fingerprintOf(req: FastifyRequest): string {
   return createHash('sha256').update(`${req.method} ${req.url}\n${req.bodyDigest ?? ''}`).digest('hex')
 }
 
-/** What a key may be: 1–255 printable ASCII characters (space to tilde). */
-const KEY_FORM = /^[\x20-\x7e]{1,255}$/
-
-/** The key sent, if any; a malformed one is 400 naming the header (before anything is claimed or written). */
-function keyOf(req: FastifyRequest): string | undefined {
-  const key = req.headers['idempotency-key']
-  if (key === undefined) return undefined
-  if (typeof key !== 'string' || !KEY_FORM.test(key)) throw invalidParam('Idempotency-Key', 'invalidIdempotencyKey')
-  return key
-}
-
 type Claim = { token: string } | { replay: StoredKey }
 
 /**
@@ -61,7 +51,7 @@ export async function createOnce<T, W>(
   ctx: AppContext, req: FastifyRequest, reply: FastifyReply,
   write: (trx: Tx) => Promise<W>, answer: (reader: Db, written: W) => Promise<Created<T>>,
 ): Promise<Serialized<T>> {
-  const key = keyOf(req)
+  const key = idempotencyKeyOf(req)
   const user = req.user
   if (key === undefined || user === null) {
     const written = await withTransaction(ctx.db, write)
