@@ -48,6 +48,7 @@ import { createCatalog } from './http/messages.js'
 import type { Handlers } from './http/operations.js'
 import { registerQueryNormalisation } from './http/query.js'
 import { registerNulGuard } from './http/nul-guard.js'
+import { registerIdempotencyKeyCheck } from './http/idempotency-key.js'
 import { digitsOnlyIds } from './http/routes.js'
 import { registerAuthentication, securityHandlers } from './http/security.js'
 import { recordSerializers } from './http/serialized.js'
@@ -175,6 +176,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerAuthentication(app, (key) => findUserByKey(db, key), createAuthThrottle(config.authFailureLimit, now))
   registerQueryNormalisation(app)
   registerNulGuard(app)
+  registerIdempotencyKeyCheck(app)
   registerHeaders(app, config)
   registerRequestLog(app)
   await registerCompression(app)

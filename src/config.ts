@@ -30,6 +30,8 @@ export interface Config {
   databasePoolSize: number
   /** How long the change log keeps its entries (CALENDAR_CHANGES_RETENTION_DAYS, default 30). */
   changesRetentionDays: number
+  /** How long an Idempotency-Key and the answer it remembers are kept (CALENDAR_IDEMPOTENCY_HOURS, default 24). */
+  idempotencyHours: number
   /** Whether PUBLIC_URL was given; if not and PORT is 0, URLs name the port actually bound. */
   publicUrlSet: boolean
   /** How long the connections of slow or idle clients may last (http/connections.ts). */
@@ -118,6 +120,7 @@ export function loadConfig(env: Env = process.env): Config {
     cacheEntries: parseCacheEntries(env.CALENDAR_CACHE_ENTRIES),
     eventDocuments: parseBoolean(env, 'CALENDAR_EVENT_DOCUMENTS', true),
     changesRetentionDays: parseRetentionDays(env.CALENDAR_CHANGES_RETENTION_DAYS),
+    idempotencyHours: parseCount(env, 'CALENDAR_IDEMPOTENCY_HOURS', 24, 1, 8760),
     databasePoolSize: parsePoolSize(env.DATABASE_POOL_SIZE),
     publicUrlSet: nonEmpty(env.PUBLIC_URL) !== undefined,
     connections: parseConnectionLimits(env),

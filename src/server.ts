@@ -24,8 +24,9 @@ async function main(): Promise<void> {
   const checkpoints = database.engine === 'sqlite' && config.databaseUrl !== ':memory:'
     ? startCheckpointer(config.databaseUrl, { onError: (error) => app.log.warn({ err: error }, 'a background checkpoint failed') })
     : undefined
-  const stopRetention = scheduleRetention(database.db, () => new Date(), config.changesRetentionDays,
-    (error) => app.log.error({ err: error }, 'pruning the change log failed'))
+  const stopRetention = scheduleRetention(database.db, () => new Date(),
+    { changesDays: config.changesRetentionDays, idempotencyHours: config.idempotencyHours },
+    (error) => app.log.error({ err: error }, 'pruning the change log or the idempotency keys failed'))
   let closing = false
   const shutdown = (signal: string) => {
     if (closing) return

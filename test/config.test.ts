@@ -35,6 +35,7 @@ t.test('defaults', async (t) => {
     cacheEntries: 1000,
     eventDocuments: true,
     changesRetentionDays: 30,
+    idempotencyHours: 24,
     databasePoolSize: 10,
     publicUrlSet: false,
     connections: { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, maxConnections: 1_000, shutdownTimeoutMs: 10_000 },
@@ -88,6 +89,7 @@ t.test('every variable is read', async (t) => {
     CALENDAR_RATE_LIMIT: '600',
     CALENDAR_TRUST_PROXY: '10.0.0.0/8, 127.0.0.1',
     CALENDAR_ICAL_MAX_EVENTS: '500',
+    CALENDAR_IDEMPOTENCY_HOURS: '48',
     CALENDAR_WEBHOOK_RETRY_SCHEDULE: '250ms, 1s,2m,3h,1d',
     CALENDAR_WEBHOOK_DISABLE_AFTER: '3',
     CALENDAR_WEBHOOK_ALLOW_PRIVATE: 'true',
@@ -105,6 +107,7 @@ t.test('every variable is read', async (t) => {
     cacheEntries: 0,
     eventDocuments: false,
     changesRetentionDays: 7,
+    idempotencyHours: 48,
     databasePoolSize: 25,
     publicUrlSet: true,
     connections: { headersTimeoutMs: 2000, requestTimeoutMs: 4000, keepAliveTimeoutMs: 1000, maxConnections: 50, shutdownTimeoutMs: 0 },
@@ -255,6 +258,14 @@ t.test('CALENDAR_ICAL_MAX_EVENTS is a positive integer', async (t) => {
   t.throws(() => loadConfig({ CALENDAR_ICAL_MAX_EVENTS: '0' }), /^CALENDAR_ICAL_MAX_EVENTS must be an integer from 1 to 100000, got 0/)
   t.throws(() => loadConfig({ CALENDAR_ICAL_MAX_EVENTS: 'all' }), /^CALENDAR_ICAL_MAX_EVENTS/)
   t.throws(() => loadConfig({ CALENDAR_ICAL_MAX_EVENTS: '100001' }), /^CALENDAR_ICAL_MAX_EVENTS/)
+})
+
+t.test('CALENDAR_IDEMPOTENCY_HOURS is a whole number of hours from 1 to a year', async (t) => {
+  t.equal(loadConfig({ CALENDAR_IDEMPOTENCY_HOURS: '1' }).idempotencyHours, 1)
+  t.equal(loadConfig({ CALENDAR_IDEMPOTENCY_HOURS: '8760' }).idempotencyHours, 8760)
+  for (const bad of ['0', '1.5', 'a day', '8761', '-1']) {
+    t.throws(() => loadConfig({ CALENDAR_IDEMPOTENCY_HOURS: bad }), /^CALENDAR_IDEMPOTENCY_HOURS must be an integer from 1 to 8760/, bad)
+  }
 })
 
 t.test('the webhook variables are checked, naming the variable', async (t) => {

@@ -1907,6 +1907,48 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description A request with the same `Idempotency-Key` is still being processed: `rest_idempotency_key_in_use`; nothing was written. Retry once it has been answered. */
+        IdempotencyKeyInUse: {
+            headers: {
+                "Content-Language": components["headers"]["Content-Language"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "rest_idempotency_key_in_use",
+                 *       "message": "A request with this Idempotency-Key is still being processed; retry once it has been answered.",
+                 *       "data": {
+                 *         "status": 409
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The `Idempotency-Key` was already used with another method, path or body: `rest_idempotency_key_mismatch`; nothing was written. */
+        IdempotencyKeyMismatch: {
+            headers: {
+                "Content-Language": components["headers"]["Content-Language"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "rest_idempotency_key_mismatch",
+                 *       "message": "This Idempotency-Key was already used with another request (method, path or body); send a new key for a new request.",
+                 *       "data": {
+                 *         "status": 422
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description The request body is larger than 1 MiB: `rest_payload_too_large`. */
         PayloadTooLarge: {
             headers: {
@@ -2095,6 +2137,8 @@ export interface components {
          * @example members-only
          */
         EventPassword: string;
+        /** @description A key of your choice (1–255 printable ASCII characters, such as a UUID) that makes the create safe to retry: a request with a key you already used, with the same method, path and body, is answered with the first answer again (status, body, `Location`, `ETag`, and `Idempotent-Replayed: true`) and creates nothing; the same key with another method, path or body is 422 `rest_idempotency_key_mismatch`; while the first request with the key is still being processed, 409 `rest_idempotency_key_in_use`. Keys belong to the caller and are kept `CALENDAR_IDEMPOTENCY_HOURS` (24 by default) from their first use; only answers that created something are remembered. A malformed key is 400 `rest_invalid_param` naming the header. */
+        IdempotencyKey: string;
         /** @description Entity tag of the version the change is based on; when it no longer matches the stored version the request fails with 412 `rest-precondition-failed` and nothing is written. */
         IfMatch: string;
         /** @description Entity tag of a version the caller already has; when it still matches, the answer is 304 without a body. */
@@ -2320,6 +2364,8 @@ export interface components {
         ETag: string;
         /** @description Strong entity tag of the trashed record, as a read of it gives; absent after a delete for good. */
         TrashETag: string;
+        /** @description `true` when the answer is the one remembered for the request's `Idempotency-Key`: nothing was created by this request. */
+        "Idempotent-Replayed": "true";
         /** @description Absolute URL of the created record. */
         Location: string;
         /** @description Strong entity tag of the iCalendar feed as sent; present on feeds, absent on JSON lists. */
@@ -2537,7 +2583,10 @@ export interface operations {
                  */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
-            header?: never;
+            header?: {
+                /** @description A key of your choice (1–255 printable ASCII characters, such as a UUID) that makes the create safe to retry: a request with a key you already used, with the same method, path and body, is answered with the first answer again (status, body, `Location`, `ETag`, and `Idempotent-Replayed: true`) and creates nothing; the same key with another method, path or body is 422 `rest_idempotency_key_mismatch`; while the first request with the key is still being processed, 409 `rest_idempotency_key_in_use`. Keys belong to the caller and are kept `CALENDAR_IDEMPOTENCY_HOURS` (24 by default) from their first use; only answers that created something are remembered. A malformed key is 400 `rest_invalid_param` naming the header. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2550,6 +2599,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     Location: components["headers"]["Location"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -2561,8 +2611,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyMismatch"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -3165,7 +3217,10 @@ export interface operations {
                  */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
-            header?: never;
+            header?: {
+                /** @description A key of your choice (1–255 printable ASCII characters, such as a UUID) that makes the create safe to retry: a request with a key you already used, with the same method, path and body, is answered with the first answer again (status, body, `Location`, `ETag`, and `Idempotent-Replayed: true`) and creates nothing; the same key with another method, path or body is 422 `rest_idempotency_key_mismatch`; while the first request with the key is still being processed, 409 `rest_idempotency_key_in_use`. Keys belong to the caller and are kept `CALENDAR_IDEMPOTENCY_HOURS` (24 by default) from their first use; only answers that created something are remembered. A malformed key is 400 `rest_invalid_param` naming the header. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3178,6 +3233,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     Location: components["headers"]["Location"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -3189,8 +3245,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyMismatch"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -3775,7 +3833,10 @@ export interface operations {
                  */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
-            header?: never;
+            header?: {
+                /** @description A key of your choice (1–255 printable ASCII characters, such as a UUID) that makes the create safe to retry: a request with a key you already used, with the same method, path and body, is answered with the first answer again (status, body, `Location`, `ETag`, and `Idempotent-Replayed: true`) and creates nothing; the same key with another method, path or body is 422 `rest_idempotency_key_mismatch`; while the first request with the key is still being processed, 409 `rest_idempotency_key_in_use`. Keys belong to the caller and are kept `CALENDAR_IDEMPOTENCY_HOURS` (24 by default) from their first use; only answers that created something are remembered. A malformed key is 400 `rest_invalid_param` naming the header. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3788,6 +3849,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     Location: components["headers"]["Location"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -3799,8 +3861,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyMismatch"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -4400,7 +4464,10 @@ export interface operations {
                  */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
-            header?: never;
+            header?: {
+                /** @description A key of your choice (1–255 printable ASCII characters, such as a UUID) that makes the create safe to retry: a request with a key you already used, with the same method, path and body, is answered with the first answer again (status, body, `Location`, `ETag`, and `Idempotent-Replayed: true`) and creates nothing; the same key with another method, path or body is 422 `rest_idempotency_key_mismatch`; while the first request with the key is still being processed, 409 `rest_idempotency_key_in_use`. Keys belong to the caller and are kept `CALENDAR_IDEMPOTENCY_HOURS` (24 by default) from their first use; only answers that created something are remembered. A malformed key is 400 `rest_invalid_param` naming the header. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4413,6 +4480,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     Location: components["headers"]["Location"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -4424,8 +4492,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyMismatch"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -4758,7 +4828,10 @@ export interface operations {
                  */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
-            header?: never;
+            header?: {
+                /** @description A key of your choice (1–255 printable ASCII characters, such as a UUID) that makes the create safe to retry: a request with a key you already used, with the same method, path and body, is answered with the first answer again (status, body, `Location`, `ETag`, and `Idempotent-Replayed: true`) and creates nothing; the same key with another method, path or body is 422 `rest_idempotency_key_mismatch`; while the first request with the key is still being processed, 409 `rest_idempotency_key_in_use`. Keys belong to the caller and are kept `CALENDAR_IDEMPOTENCY_HOURS` (24 by default) from their first use; only answers that created something are remembered. A malformed key is 400 `rest_invalid_param` naming the header. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4771,6 +4844,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     Location: components["headers"]["Location"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -4782,8 +4856,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyMismatch"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -5132,19 +5208,23 @@ export interface operations {
                  */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
-            header?: never;
+            header?: {
+                /** @description A key of your choice (1–255 printable ASCII characters, such as a UUID) that makes the create safe to retry: a request with a key you already used, with the same method, path and body, is answered with the first answer again (status, body, `Location`, `ETag`, and `Idempotent-Replayed: true`) and creates nothing; the same key with another method, path or body is 422 `rest_idempotency_key_mismatch`; while the first request with the key is still being processed, 409 `rest_idempotency_key_in_use`. Keys belong to the caller and are kept `CALENDAR_IDEMPOTENCY_HOURS` (24 by default) from their first use; only answers that created something are remembered. A malformed key is 400 `rest_invalid_param` naming the header. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
         requestBody: components["requestBodies"]["WebhookCreate"];
         responses: {
-            /** @description The subscription was created; this answer alone shows its secret. */
+            /** @description The subscription was created; this answer alone (and its replays under the same `Idempotency-Key`) shows its secret. */
             201: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     Location: components["headers"]["Location"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5155,8 +5235,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyMismatch"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];

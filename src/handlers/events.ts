@@ -6,7 +6,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Event, Language, Schema } from '../contract.js'
-import { withTransaction, type Db } from '../db/unit-of-work.js'
+import type { Db } from '../db/unit-of-work.js'
 import { ApiError, forbidden, inTrash, notFound } from '../http/errors.js'
 import { checkNotModified, eventEtag, expectedVersion } from '../http/etag.js'
 import { feedEtag, sendFeed, wantsIcal } from '../http/ical.js'
@@ -26,6 +26,7 @@ import { deleteEvent, insertEvent, trashEvent, updateEvent } from '../repositori
 import type { PostRef } from '../repositories/posts.js'
 import { lost, writeRead } from './compare-and-swap.js'
 import type { AppContext } from './context.js'
+import { createOnce } from './idempotency.js'
 import { documentAnswer, eventDocument, listedFromDocuments } from './event-documents.js'
 import { checkEventUpdate, checkNewEvent, datesOf, eventColumns, precheckEventUpdate, type EventBody } from './event-input.js'
 import { eventFilterOf, type ListQuery } from './event-list-input.js'
@@ -59,8 +60,8 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
   }
 
   /** A write's answer: the record as its writer sees it (protected text and all, no JSON-LD). */
-  async function written(id: number, caller: Caller): Promise<{ record: Event; etag: string }> {
-    const stored = await find({ id }, undefined)
+  async function written(id: number, caller: Caller, reader: Db = ctx.db): Promise<{ record: Event; etag: string }> {
+    const stored = await find({ id }, undefined, reader)
     return { record: seenBy(caller, stored.record), etag: etag(stored, caller) }
   }
 
@@ -169,17 +170,18 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     return sendSerialized(reply, ctx.json.event(withJsonLd(seenBy(caller, record))))
   }
 
-  async function create(req: FastifyRequest, body: Schema<'EventCreate'>, reply: FastifyReply): Promise<Event> {
+  async function create(req: FastifyRequest, body: Schema<'EventCreate'>, reply: FastifyReply): Promise<Serialized<Event>> {
     const caller = req.user
     if (caller === null) throw forbidden(401)
     const language = requestedLanguage(req) ?? ctx.config.defaultLanguage
     const writer = writerOf(ctx, caller)
     const columns = eventColumns(body, undefined, ctx.config.timezone)
-    const id = await withTransaction(ctx.db, async (trx) =>
-      insertEvent(trx, await checkNewEvent(trx, body, columns, language, caller, writer)))
-    const answer = await written(id, caller)
-    reply.code(201).header('Location', answer.record.rest_url).header('ETag', answer.etag)
-    return answer.record
+    return createOnce(ctx, req, reply,
+      async (trx) => insertEvent(trx, await checkNewEvent(trx, body, columns, language, caller, writer)),
+      async (reader, id) => {
+        const answer = await written(id, caller, reader)
+        return { body: ctx.json.event(answer.record), location: answer.record.rest_url, etag: answer.etag }
+      })
   }
 
   async function update(req: FastifyRequest, ref: PostRef, body: EventBody, reply: FastifyReply): Promise<Event> {

@@ -4,12 +4,13 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Language, Organizer, QueryOf, Venue } from '../contract.js'
-import { withTransaction, type Db } from '../db/unit-of-work.js'
+import type { Db } from '../db/unit-of-work.js'
 import { forbidden, inTrash, invalidParam, notAccessible, notFound } from '../http/errors.js'
 import { checkNotModified, etagOf, expectedVersion } from '../http/etag.js'
 import { requestedLanguage } from '../http/language.js'
 import { checkPage, listLinks, pageOf, type ListPage } from '../http/pagination.js'
 import { asSent, sentQueryOf } from '../http/query.js'
+import type { Serialized } from '../http/serialized.js'
 import { formatUtc } from '../lib/dates.js'
 import { modifiedNow } from '../lib/post-dates.js'
 import { modifiedWindow } from '../lib/modified-window.js'
@@ -19,6 +20,7 @@ import { findLinked, insertLinked, listLinked, updateLinked, type LinkedKind, ty
 import { deletePost, scopeCondition, trashPost, type PostRef } from '../repositories/posts.js'
 import { lost, writeRead } from './compare-and-swap.js'
 import type { AppContext } from './context.js'
+import { createOnce } from './idempotency.js'
 import { checkLinkedUpdate, checkNewLinked, precheckLinkedUpdate, type LinkedBody, type LinkedInput, type Writer } from './linked-input.js'
 
 type LinkedListParams = QueryOf<'listVenues'> | QueryOf<'listOrganizers'>
@@ -98,16 +100,18 @@ export function linkedOperations<Rec extends Venue | Organizer, C extends Linked
       return record
     },
 
-    async create(req: FastifyRequest, body: C, reply: FastifyReply): Promise<Rec> {
+    /** `serialize`: the record's JSON by the contract's schema (what a retry under the same Idempotency-Key is sent again). */
+    async create(req: FastifyRequest, body: C, reply: FastifyReply, serialize: (record: Rec) => Serialized<Rec>): Promise<Serialized<Rec>> {
       const user = req.user
       if (user === null) throw forbidden(401)
       const language = requestedLanguage(req) ?? ctx.config.defaultLanguage
       const writer = writerOf(ctx, user)
-      const id = await withTransaction(ctx.db, async (trx) =>
-        insertLinked(trx, kind, await checkNewLinked(trx, input, body, language, body.translation_of, statusToStore(user, body.status), writer)))
-      const stored = await find({ id }, undefined)
-      reply.code(201).header('Location', `${ctx.apiUrl}/${collection}/${id}`).header('ETag', etag(stored))
-      return stored.record
+      return createOnce(ctx, req, reply,
+        async (trx) => insertLinked(trx, kind, await checkNewLinked(trx, input, body, language, body.translation_of, statusToStore(user, body.status), writer)),
+        async (reader, id) => {
+          const stored = await find({ id }, undefined, reader)
+          return { body: serialize(stored.record), location: `${ctx.apiUrl}/${collection}/${id}`, etag: etag(stored) }
+        })
     },
 
     async update(req: FastifyRequest, ref: PostRef, body: U, reply: FastifyReply): Promise<Rec> {
