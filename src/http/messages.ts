@@ -29,6 +29,7 @@ export const MESSAGE_KEYS = [
   'passwordProtected', 'ticketsInactive', 'endBeforeStart', 'invalidTimezone', 'invalidFilterDate',
   'unparsableRequest', 'headersTooLarge', 'requestTimeout', 'invalidCursor', 'changesCursorExpired', 'nulCharacter',
   'invalidForm', 'datesDisagree', 'tooManyRequests', 'calendarName', 'webhookAddress', 'webhookHostUnresolved',
+  'databaseUnavailable',
 ] as const
 
 export type MessageKey = (typeof MESSAGE_KEYS)[number]
