@@ -79,24 +79,23 @@ export function termOperations<R extends Category | Tag>(ctx: AppContext, kind: 
 
     async create(req: FastifyRequest, body: Schema<'CategoryCreate'>, reply: FastifyReply): Promise<R> {
       const language = languageOf(req)
-      const id = await withTransaction(ctx.db, async (trx) =>
-        insertTerm(trx, kind, await checkNewTerm(trx, kind, body, language, body.translation_of)))
-      const stored = await find(id, undefined)
+      // Read inside the unit of work: nothing after the commit may turn the write into an error (CONTRACT §18).
+      const stored = await withTransaction(ctx.db, async (trx) =>
+        find(await insertTerm(trx, kind, await checkNewTerm(trx, kind, body, language, body.translation_of)), undefined, trx))
       reply.code(201).header('Location', stored.record.rest_url).header('ETag', etag(stored))
       return stored.record
     },
 
     async update(req: FastifyRequest, id: number, body: TermBody | undefined, reply: FastifyReply): Promise<R> {
-      const updated = await writeRead(ctx.db, req, async (reader, write) => {
+      const stored = await writeRead(ctx.db, req, async (reader, write) => {
         const current = await find(id, requestedLanguage(req), reader)
         const expected = expectedVersion(req, () => etag(current), current.version) ?? current.version
-        await write(async (trx) => {
+        return write(async (trx) => {
           const values = await checkTermUpdate(trx, kind, current, body ?? {})
           if (!(await updateTerm(trx, kind, values, expected))) lost()
+          return find(current.record.id, undefined, trx)
         })
-        return current.record.id
       })
-      const stored = await find(updated, undefined)
       reply.header('ETag', etag(stored))
       return stored.record
     },
