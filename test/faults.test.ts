@@ -13,8 +13,15 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import SQLite from 'better-sqlite3'
+import { buildApp } from '../src/app.js'
+import { defaultConfig } from '../src/config.js'
 import { openDatabase } from '../src/db/database.js'
+import { withTransaction } from '../src/db/unit-of-work.js'
+import { generateKey } from '../src/lib/api-keys.js'
+import { createUserWithKey } from '../src/repositories/users.js'
+import { SPEC } from './helpers/contract.js'
 import { contractProblems } from './helpers/contract.js'
+
 import { TEST_ENGINE, freshDatabaseUrl } from './helpers/database.js'
 import { build } from './helpers/build.js'
 import { freePort } from './helpers/net.js'
@@ -330,3 +337,70 @@ t.test('the key command waits at most CALENDAR_DATABASE_TIMEOUT_MS for a locked 
   t.ok(took < 15_000, `within a bounded time (${took} ms)`)
 })
 
+
+t.test('a committed write is answered 2xx: nothing after the commit (a read failing on its connection) turns it into an error', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'calendar-answer-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const url = await freshDatabaseUrl(t, join(dir, 'calendar.db'))
+  // The connection fails for the first read of a record in a request once its unit of work has appended its
+  // changes (the last thing before the commit): a read back after the commit met it; a read inside the unit
+  // of work comes before it.
+  let armed = false
+  const failing = TEST_ENGINE === 'postgres' ? { code: '08006', message: 'connection failure' } : { code: 'SQLITE_IOERR', message: 'disk I/O error' }
+  const handle = await openDatabase(url, {
+    log: ({ sql }) => {
+      if (/insert into "?changes"?/.test(sql)) armed = true
+      else if (armed && /from "?(venues|terms|events)"?/.test(sql)) {
+        armed = false
+        throw Object.assign(new Error(failing.message), { code: failing.code })
+      }
+    },
+  })
+  const app = await buildApp({ db: handle.db, config: defaultConfig({ publicUrl: 'http://calendar.test' }), spec: SPEC })
+  t.teardown(async () => {
+    await app.close()
+    await handle.close()
+  })
+  const key = generateKey()
+  await withTransaction(handle.db, (trx) => createUserWithKey(trx, 'administrator', key, '2026-01-01 00:00:00'))
+  const inject = async (method: 'POST' | 'PATCH', url: string, payload: Record<string, unknown>) => {
+    armed = false
+    const res = await app.inject({ method, url: `${API}${url}`, headers: { authorization: `Bearer ${key}` }, payload })
+    const problems = contractProblems(method, `${API}${url}`, res)
+    if (problems.length > 0) t.fail(`${method} ${url} breaks the contract`, { problems })
+    return res
+  }
+  const venue = await inject('POST', '/venues', { venue: 'Committed hall' })
+  t.equal(venue.statusCode, 201, 'a created venue is answered 201')
+  const id = Number(venue.json<{ id: number }>().id)
+  t.equal((await inject('PATCH', `/venues/${id}`, { venue: 'Renamed hall' })).statusCode, 200, 'an update is answered 200')
+  t.equal((await inject('POST', '/categories', { name: 'Committed' })).statusCode, 201, 'a created category is answered 201')
+  const event = await inject('POST', '/events', { title: 'Committed', start_date: '2026-07-01 10:00:00', end_date: '2026-07-01 11:00:00' })
+  t.equal(event.statusCode, 201, 'a created event is answered 201')
+  const names = await venueNames(url)
+  t.strictSame(names, ['Renamed hall'], 'written once, as answered')
+})
+
+t.test('PostgreSQL: readiness stays 200 while every connection of the pool is busy', { skip: TEST_ENGINE !== 'postgres' && 'PostgreSQL only' }, async (t) => {
+  const handle = await openDatabase(await freshDatabaseUrl(t), { poolSize: 1 })
+  const app = await buildApp({ db: handle.db, config: defaultConfig({ publicUrl: 'http://calendar.test' }), spec: SPEC })
+  t.teardown(async () => {
+    await app.close()
+    await handle.close()
+  })
+  let finish = (): void => undefined
+  const held = new Promise<void>((resolve) => { finish = resolve })
+  let holding = (): void => undefined
+  const taken = new Promise<void>((resolve) => { holding = resolve })
+  // The pool's one connection held by a unit of work (as requests hold them all under load).
+  const work = withTransaction(handle.db, async () => {
+    holding()
+    await held
+  })
+  await taken
+  const ready = await app.inject({ method: 'GET', url: '/readyz' })
+  finish()
+  await work
+  t.equal(ready.statusCode, 200, 'ready: the database answers, its connections are busy')
+  t.strictSame(ready.json(), { status: 'ok', checks: { database: 'ok', migrations: 'ok' } })
+})
