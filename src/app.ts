@@ -14,9 +14,8 @@ import type { Database } from './db/schema.js'
 import { categoryHandlers } from './handlers/categories.js'
 import { changeHandlers } from './handlers/changes.js'
 import { useClock } from './db/change-log.js'
-import { databaseReady, onDatabaseFault, poolStats } from './db/database.js'
+import { databaseReady, migrationsReady, onDatabaseFault, poolStats } from './db/database.js'
 import { isDatabaseUnavailable } from './db/faults.js'
-import { migrationsApplied } from './db/migrate.js'
 import type { AppContext } from './handlers/context.js'
 import { eventHandlers } from './handlers/events.js'
 import { eventDocument } from './handlers/event-documents.js'
@@ -189,7 +188,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerRequestLog(app)
   await registerCompression(app)
   await registerRateLimit(app, config.rateLimit)
-  registerHealth(app, { database: () => databaseReady(db), migrations: () => migrationsApplied(db) })
+  registerHealth(app, { database: () => databaseReady(db), migrations: () => migrationsReady(db) })
   // Faults met outside requests: a pooled connection closed, the SQLite file deleted or replaced.
   onDatabaseFault(db, (fault) => app.log[fault.level]({ err: fault.error }, fault.message))
   const outcomes = { delivered: 0, retrying: 0, failed: 0 }

@@ -19,7 +19,7 @@ import pg from 'pg'
 import { VERSION_QUERY, foldCase, haversineKm, isWriteConflict, setIdLister, setVersionProbe, versionOf } from './dialect.js'
 import { faultCause } from './faults.js'
 import { watchFile, type FileWatch } from './file-watch.js'
-import { markMigrated, migrateToLatest, migrationMayBeRetried, migrationsCurrent } from './migrate.js'
+import { markMigrated, migrateToLatest, migrationMayBeRetried, migrationsApplied, migrationsCurrent, migrationsKnown } from './migrate.js'
 import { WriteSerializingPostgresDialect } from './postgres-dialect.js'
 import { WriteLockingSqliteDialect } from './sqlite-dialect.js'
 import type { Database } from './schema.js'
@@ -79,10 +79,20 @@ const watches = new WeakMap<object, FileWatch>()
 export async function databaseReady(db: Kysely<Database>): Promise<boolean> {
   const watch = watches.get(db)
   if (watch !== undefined && watch.lost() !== undefined) return false
-  const pool = pools.get(db)
-  if (pool !== undefined && pool.idleCount === 0 && pool.totalCount >= (pool.options.max ?? 10) && pool.waitingCount > 0) return true
+  if (saturated(db)) return true
   await sql`select 1`.execute(db)
   return true
+}
+
+/** Whether the migrations are applied (readiness): as last found while every connection of the pool is busy (see `databaseReady`). */
+export async function migrationsReady(db: Kysely<Database>): Promise<boolean> {
+  return saturated(db) ? migrationsKnown(db) ?? false : migrationsApplied(db)
+}
+
+/** Whether every connection of a PostgreSQL pool is in use (false on SQLite). */
+function saturated(db: Kysely<Database>): boolean {
+  const pool = pools.get(db)
+  return pool !== undefined && pool.idleCount === 0 && pool.totalCount >= (pool.options.max ?? 10)
 }
 
 /** A PostgreSQL pool's connections (for metrics). */

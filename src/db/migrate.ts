@@ -95,6 +95,11 @@ export async function migrationsApplied<DB>(db: Kysely<DB>): Promise<boolean> {
 /** Per database, whether the migrations were applied when last looked at (the open migrated it: true). */
 const knownApplied = new WeakMap<object, boolean>()
 
+/** Whether the migrations were applied when last looked at (undefined if never). */
+export function migrationsKnown(db: object): boolean | undefined {
+  return knownApplied.get(db)
+}
+
 /** Notes that `db` was just migrated, or found migrated, by the open. */
 export function markMigrated(db: object): void {
   knownApplied.set(db, true)
