@@ -53,10 +53,12 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   }
   const message = error instanceof Error ? error.message : ''
   if (PG_MESSAGES.some((m) => message.includes(m))) return true
-  // An error that came with another (a rollback failing after the statement's own failure, an AggregateError).
+  // An error that came with another (a rollback failing after the statement's own failure).
   const cause = 'cause' in error ? error.cause : undefined
   if (cause !== undefined && cause !== error && isDatabaseUnavailable(cause)) return true
-  return error instanceof AggregateError && error.errors.some(isDatabaseUnavailable)
+  // Errors carried by another (an AggregateError; the route layer's security error wrapping the key lookup's).
+  const carried = 'errors' in error ? error.errors : undefined
+  return Array.isArray(carried) && carried.some((e) => e !== error && isDatabaseUnavailable(e))
 }
 
 /** What the log says of a database fault: its code (`SQLITE_FULL`, `57P01`, `ECONNREFUSED`) and message. */
