@@ -404,3 +404,21 @@ t.test('PostgreSQL: readiness stays 200 while every connection of the pool is bu
   t.equal(ready.statusCode, 200, 'ready: the database answers, its connections are busy')
   t.strictSame(ready.json(), { status: 'ok', checks: { database: 'ok', migrations: 'ok' } })
 })
+
+t.test('which errors say the database cannot serve now (503) and which do not', async (t) => {
+  const { isDatabaseUnavailable, DatabaseFileLost } = await import('../src/db/faults.js')
+  const coded = (code: string, message = 'x') => Object.assign(new Error(message), { code })
+  for (const code of ['57P01', '57P03', '57014', '08006', '53300', '55P03', '25006', 'ECONNREFUSED', 'ECONNRESET', 'SQLITE_BUSY', 'SQLITE_FULL', 'SQLITE_READONLY_DBMOVED', 'SQLITE_IOERR_WRITE']) {
+    t.ok(isDatabaseUnavailable(coded(code)), `${code} is 503`)
+  }
+  for (const code of ['23505', '23503', '40001', '42P01', 'SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_ERROR', 'ERR_INVALID_ARG_TYPE']) {
+    t.notOk(isDatabaseUnavailable(coded(code)), `${code} is not`)
+  }
+  t.ok(isDatabaseUnavailable(new Error('Connection terminated unexpectedly')), 'pg: a connection ended under a query')
+  t.ok(isDatabaseUnavailable(new Error('timeout exceeded when trying to connect')), 'pg: the pool\'s acquire timeout')
+  t.ok(isDatabaseUnavailable(new DatabaseFileLost('/srv/calendar.db')), 'a lost file')
+  t.ok(isDatabaseUnavailable(new AggregateError([coded('ECONNREFUSED')])), 'carried by an AggregateError')
+  t.ok(isDatabaseUnavailable(new Error('rollback failed', { cause: coded('SQLITE_FULL') })), 'carried as the cause')
+  t.notOk(isDatabaseUnavailable(new Error('a bug')), 'a plain error is not')
+  t.notOk(isDatabaseUnavailable(undefined))
+})
