@@ -47,14 +47,17 @@ export interface Retention {
   idempotencyHours: number
 }
 
+/** Prunes what `retention` no longer keeps: the change log's old entries, then expired Idempotency-Keys. */
+export async function pruneExpired(db: Kysely<Database>, now: Date, retention: Retention): Promise<void> {
+  await pruneExpiredChanges(db, now, retention.changesDays)
+  await pruneExpiredIdempotencyKeys(db, now, retention.idempotencyHours)
+}
+
 /** Prunes now and every hour until the returned function is called. */
 export function scheduleRetention(db: Kysely<Database>, now: () => Date, retention: Retention, onError: (error: unknown) => void): () => void {
   let running: Promise<unknown> = Promise.resolve()
   const run = () => {
-    running = running
-      .then(() => pruneExpiredChanges(db, now(), retention.changesDays))
-      .then(() => pruneExpiredIdempotencyKeys(db, now(), retention.idempotencyHours))
-      .catch(onError)
+    running = running.then(() => pruneExpired(db, now(), retention)).catch(onError)
   }
   run()
   const timer = setInterval(run, HOUR_MS)

@@ -37,6 +37,7 @@ t.test('defaults', async (t) => {
     changesRetentionDays: 30,
     idempotencyHours: 24,
     databasePoolSize: 10,
+    databaseTimeoutMs: 5000,
     publicUrlSet: false,
     connections: { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, maxConnections: 1_000, shutdownTimeoutMs: 10_000 },
     logFormat: 'json',
@@ -54,7 +55,7 @@ t.test('empty and blank variables count as unset', async (t) => {
   const blank = loadConfig({
     HOST: '', PORT: ' ', DATABASE_URL: '', LOG_LEVEL: '', PUBLIC_URL: '  ', CALENDAR_TIMEZONE: '',
     CALENDAR_DEFAULT_LANGUAGE: '', CALENDAR_EXTENSIONS: '', CALENDAR_GEOFENCE_KM: '', CALENDAR_CACHE_ENTRIES: '',
-    CALENDAR_CHANGES_RETENTION_DAYS: '', DATABASE_POOL_SIZE: '',
+    CALENDAR_CHANGES_RETENTION_DAYS: '', DATABASE_POOL_SIZE: '', CALENDAR_DATABASE_TIMEOUT_MS: '',
     CALENDAR_HEADERS_TIMEOUT_MS: '', CALENDAR_REQUEST_TIMEOUT_MS: ' ', CALENDAR_KEEP_ALIVE_TIMEOUT_MS: '', CALENDAR_MAX_CONNECTIONS: '',
     CALENDAR_SHUTDOWN_TIMEOUT_MS: '', CALENDAR_LOG_FORMAT: '', CALENDAR_METRICS: '', CALENDAR_AUTH_FAILURE_LIMIT: '',
     CALENDAR_RATE_LIMIT: '', CALENDAR_TRUST_PROXY: '', CALENDAR_ICAL_MAX_EVENTS: '', CALENDAR_WEBHOOK_RETRY_SCHEDULE: ' ', CALENDAR_WEBHOOK_DISABLE_AFTER: '',
@@ -80,6 +81,7 @@ t.test('every variable is read', async (t) => {
     DATABASE_POOL_SIZE: '25',
     CALENDAR_HEADERS_TIMEOUT_MS: '2000',
     CALENDAR_REQUEST_TIMEOUT_MS: '4000',
+    CALENDAR_DATABASE_TIMEOUT_MS: '3000',
     CALENDAR_KEEP_ALIVE_TIMEOUT_MS: '1000',
     CALENDAR_MAX_CONNECTIONS: '50',
     CALENDAR_SHUTDOWN_TIMEOUT_MS: '0',
@@ -109,6 +111,7 @@ t.test('every variable is read', async (t) => {
     changesRetentionDays: 7,
     idempotencyHours: 48,
     databasePoolSize: 25,
+    databaseTimeoutMs: 3000,
     publicUrlSet: true,
     connections: { headersTimeoutMs: 2000, requestTimeoutMs: 4000, keepAliveTimeoutMs: 1000, maxConnections: 50, shutdownTimeoutMs: 0 },
     logFormat: 'pretty',
@@ -226,6 +229,17 @@ t.test('DATABASE_POOL_SIZE takes 1 to 1000 connections', async (t) => {
   t.equal(loadConfig({ DATABASE_POOL_SIZE: '1' }).databasePoolSize, 1)
   for (const value of ['0', '-1', 'many', '2.5', '1001']) {
     expectError(t, { DATABASE_POOL_SIZE: value }, `DATABASE_POOL_SIZE must be an integer from 1 to 1000, got ${value}`)
+  }
+})
+
+t.test('CALENDAR_DATABASE_TIMEOUT_MS is below CALENDAR_REQUEST_TIMEOUT_MS', async (t) => {
+  t.equal(loadConfig({}).databaseTimeoutMs, 5000, 'five seconds by default')
+  t.equal(loadConfig({ CALENDAR_DATABASE_TIMEOUT_MS: '250' }).databaseTimeoutMs, 250)
+  t.equal(loadConfig({ CALENDAR_HEADERS_TIMEOUT_MS: '1000', CALENDAR_REQUEST_TIMEOUT_MS: '2000' }).databaseTimeoutMs, 1999, 'unset, below a shorter request timeout')
+  expectError(t, { CALENDAR_DATABASE_TIMEOUT_MS: '30000' }, 'CALENDAR_DATABASE_TIMEOUT_MS (30000) must be below CALENDAR_REQUEST_TIMEOUT_MS (30000)')
+  expectError(t, { CALENDAR_DATABASE_TIMEOUT_MS: '5000', CALENDAR_HEADERS_TIMEOUT_MS: '1000', CALENDAR_REQUEST_TIMEOUT_MS: '4000' }, 'CALENDAR_DATABASE_TIMEOUT_MS (5000) must be below CALENDAR_REQUEST_TIMEOUT_MS (4000)')
+  for (const value of ['0', '-1', 'soon', '2.5']) {
+    expectError(t, { CALENDAR_DATABASE_TIMEOUT_MS: value }, `CALENDAR_DATABASE_TIMEOUT_MS must be an integer from 1 to 3600000, got ${value}`)
   }
 })
 

@@ -2,6 +2,7 @@
  * Migrations are listed here rather than found on disk, so they load the same under tsx, tap and a build.
  */
 import { Migrator, sql, type Kysely, type Migration } from 'kysely'
+import { isDatabaseUnavailable } from './faults.js'
 import * as initial from './migrations/0001-initial.js'
 import * as coveringListingIndex from './migrations/0002-covering-listing-index.js'
 import * as changeLog from './migrations/0003-change-log.js'
@@ -78,9 +79,32 @@ export function migrationMayBeRetried(error: unknown): boolean {
  * history, and when the history cannot be read (no table, no connection).
  */
 export async function migrationsApplied<DB>(db: Kysely<DB>): Promise<boolean> {
-  const { rows } = await sql<{ name: string }>`select name from kysely_migration`.execute(db)
+  let rows: Array<{ name: string }>
+  try {
+    rows = (await sql<{ name: string }>`select name from kysely_migration`.execute(db)).rows
+  } catch (error) {
+    // The history could not be read because the database cannot serve: that is the database's check
+    // failing, not this one (CONTRACT §18: readiness names only what failed). What was last found holds.
+    if (isDatabaseUnavailable(error)) return knownApplied.get(db) ?? false
+    throw error
+  }
   const applied = new Set(rows.map((r) => r.name))
-  return Object.keys(migrations).every((name) => applied.has(name))
+  const all = Object.keys(migrations).every((name) => applied.has(name))
+  knownApplied.set(db, all)
+  return all
+}
+
+/** Per database, whether the migrations were applied when last looked at (the open migrated it: true). */
+const knownApplied = new WeakMap<object, boolean>()
+
+/** Whether the migrations were applied when last looked at (undefined if never). */
+export function migrationsKnown(db: object): boolean | undefined {
+  return knownApplied.get(db)
+}
+
+/** Notes that `db` was just migrated, or found migrated, by the open. */
+export function markMigrated(db: object): void {
+  knownApplied.set(db, true)
 }
 
 /**

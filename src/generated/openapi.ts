@@ -2058,6 +2058,28 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description The database cannot serve now: `rest_database_unavailable`. It cannot be reached (restarting, failing over, out of connections), a lock held elsewhere or a busy database kept the request waiting longer than the server waits (`CALENDAR_DATABASE_TIMEOUT_MS`), the disk is full, or the database file was deleted or replaced. Nothing was written. `Retry-After` says when to try again. */
+        DatabaseUnavailable: {
+            headers: {
+                "Content-Language": components["headers"]["Content-Language"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "rest_database_unavailable",
+                 *       "message": "The database cannot serve the request now; nothing was written. Try again in 5 seconds.",
+                 *       "data": {
+                 *         "status": 503
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description An unexpected failure on the server; the code names the failed step and the message never shows internal details. */
         InternalError: {
             headers: {
@@ -2572,6 +2594,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     createEvent: {
@@ -2618,6 +2641,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     getEvent: {
@@ -2674,6 +2698,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updateEventPut: {
@@ -2725,6 +2750,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updateEventPost: {
@@ -2776,6 +2802,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     deleteEvent: {
@@ -2835,6 +2862,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updateEvent: {
@@ -2886,6 +2914,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     getEventBySlug: {
@@ -2937,6 +2966,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updateEventBySlugPut: {
@@ -2988,6 +3018,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updateEventBySlugPost: {
@@ -3039,6 +3070,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     deleteEventBySlug: {
@@ -3093,6 +3125,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updateEventBySlug: {
@@ -3144,6 +3177,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     listVenues: {
@@ -3206,6 +3240,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     createVenue: {
@@ -3252,6 +3287,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     getVenue: {
@@ -3299,6 +3335,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updateVenuePut: {
@@ -3350,6 +3387,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updateVenuePost: {
@@ -3401,6 +3439,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     deleteVenue: {
@@ -3455,6 +3494,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updateVenue: {
@@ -3506,6 +3546,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     getVenueBySlug: {
@@ -3553,6 +3594,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updateVenueBySlugPut: {
@@ -3604,6 +3646,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updateVenueBySlugPost: {
@@ -3655,6 +3698,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     deleteVenueBySlug: {
@@ -3709,6 +3753,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updateVenueBySlug: {
@@ -3760,6 +3805,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     listOrganizers: {
@@ -3822,6 +3868,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     createOrganizer: {
@@ -3868,6 +3915,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     getOrganizer: {
@@ -3915,6 +3963,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updateOrganizerPut: {
@@ -3966,6 +4015,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updateOrganizerPost: {
@@ -4017,6 +4067,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     deleteOrganizer: {
@@ -4071,6 +4122,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updateOrganizer: {
@@ -4122,6 +4174,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     getOrganizerBySlug: {
@@ -4169,6 +4222,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updateOrganizerBySlugPut: {
@@ -4220,6 +4274,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updateOrganizerBySlugPost: {
@@ -4271,6 +4326,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     deleteOrganizerBySlug: {
@@ -4325,6 +4381,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updateOrganizerBySlug: {
@@ -4376,6 +4433,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     listCategories: {
@@ -4453,6 +4511,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     createCategory: {
@@ -4499,6 +4558,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     getCategory: {
@@ -4545,6 +4605,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updateCategoryPut: {
@@ -4595,6 +4656,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updateCategoryPost: {
@@ -4645,6 +4707,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     deleteCategory: {
@@ -4692,6 +4755,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updateCategory: {
@@ -4742,6 +4806,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     listTags: {
@@ -4817,6 +4882,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     createTag: {
@@ -4863,6 +4929,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     getTag: {
@@ -4909,6 +4976,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updateTagPut: {
@@ -4959,6 +5027,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updateTagPost: {
@@ -5009,6 +5078,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     deleteTag: {
@@ -5056,6 +5126,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updateTag: {
@@ -5106,6 +5177,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     listChanges: {
@@ -5147,6 +5219,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     listWebhooks: {
@@ -5197,6 +5270,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     createWebhook: {
@@ -5242,6 +5316,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     listWebhookDeliveries: {
@@ -5298,6 +5373,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     getWebhook: {
@@ -5341,6 +5417,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     deleteWebhook: {
@@ -5384,6 +5461,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updateWebhook: {
@@ -5429,6 +5507,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
 }

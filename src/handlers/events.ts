@@ -59,8 +59,12 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     return stored
   }
 
-  /** A write's answer: the record as its writer sees it (protected text and all, no JSON-LD). */
-  async function written(id: number, caller: Caller, reader: Db = ctx.db): Promise<{ record: Event; etag: string }> {
+  /**
+   * A write's answer: the record as its writer sees it (protected text and all, no JSON-LD), read inside the
+   * write's unit of work (`reader`), so that nothing after the commit can turn a write that was made into an
+   * error (CONTRACT §18: a read back on another connection failing answered a committed create 500).
+   */
+  async function written(id: number, caller: Caller, reader: Db): Promise<{ record: Event; etag: string }> {
     const stored = await find({ id }, undefined, reader)
     return { record: seenBy(caller, stored.record), etag: etag(stored, caller) }
   }
@@ -190,7 +194,7 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     const writer = writerOf(ctx, caller)
     // Fields first (400), then the record (404/410), rights (403) and If-Match (412): CONTRACT §1.
     await precheckEventUpdate(ctx.db, body, writer)
-    const id = await writeRead(ctx.db, req, async (reader, write) => {
+    const answer = await writeRead(ctx.db, req, async (reader, write) => {
       const current = await find(ref, requestedLanguage(req), reader)
       const { record } = current
       if (record.status === 'trash' && body.status === undefined) throw inTrash('event')
@@ -200,13 +204,12 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
       const expected = expectedVersion(req, () => etag(current, caller), current.version) ?? current.version
       const status = body.status === undefined ? undefined : statusToStore(caller, body.status, record.status)
       const columns = eventColumns(body, datesOf(record), ctx.config.timezone)
-      await write(async (trx) => {
+      return write(async (trx) => {
         const changes = await checkEventUpdate(trx, record, body, columns, status, caller, writer)
         if (!(await updateEvent(trx, changes, expected))) lost()
+        return written(record.id, caller, trx)
       })
-      return record.id
     })
-    const answer = await written(id, caller)
     reply.header('ETag', answer.etag)
     return answer.record
   }
@@ -214,25 +217,25 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
   async function remove(req: FastifyRequest, reply: FastifyReply, ref: PostRef, force: boolean): Promise<Event | Schema<'EventDeleted'>> {
     const caller = req.user
     if (caller === null) throw forbidden(401)
-    const record = await writeRead(ctx.db, req, async (reader, write) => {
+    const answer = await writeRead(ctx.db, req, async (reader, write) => {
       const current = await find(ref, requestedLanguage(req), reader)
       const { record } = current
       if (record.status === 'trash' && !force) throw inTrash('event')
       if (!canEdit(caller, record) && !editsAll(caller)) throw forbidden(403)
       const expected = expectedVersion(req, () => etag(current, caller), current.version) ?? current.version
-      await write(async (trx) => {
+      const trashed = await write(async (trx) => {
         const done = force
           ? await deleteEvent(trx, record.id, record.status, expected)
           : await trashEvent(trx, record.id, record.status, expected, modifiedNow(ctx.now(), ctx.config.timezone))
         if (!done) lost()
+        return force ? undefined : written(record.id, caller, trx)
       })
-      return record
+      return { record, trashed }
     })
-    if (force) return { deleted: true, previous: seenBy(caller, record) }
+    if (answer.trashed === undefined) return { deleted: true, previous: seenBy(caller, answer.record) }
     // A trash answer is a single-record answer: the trashed record's ETag (CONTRACT §5).
-    const answer = await written(record.id, caller)
-    reply.header('ETag', answer.etag)
-    return answer.record
+    reply.header('ETag', answer.trashed.etag)
+    return answer.trashed.record
   }
 
   return {

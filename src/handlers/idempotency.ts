@@ -53,10 +53,8 @@ export async function createOnce<T, W>(
 ): Promise<Serialized<T>> {
   const key = idempotencyKeyOf(req)
   const user = req.user
-  if (key === undefined || user === null) {
-    const written = await withTransaction(ctx.db, write)
-    return send(reply, await answer(ctx.db, written))
-  }
+  // The answer is read inside the unit of work: nothing after the commit may turn a write into an error (CONTRACT §18).
+  if (key === undefined || user === null) return send(reply, await withTransaction(ctx.db, async (trx) => answer(trx, await write(trx))))
   const fingerprint = fingerprintOf(req)
   const claim = await claimFor(ctx, user.id, key, fingerprint)
   if ('replay' in claim) return replay(reply, claim.replay)

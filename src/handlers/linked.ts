@@ -120,7 +120,7 @@ export function linkedOperations<Rec extends Venue | Organizer, C extends Linked
       const writer = writerOf(ctx, user)
       // Fields first (400), then the record (404/410), rights (403) and If-Match (412): CONTRACT §1.
       await precheckLinkedUpdate(ctx.db, input, body, writer)
-      const id = await writeRead(ctx.db, req, async (reader, write) => {
+      const stored = await writeRead(ctx.db, req, async (reader, write) => {
         const current = await findForWrite(req, ref, body.status !== undefined, reader)
         const { record } = current
         // Setting another author is a right on the record (403), checked before If-Match (412).
@@ -128,38 +128,37 @@ export function linkedOperations<Rec extends Venue | Organizer, C extends Linked
         const expected = expectedVersion(req, () => etag(current), current.version) ?? current.version
         const status = body.status === undefined ? undefined : statusToStore(user, body.status, record.status)
         const from = { id: record.id, name: current.name, slug: record.slug, language: record.ml_language, dates: { date: record.date, date_utc: record.date_utc } }
-        await write(async (trx) => {
+        return write(async (trx) => {
           const update = await checkLinkedUpdate(trx, input, from, body, status, writer)
           // Inside the unit of work, so that nothing it wrote (a new image record) stays behind.
           if (!(await updateLinked(trx, kind, update, expected))) lost()
+          return find({ id: record.id }, undefined, trx)
         })
-        return record.id
       })
-      const stored = await find({ id }, undefined)
       reply.header('ETag', etag(stored))
       return stored.record
     },
 
     async remove(req: FastifyRequest, reply: FastifyReply, ref: PostRef, force: boolean): Promise<Rec | { deleted: true; previous: Rec }> {
-      const record = await writeRead(ctx.db, req, async (reader, write) => {
+      const answer = await writeRead(ctx.db, req, async (reader, write) => {
         const current = await find(ref, requestedLanguage(req), reader)
         const { record } = current
         if (record.status === 'trash' && !force) throw inTrash(resource)
         if (!canEdit(req.user, record) && !editsAll(req.user)) throw forbidden(403)
         const expected = expectedVersion(req, () => etag(current), current.version) ?? current.version
-        await write(async (trx) => {
+        const trashed = await write(async (trx) => {
           const done = force
             ? await deletePost(trx, kind.table, record.id, expected)
             : await trashPost(trx, kind.table, record.id, expected, modifiedNow(ctx.now(), ctx.config.timezone))
           if (!done) lost()
+          return force ? undefined : find({ id: record.id }, undefined, trx)
         })
-        return record
+        return { record, trashed }
       })
-      if (force) return { deleted: true, previous: record }
+      if (answer.trashed === undefined) return { deleted: true, previous: answer.record }
       // A trash answer is a single-record answer: the trashed record's ETag (CONTRACT §5).
-      const trashed = await find({ id: record.id }, undefined)
-      reply.header('ETag', etag(trashed))
-      return trashed.record
+      reply.header('ETag', etag(answer.trashed))
+      return answer.trashed.record
     },
   }
 }

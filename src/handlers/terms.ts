@@ -91,16 +91,15 @@ export function termOperations<R extends Category | Tag>(ctx: AppContext, kind: 
     },
 
     async update(req: FastifyRequest, id: number, body: TermBody | undefined, reply: FastifyReply): Promise<R> {
-      const updated = await writeRead(ctx.db, req, async (reader, write) => {
+      const stored = await writeRead(ctx.db, req, async (reader, write) => {
         const current = await find(id, requestedLanguage(req), reader)
         const expected = expectedVersion(req, () => etag(current), current.version) ?? current.version
-        await write(async (trx) => {
+        return write(async (trx) => {
           const values = await checkTermUpdate(trx, kind, current, body ?? {})
           if (!(await updateTerm(trx, kind, values, expected))) lost()
+          return find(current.record.id, undefined, trx)
         })
-        return current.record.id
       })
-      const stored = await find(updated, undefined)
       reply.header('ETag', etag(stored))
       return stored.record
     },

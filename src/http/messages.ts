@@ -30,6 +30,7 @@ export const MESSAGE_KEYS = [
   'unparsableRequest', 'headersTooLarge', 'requestTimeout', 'invalidCursor', 'changesCursorExpired', 'nulCharacter',
   'invalidForm', 'datesDisagree', 'tooManyRequests', 'calendarName', 'webhookAddress', 'webhookHostUnresolved',
   'idempotencyKeyInUse', 'idempotencyKeyMismatch', 'invalidIdempotencyKey',
+  'databaseUnavailable',
 ] as const
 
 export type MessageKey = (typeof MESSAGE_KEYS)[number]
