@@ -8,7 +8,7 @@
 # A leg is `label|node folder|VAR=value VAR=value`: the suite runs with `<node folder>/bin` first on PATH
 # (empty: the current node) and those variables set, for example
 #   'Node 24 · SQLite|/ci/node/24.21.0|'   or   'Node 24 · PostgreSQL|/ci/node/24.21.0|TEST_DATABASE=postgres'
-# The gates (generated types, spec lint, typecheck, code lint, the build `npm start` runs) run once, on the first
+# The gates (generated types, spec lint (Redocly and Spectral), typecheck, code lint, the build `npm start` runs) run once, on the first
 # leg's Node.js. Each leg ends with its own labelled line; a recap repeats them, and the last line sums
 # every leg; a failed gate, or a test file that died without a failing assertion, counts as one failure.
 # A PostgreSQL leg (TEST_DATABASE=postgres) needs the server at TEST_POSTGRES_URL (default the local one):
@@ -18,7 +18,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-GATES=(check:gen lint:spec typecheck lint build)
+GATES=(check:gen lint:spec lint:spectral typecheck lint build)
 # The coverage floors (percent of src/), a little under the totals last measured on the SQLite leg
 # (2026-11-26, test files on Node's type stripping: lines and statements 97.4, branches 92.6, functions 96.0; under
 # ts-node they read 90.4 to 91.3, because the children started through tsx were merged into the same files'
