@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The whole test command (`npm test`), ending with the closing line CI reads: `N passed, N failed`.
 #
-#   scripts/test-ci.sh            the gates, then every tap test on SQLite and again on PostgreSQL, on the
-#                                 current Node.js (`npm test`)
+#   scripts/test-ci.sh            the gates, then every tap test on SQLite and again, those that reach the
+#                                 database, on PostgreSQL, on the current Node.js (`npm test`)
 #   scripts/test-ci.sh LEG...     the gates once, then every tap test once per leg (what .ci/run does)
 #
 # A leg is `label|node folder|VAR=value VAR=value`: the suite runs with `<node folder>/bin` first on PATH
@@ -112,7 +112,15 @@ for leg in "$@"; do
     tap_args+=(--no-disable-coverage --coverage-report=text-summary "${COVERAGE_FLOORS[@]}"
       --coverage-exclude='test/**' --coverage-exclude='scripts/**' --coverage-exclude='src/generated/**' --coverage-exclude='dist/**')
   fi
-  in_leg "$leg" npx tap "${tap_args[@]}" 2>&1 | in_leg "$leg" node --import tsx scripts/tap-summary.ts --counts "$work/leg-$n.json"
+  # A PostgreSQL leg runs the test files that can reach the database under test (scripts/test-files.ts):
+  # the others open SQLite or no database whatever the leg, and would only repeat the SQLite leg.
+  files=()
+  scope=""
+  if [[ "$leg" == *TEST_DATABASE=postgres* ]]; then
+    mapfile -t files < <(in_leg "$leg" node --import tsx scripts/test-files.ts database)
+    scope=" (the ${#files[@]} test files that reach the database)"
+  fi
+  in_leg "$leg" npx tap "${tap_args[@]}" "${files[@]}" 2>&1 | in_leg "$leg" node --import tsx scripts/tap-summary.ts --counts "$work/leg-$n.json"
   status=${PIPESTATUS[0]}
   counts=$(node -e 'const c = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
     console.log(c.passed, c.failed, c.skipped, c.lines ?? "-", c.broken.join(", "))' "$work/leg-$n.json" 2>/dev/null || echo "0 1 0 - (no counts: tap-summary failed)")
@@ -124,7 +132,7 @@ for leg in "$@"; do
   fi
   coverage=""
   if [ "$lines" != "-" ]; then coverage=", $lines % of src/ lines covered"; fi
-  line="$label: $p passed, $f failed, $s skipped in $(elapsed $((SECONDS - started)))$coverage${broken:+ (failed without a failing assertion: $broken)}"
+  line="$label$scope: $p passed, $f failed, $s skipped in $(elapsed $((SECONDS - started)))$coverage${broken:+ (failed without a failing assertion: $broken)}"
   echo "$line"
   recap+=("$line")
   passed=$((passed + p))
