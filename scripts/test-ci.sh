@@ -6,7 +6,8 @@
 #   scripts/test-ci.sh LEG...     the gates once, then every tap test once per leg (what .ci/run does)
 #
 # A leg is `label|node folder|VAR=value VAR=value`: the suite runs with `<node folder>/bin` first on PATH
-# (empty: the current node) and those variables set, for example
+# (empty: the current node) and those variables set (TEST_FILES=database or no-database: a part of the test
+# files, see below), for example
 #   'Node 24 · SQLite|/ci/node/24.21.0|'   or   'Node 24 · PostgreSQL|/ci/node/24.21.0|TEST_DATABASE=postgres'
 # The gates (generated types, spec lint (Redocly and Spectral), typecheck, code lint, the build `npm start` runs) run once, on the first
 # leg's Node.js. Each leg ends with its own labelled line; a recap repeats them, and the last line sums
@@ -112,13 +113,18 @@ for leg in "$@"; do
     tap_args+=(--no-disable-coverage --coverage-report=text-summary "${COVERAGE_FLOORS[@]}"
       --coverage-exclude='test/**' --coverage-exclude='scripts/**' --coverage-exclude='src/generated/**' --coverage-exclude='dist/**')
   fi
-  # A PostgreSQL leg runs the test files that can reach the database under test (scripts/test-files.ts):
-  # the others open SQLite or no database whatever the leg, and would only repeat the SQLite leg.
+  # Which test files the leg runs (scripts/test-files.ts): TEST_FILES=database those that can reach the
+  # database under test, TEST_FILES=no-database the others, unset every one. A PostgreSQL leg runs the
+  # database files unless told otherwise: the others open SQLite or no database whatever the leg, and
+  # would only repeat a SQLite leg.
   files=()
   scope=""
-  if [[ "$leg" == *TEST_DATABASE=postgres* ]]; then
-    mapfile -t files < <(in_leg "$leg" node --import tsx scripts/test-files.ts database)
-    scope=" (the ${#files[@]} test files that reach the database)"
+  which=$(in_leg "$leg" printenv TEST_FILES || true)
+  if [ -z "$which" ] && [[ "$leg" == *TEST_DATABASE=postgres* ]]; then which=database; fi
+  if [ -n "$which" ]; then
+    mapfile -t files < <(in_leg "$leg" node --import tsx scripts/test-files.ts "$which")
+    if [ "${#files[@]}" -eq 0 ]; then files=(no-test-files-listed); fi
+    scope=" (${#files[@]} test files: $which)"
   fi
   in_leg "$leg" npx tap "${tap_args[@]}" "${files[@]}" 2>&1 | in_leg "$leg" node --import tsx scripts/tap-summary.ts --counts "$work/leg-$n.json"
   status=${PIPESTATUS[0]}

@@ -1,6 +1,6 @@
 /**
- * `node --import tsx scripts/test-files.ts database`: the test files that can reach the database under
- * test, one a line, for a PostgreSQL leg of scripts/test-ci.sh. The engine under test is chosen in one
+ * `node --import tsx scripts/test-files.ts database|no-database`: the test files that can reach the
+ * database under test, or those that cannot, one a line, for a leg of scripts/test-ci.sh (`TEST_FILES`). The engine under test is chosen in one
  * place, test/helpers/database.ts (`TEST_DATABASE`, `TEST_POSTGRES_URL`): a test file that imports it,
  * directly or through other files of test/, may open PostgreSQL; any other one opens SQLite or no
  * database at all, whatever the leg, and gives nothing new on PostgreSQL (test/test-files.test.ts
@@ -37,9 +37,12 @@ export function databaseTestFiles(): string[] {
 }
 
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === resolve(ROOT, 'scripts/test-files.ts')) {
-  if (process.argv[2] !== 'database') {
-    process.stderr.write('usage: scripts/test-files.ts database\n')
+  const which = process.argv[2]
+  if (which !== 'database' && which !== 'no-database') {
+    process.stderr.write('usage: scripts/test-files.ts database|no-database\n')
     process.exit(2)
   }
-  process.stdout.write(`${databaseTestFiles().map((file) => relative(ROOT, resolve(ROOT, file))).join('\n')}\n`)
+  const database = new Set(databaseTestFiles())
+  const files = testFiles().filter((file) => database.has(file) === (which === 'database'))
+  process.stdout.write(`${files.map((file) => relative(ROOT, resolve(ROOT, file))).join('\n')}\n`)
 }
