@@ -108,7 +108,9 @@ for leg in "$@"; do
   # children started as server processes are not counted (their code is covered in process too).
   # Two test files per core: most of them wait on child processes or sockets part of the time (2026-11-26, 2 cores:
   # a leg in 6 min 38 s with 4 at once against 10 min 32 s with tap's default of one per core).
-  tap_args=(--reporter=tap "--jobs=$JOBS")
+  # A leg may set its own TEST_JOBS.
+  jobs=$(in_leg "$leg" printenv TEST_JOBS || echo "$JOBS")
+  tap_args=(--reporter=tap "--jobs=$jobs")
   if [[ "$leg" == *COVERAGE=1* ]]; then
     tap_args+=(--no-disable-coverage --coverage-report=text-summary "${COVERAGE_FLOORS[@]}"
       --coverage-exclude='test/**' --coverage-exclude='scripts/**' --coverage-exclude='src/generated/**' --coverage-exclude='dist/**')
