@@ -76,6 +76,7 @@ export function linkedOperations<Rec extends Venue | Organizer, C extends Linked
         offset: page.offset,
         limit: page.perPage,
         nowUtc: formatUtc(ctx.now()),
+        eventReader: listScope(req.user, undefined),
         ...(query.search !== undefined ? { search: query.search } : {}),
         ...(query.event !== undefined ? { event: query.event } : {}),
         ...(query.has_events !== undefined ? { hasEvents: query.has_events } : {}),
