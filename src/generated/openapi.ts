@@ -2467,8 +2467,8 @@ export interface operations {
                 organizer?: number[];
                 /** @description Keep only featured events (true) or only events that are not featured (false). Accepts `true`, `false`, `1` or `0`. */
                 featured?: boolean;
-                /** @description Keep only events with this status. Anonymous callers may only ask `publish`; without it, editors and administrators see every status except `trash`, authors and contributors see published events plus their own, and anonymous callers see published ones only. */
-                status?: "publish" | "draft" | "pending" | "private";
+                /** @description Keep only events with these statuses (their union), sent repeated (`status=publish&status=draft`), bracketed, indexed or comma-separated (`status=publish,draft`). Each must be one the caller may list: anonymous callers may only ask `publish`. Without it, editors and administrators see every status except `trash`, authors and contributors see published events plus their own, and anonymous callers see published ones only. */
+                status?: ("publish" | "draft" | "pending" | "private")[];
                 /** @description Keep events whose venue has coordinates (true) or events whose venue has none or that have no venue (false). Needs the geolocation extension (`CALENDAR_EXTENSIONS=geoloc`); while it is off the request is a 400 `geoloc-extension-inactive`. Accepts `true`, `false`, `1` or `0`. */
                 geoloc?: boolean;
                 /** @description Latitude of a point, sent together with `geoloc_lng`: keep events with a venue within the geofence radius (`CALENDAR_GEOFENCE_KM`, 40.2 km by default) of that point. Needs the geolocation extension (`CALENDAR_EXTENSIONS=geoloc`); while it is off the request is a 400 `geoloc-extension-inactive`. */
@@ -3115,8 +3115,8 @@ export interface operations {
                 has_events?: boolean;
                 /** @description Whether to keep only venues linked to an event that has not started yet. Accepts `true`, `false`, `1` or `0`. */
                 only_with_upcoming?: boolean;
-                /** @description Keep only venues with this status. Anonymous callers may only ask `publish`; without it, editors and administrators see every status except `trash`, authors and contributors see published venues plus their own, and anonymous callers see published ones only. */
-                status?: "publish" | "draft" | "pending" | "private";
+                /** @description Keep only venues with these statuses (their union), sent repeated (`status=publish&status=draft`), bracketed, indexed or comma-separated (`status=publish,draft`). Each must be one the caller may list: anonymous callers may only ask `publish`. Without it, editors and administrators see every status except `trash`, authors and contributors see published venues plus their own, and anonymous callers see published ones only. */
+                status?: ("publish" | "draft" | "pending" | "private")[];
                 /** @description Keep records last modified after this moment (`modified_utc`, exact, never widened to a whole day). Accepts `YYYY-MM-DD`, `YYYY-MM-DD HH:MM[:SS]`, ISO 8601 with `T` and an offset or `Z`, a UNIX timestamp, or `now`, `today`, `tomorrow` or `yesterday`; a value without an offset is wall time in the site time zone (a day alone is its 00:00:00), and any other value is a 400 naming the parameter. */
                 modified_after?: components["parameters"]["ModifiedAfter"];
                 /** @description Keep records last modified before this moment (`modified_utc`, exact, never widened to a whole day). Accepts the same values as `modified_after`. */
@@ -3725,8 +3725,8 @@ export interface operations {
                 has_events?: boolean;
                 /** @description Whether to keep only organizers linked to an event that has not started yet. Accepts `true`, `false`, `1` or `0`. */
                 only_with_upcoming?: boolean;
-                /** @description Keep only organizers with this status. Anonymous callers may only ask `publish`; without it, editors and administrators see every status except `trash`, authors and contributors see published organizers plus their own, and anonymous callers see published ones only. */
-                status?: "publish" | "draft" | "pending" | "private";
+                /** @description Keep only organizers with these statuses (their union), sent repeated (`status=publish&status=draft`), bracketed, indexed or comma-separated (`status=publish,draft`). Each must be one the caller may list: anonymous callers may only ask `publish`. Without it, editors and administrators see every status except `trash`, authors and contributors see published organizers plus their own, and anonymous callers see published ones only. */
+                status?: ("publish" | "draft" | "pending" | "private")[];
                 /** @description Keep records last modified after this moment (`modified_utc`, exact, never widened to a whole day). Accepts `YYYY-MM-DD`, `YYYY-MM-DD HH:MM[:SS]`, ISO 8601 with `T` and an offset or `Z`, a UNIX timestamp, or `now`, `today`, `tomorrow` or `yesterday`; a value without an offset is wall time in the site time zone (a day alone is its 00:00:00), and any other value is a 400 naming the parameter. */
                 modified_after?: components["parameters"]["ModifiedAfter"];
                 /** @description Keep records last modified before this moment (`modified_utc`, exact, never widened to a whole day). Accepts the same values as `modified_after`. */
