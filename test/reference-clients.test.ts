@@ -6,6 +6,7 @@ import t from 'tap'
 import { API, API_URL } from './helpers/build.js'
 import { expectError } from './helpers/errors.js'
 import { setup } from './helpers/events.js'
+import { documentProblems } from './helpers/wire.js'
 
 type Listed = { id: number }
 const termIds = (res: { json: <T>() => T }, key: 'categories' | 'tags'): number[] => res.json<Record<string, Listed[]>>()[key]?.map((r) => r.id) ?? []
@@ -114,4 +115,87 @@ t.test('cause 3: indexed query arrays (`a[0]=1&a[1]=2`) filter like the other fo
   t.equal(venues.statusCode, 200)
   const rest = await s.list(q('?categories[1]=2&categories[0]=jazz&per_page=5'))
   t.ok(rest.json<{ rest_url: string }>().rest_url.includes('&categories=jazz%2C2'), 'rest_url: the comma form, in the order of the indexes')
+})
+
+/** A body as PHP's `http_build_query` writes it: nested arrays and objects as bracketed names. */
+function httpBuildQuery(data: Record<string, unknown>): string {
+  const pairs: string[] = []
+  const walk = (prefix: string, value: unknown): void => {
+    if (Array.isArray(value)) value.forEach((v, i) => walk(`${prefix}[${i}]`, v))
+    else if (typeof value === 'object' && value !== null) for (const [k, v] of Object.entries(value)) walk(`${prefix}[${k}]`, v)
+    else pairs.push(`${encodeURIComponent(prefix)}=${encodeURIComponent(typeof value === 'boolean' ? (value ? '1' : '0') : String(value))}`)
+  }
+  for (const [key, value] of Object.entries(data)) walk(key, value)
+  return pairs.join('&')
+}
+
+const FORM = { 'content-type': 'application/x-www-form-urlencoded' }
+type Linked = { id: number; venue?: string; organizer?: string; city?: string | null; show_map?: boolean; email?: string | null }
+type Written = { id: number; venue: Linked[]; organizer: Linked[]; categories: Listed[]; tags: Listed[] }
+
+t.test('cause 2: PHP form bodies (objects, lists of objects, indexed lists) mean what the same JSON means, and the document says so', async (t) => {
+  const s = await setup(t)
+  await s.category('Jazz') // 1
+  await s.tag('Loud') // 2
+  await s.venue({ venue: 'Old hall' }) // venue 1
+  await s.organizer({ organizer: 'Old club' }) // organizer 1
+  await s.organizer({ organizer: 'Other club' }) // organizer 2
+  const post = async (payload: string, expected = 201) => {
+    const res = await s.inject({ method: 'POST', url: `${API}/events`, headers: { ...s.editor, ...FORM }, payload })
+    t.equal(res.statusCode, expected, `${decodeURIComponent(payload)}: ${res.statusCode}`)
+    if (expected < 300) t.strictSame(documentProblems('POST', `${API}/events`, payload), [], `the document accepts ${decodeURIComponent(payload)}`)
+    return res
+  }
+  const base = { title: 'Gig', start_date: '2026-07-01 20:00', end_date: '2026-07-01 22:00' }
+  const single = (await post(httpBuildQuery({ ...base, venue: { venue: 'Hall', city: 'Bern', show_map: false } }))).json<Written>()
+  t.strictSame(single.venue.map((v) => [v.venue, v.city, v.show_map]), [['Hall', 'Bern', false]], 'venue[venue]=Hall&venue[city]=Bern: one new venue')
+  const many = (await post(httpBuildQuery({ ...base, organizer: [{ organizer: 'A', email: 'a@example.com' }, { organizer: 'B' }] }))).json<Written>()
+  t.strictSame(many.organizer.map((o) => [o.organizer, o.email]), [['A', 'a@example.com'], ['B', null]], 'organizer[0][organizer]=A&organizer[1][organizer]=B: two, in order')
+  const ids = (await post(httpBuildQuery({ ...base, organizer: [2, 1], venue: [1], categories: ['jazz'], tags: [2] }))).json<Written>()
+  t.strictSame([ids.organizer.map((o) => o.id), ids.venue.map((v) => v.id), ids.categories.map((c) => c.id), ids.tags.map((c) => c.id)], [[2, 1], [1], [1], [2]], 'organizer[0]=2&organizer[1]=1: existing ones')
+  const refs = (await post(httpBuildQuery({ ...base, organizer: [{ id: 1 }, { organizer: 'C' }] }))).json<Written>()
+  t.strictSame(refs.organizer.map((o) => o.organizer), ['Old club', 'C'], 'organizer[0][id]=1: the existing record')
+  const reordered = (await post('title=Gig&start_date=2026-07-01&end_date=2026-07-01&organizer%5B1%5D=1&organizer%5B0%5D=2')).json<Written>()
+  t.strictSame(reordered.organizer.map((o) => o.id), [2, 1], 'in the order of the indexes, not of the keys')
+  // The same payload as JSON gives the same links.
+  const json = await s.inject({ method: 'POST', url: `${API}/events`, headers: s.editor, payload: { ...base, organizer: [2, 1], venue: [1], categories: ['jazz'], tags: [2] } })
+  const fromJson = json.json<Written>()
+  t.strictSame([fromJson.organizer.map((o) => o.id), fromJson.venue.map((v) => v.id), fromJson.categories.map((c) => c.id)], [[2, 1], [1], [1]])
+  // Updates take the same forms.
+  const patched = await s.inject({ method: 'PATCH', url: `${API}/events/${ids.id}`, headers: { ...s.editor, ...FORM }, payload: httpBuildQuery({ venue: [{ venue: 'New hall' }], organizer: [1] }) })
+  t.equal(patched.statusCode, 200)
+  t.strictSame([patched.json<Written>().venue.map((v) => v.venue), patched.json<Written>().organizer.map((o) => o.id)], [['New hall'], [1]])
+  // A bracketed name that does not fit its field is 400 naming it; nothing is created.
+  const before = (await s.inject({ url: `${API}/venues?per_page=50`, headers: s.editor })).json<{ total: number }>().total
+  for (const [payload, field] of [
+    ['title%5B0%5D=Gig&start_date=2026-07-01&end_date=2026-07-01', 'title'],
+    [`${httpBuildQuery(base)}&venue%5Bcolour%5D=red`, 'venue'],
+    [`${httpBuildQuery(base)}&colour%5Bx%5D=red`, 'colour'],
+    [`${httpBuildQuery(base)}&featured%5B0%5D=1`, 'featured'],
+    [`${httpBuildQuery(base)}&organizer%5B0%5D%5Bid%5D=999`, 'organizer'],
+    [`${httpBuildQuery(base)}&venue%5B0%5D%5Bvenue%5D=Hall&venue%5B0%5D%5Bvenue%5D=Other`, 'venue'],
+    [`${httpBuildQuery(base)}&venue%5Bvenue%5D=Hall&venue%5Bshow_map%5D=maybe`, 'venue'],
+  ] as const) {
+    expectError(t, await post(payload, 400), 400, 'rest_invalid_param', [field])
+  }
+  t.equal((await s.inject({ url: `${API}/venues?per_page=50`, headers: s.editor })).json<{ total: number }>().total, before, 'no venue created by a refused body')
+})
+
+t.test('compatibility: a single venue or organizer where the list is expected is a list of one; { "id": N } names N', async (t) => {
+  const s = await setup(t)
+  await s.venue({ venue: 'Hall' }) // 1
+  await s.organizer({ organizer: 'Club' }) // 1
+  await s.organizer({ organizer: 'Band' }) // 2
+  const one = await s.event('One', { venue: 1, organizer: { id: 2 } }) as unknown as Written
+  t.strictSame([one.venue.map((v) => v.id), one.organizer.map((o) => o.id)], [[1], [2]])
+  const inline = await s.event('Inline', { venue: { venue: 'Tent', city: 'Basel' }, organizer: [{ id: 1 }, 2, { organizer: 'Choir' }] }) as unknown as Written
+  t.strictSame(inline.venue.map((v) => [v.venue, v.city]), [['Tent', 'Basel']])
+  t.strictSame(inline.organizer.map((o) => o.organizer), ['Club', 'Band', 'Choir'])
+  const patched = await s.patch(one.id, { venue: { id: 1 }, organizer: 1 })
+  t.equal(patched.statusCode, 200)
+  t.strictSame(patched.json<Written>().organizer.map((o) => o.id), [1])
+  expectError(t, await s.patch(one.id, { organizer: { id: 999 } }), 400, 'rest_invalid_param', ['organizer'])
+  expectError(t, await s.patch(one.id, { venue: { id: 1, venue: 'Both' } }), 400, 'rest_invalid_param', ['venue'])
+  expectError(t, await s.patch(one.id, { venue: 0 }), 400, 'rest_invalid_param', ['venue'])
+  expectError(t, await s.patch(one.id, { venue: 'Hall' }), 400, 'rest_invalid_param', ['venue'])
 })

@@ -1122,10 +1122,10 @@ export interface components {
             categories?: (number | string)[];
             /** @description Tags of the event, each given by id, slug or name (case-insensitive); the list replaces the current set and `[]` clears it. */
             tags?: (number | string)[];
-            /** @description Venues of the event, each given by id or as the fields of a new venue created with the event; the list replaces the current set and `[]` clears it. A new venue's `translation_of` follows the rules of a venue create, in the event's language. */
-            venue?: (number | components["schemas"]["VenueCreate"])[];
-            /** @description Organizers of the event, each given by id or as the fields of a new organizer created with the event; the list replaces the current set and `[]` clears it. A new organizer's `translation_of` follows the rules of an organizer create, in the event's language. */
-            organizer?: (number | components["schemas"]["OrganizerCreate"])[];
+            /** @description Venues of the event, each given by id (also as `{ "id": 5 }`) or as the fields of a new venue created with the event; a single entry is a list of one, as in the reference. The list replaces the current set and `[]` clears it. A new venue's `translation_of` follows the rules of a venue create, in the event's language. */
+            venue?: components["schemas"]["EventVenueEntry"][] | components["schemas"]["EventVenueEntry"];
+            /** @description Organizers of the event, each given by id (also as `{ "id": 5 }`) or as the fields of a new organizer created with the event; a single entry is a list of one, as in the reference. The list replaces the current set and `[]` clears it. A new organizer's `translation_of` follows the rules of an organizer create, in the event's language. */
+            organizer?: components["schemas"]["EventOrganizerEntry"][] | components["schemas"]["EventOrganizerEntry"];
             /** @description Language of the request, as the `ml_language` query parameter; when both are sent, this one wins. A create stores the record in this language. */
             ml_language?: components["schemas"]["Language"];
             /** @description Id of an existing event of which the new record is a translation; each language appears at most once in a translation group. */
@@ -1183,10 +1183,10 @@ export interface components {
             categories?: (number | string)[];
             /** @description Tags of the event, each given by id, slug or name (case-insensitive); the list replaces the current set and `[]` clears it. */
             tags?: (number | string)[];
-            /** @description Venues of the event, each given by id or as the fields of a new venue created with the event; the list replaces the current set and `[]` clears it. A new venue's `translation_of` follows the rules of a venue create, in the event's language. */
-            venue?: (number | components["schemas"]["VenueCreate"])[];
-            /** @description Organizers of the event, each given by id or as the fields of a new organizer created with the event; the list replaces the current set and `[]` clears it. A new organizer's `translation_of` follows the rules of an organizer create, in the event's language. */
-            organizer?: (number | components["schemas"]["OrganizerCreate"])[];
+            /** @description Venues of the event, each given by id (also as `{ "id": 5 }`) or as the fields of a new venue created with the event; a single entry is a list of one, as in the reference. The list replaces the current set and `[]` clears it. A new venue's `translation_of` follows the rules of a venue create, in the event's language. */
+            venue?: components["schemas"]["EventVenueEntry"][] | components["schemas"]["EventVenueEntry"];
+            /** @description Organizers of the event, each given by id (also as `{ "id": 5 }`) or as the fields of a new organizer created with the event; a single entry is a list of one, as in the reference. The list replaces the current set and `[]` clears it. A new organizer's `translation_of` follows the rules of an organizer create, in the event's language. */
+            organizer?: components["schemas"]["EventOrganizerEntry"][] | components["schemas"]["EventOrganizerEntry"];
             /** @description Language of the request, as the `ml_language` query parameter; when both are sent, this one wins. A create stores the record in this language. */
             ml_language?: components["schemas"]["Language"];
             /** @description Password that protects the event; readers then need it as `?password=` unless they may edit the event. Null removes the protection. */
@@ -1244,10 +1244,10 @@ export interface components {
             categories?: (number | string)[];
             /** @description Tags of the event, each given by id, slug or name (case-insensitive); the list replaces the current set and `[]` clears it. */
             tags?: (number | string)[];
-            /** @description Venues of the event, each given by id or as the fields of a new venue created with the event; the list replaces the current set and `[]` clears it. A new venue's `translation_of` follows the rules of a venue create, in the event's language. */
-            venue?: (number | components["schemas"]["VenueCreate"])[];
-            /** @description Organizers of the event, each given by id or as the fields of a new organizer created with the event; the list replaces the current set and `[]` clears it. A new organizer's `translation_of` follows the rules of an organizer create, in the event's language. */
-            organizer?: (number | components["schemas"]["OrganizerCreate"])[];
+            /** @description Venues of the event, each given by id (also as `{ "id": 5 }`) or as the fields of a new venue created with the event; a single entry is a list of one, as in the reference. The list replaces the current set and `[]` clears it. A new venue's `translation_of` follows the rules of a venue create, in the event's language. */
+            venue?: components["schemas"]["EventVenueEntry"][] | components["schemas"]["EventVenueEntry"];
+            /** @description Organizers of the event, each given by id (also as `{ "id": 5 }`) or as the fields of a new organizer created with the event; a single entry is a list of one, as in the reference. The list replaces the current set and `[]` clears it. A new organizer's `translation_of` follows the rules of an organizer create, in the event's language. */
+            organizer?: components["schemas"]["EventOrganizerEntry"][] | components["schemas"]["EventOrganizerEntry"];
             /** @description Language of the request, as the `ml_language` query parameter; when both are sent, this one wins. A create stores the record in this language. */
             ml_language?: components["schemas"]["Language"];
         };
@@ -1496,6 +1496,13 @@ export interface components {
             slug?: string;
             /** @description Language of the request, as the `ml_language` query parameter; when both are sent, this one wins. A create stores the record in this language. */
             ml_language?: components["schemas"]["Language"];
+        };
+        EventVenueEntry: number | components["schemas"]["LinkedRef"] | components["schemas"]["VenueCreate"];
+        EventOrganizerEntry: number | components["schemas"]["LinkedRef"] | components["schemas"]["OrganizerCreate"];
+        /** @description An existing record named by id, `{ "id": 5 }`, as clients of the reference send it: the same as the id alone. */
+        LinkedRef: {
+            /** @description Id of the existing record. */
+            id: number;
         };
         /** @description An error answer. */
         Error: {

@@ -99,7 +99,7 @@ function coerce(value: unknown, schema: JsonSchema, form: boolean, digits?: Map<
   if (isRecord(value)) return types.has('object') ? coerceFields(value, schema, form, digits) : value
   if (types.has('array')) {
     if (typeof value !== 'string' && !Array.isArray(value)) return value
-    const items = isRecord(schema.items) ? schema.items : {}
+    const items = itemsOf(schema) ?? {}
     // A single value is the comma-list form (`a=1,2`). In a form body the other forms (`a[]=`, repeated
     // keys) arrive as arrays whose elements are values as written, commas and all (`Rock, Pop`); a query
     // splits those too (ids and slugs hold no comma, and `include[]=1,2` has always meant 1 and 2).
@@ -131,6 +131,21 @@ function coerceFields(value: Record<string, unknown>, schema: JsonSchema, form: 
     if (fieldSchema !== undefined) value[name] = coerce(field, fieldSchema, form, digits)
   }
   return value
+}
+
+/** The schema of a list's items, looking through `oneOf`/`anyOf` (`venue`: a list, or one entry alone). */
+function itemsOf(schema: JsonSchema): JsonSchema | undefined {
+  if (isRecord(schema.items)) return schema.items
+  for (const key of ['oneOf', 'anyOf'] as const) {
+    const alternatives = schema[key]
+    if (Array.isArray(alternatives)) {
+      for (const alt of alternatives) {
+        const items = isRecord(alt) ? itemsOf(alt) : undefined
+        if (items !== undefined) return items
+      }
+    }
+  }
+  return undefined
 }
 
 /** The properties of every object alternative of a schema, the first naming a field winning. */
