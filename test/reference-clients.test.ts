@@ -199,3 +199,39 @@ t.test('compatibility: a single venue or organizer where the list is expected is
   expectError(t, await s.patch(one.id, { venue: 0 }), 400, 'rest_invalid_param', ['venue'])
   expectError(t, await s.patch(one.id, { venue: 'Hall' }), 400, 'rest_invalid_param', ['venue'])
 })
+
+t.test('cause 6: a trashed venue or organizer is left out of its events and matches no event filter, for every caller; a restore brings it back', async (t) => {
+  const s = await setup(t)
+  const admin = await s.auth('administrator')
+  await s.venue({ venue: 'Hall' }) // 1
+  await s.venue({ venue: 'Park' }) // 2
+  await s.organizer({ organizer: 'Club' }) // 1
+  await s.organizer({ organizer: 'Band' }) // 2
+  const event = await s.event('Gig', { venue: [1, 2], organizer: [1, 2] })
+  const names = (record: Written) => [record.venue.map((v) => v.id), record.organizer.map((o) => o.id)]
+  const trash = async (collection: string, id: number) => t.equal((await s.inject({ method: 'DELETE', url: `${API}/${collection}/${id}`, headers: s.editor })).statusCode, 200)
+  const before = await s.get(event.id, '', admin)
+  await trash('venues', 2)
+  await trash('organizers', 1)
+  for (const [who, headers] of [['anonymous', {}], ['editor', s.editor], ['administrator', admin]] as const) {
+    const read = await s.get(event.id, '', headers)
+    t.strictSame(names(read.json<Written>()), [[1], [2]], `${who}: the single read leaves the trashed ones out`)
+    const listed = (await s.list('', headers)).json<{ events: Written[] }>().events.find((e) => e.id === event.id)
+    t.strictSame(listed === undefined ? undefined : names(listed), [[1], [2]], `${who}: the list too`)
+    const ld = JSON.stringify(read.json<{ json_ld: unknown }>().json_ld)
+    t.notOk(ld.includes('Park') || ld.includes('Club'), `${who}: the JSON-LD names neither`)
+  }
+  t.not((await s.get(event.id, '', admin)).headers.etag, before.headers.etag, 'what the event shows changed, so does its ETag')
+  for (const headers of [s.editor, admin]) {
+    t.equal((await s.list('?organizer=1', headers)).json<{ total: number }>().total, 0, 'a trashed organizer matches no event')
+    t.equal((await s.list('?venue=2', headers)).json<{ total: number }>().total, 0, 'a trashed venue matches no event')
+    t.equal((await s.list('?venue=1,2', headers)).json<{ total: number }>().total, 1, 'the others still filter')
+    t.equal((await s.list(`?${'organizer%5B0%5D=1&organizer%5B1%5D=2'}`, headers)).json<{ total: number }>().total, 1)
+  }
+  expectError(t, await s.list('?organizer=1'), 400, 'rest_invalid_param', ['organizer'])
+  // Restoring brings the links back.
+  t.equal((await s.inject({ method: 'PATCH', url: `${API}/venues/2`, headers: s.editor, payload: { status: 'publish' } })).statusCode, 200)
+  t.equal((await s.inject({ method: 'PATCH', url: `${API}/organizers/1`, headers: s.editor, payload: { status: 'publish' } })).statusCode, 200)
+  t.strictSame(names((await s.get(event.id)).json<Written>()), [[1, 2], [1, 2]], 'restored: shown again')
+  t.equal((await s.list('?organizer=1')).json<{ total: number }>().total, 1, 'restored: filters again')
+})
