@@ -1019,6 +1019,13 @@ t.test('list: a venue linked only to a private event is no venue with events or 
     t.same(ids(await list(`?${filter}`, editor)), [2, 1], `${filter}: an editor`)
   }
   t.same(ids(await list('?has_events=false')), [1], 'anonymous: the venue has no event it may read')
+  // A contributor reads no private event, not even one an editor made its own.
+  const contributor = await auth('contributor')
+  const contributorId = (await db.selectFrom('users').select('id').orderBy('id', 'desc').limit(1).executeTakeFirstOrThrow()).id
+  await create({ venue: 'Contributed', date: '2026-01-03 00:00:00' })
+  await insertLinkedEvent(db, { venues: [3] }, { status: 'private', author: contributorId, start_utc: '2026-08-01 10:00:00', end_utc: '2026-08-01 12:00:00' })
+  t.same(ids(await list('?has_events=true', contributor)), [2], 'a contributor: its own private event does not count')
+  t.same(ids(await list('?has_events=true', editor)), [3, 2, 1], 'the editor: it does')
 })
 
 t.test('list: anonymous callers see published venues only; status other than publish is 400', async (t) => {

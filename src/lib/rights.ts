@@ -89,3 +89,15 @@ export function listScope(caller: Caller | null, requested: readonly WritableSta
   if (asked !== undefined && asked.some((status) => status !== 'publish')) return { kind: 'refused' }
   return { kind: 'all', statuses: ['publish'] }
 }
+
+/**
+ * The events `has_events` and `only_with_upcoming` count for the caller (CONTRACT §6): of the published and
+ * private ones (never draft, pending or trash), those it may read: editors all, authors the published ones
+ * and their own private ones, everyone else the published ones.
+ */
+export function countedEventsScope(caller: Caller | null): ListScope {
+  const statuses = ['publish', 'private'] as const
+  if (editsAll(caller)) return { kind: 'all', statuses }
+  if (caller !== null && caller.role === 'author') return { kind: 'published-or-own', statuses, owner: caller.id }
+  return { kind: 'all', statuses: ['publish'] }
+}

@@ -68,7 +68,7 @@ export interface LinkedListQuery {
   event?: number
   hasEvents?: boolean
   onlyWithUpcoming?: boolean
-  /** The events the caller may read, which alone count for `hasEvents` and `onlyWithUpcoming` (CONTRACT §6). */
+  /** The events the caller may read, which alone count for `hasEvents` and `onlyWithUpcoming` (CONTRACT §6; `countedEventsScope`). */
   eventReader: ListScope
   /** `modified_after` / `modified_before`: exact UTC instants compared with `modified_utc`. */
   modifiedAfter?: string
