@@ -172,13 +172,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerErrorHandlers(app, texts)
   registerBodyParsers(app)
   refuseMissingHost(app)
+  // Before authentication's routes are set up, so that the limit counts a request before its roles are
+  // checked (a refused key still counts); its hook still runs after the key was looked up.
+  await registerRateLimit(app, config.rateLimit)
   registerAuthentication(app, (key) => findUserByKey(db, key), createAuthThrottle(config.authFailureLimit, now))
   registerQueryNormalisation(app)
   registerNulGuard(app)
   registerHeaders(app, config)
   registerRequestLog(app)
   await registerCompression(app)
-  await registerRateLimit(app, config.rateLimit)
   registerHealth(app, { database: () => databaseAnswers(db), migrations: () => migrationsApplied(db) })
   const outcomes = { delivered: 0, retrying: 0, failed: 0 }
   // How busy the event loop is: webhook deliveries give way to requests when they keep this node saturated.
