@@ -312,6 +312,13 @@ t.test('ETag and 304 on feeds; a feed tag differs from the JSON one; compressed 
   t.equal(gz.headers['content-encoding'], 'gzip', 'a feed over 1 kB is compressed')
   t.equal(gz.headers.etag, `${tag.slice(0, -1)}-gzip"`)
   t.equal(gz.body, list.body)
+  t.equal(gz.headers.vary, 'Accept, Accept-Encoding', 'each header named once in Vary')
+  const gzJson = await s.get(event.id, '', { 'accept-encoding': 'gzip' })
+  t.equal(gzJson.headers['content-encoding'], 'gzip')
+  t.equal(gzJson.headers.vary, 'Accept, Accept-Encoding', 'each header named once in Vary (JSON)')
+  const gzList = await s.list('', { 'accept-encoding': 'br' })
+  t.equal(gzList.headers['content-encoding'], 'br')
+  t.equal(gzList.headers.vary, 'Accept, Accept-Encoding', 'each header named once in Vary (a JSON list)')
   t.equal((await s.list('?ical=1', { 'accept-encoding': 'gzip', 'if-none-match': String(gz.headers.etag) })).statusCode, 304)
 
   t.equal((await s.patch(event.id, { title: 'Retagged' })).statusCode, 200)
