@@ -288,6 +288,37 @@ t.test('SEQUENCE grows when a deleted venue, organizer or term unlinks the event
   t.equal(await sequence(), String(expected + 1))
 })
 
+t.test('SEQUENCE grows when a linked venue or organizer goes to the trash, comes back or changes status: LOCATION and ORGANIZER come and go', async (t) => {
+  const s = await setup(t)
+  const venue = await s.venue({ venue: 'Hall' })
+  const organizer = await s.organizer({ organizer: 'Club' })
+  const event = await s.event('Linked', { venue: [venue.id], organizer: [organizer.id] })
+  const entry = async () => {
+    const vevent = parseFeed((await s.get(event.id, '?ical=1')).body).event(event.id)
+    return { sequence: text(vevent, 'sequence'), location: text(vevent, 'location') !== undefined, organizer: vevent.getFirstProperty('organizer') !== null }
+  }
+  t.same(await entry(), { sequence: '0', location: true, organizer: true })
+  const since = (await s.inject({ url: `${API}/changes?resource=events`, headers: s.editor })).json<{ next_cursor: string }>().next_cursor
+  const steps: Array<readonly [string, Record<string, unknown> | undefined, { sequence: string; location: boolean; organizer: boolean }]> = [
+    [`/venues/${venue.id}`, undefined, { sequence: '1', location: false, organizer: true }],
+    [`/organizers/${organizer.id}`, undefined, { sequence: '2', location: false, organizer: false }],
+    [`/venues/${venue.id}`, { status: 'publish' }, { sequence: '3', location: true, organizer: false }],
+    [`/organizers/${organizer.id}`, { status: 'draft' }, { sequence: '4', location: true, organizer: false }],
+    [`/organizers/${organizer.id}`, { status: 'publish' }, { sequence: '5', location: true, organizer: true }],
+    [`/venues/${venue.id}`, { status: 'draft' }, { sequence: '6', location: false, organizer: true }],
+    [`/venues/${venue.id}`, { city: 'Bern' }, { sequence: '6', location: false, organizer: true }],
+  ]
+  for (const [path, body, expected] of steps) {
+    const etag = String((await s.get(event.id)).headers.etag)
+    const res = await s.inject({ method: body === undefined ? 'DELETE' : 'PATCH', url: `${API}${path}`, headers: s.editor, ...(body === undefined ? {} : { payload: body }) })
+    t.equal(res.statusCode, 200, `${body === undefined ? 'DELETE' : 'PATCH'} ${path} ${JSON.stringify(body)}`)
+    t.same(await entry(), expected, `after ${path} ${JSON.stringify(body)}`)
+    if (body === undefined) t.not(String((await s.get(event.id)).headers.etag), etag, 'the event\'s ETag moved')
+  }
+  const changes = (await s.inject({ url: `${API}/changes?resource=events&since=${since}` })).json<{ changes: Array<{ id: number; action: string }> }>()
+  t.strictSame(changes.changes.map((c) => [c.id, c.action]), [[event.id, 'updated']], 'the log names the event updated')
+})
+
 t.test('ETag and 304 on feeds; a feed tag differs from the JSON one; compressed feeds', async (t) => {
   const s = await setup(t)
   const event = await s.event('Tagged', { description: 'x'.repeat(3000) })
