@@ -11,6 +11,7 @@ import { requestedLanguage } from '../http/language.js'
 import { checkPage, listLinks, pageOf, type ListPage } from '../http/pagination.js'
 import { asSent, sentQueryOf } from '../http/query.js'
 import { formatUtc } from '../lib/dates.js'
+import { linkedSeenBy } from '../lib/event-view.js'
 import { modifiedNow } from '../lib/post-dates.js'
 import { modifiedWindow } from '../lib/modified-window.js'
 import { canEdit, canRead, canReadEvent, editsAll, listScope, statusToStore, type Caller } from '../lib/rights.js'
@@ -41,7 +42,9 @@ export function linkedOperations<Rec extends Venue | Organizer, C extends Linked
   ctx: AppContext, kind: LinkedKind<LinkedRow, Rec, O>, input: LinkedInput<C | U, O>, collection: 'venues' | 'organizers',
 ) {
   const { resource } = kind
-  const etag = (stored: StoredLinked<Rec>): string => etagOf(resource, stored.record, stored.version)
+  // What a caller is shown of a record (its `translations` as the caller may read them), and its tag.
+  const shown = (caller: Caller | null, record: Rec): Rec => linkedSeenBy(caller, record)
+  const etag = (stored: StoredLinked<Rec>, caller: Caller | null): string => etagOf(resource, shown(caller, stored.record), stored.version)
   const label = (ref: PostRef): [number | string, 'id' | 'slug'] => ('id' in ref ? [ref.id, 'id'] : [ref.slug, 'slug'])
 
   async function find(ref: PostRef, language: Language | undefined, reader: Db = ctx.db): Promise<StoredLinked<Rec>> {
@@ -83,7 +86,7 @@ export function linkedOperations<Rec extends Venue | Organizer, C extends Linked
         ...modified,
       }, scopeCondition(kind.table, scope))
       const totalPages = checkPage(resource, page, result.total)
-      const records = result.total === 0 ? [] : await result.records()
+      const records = result.total === 0 ? [] : (await result.records()).map((r) => shown(req.user, r))
       const sent = sentQueryOf(req).map((name): [string, unknown] => [name, asSent(req, (query as Record<string, unknown>)[name])])
       const links = listLinks(`${ctx.apiUrl}/${collection}`, page, totalPages, sent)
       return { records, list: { links, total: result.total, totalPages } }
@@ -94,8 +97,8 @@ export function linkedOperations<Rec extends Venue | Organizer, C extends Linked
       const { record } = stored
       const visible = record.status === 'trash' ? canEdit(req.user, record) || editsAll(req.user) : canRead(req.user, record)
       if (!visible) throw notAccessible(resource)
-      checkNotModified(req, reply, etag(stored))
-      return record
+      checkNotModified(req, reply, etag(stored, req.user))
+      return shown(req.user, record)
     },
 
     async create(req: FastifyRequest, body: C, reply: FastifyReply): Promise<Rec> {
@@ -106,8 +109,8 @@ export function linkedOperations<Rec extends Venue | Organizer, C extends Linked
       const id = await withTransaction(ctx.db, async (trx) =>
         insertLinked(trx, kind, await checkNewLinked(trx, input, body, language, body.translation_of, statusToStore(user, body.status), writer)))
       const stored = await find({ id }, undefined)
-      reply.code(201).header('Location', `${ctx.apiUrl}/${collection}/${id}`).header('ETag', etag(stored))
-      return stored.record
+      reply.code(201).header('Location', `${ctx.apiUrl}/${collection}/${id}`).header('ETag', etag(stored, user))
+      return shown(user, stored.record)
     },
 
     async update(req: FastifyRequest, ref: PostRef, body: U, reply: FastifyReply): Promise<Rec> {
@@ -121,7 +124,7 @@ export function linkedOperations<Rec extends Venue | Organizer, C extends Linked
         const { record } = current
         // Setting another author is a right on the record (403), checked before If-Match (412).
         if (body.author !== undefined && body.author !== user.id && !editsAll(user)) throw forbidden(403)
-        const expected = expectedVersion(req, () => etag(current), current.version) ?? current.version
+        const expected = expectedVersion(req, () => etag(current, user), current.version) ?? current.version
         const status = body.status === undefined ? undefined : statusToStore(user, body.status, record.status)
         const from = { id: record.id, name: current.name, slug: record.slug, language: record.ml_language, dates: { date: record.date, date_utc: record.date_utc } }
         await write(async (trx) => {
@@ -132,8 +135,8 @@ export function linkedOperations<Rec extends Venue | Organizer, C extends Linked
         return record.id
       })
       const stored = await find({ id }, undefined)
-      reply.header('ETag', etag(stored))
-      return stored.record
+      reply.header('ETag', etag(stored, user))
+      return shown(user, stored.record)
     },
 
     async remove(req: FastifyRequest, reply: FastifyReply, ref: PostRef, force: boolean): Promise<Rec | { deleted: true; previous: Rec }> {
@@ -142,7 +145,7 @@ export function linkedOperations<Rec extends Venue | Organizer, C extends Linked
         const { record } = current
         if (record.status === 'trash' && !force) throw inTrash(resource)
         if (!canEdit(req.user, record) && !editsAll(req.user)) throw forbidden(403)
-        const expected = expectedVersion(req, () => etag(current), current.version) ?? current.version
+        const expected = expectedVersion(req, () => etag(current, req.user), current.version) ?? current.version
         await write(async (trx) => {
           const done = force
             ? await deletePost(trx, kind.table, record.id, expected)
@@ -151,11 +154,11 @@ export function linkedOperations<Rec extends Venue | Organizer, C extends Linked
         })
         return record
       })
-      if (force) return { deleted: true, previous: record }
+      if (force) return { deleted: true, previous: shown(req.user, record) }
       // A trash answer is a single-record answer: the trashed record's ETag (CONTRACT §5).
       const trashed = await find({ id: record.id }, undefined)
-      reply.header('ETag', etag(trashed))
-      return trashed.record
+      reply.header('ETag', etag(trashed, req.user))
+      return shown(req.user, trashed.record)
     },
   }
 }

@@ -16,7 +16,7 @@ import { changesRow, eventsShowingChanged, resolvePostId, settleNewPost, type Po
 import { recordsById, rememberedResult } from './read-cache.js'
 import type { Site } from './site.js'
 import { freeSlug, provisionalSlug } from './slugs.js'
-import { translationsOf } from './translations.js'
+import { groupSeenOtherwise, translationsOf } from './translations.js'
 
 /** Columns every linked post has, as read back from storage. */
 export interface LinkedRow {
@@ -208,7 +208,10 @@ export async function updateLinked<R extends LinkedRow, Own>(trx: Tx, kind: Link
   if (!(await kind.update(trx, update.id, version, values, update.own))) return false
   recordChange(trx, { resource: kind.resource, id: update.id, action: 'update' })
   const seenOtherwise = (values.status !== undefined && values.status !== row.status) || (values.author !== undefined && values.author !== row.author)
-  if (seenOtherwise) await eventsShowingChanged(trx, kind.table, update.id)
+  if (seenOtherwise) {
+    await eventsShowingChanged(trx, kind.table, update.id)
+    await groupSeenOtherwise(trx, kind.table, kind.resource, update.id)
+  }
   return true
 }
 

@@ -12,7 +12,7 @@ import { utcToWall } from '../lib/dates.js'
 import type { ListScope } from '../lib/rights.js'
 import type { Site } from './site.js'
 import { freeSlug } from './slugs.js'
-import { reportGroupChanged } from './translations.js'
+import { groupSeenOtherwise, reportGroupChanged } from './translations.js'
 
 export type PostTable = 'events' | 'venues' | 'organizers'
 
@@ -71,6 +71,7 @@ export async function trashPost(trx: Tx, table: PostTable, id: number, version: 
     .executeTakeFirst()
   if (Number(result.numUpdatedRows) !== 1) return false
   recordChange(trx, { resource: RESOURCE[table], id, action: 'update' })
+  await groupSeenOtherwise(trx, table, RESOURCE[table], id)
   if (table !== 'events') await eventsShowingChanged(trx, table, id)
   return true
 }
