@@ -174,20 +174,42 @@ t.test('three time zones across their DST changes: wall times equal the JSON, in
     t.equal(utcOf(time(e, 'dtstart')), event.utc_start_date, `${event.timezone} start instant by the feed's VTIMEZONE`)
     t.equal(utcOf(time(e, 'dtend')), event.utc_end_date, `${event.timezone} end instant by the feed's VTIMEZONE`)
   }
-  // A wall time that occurs twice (Berlin, 02:30 on 25 Oct 2026) is written in UTC: the instant the JSON names.
-  const twice = await s.event('Twice', { timezone: 'Europe/Berlin', start_date: '2026-10-25 02:30:00', end_date: '2026-10-25 04:00:00' })
-  const twiceFeed = (await feed(t, s)).parsed.event(twice.id)
-  t.equal(twiceFeed.getFirstProperty('dtstart')?.getParameter('tzid'), undefined)
-  t.equal(utcOf(time(twiceFeed, 'dtstart')), twice.utc_start_date)
-  t.equal(utcOf(time(twiceFeed, 'dtend')), twice.utc_end_date)
-  // A legacy alias is named by the TZID of its definition; a manual offset is written in UTC.
+  // A wall time that occurs twice (Berlin, 02:30 on 25 Oct 2026): its first occurrence is what a TZID local
+  // time means (RFC 5545 §3.3.5), so it is written so; the second is written in UTC.
+  const twice = await s.event('Twice', { timezone: 'Europe/Berlin', start_date: '2026-10-25 02:30:00', end_date: '2026-10-25 02:45:00' })
+  t.equal(twice.utc_start_date, '2026-10-25 00:30:00', 'the API takes the first occurrence')
+  const second = await s.event('Second', { timezone: 'Europe/Berlin', start_date: '2026-10-25T02:30:00+01:00', end_date: '2026-10-25T03:30:00+01:00' })
+  t.equal(second.start_date, '2026-10-25 02:30:00')
+  t.equal(second.utc_start_date, '2026-10-25 01:30:00', 'the second occurrence')
+  const howe = await s.event('Lord Howe', { timezone: 'Australia/Lord_Howe', start_date: '2027-04-04 01:45:00', end_date: '2027-04-04 03:00:00' })
+  t.equal(howe.utc_start_date, '2027-04-03 14:45:00', 'the first of 01:45 (+11:00, then +10:30)')
+  const twiceFeed = await feed(t, s)
+  for (const [event, zone] of [[twice, 'Europe/Berlin'], [howe, 'Australia/Lord_Howe']] as const) {
+    const e = twiceFeed.parsed.event(event.id)
+    t.equal(e.getFirstProperty('dtstart')?.getParameter('tzid'), zone, `${event.title}: the first occurrence with its TZID`)
+    t.equal(wall(time(e, 'dtstart')), event.start_date)
+    t.match(twiceFeed.res.body, new RegExp(`DTSTART;TZID=${zone}:${event.start_date.replace(/[- :]/g, '').replace(/^(\d{8})/, '$1T')}\r\n`))
+  }
+  t.ok(twiceFeed.parsed.calendar.getAllSubcomponents('vtimezone').some((z) => text(z, 'tzid') === 'Australia/Lord_Howe'), 'with its VTIMEZONE')
+  const secondFeed = twiceFeed.parsed.event(second.id)
+  t.equal(secondFeed.getFirstProperty('dtstart')?.getParameter('tzid'), undefined, 'the second occurrence in UTC')
+  t.equal(utcOf(time(secondFeed, 'dtstart')), second.utc_start_date)
+  t.equal(utcOf(time(secondFeed, 'dtend')), second.utc_end_date)
+  // A legacy alias is named by the TZID of its definition; a manual offset has a fixed-offset VTIMEZONE.
   const alias = await s.event('Alias', { timezone: 'Asia/Calcutta', start_date: '2026-08-01 10:00:00', end_date: '2026-08-01 11:00:00' })
   const manual = await s.event('Manual', { timezone: 'UTC+5:30', start_date: '2026-08-02 10:00:00', end_date: '2026-08-02 11:00:00' })
+  const west = await s.event('West', { timezone: 'UTC-3.5', start_date: '2026-08-03 10:00:00', end_date: '2026-08-03 11:00:00' })
   const again = (await feed(t, s)).parsed
   t.equal(again.event(alias.id).getFirstProperty('dtstart')?.getParameter('tzid'), 'Asia/Kolkata')
   t.equal(utcOf(time(again.event(alias.id), 'dtstart')), alias.utc_start_date)
-  t.equal(again.event(manual.id).getFirstProperty('dtstart')?.getParameter('tzid'), undefined)
-  t.equal(utcOf(time(again.event(manual.id), 'dtstart')), manual.utc_start_date)
+  for (const [event, tzid] of [[manual, 'UTC+0530'], [west, 'UTC-0330']] as const) {
+    const e = again.event(event.id)
+    t.equal(e.getFirstProperty('dtstart')?.getParameter('tzid'), tzid, `${event.timezone}: TZID ${tzid}`)
+    t.equal(wall(time(e, 'dtstart')), event.start_date)
+    t.equal(utcOf(time(e, 'dtstart')), event.utc_start_date, `${event.timezone}: the instant by the feed's VTIMEZONE`)
+    t.equal(utcOf(time(e, 'dtend')), event.utc_end_date)
+    t.ok(again.calendar.getAllSubcomponents('vtimezone').some((z) => text(z, 'tzid') === tzid), `${tzid} has its VTIMEZONE`)
+  }
 })
 
 t.test('a long description with commas, semicolons, newlines and emoji: escaped, folded, read back equal', async (t) => {
