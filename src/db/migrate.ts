@@ -17,6 +17,7 @@ import * as searchPairs from './migrations/0012-search-pairs.js'
 import * as searchMergesInWrites from './migrations/0013-search-merges-in-writes.js'
 import * as documentsBodyLast from './migrations/0014-event-documents-body-last.js'
 import * as documentsByContext from './migrations/0015-event-documents-by-context.js'
+import * as eventOccurrences from './migrations/0017-event-occurrences.js'
 
 const migrations: Record<string, Migration> = {
   '0001-initial': initial,
@@ -34,6 +35,7 @@ const migrations: Record<string, Migration> = {
   '0013-search-merges-in-writes': searchMergesInWrites,
   '0014-event-documents-body-last': documentsBodyLast,
   '0015-event-documents-by-context': documentsByContext,
+  '0017-event-occurrences': eventOccurrences,
 }
 
 /**
