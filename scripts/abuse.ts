@@ -2,11 +2,12 @@
  * The abuse suite (`npm run abuse`; `--quick` for the subset test/abuse.test.ts runs): what hostile or
  * careless clients do to a running server, each probe bounded in count and time, on 127.0.0.1 only:
  * two processes writing to one file, SIGKILL under writes, thousands of connections, slow headers and
- * bodies, huge and repeated form fields, many unknown keys, huge query strings. It prints a table
+ * bodies, huge and repeated form fields, many unknown keys, huge query strings, a write behind a lock held
+ * elsewhere, the database file replaced under the server. It prints a table
  * (probe, result, figures, the server's RSS after the probe) and exits 1 if any probe failed.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs'
 import { connect, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -100,6 +101,58 @@ function slowClient(port: number, first: string, drip: string, everyMs: number, 
     socket.on('error', () => undefined)
     socket.write(first)
   })
+}
+
+/** Polls `check` every 50 ms until it holds or `ms` pass; resolves with the ms it took, or undefined. */
+async function within(ms: number, check: () => Promise<boolean>): Promise<number | undefined> {
+  const started = performance.now()
+  while (performance.now() - started < ms) {
+    if (await check()) return Math.round(performance.now() - started)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  return undefined
+}
+
+/** A write behind a lock another connection holds: 503 within CALENDAR_DATABASE_TIMEOUT_MS, never applied later (CONTRACT §18). */
+async function heldLock(dir: string): Promise<Row> {
+  const file = join(dir, 'locked.db')
+  const key = await editorKey(file)
+  const server = await start(file, { CALENDAR_DATABASE_TIMEOUT_MS: '300' })
+  try {
+    const other = new SQLite(file)
+    other.exec('begin immediate')
+    const started = performance.now()
+    const behind = await call(server.base, key, 'POST', '/events', JSON.stringify({ ...EVENT, title: 'Behind the lock' }))
+    const ms = Math.round(performance.now() - started)
+    other.exec('rollback')
+    const after = await call(server.base, key, 'POST', '/events', JSON.stringify(EVENT))
+    const applied = Number((other.prepare("select count(*) from events where title = 'Behind the lock'").pluck().get() as number))
+    other.close()
+    return { probe: 'a write behind a lock held elsewhere (timeout 300 ms)', ok: behind.status === 503 && ms < 3000 && applied === 0 && after.status === 201, figures: `${behind.status} in ${ms} ms, applied later: ${applied}, the next write: ${after.status}`, rss: rss(server) }
+  } finally {
+    server.child.kill('SIGKILL')
+  }
+}
+
+/** The SQLite file replaced under a running server: noticed, writes 503, not ready, the process up (CONTRACT §18). */
+async function replacedFile(dir: string): Promise<Row> {
+  const file = join(dir, 'replaced.db')
+  const key = await editorKey(file)
+  const server = await start(file)
+  try {
+    const before = await call(server.base, key, 'POST', '/events', JSON.stringify(EVENT))
+    const restored = new SQLite(join(dir, 'restored.db'))
+    restored.exec('create table restored (x)')
+    restored.close()
+    renameSync(join(dir, 'restored.db'), file)
+    const readyz = `${server.base.replace(API, '')}/readyz`
+    const noticed = await within(10_000, async () => (await fetch(readyz)).status === 503)
+    const write = await call(server.base, key, 'POST', '/events', JSON.stringify(EVENT))
+    const up = server.child.exitCode === null
+    return { probe: 'the SQLite file replaced under the server', ok: before.status === 201 && noticed !== undefined && write.status === 503 && up, figures: `not ready after ${noticed ?? 'more than 10,000'} ms, a write then: ${write.status}, process up: ${up}`, rss: rss(server) }
+  } finally {
+    server.child.kill('SIGKILL')
+  }
 }
 
 const EVENT = { title: 'Abuse', start_date: '2026-07-01 19:00:00', end_date: '2026-07-01 21:00:00' }
@@ -224,6 +277,8 @@ async function main(): Promise<void> {
   try {
     rows.push(await twoProcesses(dir))
     rows.push(await killUnderWrites(dir))
+    rows.push(await heldLock(dir))
+    rows.push(await replacedFile(dir))
     const file = join(dir, 'main.db')
     const key = await editorKey(file)
     const server = await start(file)

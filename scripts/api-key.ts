@@ -6,6 +6,7 @@
 import { existsSync } from 'node:fs'
 import { ConfigError, loadConfig } from '../src/config.js'
 import { isPostgresUrl, openDatabase, shownUrl } from '../src/db/database.js'
+import { faultCause, isDatabaseUnavailable } from '../src/db/faults.js'
 import { ROLES, generateKey, isRole } from '../src/lib/api-keys.js'
 import { formatUtc } from '../src/lib/dates.js'
 import { DuplicateNameError, createUserWithKey, listKeys, revokeKeys } from '../src/repositories/users.js'
@@ -75,8 +76,9 @@ async function main(args: string[]): Promise<void> {
   }
   let database
   try {
-    database = await openDatabase(config.databaseUrl, { poolSize: 2 })
+    database = await openDatabase(config.databaseUrl, { poolSize: 2, timeoutMs: config.databaseTimeoutMs })
   } catch (error) {
+    if (isDatabaseUnavailable(error)) throw waited(config.databaseUrl, config.databaseTimeoutMs, error)
     const engine = isPostgresUrl(config.databaseUrl) ? 'a PostgreSQL' : 'an SQLite'
     throw new ConfigError(`DATABASE_URL=${shownUrl(config.databaseUrl)} cannot be opened as ${engine} database: ${error instanceof Error ? error.message : String(error)}`)
   }
@@ -97,9 +99,21 @@ async function main(args: string[]): Promise<void> {
       if (count === 0) throw new UsageError(`no active key named "${target.slice(0, MAX_NAME)}"`)
       process.stdout.write(`revoked ${target}\n`)
     }
+  } catch (error) {
+    if (isDatabaseUnavailable(error)) throw waited(config.databaseUrl, config.databaseTimeoutMs, error)
+    throw error
   } finally {
     await database.close()
   }
+}
+
+/**
+ * The command waits for the database at most CALENDAR_DATABASE_TIMEOUT_MS (CONTRACT §18): a table locked by
+ * another connection, a busy SQLite file, a PostgreSQL that does not answer. Past it, it says so and changes nothing.
+ */
+function waited(url: string, timeoutMs: number, error: unknown): ConfigError {
+  return new ConfigError(`waited ${timeoutMs} ms (CALENDAR_DATABASE_TIMEOUT_MS) for the database at DATABASE_URL=${shownUrl(url)}: `
+    + `its tables are locked by another connection, or it is busy or cannot be reached (${faultCause(error)}); nothing was changed`)
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {

@@ -14,8 +14,8 @@ import type { Database } from './db/schema.js'
 import { categoryHandlers } from './handlers/categories.js'
 import { changeHandlers } from './handlers/changes.js'
 import { useClock } from './db/change-log.js'
-import { poolStats } from './db/database.js'
-import { databaseAnswers, migrationsApplied } from './db/migrate.js'
+import { databaseReady, migrationsReady, onDatabaseFault, poolStats } from './db/database.js'
+import { isDatabaseUnavailable } from './db/faults.js'
 import type { AppContext } from './handlers/context.js'
 import { eventHandlers } from './handlers/events.js'
 import { eventDocument } from './handlers/event-documents.js'
@@ -48,6 +48,7 @@ import { createCatalog } from './http/messages.js'
 import type { Handlers } from './http/operations.js'
 import { registerQueryNormalisation } from './http/query.js'
 import { registerNulGuard } from './http/nul-guard.js'
+import { registerIdempotencyKeyCheck } from './http/idempotency-key.js'
 import { digitsOnlyIds } from './http/routes.js'
 import { registerAuthentication, securityHandlers } from './http/security.js'
 import { recordSerializers } from './http/serialized.js'
@@ -83,7 +84,7 @@ declare module 'fastify' {
     /** The stored event documents (their counts; tests wait for offers to be stored). */
     eventDocuments: EventDocuments
     /** Stores the event documents missing for this public URL, giving way to requests (`server.ts` starts it once listening). */
-    fillEventDocuments: () => Promise<void>
+    fillEventDocuments: () => Promise<boolean>
   }
 }
 
@@ -121,7 +122,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // Whether requests keep this node saturated (set once the request counter exists, below).
   let busy = (): boolean => false
   const base = publicUrl(config)
-  const texts: ErrorTexts = { defaultLanguage: config.defaultLanguage, catalog: createCatalog(messageTable(spec.document['x-messages']), spec.packs) }
+  const texts: ErrorTexts = {
+    defaultLanguage: config.defaultLanguage, catalog: createCatalog(messageTable(spec.document['x-messages']), spec.packs),
+    databaseUnavailable: isDatabaseUnavailable,
+  }
+  // Background work meeting a database that cannot serve (it is retried: the dispatcher's next round, the
+  // next offers, retention's next run) says so at warn; anything else is an error.
+  const failed = (what: string) => (error: unknown): void => {
+    if (isDatabaseUnavailable(error)) app.log.warn({ err: error }, `${what}: the database cannot serve, tried again later`)
+    else app.log.error({ err: error }, what)
+  }
   const site: Site = { get apiUrl() { return `${base.base}${PREFIX}` }, geoloc: config.extensions.has('geoloc'), timeZone: config.timezone }
   const ctx: AppContext = {
     db, config, spec, catalog: texts.catalog,
@@ -132,7 +142,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     json: recordSerializers(spec.document),
     documents: createEventDocuments(db, {
       enabled: config.eventDocuments, eventSchema: (spec.document.components as { schemas?: Record<string, unknown> } | undefined)?.schemas?.Event, site,
-      onError: (error) => app.log.warn({ err: error }, 'storing event documents failed'),
+      onError: failed('storing event documents failed'),
       saturated: () => busy(),
     }),
   }
@@ -175,18 +185,21 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerAuthentication(app, (key) => findUserByKey(db, key), createAuthThrottle(config.authFailureLimit, now))
   registerQueryNormalisation(app)
   registerNulGuard(app)
+  registerIdempotencyKeyCheck(app)
   registerHeaders(app, config)
   registerRequestLog(app)
   await registerCompression(app)
   await registerRateLimit(app, config.rateLimit)
-  registerHealth(app, { database: () => databaseAnswers(db), migrations: () => migrationsApplied(db) })
+  registerHealth(app, { database: () => databaseReady(db), migrations: () => migrationsReady(db) })
+  // Faults met outside requests: a pooled connection closed, the SQLite file deleted or replaced.
+  onDatabaseFault(db, (fault) => app.log[fault.level]({ err: fault.error }, fault.message))
   const outcomes = { delivered: 0, retrying: 0, failed: 0 }
   // How busy the event loop is: webhook deliveries give way to requests when they keep this node saturated.
   const loop = eventLoopLoad(() => received)
   busy = () => saturatedByRequests(loop())
   const dispatcher = createDispatcher({
     db, site: ctx.site, json: ctx.json, saturated: () => saturatedByRequests(loop()), ...config.webhooks, ...options.webhooks,
-    onError: (error) => app.log.error({ err: error }, 'webhook delivery failed'),
+    onError: failed('webhook delivery failed'),
     onAttempt: (outcome) => { outcomes[outcome] += 1 },
   })
   app.decorate('webhooks', dispatcher)

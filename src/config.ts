@@ -28,8 +28,16 @@ export interface Config {
   eventDocuments: boolean
   /** PostgreSQL connections at most per process (DATABASE_POOL_SIZE, default 10). */
   databasePoolSize: number
+  /**
+   * How long a request waits on the database at most (CALENDAR_DATABASE_TIMEOUT_MS, default 5000, below
+   * CALENDAR_REQUEST_TIMEOUT_MS): a lock held elsewhere, a busy file, a full pool, a statement. Past it the
+   * request is answered 503 and its unit of work rolled back (CONTRACT §18).
+   */
+  databaseTimeoutMs: number
   /** How long the change log keeps its entries (CALENDAR_CHANGES_RETENTION_DAYS, default 30). */
   changesRetentionDays: number
+  /** How long an Idempotency-Key and the answer it remembers are kept (CALENDAR_IDEMPOTENCY_HOURS, default 24). */
+  idempotencyHours: number
   /** Whether PUBLIC_URL was given; if not and PORT is 0, URLs name the port actually bound. */
   publicUrlSet: boolean
   /** How long the connections of slow or idle clients may last (http/connections.ts). */
@@ -105,6 +113,7 @@ export function loadConfig(env: Env = process.env): Config {
   const timezone = canonicalZoneCase(zone)
   const language = nonEmpty(env.CALENDAR_DEFAULT_LANGUAGE) ?? 'en'
   if (!isLanguage(language)) throw new ConfigError(`CALENDAR_DEFAULT_LANGUAGE must be one of ${LANGUAGES.join(', ')}`)
+  const connections = parseConnectionLimits(env)
   return {
     host,
     port,
@@ -118,9 +127,11 @@ export function loadConfig(env: Env = process.env): Config {
     cacheEntries: parseCacheEntries(env.CALENDAR_CACHE_ENTRIES),
     eventDocuments: parseBoolean(env, 'CALENDAR_EVENT_DOCUMENTS', true),
     changesRetentionDays: parseRetentionDays(env.CALENDAR_CHANGES_RETENTION_DAYS),
+    idempotencyHours: parseCount(env, 'CALENDAR_IDEMPOTENCY_HOURS', 24, 1, 8760),
     databasePoolSize: parsePoolSize(env.DATABASE_POOL_SIZE),
+    databaseTimeoutMs: parseDatabaseTimeout(env, connections.requestTimeoutMs),
     publicUrlSet: nonEmpty(env.PUBLIC_URL) !== undefined,
-    connections: parseConnectionLimits(env),
+    connections,
     logFormat: parseLogFormat(env.CALENDAR_LOG_FORMAT),
     metrics: parseBoolean(env, 'CALENDAR_METRICS', false),
     authFailureLimit: parseCount(env, 'CALENDAR_AUTH_FAILURE_LIMIT', 30, 0, 1_000_000),
@@ -187,6 +198,15 @@ function parseConnectionLimits(env: Env): ConnectionLimits {
     throw new ConfigError(`CALENDAR_HEADERS_TIMEOUT_MS (${limits.headersTimeoutMs}) must not exceed CALENDAR_REQUEST_TIMEOUT_MS (${limits.requestTimeoutMs})`)
   }
   return limits
+}
+
+/** The database's bound on a request's wait: below the request's own, so that a request cut by the database is still answered. */
+function parseDatabaseTimeout(env: Env, requestTimeoutMs: number): number {
+  const timeout = parseCount(env, 'CALENDAR_DATABASE_TIMEOUT_MS', Math.min(5000, requestTimeoutMs - 1), 1, 3_600_000)
+  if (timeout >= requestTimeoutMs) {
+    throw new ConfigError(`CALENDAR_DATABASE_TIMEOUT_MS (${timeout}) must be below CALENDAR_REQUEST_TIMEOUT_MS (${requestTimeoutMs})`)
+  }
+  return timeout
 }
 
 function parseCount(env: Env, name: string, fallback: number, min: number, max: number): number {

@@ -10,28 +10,49 @@ import { flushCompileCache } from 'node:module'
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig } from './config.js'
 import { startCheckpointer } from './db/checkpointer.js'
-import { isPostgresUrl, openDatabase, shownUrl, type DatabaseHandle } from './db/database.js'
-import { scheduleRetention } from './retention.js'
+import { isPostgresUrl, onDatabaseFault, openDatabase, shownUrl, type DatabaseHandle } from './db/database.js'
+import { DatabaseFileLost, isDatabaseUnavailable } from './db/faults.js'
+import { pruneExpired, scheduleRetention } from './retention.js'
 
 /** How long after listening the background fill of event documents begins. */
 const FILL_DELAY_MS = 1000
+/** How long after a fill failed (the database could not serve) it begins again. */
+const FILL_RETRY_MS = 10_000
+/** How long after retention's pruning met a database that could not serve it runs again (else the next hour). */
+const RETENTION_RETRY_MS = 60_000
 
 async function main(): Promise<void> {
   const config = loadConfig()
-  const database = await openOrExplain(config.databaseUrl, config.databasePoolSize)
+  const database = await openOrExplain(config.databaseUrl, config.databasePoolSize, config.databaseTimeoutMs)
   const app = await buildApp({ db: database.db, config })
   // SQLite in a file: its WAL copied back by a thread of its own (db/checkpointer.ts).
   const checkpoints = database.engine === 'sqlite' && config.databaseUrl !== ':memory:'
     ? startCheckpointer(config.databaseUrl, { onError: (error) => app.log.warn({ err: error }, 'a background checkpoint failed') })
     : undefined
-  const stopRetention = scheduleRetention(database.db, () => new Date(), config.changesRetentionDays,
-    (error) => app.log.error({ err: error }, 'pruning the change log failed'))
+  // Nothing more is written to a lost file, the checkpoints' copies included.
+  onDatabaseFault(database.db, (fault) => { if (fault.error instanceof DatabaseFileLost) void checkpoints?.stop() })
+  const retention = { changesDays: config.changesRetentionDays, idempotencyHours: config.idempotencyHours }
+  let retryRetention: NodeJS.Timeout | undefined
+  const stopRetention = scheduleRetention(database.db, () => new Date(), retention, (error) => {
+    if (!isDatabaseUnavailable(error)) {
+      app.log.error({ err: error }, 'pruning the change log or the idempotency keys failed')
+      return
+    }
+    app.log.warn({ err: error }, 'pruning the change log or the idempotency keys failed: the database cannot serve, tried again in a minute')
+    retryRetention ??= setTimeout(() => {
+      retryRetention = undefined
+      if (!closing) void pruneExpired(database.db, new Date(), retention)
+        .catch((again: unknown) => app.log.warn({ err: again }, 'pruning failed again; tried at the next hour'))
+    }, RETENTION_RETRY_MS)
+    retryRetention.unref()
+  })
   let closing = false
   const shutdown = (signal: string) => {
     if (closing) return
     closing = true
     app.log.info({ signal }, 'draining')
     stopRetention()
+    clearTimeout(retryRetention)
     // Webhook attempts in flight finish (or give their deliveries back) while requests drain.
     Promise.all([app.drainConnections(), app.webhooks.stop()])
       .then(() => app.close())
@@ -57,7 +78,12 @@ async function main(): Promise<void> {
   // The event documents missing for this public URL (a new database, a bulk load, another PUBLIC_URL),
   // stored in the background, a second after listening: its first batch (which compiles the record
   // serializers) does not hold up the first answers. Errors are logged by the store itself.
-  setTimeout(() => void app.fillEventDocuments(), FILL_DELAY_MS).unref()
+  // A fill that met a database that could not serve begins again later, until one pass is done.
+  const fill = (): void => {
+    if (closing) return
+    void app.fillEventDocuments().then((done) => { if (!done) setTimeout(fill, FILL_RETRY_MS).unref() })
+  }
+  setTimeout(fill, FILL_DELAY_MS).unref()
   // The code compiled to start, kept for the next start when the entry turned Node's compile cache on
   // (scripts/bundle.ts; nothing otherwise): written now rather than at exit, which a killed process never reaches.
   setTimeout(() => flushCompileCache(), FILL_DELAY_MS).unref()
@@ -67,9 +93,9 @@ async function main(): Promise<void> {
 }
 
 /** Opens the database, or says which DATABASE_URL could not be opened and why. */
-async function openOrExplain(url: string, poolSize: number): Promise<DatabaseHandle> {
+async function openOrExplain(url: string, poolSize: number, timeoutMs: number): Promise<DatabaseHandle> {
   try {
-    return await openDatabase(url, { poolSize })
+    return await openDatabase(url, { poolSize, timeoutMs })
   } catch (error) {
     if (!isPostgresUrl(url)) throw new ConfigError(`DATABASE_URL=${url} cannot be opened as an SQLite database: ${reason(error)}`)
     throw new ConfigError(`DATABASE_URL=${shownUrl(url)} cannot be opened as a PostgreSQL database: ${reason(error)}`)

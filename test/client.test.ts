@@ -26,6 +26,14 @@ export async function demo(): Promise<Event['title'] | undefined> {
   await client.GET('/events/by-slug/{slug}', { params: { path: { slug: 'concert' } } })
   const created = await client.POST('/venues', { body: { venue: 'Hall', show_map: 'yes' }, headers: { Authorization: 'Bearer k' } })
   if (created.error !== undefined) return created.error.message
+  // Safe retries (CONTRACT §18): a create sent again with its Idempotency-Key is answered the same, once created.
+  const retried = await client.POST('/events', {
+    params: { header: { 'Idempotency-Key': 'c0ffee-1' } },
+    body: { title: 'Jazz Night', start_date: '2026-07-01 19:00', end_date: '2026-07-01 22:00' },
+    headers: { Authorization: 'Bearer k' },
+  })
+  const replayed: boolean = retried.response.headers.get('Idempotent-Replayed') === 'true'
+  if (retried.error !== undefined && !replayed) return retried.error.code
   await client.PATCH('/categories/{id}', { params: { path: { id: 2 } }, body: { description: null } })
   await client.DELETE('/events/{id}', { params: { path: { id: 1 }, query: { force: true } } })
   // @ts-expect-error: an unknown path does not compile

@@ -35,7 +35,9 @@ t.test('defaults', async (t) => {
     cacheEntries: 1000,
     eventDocuments: true,
     changesRetentionDays: 30,
+    idempotencyHours: 24,
     databasePoolSize: 10,
+    databaseTimeoutMs: 5000,
     publicUrlSet: false,
     connections: { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, maxConnections: 1_000, shutdownTimeoutMs: 10_000 },
     logFormat: 'json',
@@ -53,7 +55,7 @@ t.test('empty and blank variables count as unset', async (t) => {
   const blank = loadConfig({
     HOST: '', PORT: ' ', DATABASE_URL: '', LOG_LEVEL: '', PUBLIC_URL: '  ', CALENDAR_TIMEZONE: '',
     CALENDAR_DEFAULT_LANGUAGE: '', CALENDAR_EXTENSIONS: '', CALENDAR_GEOFENCE_KM: '', CALENDAR_CACHE_ENTRIES: '',
-    CALENDAR_CHANGES_RETENTION_DAYS: '', DATABASE_POOL_SIZE: '',
+    CALENDAR_CHANGES_RETENTION_DAYS: '', DATABASE_POOL_SIZE: '', CALENDAR_DATABASE_TIMEOUT_MS: '',
     CALENDAR_HEADERS_TIMEOUT_MS: '', CALENDAR_REQUEST_TIMEOUT_MS: ' ', CALENDAR_KEEP_ALIVE_TIMEOUT_MS: '', CALENDAR_MAX_CONNECTIONS: '',
     CALENDAR_SHUTDOWN_TIMEOUT_MS: '', CALENDAR_LOG_FORMAT: '', CALENDAR_METRICS: '', CALENDAR_AUTH_FAILURE_LIMIT: '',
     CALENDAR_RATE_LIMIT: '', CALENDAR_TRUST_PROXY: '', CALENDAR_ICAL_MAX_EVENTS: '', CALENDAR_WEBHOOK_RETRY_SCHEDULE: ' ', CALENDAR_WEBHOOK_DISABLE_AFTER: '',
@@ -79,6 +81,7 @@ t.test('every variable is read', async (t) => {
     DATABASE_POOL_SIZE: '25',
     CALENDAR_HEADERS_TIMEOUT_MS: '2000',
     CALENDAR_REQUEST_TIMEOUT_MS: '4000',
+    CALENDAR_DATABASE_TIMEOUT_MS: '3000',
     CALENDAR_KEEP_ALIVE_TIMEOUT_MS: '1000',
     CALENDAR_MAX_CONNECTIONS: '50',
     CALENDAR_SHUTDOWN_TIMEOUT_MS: '0',
@@ -88,6 +91,7 @@ t.test('every variable is read', async (t) => {
     CALENDAR_RATE_LIMIT: '600',
     CALENDAR_TRUST_PROXY: '10.0.0.0/8, 127.0.0.1',
     CALENDAR_ICAL_MAX_EVENTS: '500',
+    CALENDAR_IDEMPOTENCY_HOURS: '48',
     CALENDAR_WEBHOOK_RETRY_SCHEDULE: '250ms, 1s,2m,3h,1d',
     CALENDAR_WEBHOOK_DISABLE_AFTER: '3',
     CALENDAR_WEBHOOK_ALLOW_PRIVATE: 'true',
@@ -105,7 +109,9 @@ t.test('every variable is read', async (t) => {
     cacheEntries: 0,
     eventDocuments: false,
     changesRetentionDays: 7,
+    idempotencyHours: 48,
     databasePoolSize: 25,
+    databaseTimeoutMs: 3000,
     publicUrlSet: true,
     connections: { headersTimeoutMs: 2000, requestTimeoutMs: 4000, keepAliveTimeoutMs: 1000, maxConnections: 50, shutdownTimeoutMs: 0 },
     logFormat: 'pretty',
@@ -226,6 +232,17 @@ t.test('DATABASE_POOL_SIZE takes 1 to 1000 connections', async (t) => {
   }
 })
 
+t.test('CALENDAR_DATABASE_TIMEOUT_MS is below CALENDAR_REQUEST_TIMEOUT_MS', async (t) => {
+  t.equal(loadConfig({}).databaseTimeoutMs, 5000, 'five seconds by default')
+  t.equal(loadConfig({ CALENDAR_DATABASE_TIMEOUT_MS: '250' }).databaseTimeoutMs, 250)
+  t.equal(loadConfig({ CALENDAR_HEADERS_TIMEOUT_MS: '1000', CALENDAR_REQUEST_TIMEOUT_MS: '2000' }).databaseTimeoutMs, 1999, 'unset, below a shorter request timeout')
+  expectError(t, { CALENDAR_DATABASE_TIMEOUT_MS: '30000' }, 'CALENDAR_DATABASE_TIMEOUT_MS (30000) must be below CALENDAR_REQUEST_TIMEOUT_MS (30000)')
+  expectError(t, { CALENDAR_DATABASE_TIMEOUT_MS: '5000', CALENDAR_HEADERS_TIMEOUT_MS: '1000', CALENDAR_REQUEST_TIMEOUT_MS: '4000' }, 'CALENDAR_DATABASE_TIMEOUT_MS (5000) must be below CALENDAR_REQUEST_TIMEOUT_MS (4000)')
+  for (const value of ['0', '-1', 'soon', '2.5']) {
+    expectError(t, { CALENDAR_DATABASE_TIMEOUT_MS: value }, `CALENDAR_DATABASE_TIMEOUT_MS must be an integer from 1 to 3600000, got ${value}`)
+  }
+})
+
 t.test('connection limits are integers in range; headers never wait longer than the whole request', async (t) => {
   for (const name of ['CALENDAR_HEADERS_TIMEOUT_MS', 'CALENDAR_REQUEST_TIMEOUT_MS', 'CALENDAR_KEEP_ALIVE_TIMEOUT_MS', 'CALENDAR_MAX_CONNECTIONS']) {
     for (const value of ['0', '-1', '1.5', 'ten', '99999999999']) {
@@ -255,6 +272,14 @@ t.test('CALENDAR_ICAL_MAX_EVENTS is a positive integer', async (t) => {
   t.throws(() => loadConfig({ CALENDAR_ICAL_MAX_EVENTS: '0' }), /^CALENDAR_ICAL_MAX_EVENTS must be an integer from 1 to 100000, got 0/)
   t.throws(() => loadConfig({ CALENDAR_ICAL_MAX_EVENTS: 'all' }), /^CALENDAR_ICAL_MAX_EVENTS/)
   t.throws(() => loadConfig({ CALENDAR_ICAL_MAX_EVENTS: '100001' }), /^CALENDAR_ICAL_MAX_EVENTS/)
+})
+
+t.test('CALENDAR_IDEMPOTENCY_HOURS is a whole number of hours from 1 to a year', async (t) => {
+  t.equal(loadConfig({ CALENDAR_IDEMPOTENCY_HOURS: '1' }).idempotencyHours, 1)
+  t.equal(loadConfig({ CALENDAR_IDEMPOTENCY_HOURS: '8760' }).idempotencyHours, 8760)
+  for (const bad of ['0', '1.5', 'a day', '8761', '-1']) {
+    t.throws(() => loadConfig({ CALENDAR_IDEMPOTENCY_HOURS: bad }), /^CALENDAR_IDEMPOTENCY_HOURS must be an integer from 1 to 8760/, bad)
+  }
 })
 
 t.test('the webhook variables are checked, naming the variable', async (t) => {

@@ -28,6 +28,7 @@ const EXCLUDED: Record<string, string> = {
   webhook_attempts: 'every delivery attempt; never cached',
   users: 'authentication reads them uncached; a record names its author by id only',
   api_keys: 'authentication reads them uncached',
+  idempotency_keys: 'claims and remembered answers of creating POSTs (migration 0016), read uncached by the creates',
   kysely_migration: 'the migration history',
   kysely_migration_lock: 'the migration lock',
   sqlite_sequence: 'SQLite\'s own AUTOINCREMENT counters',

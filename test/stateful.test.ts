@@ -1546,7 +1546,10 @@ class CreateEvent implements fc.AsyncCommand<Model, Sut> {
     m.now = s.tick()
     const raw = eventJson(m, this.spec, this.caller, this.lang)
     const url = `${API}/events${this.lang === 'de' ? '?ml_language=de' : ''}`
-    const { res, what, body } = await send(s, this.caller, 'POST', url, raw, this.form)
+    // Sent with an Idempotency-Key of its own (the clock moves a second per command): a refused create gives
+    // the key back, and a created one is retried below (CONTRACT §18).
+    const key = { 'idempotency-key': `create-event ${m.now}` }
+    const { res, what, body } = await send(s, this.caller, 'POST', url, raw, this.form, key)
     if (this.caller === 'anon') return expectError(res, 401, ['rest_forbidden'], what)
     if (this.spec.omit !== undefined) return expectError(res, 400, ['rest_missing_callback_param'], what)
     if (eventFieldProblem(m, body) || translationProblem(m, 'event', body.translation_of, this.lang, this.caller)) return expectError(res, 400, ['rest_invalid_param'], what)
@@ -1566,6 +1569,13 @@ class CreateEvent implements fc.AsyncCommand<Model, Sut> {
     if (plan.organizers !== undefined) e.organizers = settleLinks(m, 'organizer', this.caller, e.lang, plan.organizers, res.body.organizer, what)
     sameRecord(res.body, renderEvent(m, e, this.caller, false), what, EVENT_KEYS)
     learnEtag(e, res, true, what, JSON.stringify(renderPost(m, 'event', e, this.caller, false)))
+    // The retry a client makes when it did not hear the answer: the same answer again, nothing created.
+    const retry = await send(s, this.caller, 'POST', url, raw, this.form, key)
+    assert.equal(retry.res.status, 201, `${retry.what}: retried`)
+    assert.equal(retry.res.headers['idempotent-replayed'], 'true', `${retry.what}: Idempotent-Replayed`)
+    assert.deepEqual(retry.res.body, res.body, `${retry.what}: the first body`)
+    assert.equal(retry.res.headers.location, res.headers.location, `${retry.what}: the first Location`)
+    assert.equal(retry.res.headers.etag, res.headers.etag, `${retry.what}: the first ETag`)
   }
   toString = (): string => `CreateEvent(${this.caller}, ${this.lang}, ${JSON.stringify(this.spec)}, form=${this.form})`
 }

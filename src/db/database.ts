@@ -11,13 +11,15 @@
  * starting together migrate once (safe behind a pooler in transaction mode too: docs/scaling.md). A `schema` query parameter (`…/calendar?schema=site_a`) keeps the tables in that
  * schema, created if missing.
  */
-import { mkdirSync } from 'node:fs'
+import { accessSync, constants, existsSync, mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { Kysely, sql, type LogEvent, type SqliteDatabase, type SqliteStatement } from 'kysely'
 import pg from 'pg'
 import { VERSION_QUERY, foldCase, haversineKm, isWriteConflict, setIdLister, setVersionProbe, versionOf } from './dialect.js'
-import { migrateToLatest, migrationMayBeRetried, migrationsCurrent } from './migrate.js'
+import { faultCause } from './faults.js'
+import { watchFile, type FileWatch } from './file-watch.js'
+import { markMigrated, migrateToLatest, migrationMayBeRetried, migrationsApplied, migrationsCurrent, migrationsKnown } from './migrate.js'
 import { WriteSerializingPostgresDialect } from './postgres-dialect.js'
 import { WriteLockingSqliteDialect } from './sqlite-dialect.js'
 import type { Database } from './schema.js'
@@ -37,6 +39,60 @@ export interface OpenOptions {
   poolSize?: number
   /** Told of every statement run, with its parameters (diagnostics; the query-plan test reads what lists run). */
   log?: Logger
+  /**
+   * How long a statement, a lock wait or the wait for a pooled connection may take (CALENDAR_DATABASE_TIMEOUT_MS):
+   * PostgreSQL's `statement_timeout` and `lock_timeout` and the pool's acquire timeout, SQLite's busy timeout.
+   * Unset, PostgreSQL waits as long as it takes (tools loading data) and SQLite 5 s.
+   */
+  timeoutMs?: number
+}
+
+/** A fault of the database met outside any request (a pooled connection closed, the SQLite file lost): logged by whoever listens. */
+export interface DatabaseFault {
+  level: 'warn' | 'error'
+  message: string
+  error: unknown
+}
+
+type FaultListener = (fault: DatabaseFault) => void
+
+const faultListeners = new WeakMap<object, FaultListener[]>()
+
+/** Calls `listener` with every fault of `db` met outside a request (app.ts logs them; server.ts stops the checkpointer on a lost file). */
+export function onDatabaseFault(db: Kysely<Database>, listener: FaultListener): void {
+  faultListeners.set(db, [...(faultListeners.get(db) ?? []), listener])
+}
+
+function reportFault(db: Kysely<Database>, fault: DatabaseFault): void {
+  for (const listener of faultListeners.get(db) ?? []) listener(fault)
+}
+
+/** The SQLite file a database was opened on, watched for being deleted or replaced (undefined on PostgreSQL and `:memory:`). */
+const watches = new WeakMap<object, FileWatch>()
+
+/**
+ * Whether the database can serve (readiness, CONTRACT §16, §18): SQLite's file still the one opened, and a
+ * statement answered. A PostgreSQL pool whose every connection is busy answers without asking: its
+ * connections are live (a broken one leaves the pool), and asking would wait for one of them, so that
+ * readiness flipped with the load.
+ */
+export async function databaseReady(db: Kysely<Database>): Promise<boolean> {
+  const watch = watches.get(db)
+  if (watch !== undefined && watch.lost() !== undefined) return false
+  if (saturated(db)) return true
+  await sql`select 1`.execute(db)
+  return true
+}
+
+/** Whether the migrations are applied (readiness): as last found while every connection of the pool is busy (see `databaseReady`). */
+export async function migrationsReady(db: Kysely<Database>): Promise<boolean> {
+  return saturated(db) ? migrationsKnown(db) ?? false : migrationsApplied(db)
+}
+
+/** Whether every connection of a PostgreSQL pool is in use (false on SQLite). */
+function saturated(db: Kysely<Database>): boolean {
+  const pool = pools.get(db)
+  return pool !== undefined && pool.idleCount === 0 && pool.totalCount >= (pool.options.max ?? 10)
 }
 
 /** A PostgreSQL pool's connections (for metrics). */
@@ -68,10 +124,10 @@ export function shownUrl(url: string): string {
 
 /** Opens and migrates the database at `url`: a PostgreSQL URL, a file path (its folder created if needed) or `:memory:`. */
 export async function openDatabase(url: string, options: OpenOptions = {}): Promise<DatabaseHandle> {
-  return isPostgresUrl(url) ? openPostgres(url, options.poolSize ?? 10, options.log) : openSqlite(url, options.log)
+  return isPostgresUrl(url) ? openPostgres(url, options.poolSize ?? 10, options.log, options.timeoutMs) : openSqlite(url, options.log, options.timeoutMs)
 }
 
-/** How long a SQLite connection waits for a lock another connection holds (SQLite's busy timeout). */
+/** How long a SQLite connection waits for a lock another connection holds (SQLite's busy timeout) unless told. */
 const BUSY_TIMEOUT_MS = 5000
 
 /**
@@ -80,8 +136,8 @@ const BUSY_TIMEOUT_MS = 5000
  * process making the same new file at that moment): it would deadlock otherwise. Asked again, a few
  * milliseconds apart, until the busy timeout has passed.
  */
-async function switchToWal(sqlite: SQLite.Database): Promise<void> {
-  const deadline = Date.now() + BUSY_TIMEOUT_MS
+async function switchToWal(sqlite: SQLite.Database, busyTimeoutMs: number): Promise<void> {
+  const deadline = Date.now() + busyTimeoutMs
   for (let attempt = 1; ; attempt++) {
     try {
       sqlite.pragma('journal_mode = WAL')
@@ -97,14 +153,17 @@ async function switchToWal(sqlite: SQLite.Database): Promise<void> {
 export const WAL_AUTOCHECKPOINT_PAGES = 10_000
 
 /** Opens and migrates a SQLite database (a file path or `:memory:`). */
-export async function openSqlite(url: string, log?: Logger): Promise<DatabaseHandle & { sqlite: SQLite.Database }> {
-  if (url !== ':memory:') mkdirSync(dirname(url), { recursive: true })
+export async function openSqlite(url: string, log?: Logger, timeoutMs = BUSY_TIMEOUT_MS): Promise<DatabaseHandle & { sqlite: SQLite.Database }> {
+  if (url !== ':memory:') {
+    mkdirSync(dirname(url), { recursive: true })
+    refuseUnwritable(url)
+  }
   const sqlite = new SQLite(url)
   // The busy timeout first: switching a new file to WAL takes its lock, which another process opening it
   // at once (a node starting beside others, migrating) may hold; without it, that open failed at once.
-  sqlite.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`)
+  sqlite.pragma(`busy_timeout = ${timeoutMs}`)
   try {
-    await switchToWal(sqlite)
+    await switchToWal(sqlite, timeoutMs)
   } catch (error) {
     sqlite.close()
     throw error
@@ -121,22 +180,56 @@ export async function openSqlite(url: string, log?: Logger): Promise<DatabaseHan
   sqlite.function('distance_km', { deterministic: true }, (latA: unknown, lngA: unknown, latB: unknown, lngB: unknown) =>
     typeof latA === 'number' && typeof lngA === 'number' && typeof latB === 'number' && typeof lngB === 'number'
       ? haversineKm(latA, lngA, latB, lngB) : null)
-  const db = new Kysely<Database>({ dialect: new WriteLockingSqliteDialect({ database: withStatementCache(sqlite) }), ...logged(log) })
+  // The file as opened: a write transaction first checks it is still the file at the path (file-watch.ts).
+  let watch: FileWatch | undefined
+  const beforeWrite = (): void => {
+    const lost = watch?.check()
+    if (lost !== undefined) throw lost
+  }
+  const db = new Kysely<Database>({ dialect: new WriteLockingSqliteDialect({ database: withStatementCache(sqlite) }, beforeWrite), ...logged(log) })
+  if (url !== ':memory:') {
+    watch = watchFile(url, (lost) => {
+      // What this process committed is copied into the file it opened and the WAL at the path emptied:
+      // left behind, the next start would apply it to whatever file is at the path now.
+      try {
+        sqlite.pragma('wal_checkpoint(TRUNCATE)')
+      } catch {
+        // The WAL went with the file.
+      }
+      reportFault(db, { level: 'error', message: lost.message, error: lost })
+    })
+    watches.set(db, watch)
+  }
   try {
-    if (await migrationsCurrent(db)) return withVersionProbe(db, sqlite)
+    if (await migrationsCurrent(db)) return withVersionProbe(db, sqlite, watch)
     // One write transaction for all of it (the write lock taken first): processes that open one new file
     // at once migrate it once, one after the other (Kysely takes no lock on SQLite, and runs each
     // migration on its own).
     await inOneTransaction(db, 'begin immediate', (connection) => migrateToLatest(connection, undefined, { ownTransaction: false }))
   } catch (error) {
+    watch?.stop()
     await db.destroy()
     throw error
   }
-  return withVersionProbe(db, sqlite)
+  return withVersionProbe(db, sqlite, watch)
+}
+
+/**
+ * Refuses a database file the process may not write (CONTRACT §18), as SQLite would only at the first write:
+ * it opens such a file read-only without a word. A folder it may not write is refused by SQLite itself (WAL).
+ */
+function refuseUnwritable(url: string): void {
+  if (!existsSync(url)) return
+  try {
+    accessSync(url, constants.R_OK | constants.W_OK)
+  } catch {
+    throw new Error(`the database file ${url} may not be written by this process (user ${process.getuid?.() ?? 'unknown'}): give it write permission or run as its owner`)
+  }
 }
 
 /** The handle of an open, migrated SQLite database, its data-version probe prepared (the log's and the epoch's tables exist). */
-function withVersionProbe(db: Kysely<Database>, sqlite: SQLite.Database): DatabaseHandle & { sqlite: SQLite.Database } {
+function withVersionProbe(db: Kysely<Database>, sqlite: SQLite.Database, watch: FileWatch | undefined): DatabaseHandle & { sqlite: SQLite.Database } {
+  markMigrated(db)
   const version = sqlite.prepare(VERSION_QUERY)
   setVersionProbe(db, () => versionOf(version.get() as { h: number; e: number }))
   // Its own statements (the query builder's cache must not be switched to plucking): a few list shapes.
@@ -150,7 +243,14 @@ function withVersionProbe(db: Kysely<Database>, sqlite: SQLite.Database): Databa
     }
     return statement.all(...parameters) as number[]
   })
-  return { db, engine: 'sqlite', sqlite, close: () => db.destroy() }
+  return {
+    db, engine: 'sqlite', sqlite,
+    close: async () => {
+      watch?.stop()
+      // Closing checkpoints the WAL into the file: into a lost file it would only write what is lost already.
+      await db.destroy()
+    },
+  }
 }
 
 // 64-bit integers (positions, counts) and numerics as JavaScript numbers: every value this schema
@@ -164,7 +264,7 @@ const parsers: pg.CustomTypesConfig = {
 }
 
 /** Opens and migrates a PostgreSQL database (see the file's opening comment for `schema`). */
-async function openPostgres(url: string, poolSize: number, log?: Logger): Promise<DatabaseHandle> {
+async function openPostgres(url: string, poolSize: number, log?: Logger, timeoutMs?: number): Promise<DatabaseHandle> {
   const parsed = new URL(url)
   const schema = parsed.searchParams.get('schema') ?? undefined
   const sessionOptions = parsed.searchParams.get('options')
@@ -174,7 +274,9 @@ async function openPostgres(url: string, poolSize: number, log?: Logger): Promis
   if (schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`DATABASE_URL: schema must be a lower-case SQL name, got ${schema}`)
   const connectionString = parsed.toString()
   if (schema !== undefined) {
-    const client = new pg.Client({ connectionString })
+    const client = new pg.Client({ connectionString, ...(timeoutMs !== undefined ? { connectionTimeoutMillis: timeoutMs } : {}) })
+    // An error of the connection after a query failed (the server closing it) is that query's: no crash.
+    client.on('error', () => undefined)
     await client.connect()
     try {
       await client.query(`create schema if not exists "${schema}"`)
@@ -188,9 +290,24 @@ async function openPostgres(url: string, poolSize: number, log?: Logger): Promis
   // Session settings from the URL (`options=-c …`) are kept beside the schema's search path.
   const options = [sessionOptions, schema === undefined ? null : `-c search_path=${schema}`]
     .filter((o): o is string => o !== null && o !== '').join(' ')
-  const pool = new pg.Pool({ connectionString, max: poolSize, types: parsers, ...(options !== '' ? { options } : {}) })
+  const pool = new pg.Pool({
+    connectionString, max: poolSize, types: parsers, ...(options !== '' ? { options } : {}),
+    // Bounded waits (CONTRACT §18): for a connection of the pool (the acquire timeout, which also bounds
+    // opening one), for a lock (`lock_timeout`: a table locked elsewhere, the write lock of postgres-dialect.ts)
+    // and for any statement (`statement_timeout`, reads too). Past them the unit of work fails and rolls back.
+    ...(timeoutMs !== undefined ? { connectionTimeoutMillis: timeoutMs, statement_timeout: timeoutMs, lock_timeout: timeoutMs } : {}),
+  })
   const db = new Kysely<Database>({ dialect: new WriteSerializingPostgresDialect({ pool }), ...logged(log) })
   pools.set(db, pool)
+  // A connection closed by the server or the network (a restart, a failover, a pooler or firewall dropping
+  // an idle connection, pg_terminate_backend) is an 'error' event: without a listener it ended the process.
+  // An idle connection's is the pool's (which drops it); one in use is also told on the client itself,
+  // where the query in flight fails with it and the pool drops the client when it comes back. New
+  // connections are opened as they are needed: the pool reconnects by itself.
+  pool.on('error', (error) => reportFault(db, { level: 'warn', message: `an idle PostgreSQL connection failed and was dropped: ${faultCause(error)}`, error }))
+  // A connection in use has no listener of the pool's: its failure reaches the caller through its next
+  // query (answered 503), and the listener only keeps the event from ending the process.
+  pool.on('connect', (client) => { client.on('error', () => undefined) })
   try {
     // One transaction for all of it, under a transaction-level lock: a connection pooler in transaction
     // mode (PgBouncer) keeps a transaction on one server connection, so every lock taken in it (Kysely
@@ -199,6 +316,9 @@ async function openPostgres(url: string, poolSize: number, log?: Logger): Promis
     for (let attempt = 1; !(await migrationsCurrent(db)); attempt++) {
       try {
         await inOneTransaction(db, 'begin', async (connection) => {
+          // A migration may take longer than a request may wait, and waits for another node's.
+          await sql`set local statement_timeout = 0`.execute(connection)
+          await sql`set local lock_timeout = 0`.execute(connection)
           await sql`select pg_advisory_xact_lock(hashtext('calendar-migrations:' || current_schema()))`.execute(connection)
           const { rows } = await sql<{ s: string }>`select current_schema() as s`.execute(connection)
           await migrateToLatest(connection, rows[0]?.s ?? 'public', { ownTransaction: false })
@@ -212,6 +332,7 @@ async function openPostgres(url: string, poolSize: number, log?: Logger): Promis
     await db.destroy()
     throw error
   }
+  markMigrated(db)
   return { db, engine: 'postgres', sqlite: undefined, close: () => db.destroy() }
 }
 

@@ -2,6 +2,7 @@
  * Migrations are listed here rather than found on disk, so they load the same under tsx, tap and a build.
  */
 import { Migrator, sql, type Kysely, type Migration } from 'kysely'
+import { isDatabaseUnavailable } from './faults.js'
 import * as initial from './migrations/0001-initial.js'
 import * as coveringListingIndex from './migrations/0002-covering-listing-index.js'
 import * as changeLog from './migrations/0003-change-log.js'
@@ -17,6 +18,7 @@ import * as searchPairs from './migrations/0012-search-pairs.js'
 import * as searchMergesInWrites from './migrations/0013-search-merges-in-writes.js'
 import * as documentsBodyLast from './migrations/0014-event-documents-body-last.js'
 import * as documentsByContext from './migrations/0015-event-documents-by-context.js'
+import * as idempotencyKeys from './migrations/0016-idempotency-keys.js'
 import * as eventOccurrences from './migrations/0017-event-occurrences.js'
 
 const migrations: Record<string, Migration> = {
@@ -35,6 +37,7 @@ const migrations: Record<string, Migration> = {
   '0013-search-merges-in-writes': searchMergesInWrites,
   '0014-event-documents-body-last': documentsBodyLast,
   '0015-event-documents-by-context': documentsByContext,
+  '0016-idempotency-keys': idempotencyKeys,
   '0017-event-occurrences': eventOccurrences,
 }
 
@@ -78,9 +81,32 @@ export function migrationMayBeRetried(error: unknown): boolean {
  * history, and when the history cannot be read (no table, no connection).
  */
 export async function migrationsApplied<DB>(db: Kysely<DB>): Promise<boolean> {
-  const { rows } = await sql<{ name: string }>`select name from kysely_migration`.execute(db)
+  let rows: Array<{ name: string }>
+  try {
+    rows = (await sql<{ name: string }>`select name from kysely_migration`.execute(db)).rows
+  } catch (error) {
+    // The history could not be read because the database cannot serve: that is the database's check
+    // failing, not this one (CONTRACT §18: readiness names only what failed). What was last found holds.
+    if (isDatabaseUnavailable(error)) return knownApplied.get(db) ?? false
+    throw error
+  }
   const applied = new Set(rows.map((r) => r.name))
-  return Object.keys(migrations).every((name) => applied.has(name))
+  const all = Object.keys(migrations).every((name) => applied.has(name))
+  knownApplied.set(db, all)
+  return all
+}
+
+/** Per database, whether the migrations were applied when last looked at (the open migrated it: true). */
+const knownApplied = new WeakMap<object, boolean>()
+
+/** Whether the migrations were applied when last looked at (undefined if never). */
+export function migrationsKnown(db: object): boolean | undefined {
+  return knownApplied.get(db)
+}
+
+/** Notes that `db` was just migrated, or found migrated, by the open. */
+export function markMigrated(db: object): void {
+  knownApplied.set(db, true)
 }
 
 /**

@@ -243,6 +243,24 @@ export interface WebhookAttemptsTable {
   duration_ms: number
 }
 
+/**
+ * An `Idempotency-Key` of a caller (migration 0016): a claim held by `token` until `lease_until`, then,
+ * once its create committed, the answer given to every retry (`status`, `location`, `etag`, `body`).
+ * Instants are ISO 8601 UTC with milliseconds.
+ */
+export interface IdempotencyKeysTable {
+  user_id: number
+  key: string
+  fingerprint: string
+  token: string
+  lease_until: string
+  created_utc: string
+  status: number | null
+  location: string | null
+  etag: string | null
+  body: string | null
+}
+
 export interface Database {
   users: UsersTable
   api_keys: ApiKeysTable
@@ -262,6 +280,7 @@ export interface Database {
   webhooks: WebhooksTable
   webhook_deliveries: WebhookDeliveriesTable
   webhook_attempts: WebhookAttemptsTable
+  idempotency_keys: IdempotencyKeysTable
 }
 
 export type EventRow = Selectable<EventsTable>
@@ -274,3 +293,4 @@ export type ChangeRow = Selectable<ChangesTable>
 export type WebhookRow = Selectable<WebhooksTable>
 export type DeliveryRow = Selectable<WebhookDeliveriesTable>
 export type AttemptRow = Selectable<WebhookAttemptsTable>
+export type IdempotencyKeyRow = Selectable<IdempotencyKeysTable>

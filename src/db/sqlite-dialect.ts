@@ -23,8 +23,29 @@ import {
 } from 'kysely'
 
 class WriteLockingSqliteDriver extends SqliteDriver {
+  readonly #beforeWrite: () => void
+
+  constructor(config: SqliteDialectConfig, beforeWrite: () => void) {
+    super(config)
+    this.#beforeWrite = beforeWrite
+  }
+
   override async beginTransaction(connection: DatabaseConnection, settings?: TransactionSettings): Promise<void> {
+    if (settings?.accessMode !== 'read only') this.#beforeWrite()
     await connection.executeQuery(CompiledQuery.raw(settings?.accessMode === 'read only' ? 'begin' : 'begin immediate'))
+  }
+
+  /**
+   * SQLite rolls a transaction back by itself on some errors (SQLITE_FULL, SQLITE_IOERR, SQLITE_NOMEM,
+   * SQLITE_BUSY on a commit): the rollback that follows then fails with "no transaction is active", and
+   * that error took the place of the real one (a full disk was logged as a failed rollback).
+   */
+  override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    try {
+      await super.rollbackTransaction(connection)
+    } catch (error) {
+      if (!(error instanceof Error && /no transaction is active/.test(error.message))) throw error
+    }
   }
 }
 
@@ -37,14 +58,17 @@ class SteadyPlanSqliteQueryCompiler extends SqliteQueryCompiler {
 
 export class WriteLockingSqliteDialect extends SqliteDialect {
   readonly #config: SqliteDialectConfig
+  readonly #beforeWrite: () => void
 
-  constructor(config: SqliteDialectConfig) {
+  /** `beforeWrite` runs before every write transaction begins, and refuses it by throwing (a lost file: file-watch.ts). */
+  constructor(config: SqliteDialectConfig, beforeWrite: () => void = () => undefined) {
     super(config)
     this.#config = config
+    this.#beforeWrite = beforeWrite
   }
 
   override createDriver(): Driver {
-    return new WriteLockingSqliteDriver(this.#config)
+    return new WriteLockingSqliteDriver(this.#config, this.#beforeWrite)
   }
 
   override createQueryCompiler(): QueryCompiler {

@@ -1907,6 +1907,48 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description A request with the same `Idempotency-Key` is still being processed: `rest_idempotency_key_in_use`; nothing was written. Retry once it has been answered. */
+        IdempotencyKeyInUse: {
+            headers: {
+                "Content-Language": components["headers"]["Content-Language"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "rest_idempotency_key_in_use",
+                 *       "message": "A request with this Idempotency-Key is still being processed; retry once it has been answered.",
+                 *       "data": {
+                 *         "status": 409
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The `Idempotency-Key` was already used with another method, path or body: `rest_idempotency_key_mismatch`; nothing was written. */
+        IdempotencyKeyMismatch: {
+            headers: {
+                "Content-Language": components["headers"]["Content-Language"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "rest_idempotency_key_mismatch",
+                 *       "message": "This Idempotency-Key was already used with another request (method, path or body); send a new key for a new request.",
+                 *       "data": {
+                 *         "status": 422
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description The request body is larger than 1 MiB: `rest_payload_too_large`. */
         PayloadTooLarge: {
             headers: {
@@ -2016,6 +2058,28 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description The database cannot serve now: `rest_database_unavailable`. It cannot be reached (restarting, failing over, out of connections), a lock held elsewhere or a busy database kept the request waiting longer than the server waits (`CALENDAR_DATABASE_TIMEOUT_MS`), the disk is full, or the database file was deleted or replaced. Nothing was written. `Retry-After` says when to try again. */
+        DatabaseUnavailable: {
+            headers: {
+                "Content-Language": components["headers"]["Content-Language"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "rest_database_unavailable",
+                 *       "message": "The database cannot serve the request now; nothing was written. Try again in 5 seconds.",
+                 *       "data": {
+                 *         "status": 503
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description An unexpected failure on the server; the code names the failed step and the message never shows internal details. */
         InternalError: {
             headers: {
@@ -2095,6 +2159,8 @@ export interface components {
          * @example members-only
          */
         EventPassword: string;
+        /** @description A key of your choice (1–255 printable ASCII characters, such as a UUID) that makes the create safe to retry: a request with a key you already used, with the same method, path and body, is answered with the first answer again (status, body, `Location`, `ETag`, and `Idempotent-Replayed: true`) and creates nothing; the same key with another method, path or body is 422 `rest_idempotency_key_mismatch`; while the first request with the key is still being processed, 409 `rest_idempotency_key_in_use`. Keys belong to the caller and are kept `CALENDAR_IDEMPOTENCY_HOURS` (24 by default) from their first use; only answers that created something are remembered. A malformed key is 400 `rest_invalid_param` naming the header. */
+        IdempotencyKey: string;
         /** @description Entity tag of the version the change is based on; when it no longer matches the stored version the request fails with 412 `rest-precondition-failed` and nothing is written. */
         IfMatch: string;
         /** @description Entity tag of a version the caller already has; when it still matches, the answer is 304 without a body. */
@@ -2320,6 +2386,8 @@ export interface components {
         ETag: string;
         /** @description Strong entity tag of the trashed record, as a read of it gives; absent after a delete for good. */
         TrashETag: string;
+        /** @description `true` when the answer is the one remembered for the request's `Idempotency-Key`: nothing was created by this request. */
+        "Idempotent-Replayed": "true";
         /** @description Absolute URL of the created record. */
         Location: string;
         /** @description Strong entity tag of the iCalendar feed as sent; present on feeds, absent on JSON lists. */
@@ -2526,6 +2594,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     createEvent: {
@@ -2537,7 +2606,10 @@ export interface operations {
                  */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
-            header?: never;
+            header?: {
+                /** @description A key of your choice (1–255 printable ASCII characters, such as a UUID) that makes the create safe to retry: a request with a key you already used, with the same method, path and body, is answered with the first answer again (status, body, `Location`, `ETag`, and `Idempotent-Replayed: true`) and creates nothing; the same key with another method, path or body is 422 `rest_idempotency_key_mismatch`; while the first request with the key is still being processed, 409 `rest_idempotency_key_in_use`. Keys belong to the caller and are kept `CALENDAR_IDEMPOTENCY_HOURS` (24 by default) from their first use; only answers that created something are remembered. A malformed key is 400 `rest_invalid_param` naming the header. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2550,6 +2622,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     Location: components["headers"]["Location"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -2561,11 +2634,14 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyMismatch"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     getEvent: {
@@ -2622,6 +2698,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updateEventPut: {
@@ -2673,6 +2750,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updateEventPost: {
@@ -2724,6 +2802,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     deleteEvent: {
@@ -2783,6 +2862,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updateEvent: {
@@ -2834,6 +2914,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     getEventBySlug: {
@@ -2885,6 +2966,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updateEventBySlugPut: {
@@ -2936,6 +3018,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updateEventBySlugPost: {
@@ -2987,6 +3070,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     deleteEventBySlug: {
@@ -3041,6 +3125,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updateEventBySlug: {
@@ -3092,6 +3177,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     listVenues: {
@@ -3154,6 +3240,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     createVenue: {
@@ -3165,7 +3252,10 @@ export interface operations {
                  */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
-            header?: never;
+            header?: {
+                /** @description A key of your choice (1–255 printable ASCII characters, such as a UUID) that makes the create safe to retry: a request with a key you already used, with the same method, path and body, is answered with the first answer again (status, body, `Location`, `ETag`, and `Idempotent-Replayed: true`) and creates nothing; the same key with another method, path or body is 422 `rest_idempotency_key_mismatch`; while the first request with the key is still being processed, 409 `rest_idempotency_key_in_use`. Keys belong to the caller and are kept `CALENDAR_IDEMPOTENCY_HOURS` (24 by default) from their first use; only answers that created something are remembered. A malformed key is 400 `rest_invalid_param` naming the header. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3178,6 +3268,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     Location: components["headers"]["Location"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -3189,11 +3280,14 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyMismatch"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     getVenue: {
@@ -3241,6 +3335,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updateVenuePut: {
@@ -3292,6 +3387,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updateVenuePost: {
@@ -3343,6 +3439,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     deleteVenue: {
@@ -3397,6 +3494,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updateVenue: {
@@ -3448,6 +3546,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     getVenueBySlug: {
@@ -3495,6 +3594,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updateVenueBySlugPut: {
@@ -3546,6 +3646,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updateVenueBySlugPost: {
@@ -3597,6 +3698,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     deleteVenueBySlug: {
@@ -3651,6 +3753,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updateVenueBySlug: {
@@ -3702,6 +3805,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     listOrganizers: {
@@ -3764,6 +3868,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     createOrganizer: {
@@ -3775,7 +3880,10 @@ export interface operations {
                  */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
-            header?: never;
+            header?: {
+                /** @description A key of your choice (1–255 printable ASCII characters, such as a UUID) that makes the create safe to retry: a request with a key you already used, with the same method, path and body, is answered with the first answer again (status, body, `Location`, `ETag`, and `Idempotent-Replayed: true`) and creates nothing; the same key with another method, path or body is 422 `rest_idempotency_key_mismatch`; while the first request with the key is still being processed, 409 `rest_idempotency_key_in_use`. Keys belong to the caller and are kept `CALENDAR_IDEMPOTENCY_HOURS` (24 by default) from their first use; only answers that created something are remembered. A malformed key is 400 `rest_invalid_param` naming the header. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3788,6 +3896,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     Location: components["headers"]["Location"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -3799,11 +3908,14 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyMismatch"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     getOrganizer: {
@@ -3851,6 +3963,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updateOrganizerPut: {
@@ -3902,6 +4015,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updateOrganizerPost: {
@@ -3953,6 +4067,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     deleteOrganizer: {
@@ -4007,6 +4122,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updateOrganizer: {
@@ -4058,6 +4174,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     getOrganizerBySlug: {
@@ -4105,6 +4222,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updateOrganizerBySlugPut: {
@@ -4156,6 +4274,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updateOrganizerBySlugPost: {
@@ -4207,6 +4326,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     deleteOrganizerBySlug: {
@@ -4261,6 +4381,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updateOrganizerBySlug: {
@@ -4312,6 +4433,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     listCategories: {
@@ -4389,6 +4511,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     createCategory: {
@@ -4400,7 +4523,10 @@ export interface operations {
                  */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
-            header?: never;
+            header?: {
+                /** @description A key of your choice (1–255 printable ASCII characters, such as a UUID) that makes the create safe to retry: a request with a key you already used, with the same method, path and body, is answered with the first answer again (status, body, `Location`, `ETag`, and `Idempotent-Replayed: true`) and creates nothing; the same key with another method, path or body is 422 `rest_idempotency_key_mismatch`; while the first request with the key is still being processed, 409 `rest_idempotency_key_in_use`. Keys belong to the caller and are kept `CALENDAR_IDEMPOTENCY_HOURS` (24 by default) from their first use; only answers that created something are remembered. A malformed key is 400 `rest_invalid_param` naming the header. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4413,6 +4539,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     Location: components["headers"]["Location"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -4424,11 +4551,14 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyMismatch"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     getCategory: {
@@ -4475,6 +4605,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updateCategoryPut: {
@@ -4525,6 +4656,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updateCategoryPost: {
@@ -4575,6 +4707,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     deleteCategory: {
@@ -4622,6 +4755,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updateCategory: {
@@ -4672,6 +4806,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     listTags: {
@@ -4747,6 +4882,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     createTag: {
@@ -4758,7 +4894,10 @@ export interface operations {
                  */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
-            header?: never;
+            header?: {
+                /** @description A key of your choice (1–255 printable ASCII characters, such as a UUID) that makes the create safe to retry: a request with a key you already used, with the same method, path and body, is answered with the first answer again (status, body, `Location`, `ETag`, and `Idempotent-Replayed: true`) and creates nothing; the same key with another method, path or body is 422 `rest_idempotency_key_mismatch`; while the first request with the key is still being processed, 409 `rest_idempotency_key_in_use`. Keys belong to the caller and are kept `CALENDAR_IDEMPOTENCY_HOURS` (24 by default) from their first use; only answers that created something are remembered. A malformed key is 400 `rest_invalid_param` naming the header. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4771,6 +4910,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     Location: components["headers"]["Location"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -4782,11 +4922,14 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyMismatch"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     getTag: {
@@ -4833,6 +4976,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updateTagPut: {
@@ -4883,6 +5027,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updateTagPost: {
@@ -4933,6 +5078,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     deleteTag: {
@@ -4980,6 +5126,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updateTag: {
@@ -5030,6 +5177,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     listChanges: {
@@ -5071,6 +5219,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     listWebhooks: {
@@ -5121,6 +5270,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     createWebhook: {
@@ -5132,19 +5282,23 @@ export interface operations {
                  */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
-            header?: never;
+            header?: {
+                /** @description A key of your choice (1–255 printable ASCII characters, such as a UUID) that makes the create safe to retry: a request with a key you already used, with the same method, path and body, is answered with the first answer again (status, body, `Location`, `ETag`, and `Idempotent-Replayed: true`) and creates nothing; the same key with another method, path or body is 422 `rest_idempotency_key_mismatch`; while the first request with the key is still being processed, 409 `rest_idempotency_key_in_use`. Keys belong to the caller and are kept `CALENDAR_IDEMPOTENCY_HOURS` (24 by default) from their first use; only answers that created something are remembered. A malformed key is 400 `rest_invalid_param` naming the header. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
         requestBody: components["requestBodies"]["WebhookCreate"];
         responses: {
-            /** @description The subscription was created; this answer alone shows its secret. */
+            /** @description The subscription was created; this answer alone (and its replays under the same `Idempotency-Key`) shows its secret. */
             201: {
                 headers: {
                     "Content-Language": components["headers"]["Content-Language"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     Location: components["headers"]["Location"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5155,11 +5309,14 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyMismatch"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     listWebhookDeliveries: {
@@ -5216,6 +5373,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     getWebhook: {
@@ -5259,6 +5417,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     deleteWebhook: {
@@ -5302,6 +5461,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updateWebhook: {
@@ -5347,6 +5507,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
 }

@@ -18,7 +18,7 @@ export function categoryHandlers(ctx: AppContext): CategoryHandlers {
       const { records, list } = await terms.list(req, req.query ?? {})
       return sendList(reply, 'categories', list, records.map((r) => ctx.json.category(r)))
     },
-    createCategory: (req, reply) => terms.create(req, req.body, reply),
+    createCategory: (req, reply) => terms.create(req, req.body, reply, ctx.json.category),
     getCategory: async (req, reply) => sendSerialized(reply, ctx.json.category(await terms.get(req, req.params.id, req.query?.ml_language, reply))),
     updateCategory: (req, reply) => terms.update(req, req.params.id, req.body, reply),
     updateCategoryPut: (req, reply) => terms.update(req, req.params.id, req.body, reply),

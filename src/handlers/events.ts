@@ -6,7 +6,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Event, Language, Schema } from '../contract.js'
-import { withTransaction, type Db } from '../db/unit-of-work.js'
+import type { Db } from '../db/unit-of-work.js'
 import { ApiError, forbidden, inTrash, notFound } from '../http/errors.js'
 import { checkNotModified, eventEtag, expectedVersion } from '../http/etag.js'
 import { feedEtag, sendFeed, wantsIcal } from '../http/ical.js'
@@ -26,6 +26,7 @@ import { deleteEvent, insertEvent, trashEvent, updateEvent } from '../repositori
 import type { PostRef } from '../repositories/posts.js'
 import { lost, writeRead } from './compare-and-swap.js'
 import type { AppContext } from './context.js'
+import { createOnce } from './idempotency.js'
 import { documentAnswer, eventDocument, listedFromDocuments } from './event-documents.js'
 import { checkEventUpdate, checkNewEvent, datesOf, eventColumns, precheckEventUpdate, type EventBody } from './event-input.js'
 import { eventFilterOf, type ListQuery } from './event-list-input.js'
@@ -58,9 +59,13 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     return stored
   }
 
-  /** A write's answer: the record as its writer sees it (protected text and all, no JSON-LD). */
-  async function written(id: number, caller: Caller): Promise<{ record: Event; etag: string }> {
-    const stored = await find({ id }, undefined)
+  /**
+   * A write's answer: the record as its writer sees it (protected text and all, no JSON-LD), read inside the
+   * write's unit of work (`reader`), so that nothing after the commit can turn a write that was made into an
+   * error (CONTRACT §18: a read back on another connection failing answered a committed create 500).
+   */
+  async function written(id: number, caller: Caller, reader: Db): Promise<{ record: Event; etag: string }> {
+    const stored = await find({ id }, undefined, reader)
     return { record: seenBy(caller, stored.record), etag: etag(stored, caller) }
   }
 
@@ -169,17 +174,18 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     return sendSerialized(reply, ctx.json.event(withJsonLd(seenBy(caller, record))))
   }
 
-  async function create(req: FastifyRequest, body: Schema<'EventCreate'>, reply: FastifyReply): Promise<Event> {
+  async function create(req: FastifyRequest, body: Schema<'EventCreate'>, reply: FastifyReply): Promise<Serialized<Event>> {
     const caller = req.user
     if (caller === null) throw forbidden(401)
     const language = requestedLanguage(req) ?? ctx.config.defaultLanguage
     const writer = writerOf(ctx, caller)
     const columns = eventColumns(body, undefined, ctx.config.timezone)
-    const id = await withTransaction(ctx.db, async (trx) =>
-      insertEvent(trx, await checkNewEvent(trx, body, columns, language, caller, writer)))
-    const answer = await written(id, caller)
-    reply.code(201).header('Location', answer.record.rest_url).header('ETag', answer.etag)
-    return answer.record
+    return createOnce(ctx, req, reply,
+      async (trx) => insertEvent(trx, await checkNewEvent(trx, body, columns, language, caller, writer)),
+      async (reader, id) => {
+        const answer = await written(id, caller, reader)
+        return { body: ctx.json.event(answer.record), location: answer.record.rest_url, etag: answer.etag }
+      })
   }
 
   async function update(req: FastifyRequest, ref: PostRef, body: EventBody, reply: FastifyReply): Promise<Event> {
@@ -188,7 +194,7 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     const writer = writerOf(ctx, caller)
     // Fields first (400), then the record (404/410), rights (403) and If-Match (412): CONTRACT §1.
     await precheckEventUpdate(ctx.db, body, writer)
-    const id = await writeRead(ctx.db, req, async (reader, write) => {
+    const answer = await writeRead(ctx.db, req, async (reader, write) => {
       const current = await find(ref, requestedLanguage(req), reader)
       const { record } = current
       if (record.status === 'trash' && body.status === undefined) throw inTrash('event')
@@ -198,13 +204,12 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
       const expected = expectedVersion(req, () => etag(current, caller), current.version) ?? current.version
       const status = body.status === undefined ? undefined : statusToStore(caller, body.status, record.status)
       const columns = eventColumns(body, datesOf(record), ctx.config.timezone)
-      await write(async (trx) => {
+      return write(async (trx) => {
         const changes = await checkEventUpdate(trx, record, body, columns, status, caller, writer)
         if (!(await updateEvent(trx, changes, expected))) lost()
+        return written(record.id, caller, trx)
       })
-      return record.id
     })
-    const answer = await written(id, caller)
     reply.header('ETag', answer.etag)
     return answer.record
   }
@@ -212,25 +217,25 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
   async function remove(req: FastifyRequest, reply: FastifyReply, ref: PostRef, force: boolean): Promise<Event | Schema<'EventDeleted'>> {
     const caller = req.user
     if (caller === null) throw forbidden(401)
-    const record = await writeRead(ctx.db, req, async (reader, write) => {
+    const answer = await writeRead(ctx.db, req, async (reader, write) => {
       const current = await find(ref, requestedLanguage(req), reader)
       const { record } = current
       if (record.status === 'trash' && !force) throw inTrash('event')
       if (!canEdit(caller, record) && !editsAll(caller)) throw forbidden(403)
       const expected = expectedVersion(req, () => etag(current, caller), current.version) ?? current.version
-      await write(async (trx) => {
+      const trashed = await write(async (trx) => {
         const done = force
           ? await deleteEvent(trx, record.id, record.status, expected)
           : await trashEvent(trx, record.id, record.status, expected, modifiedNow(ctx.now(), ctx.config.timezone))
         if (!done) lost()
+        return force ? undefined : written(record.id, caller, trx)
       })
-      return record
+      return { record, trashed }
     })
-    if (force) return { deleted: true, previous: seenBy(caller, record) }
+    if (answer.trashed === undefined) return { deleted: true, previous: seenBy(caller, answer.record) }
     // A trash answer is a single-record answer: the trashed record's ETag (CONTRACT §5).
-    const answer = await written(record.id, caller)
-    reply.header('ETag', answer.etag)
-    return answer.record
+    reply.header('ETag', answer.trashed.etag)
+    return answer.trashed.record
   }
 
   return {

@@ -4,12 +4,13 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Language, Organizer, QueryOf, Venue } from '../contract.js'
-import { withTransaction, type Db } from '../db/unit-of-work.js'
+import type { Db } from '../db/unit-of-work.js'
 import { forbidden, inTrash, invalidParam, notAccessible, notFound } from '../http/errors.js'
 import { checkNotModified, etagOf, expectedVersion } from '../http/etag.js'
 import { requestedLanguage } from '../http/language.js'
 import { checkPage, listLinks, pageOf, type ListPage } from '../http/pagination.js'
 import { asSent, sentQueryOf } from '../http/query.js'
+import type { Serialized } from '../http/serialized.js'
 import { formatUtc } from '../lib/dates.js'
 import { modifiedNow } from '../lib/post-dates.js'
 import { modifiedWindow } from '../lib/modified-window.js'
@@ -19,6 +20,7 @@ import { findLinked, insertLinked, listLinked, updateLinked, type LinkedKind, ty
 import { deletePost, scopeCondition, trashPost, type PostRef } from '../repositories/posts.js'
 import { lost, writeRead } from './compare-and-swap.js'
 import type { AppContext } from './context.js'
+import { createOnce } from './idempotency.js'
 import { checkLinkedUpdate, checkNewLinked, precheckLinkedUpdate, type LinkedBody, type LinkedInput, type Writer } from './linked-input.js'
 
 type LinkedListParams = QueryOf<'listVenues'> | QueryOf<'listOrganizers'>
@@ -98,16 +100,18 @@ export function linkedOperations<Rec extends Venue | Organizer, C extends Linked
       return record
     },
 
-    async create(req: FastifyRequest, body: C, reply: FastifyReply): Promise<Rec> {
+    /** `serialize`: the record's JSON by the contract's schema (what a retry under the same Idempotency-Key is sent again). */
+    async create(req: FastifyRequest, body: C, reply: FastifyReply, serialize: (record: Rec) => Serialized<Rec>): Promise<Serialized<Rec>> {
       const user = req.user
       if (user === null) throw forbidden(401)
       const language = requestedLanguage(req) ?? ctx.config.defaultLanguage
       const writer = writerOf(ctx, user)
-      const id = await withTransaction(ctx.db, async (trx) =>
-        insertLinked(trx, kind, await checkNewLinked(trx, input, body, language, body.translation_of, statusToStore(user, body.status), writer)))
-      const stored = await find({ id }, undefined)
-      reply.code(201).header('Location', `${ctx.apiUrl}/${collection}/${id}`).header('ETag', etag(stored))
-      return stored.record
+      return createOnce(ctx, req, reply,
+        async (trx) => insertLinked(trx, kind, await checkNewLinked(trx, input, body, language, body.translation_of, statusToStore(user, body.status), writer)),
+        async (reader, id) => {
+          const stored = await find({ id }, undefined, reader)
+          return { body: serialize(stored.record), location: `${ctx.apiUrl}/${collection}/${id}`, etag: etag(stored) }
+        })
     },
 
     async update(req: FastifyRequest, ref: PostRef, body: U, reply: FastifyReply): Promise<Rec> {
@@ -116,7 +120,7 @@ export function linkedOperations<Rec extends Venue | Organizer, C extends Linked
       const writer = writerOf(ctx, user)
       // Fields first (400), then the record (404/410), rights (403) and If-Match (412): CONTRACT §1.
       await precheckLinkedUpdate(ctx.db, input, body, writer)
-      const id = await writeRead(ctx.db, req, async (reader, write) => {
+      const stored = await writeRead(ctx.db, req, async (reader, write) => {
         const current = await findForWrite(req, ref, body.status !== undefined, reader)
         const { record } = current
         // Setting another author is a right on the record (403), checked before If-Match (412).
@@ -124,38 +128,37 @@ export function linkedOperations<Rec extends Venue | Organizer, C extends Linked
         const expected = expectedVersion(req, () => etag(current), current.version) ?? current.version
         const status = body.status === undefined ? undefined : statusToStore(user, body.status, record.status)
         const from = { id: record.id, name: current.name, slug: record.slug, language: record.ml_language, dates: { date: record.date, date_utc: record.date_utc } }
-        await write(async (trx) => {
+        return write(async (trx) => {
           const update = await checkLinkedUpdate(trx, input, from, body, status, writer)
           // Inside the unit of work, so that nothing it wrote (a new image record) stays behind.
           if (!(await updateLinked(trx, kind, update, expected))) lost()
+          return find({ id: record.id }, undefined, trx)
         })
-        return record.id
       })
-      const stored = await find({ id }, undefined)
       reply.header('ETag', etag(stored))
       return stored.record
     },
 
     async remove(req: FastifyRequest, reply: FastifyReply, ref: PostRef, force: boolean): Promise<Rec | { deleted: true; previous: Rec }> {
-      const record = await writeRead(ctx.db, req, async (reader, write) => {
+      const answer = await writeRead(ctx.db, req, async (reader, write) => {
         const current = await find(ref, requestedLanguage(req), reader)
         const { record } = current
         if (record.status === 'trash' && !force) throw inTrash(resource)
         if (!canEdit(req.user, record) && !editsAll(req.user)) throw forbidden(403)
         const expected = expectedVersion(req, () => etag(current), current.version) ?? current.version
-        await write(async (trx) => {
+        const trashed = await write(async (trx) => {
           const done = force
             ? await deletePost(trx, kind.table, record.id, expected)
             : await trashPost(trx, kind.table, record.id, expected, modifiedNow(ctx.now(), ctx.config.timezone))
           if (!done) lost()
+          return force ? undefined : find({ id: record.id }, undefined, trx)
         })
-        return record
+        return { record, trashed }
       })
-      if (force) return { deleted: true, previous: record }
+      if (answer.trashed === undefined) return { deleted: true, previous: answer.record }
       // A trash answer is a single-record answer: the trashed record's ETag (CONTRACT §5).
-      const trashed = await find({ id: record.id }, undefined)
-      reply.header('ETag', etag(trashed))
-      return trashed.record
+      reply.header('ETag', etag(answer.trashed))
+      return answer.trashed.record
     },
   }
 }

@@ -21,7 +21,7 @@ export function organizerHandlers(ctx: AppContext): OrganizerHandlers {
       const { records, list } = await organizers.list(req, req.query ?? {})
       return sendList(reply, 'organizers', list, records.map((r) => ctx.json.organizer(r)))
     },
-    createOrganizer: (req, reply) => organizers.create(req, req.body, reply),
+    createOrganizer: (req, reply) => organizers.create(req, req.body, reply, ctx.json.organizer),
     getOrganizer: async (req, reply) => sendSerialized(reply, ctx.json.organizer(await organizers.get(req, byId(req.params), req.query?.ml_language, reply))),
     updateOrganizer: (req, reply) => organizers.update(req, byId(req.params), req.body, reply),
     updateOrganizerPut: (req, reply) => organizers.update(req, byId(req.params), req.body, reply),

@@ -18,7 +18,7 @@ export function tagHandlers(ctx: AppContext): TagHandlers {
       const { records, list } = await terms.list(req, req.query ?? {})
       return sendList(reply, 'tags', list, records.map((r) => ctx.json.tag(r)))
     },
-    createTag: (req, reply) => terms.create(req, req.body, reply),
+    createTag: (req, reply) => terms.create(req, req.body, reply, ctx.json.tag),
     getTag: async (req, reply) => sendSerialized(reply, ctx.json.tag(await terms.get(req, req.params.id, req.query?.ml_language, reply))),
     updateTag: (req, reply) => terms.update(req, req.params.id, req.body, reply),
     updateTagPut: (req, reply) => terms.update(req, req.params.id, req.body, reply),

@@ -5,18 +5,20 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Category, Language, QueryOf, Schema, Tag } from '../contract.js'
-import { withTransaction, type Db } from '../db/unit-of-work.js'
+import type { Db } from '../db/unit-of-work.js'
 import { invalidParam, notFound } from '../http/errors.js'
 import { checkNotModified, etagOf, expectedVersion } from '../http/etag.js'
 import { requestedLanguage } from '../http/language.js'
 import { checkPage, listLinks, pageOf, type ListPage } from '../http/pagination.js'
 import { asSent, sentQueryOf } from '../http/query.js'
+import type { Serialized } from '../http/serialized.js'
 import { canReadEvent } from '../lib/rights.js'
 import { eventOwner } from '../repositories/event-records.js'
 import { deleteTerm, insertTerm, moveChildrenUp, updateTerm } from '../repositories/term-writes.js'
 import { countTerms, findTerm, listTerms, termExists, type StoredTerm, type TermKind, type TermListQuery } from '../repositories/terms.js'
 import { lost, writeRead } from './compare-and-swap.js'
 import type { AppContext } from './context.js'
+import { createOnce } from './idempotency.js'
 import { checkNewTerm, checkTermUpdate, type TermBody } from './term-input.js'
 
 type TermListParams = QueryOf<'listCategories'> | QueryOf<'listTags'>
@@ -77,26 +79,27 @@ export function termOperations<R extends Category | Tag>(ctx: AppContext, kind: 
       return stored.record
     },
 
-    async create(req: FastifyRequest, body: Schema<'CategoryCreate'>, reply: FastifyReply): Promise<R> {
+    /** `serialize`: the record's JSON by the contract's schema (what a retry under the same Idempotency-Key is sent again). */
+    async create(req: FastifyRequest, body: Schema<'CategoryCreate'>, reply: FastifyReply, serialize: (record: R) => Serialized<R>): Promise<Serialized<R>> {
       const language = languageOf(req)
-      const id = await withTransaction(ctx.db, async (trx) =>
-        insertTerm(trx, kind, await checkNewTerm(trx, kind, body, language, body.translation_of)))
-      const stored = await find(id, undefined)
-      reply.code(201).header('Location', stored.record.rest_url).header('ETag', etag(stored))
-      return stored.record
+      return createOnce(ctx, req, reply,
+        async (trx) => insertTerm(trx, kind, await checkNewTerm(trx, kind, body, language, body.translation_of)),
+        async (reader, id) => {
+          const stored = await find(id, undefined, reader)
+          return { body: serialize(stored.record), location: stored.record.rest_url, etag: etag(stored) }
+        })
     },
 
     async update(req: FastifyRequest, id: number, body: TermBody | undefined, reply: FastifyReply): Promise<R> {
-      const updated = await writeRead(ctx.db, req, async (reader, write) => {
+      const stored = await writeRead(ctx.db, req, async (reader, write) => {
         const current = await find(id, requestedLanguage(req), reader)
         const expected = expectedVersion(req, () => etag(current), current.version) ?? current.version
-        await write(async (trx) => {
+        return write(async (trx) => {
           const values = await checkTermUpdate(trx, kind, current, body ?? {})
           if (!(await updateTerm(trx, kind, values, expected))) lost()
+          return find(current.record.id, undefined, trx)
         })
-        return current.record.id
       })
-      const stored = await find(updated, undefined)
       reply.header('ETag', etag(stored))
       return stored.record
     },

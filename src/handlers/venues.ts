@@ -21,7 +21,7 @@ export function venueHandlers(ctx: AppContext): VenueHandlers {
       const { records, list } = await venues.list(req, req.query ?? {})
       return sendList(reply, 'venues', list, records.map((r) => ctx.json.venue(r)))
     },
-    createVenue: (req, reply) => venues.create(req, req.body, reply),
+    createVenue: (req, reply) => venues.create(req, req.body, reply, ctx.json.venue),
     getVenue: async (req, reply) => sendSerialized(reply, ctx.json.venue(await venues.get(req, byId(req.params), req.query?.ml_language, reply))),
     updateVenue: (req, reply) => venues.update(req, byId(req.params), req.body, reply),
     updateVenuePut: (req, reply) => venues.update(req, byId(req.params), req.body, reply),

@@ -17,6 +17,7 @@ import { countWebhooks, deleteWebhook, findWebhook, insertWebhook, listWebhooks,
 import { refusedUrl } from '../webhooks/address-guard.js'
 import { messageId } from '../webhooks/payload.js'
 import type { AppContext } from './context.js'
+import { createOnce } from './idempotency.js'
 import { cursorOf } from './changes.js'
 
 type WebhookHandlers = Pick<Handlers, 'listWebhooks' | 'createWebhook' | 'getWebhook' | 'updateWebhook' | 'deleteWebhook' | 'listWebhookDeliveries'>
@@ -85,11 +86,11 @@ export function webhookHandlers(ctx: AppContext): WebhookHandlers {
       const body = req.body
       await checkUrl(body.url)
       const secret = newSecret()
-      const created = await withTransaction(ctx.db, (trx) => insertWebhook(trx, {
-        url: body.url, events: body.events, description: body.description ?? null, active: body.active ?? true, secret, nowUtc: nowUtc(),
-      }))
-      reply.code(201).header('Location', `${ctx.apiUrl}/webhooks/${created.id}`)
-      return { ...created, secret }
+      return createOnce(ctx, req, reply,
+        (trx) => insertWebhook(trx, {
+          url: body.url, events: body.events, description: body.description ?? null, active: body.active ?? true, secret, nowUtc: nowUtc(),
+        }),
+        async (_reader, created) => ({ body: ctx.json.webhookCreated({ ...created, secret }), location: `${ctx.apiUrl}/webhooks/${created.id}` }))
     },
 
     getWebhook: (req) => find(req.params.id),

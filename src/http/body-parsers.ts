@@ -6,9 +6,25 @@
  * refuses them like any unknown field (400 naming it).
  * The route is checked before the body is read: no route is 404 whatever the body holds.
  */
+import { createHash } from 'node:crypto'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { ApiError } from './errors.js'
 import { formEscapesAreUtf8, parseFormBody } from './query.js'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /**
+     * The SHA-256 (hex) of the body's bytes as received (decoded, if compressed), for a request that sends an
+     * `Idempotency-Key`: its retries are compared by it (handlers/idempotency.ts). Null otherwise.
+     */
+    bodyDigest: string | null
+  }
+}
+
+/** Notes the digest of `body` when the request may be retried under an Idempotency-Key. */
+function noteDigest(req: FastifyRequest, body: Buffer): void {
+  if (req.headers['idempotency-key'] !== undefined) req.bodyDigest = createHash('sha256').update(body).digest('hex')
+}
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH'])
 
@@ -18,6 +34,7 @@ const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH'])
  */
 export function registerBodyParsers(app: FastifyInstance): void {
   app.removeAllContentTypeParsers()
+  app.decorateRequest('bodyDigest', null)
   // `__proto__` and `constructor` keys kept as own fields (JSON.parse defines them, it never sets a
   // prototype): validation then refuses them by name like any unknown field (CONTRACT §1).
   const json = app.getDefaultJsonParser('ignore', 'ignore')
@@ -30,6 +47,7 @@ export function registerBodyParsers(app: FastifyInstance): void {
   }
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, body: Buffer, done) => {
     if (req.method === 'DELETE') return done(null, undefined)
+    noteDigest(req, body)
     const text = decode(body)
     if (text === undefined) return done(new ApiError(400, 'rest_invalid_json', 'invalidJson'), undefined)
     if (text.trim() === '') return done(null, {})
@@ -40,6 +58,7 @@ export function registerBodyParsers(app: FastifyInstance): void {
   })
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer' }, (req, body: Buffer, done) => {
     if (req.method === 'DELETE') return done(null, undefined)
+    noteDigest(req, body)
     const text = decode(body)
     if (text === undefined || !formEscapesAreUtf8(text)) return done(new ApiError(400, 'rest_invalid_request', 'invalidForm'), undefined)
     done(null, parseFormBody(text))

@@ -4,7 +4,7 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Language } from '../contract.js'
-import { ApiError, forbidden, invalidParam, noRoute } from './errors.js'
+import { ApiError, DATABASE_RETRY_AFTER_SECONDS, databaseUnavailable, forbidden, invalidParam, noRoute } from './errors.js'
 import { NotModified } from './etag.js'
 import { requestedLanguage } from './language.js'
 import { sentText } from './query.js'
@@ -47,6 +47,11 @@ export function frameworkErrorHandler(texts: ErrorTexts) {
 export interface ErrorTexts {
   defaultLanguage: Language
   catalog: Catalog
+  /**
+   * Whether an error says the database cannot serve now (db/faults.ts, given by app.ts): answered 503
+   * `rest_database_unavailable` with `Retry-After` and logged at warn with its cause, not as a failure of the code.
+   */
+  databaseUnavailable?: (error: unknown) => boolean
 }
 
 /** Registers the error and not-found handlers on the root instance (glue's routes included). */
@@ -54,6 +59,10 @@ export function registerErrorHandlers(app: FastifyInstance, texts: ErrorTexts): 
   app.setNotFoundHandler((req, reply) => send(req, reply, noRoute(), texts))
   app.setErrorHandler((error: FastifyError, req, reply) => {
     if (error instanceof NotModified) return reply.code(304).header('ETag', error.etag).send()
+    if (!(error instanceof ApiError) && texts.databaseUnavailable?.(error) === true) {
+      req.log.warn({ err: error }, 'the database cannot serve: answered 503')
+      return send(req, reply, databaseUnavailable(), texts)
+    }
     const apiError = toApiError(error, req, texts)
     if (apiError.status >= 500) req.log.error({ err: error }, 'request failed')
     return send(req, reply, apiError, texts)
@@ -75,6 +84,7 @@ function send(req: FastifyRequest, reply: FastifyReply, error: ApiError, texts: 
   if (params !== undefined) data.params = params
   if (details !== undefined) data.details = details
   // RFC 9110 §11.6.1: a 401 names its scheme; RFC 6750 §3.1: a key that was sent and refused is invalid_token.
+  if (error.status === 503) reply.header('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS))
   if (error.status === 401) {
     const sentKey = /^bearer\s/i.test(req.headers.authorization ?? '')
     reply.header('WWW-Authenticate', sentKey ? `Bearer realm="${REALM}", error="invalid_token"` : `Bearer realm="${REALM}"`)

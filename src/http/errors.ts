@@ -63,5 +63,12 @@ export const invalidParam = (name: string, key: MessageKey, vars: MessageVars = 
 export const noRoute = (): ApiError => new ApiError(404, 'rest_no_route', 'noRoute')
 
 /** Too many failed authentications from the address, or too many requests from the client (CONTRACT §16). */
+/** How long a client is asked to wait before trying again while the database cannot serve (CONTRACT §18). */
+export const DATABASE_RETRY_AFTER_SECONDS = 5
+
+/** The database cannot serve now (unreachable, a lock or the pool past the timeout, a full disk, a lost file): nothing was written. */
+export const databaseUnavailable = (): ApiError =>
+  new ApiError(503, 'rest_database_unavailable', 'databaseUnavailable', { seconds: String(DATABASE_RETRY_AFTER_SECONDS) })
+
 export const tooManyRequests = (retryAfterSeconds: number): ApiError =>
   new ApiError(429, 'rest_too_many_requests', 'tooManyRequests', { seconds: String(retryAfterSeconds) })

@@ -11,8 +11,8 @@ import { requestedLanguage } from './language.js'
 import { REQUEST_ID_HEADER } from './request-id.js'
 import { PREFIX, type LoadedSpec } from './spec.js'
 
-const EXPOSED_HEADERS = 'X-Total, X-Total-Pages, Link, ETag, Location, Content-Language, X-Request-Id, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset'
-const ALLOWED_HEADERS = 'Authorization, Content-Type, If-Match, If-None-Match'
+const EXPOSED_HEADERS = 'X-Total, X-Total-Pages, Link, ETag, Location, Content-Language, X-Request-Id, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Idempotent-Replayed'
+const ALLOWED_HEADERS = 'Authorization, Content-Type, If-Match, If-None-Match, Idempotency-Key'
 
 /** CORS on every response (CONTRACT §1) and `Content-Language` naming the language served. */
 export function registerHeaders(app: FastifyInstance, config: Config): void {

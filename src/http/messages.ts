@@ -29,6 +29,8 @@ export const MESSAGE_KEYS = [
   'passwordProtected', 'ticketsInactive', 'endBeforeStart', 'invalidTimezone', 'invalidFilterDate',
   'unparsableRequest', 'headersTooLarge', 'requestTimeout', 'invalidCursor', 'changesCursorExpired', 'nulCharacter',
   'invalidForm', 'datesDisagree', 'tooManyRequests', 'calendarName', 'webhookAddress', 'webhookHostUnresolved',
+  'idempotencyKeyInUse', 'idempotencyKeyMismatch', 'invalidIdempotencyKey',
+  'databaseUnavailable',
 ] as const
 
 export type MessageKey = (typeof MESSAGE_KEYS)[number]

@@ -22,7 +22,7 @@ export type Serialized<T> = Buffer & { readonly [serializedBody]: T }
 export type SerializedPieces<T> = ReadonlyArray<Buffer> & { readonly [serializedBody]: T }
 
 type Schemas = components['schemas']
-type RecordSchema = 'Event' | 'Venue' | 'Organizer' | 'Category' | 'Tag'
+type RecordSchema = 'Event' | 'Venue' | 'Organizer' | 'Category' | 'Tag' | 'WebhookCreated'
 
 /**
  * A serializer for one schema of the contract, compiled on first use (with the document's components
@@ -66,6 +66,8 @@ export interface RecordSerializers {
   organizer: (record: Schemas['Organizer']) => Serialized<Schemas['Organizer']>
   category: (record: Schemas['Category']) => Serialized<Schemas['Category']>
   tag: (record: Schemas['Tag']) => Serialized<Schemas['Tag']>
+  /** A webhook subscription as its create answers it (the one answer, with its replays, that shows the secret). */
+  webhookCreated: (record: Schemas['WebhookCreated']) => Serialized<Schemas['WebhookCreated']>
 }
 
 export function recordSerializers(document: Record<string, unknown>): RecordSerializers {
@@ -75,6 +77,7 @@ export function recordSerializers(document: Record<string, unknown>): RecordSeri
     organizer: recordSerializer(document, 'Organizer'),
     category: recordSerializer(document, 'Category'),
     tag: recordSerializer(document, 'Tag'),
+    webhookCreated: recordSerializer(document, 'WebhookCreated'),
   }
 }
 

@@ -108,9 +108,10 @@ export interface EventDocuments {
   /**
    * Stores the documents missing for this public URL, one pass over the events in id order, a batch at
    * a time, giving way to requests (while the node is saturated, a small batch every BUSY_ROUND_MS).
-   * Resolves when the pass is done or the store closed; at most one pass runs.
+   * Resolves when the pass is done or the store closed (true), or when it failed (false, the error told to
+   * `onError`: the caller starts it again later); at most one pass runs.
    */
-  fill(apiUrl: string, assemble: (ids: readonly number[]) => Promise<OfferedDocument[]>): Promise<void>
+  fill(apiUrl: string, assemble: (ids: readonly number[]) => Promise<OfferedDocument[]>): Promise<boolean>
   /** Resolves once every offer made so far has been stored or dropped. */
   settled(): Promise<void>
   /** Stops storing (waits for a batch being written). */
@@ -210,7 +211,7 @@ export function createEventDocuments(db: Kysely<Database>, options: EventDocumen
   const waiting = new Map<number, Offer>()
   const counts: EventDocumentStats = { hits: 0, misses: 0, stored: 0, carried: 0, dropped: 0 }
   let running: Promise<void> | undefined
-  let filling: Promise<void> | undefined
+  let filling: Promise<boolean> | undefined
   let closed = !options.enabled
   const saturated = options.saturated ?? (() => false)
   const window = options.fillWindow ?? FILL_WINDOW
@@ -349,8 +350,11 @@ export function createEventDocuments(db: Kysely<Database>, options: EventDocumen
 
   return {
     fill(apiUrl, assemble) {
-      if (closed) return Promise.resolve()
-      filling ??= fillPass(apiUrl, assemble).catch((error: unknown) => options.onError?.(error)).finally(() => {
+      if (closed) return Promise.resolve(true)
+      filling ??= fillPass(apiUrl, assemble).then(() => true, (error: unknown) => {
+        options.onError?.(error)
+        return false
+      }).finally(() => {
         filling = undefined
       })
       return filling

@@ -286,6 +286,8 @@ function hintFor(schema: Json, name: string, where: Where, seeds: Seeds): fc.Arb
   const types = new Set(typeList(schema))
   const terms = fc.oneof(ID_SMALL, fc.constantFrom(...seeds.termSlugs, ...seeds.termNames, 'no-such-term'))
   if (where === 'path') return undefined
+  // A few keys, so that creates meet them again (a replay, or 422 with another body), and malformed ones.
+  if (where === 'header' && name === 'Idempotency-Key') return fc.constantFrom('retry-1', 'retry-2', 'a b', '', 'k'.repeat(256))
   if (where === 'header') return fc.constantFrom('*', '"event-1-1"', '"event-1-2"', '"venue-1-1"', '"organizer-1-1"', '"category-1-1"', '"tag-4-1"', 'W/"event-1-1"', '"x", "event-1-1"', 'garbage')
   switch (name) {
     case 'start_date': case 'end_date': case 'date': case 'date_utc':
@@ -677,6 +679,10 @@ export function classify(request: WireRequest): Classified {
   const querySchema = { type: 'object', properties: queryProperties, required: queryParams.filter((p) => p.required).map((p) => p.name) }
   const checkQuery = validator(`${op.id} query`, querySchema)
   if (!checkQuery(query)) result.invalid.push(...fieldsOf(checkQuery.errors, 'query'))
+  for (const p of op.params.filter((p) => p.in === 'header')) {
+    const value = request.headers[p.name.toLowerCase()]
+    if (value !== undefined && !validator(`${op.id} header ${p.name}`, p.schema)(value)) result.invalid.push(p.name)
+  }
 
   if (op.body !== undefined) {
     const type = (request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? ''
@@ -1068,7 +1074,9 @@ export async function judge(target: Target, instance: Instance, request: WireReq
   if ((request.method === 'GET' || status >= 300) && instance.hash() !== before) {
     problems.push(`the data changed although the request ${request.method === 'GET' ? 'only read' : `failed (${status})`}`)
   }
-  if (status >= 200 && status < 300 && request.method !== 'GET' && request.method !== 'DELETE' && problems.length === 0) {
+  // A replay (CONTRACT §18) is the first answer as it was given: the record may have changed since.
+  const replayed = res.headers['idempotent-replayed'] === 'true'
+  if (status >= 200 && status < 300 && request.method !== 'GET' && request.method !== 'DELETE' && problems.length === 0 && !replayed) {
     problems.push(...echoProblems(request, json))
     problems.push(...await readBackProblems(target, instance, request, res.headers, json))
   }

@@ -39,6 +39,8 @@ export interface Server {
   base: string
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
   stderr(): string
+  /** What the server wrote to stdout (its log lines, when LOG_LEVEL lets any through). */
+  stdout(): string
 }
 
 /** Starts `src/server.ts` on `file` and `port` (with `env` beside the usual); resolves once it listens (bounded wait). */
@@ -62,7 +64,7 @@ export async function startServer(t: Test, file: string, port: number, env: Reco
     const timer = setTimeout(() => reject(new Error(`server did not listen within 30 s: ${err}`)), 30_000)
     child.stdout?.on('data', (chunk: Buffer) => {
       out += chunk.toString()
-      if (out.includes('listening on')) {
+      if (out.includes('listening on') || out.includes('Server listening at')) {
         clearTimeout(timer)
         resolve()
       }
@@ -72,12 +74,12 @@ export async function startServer(t: Test, file: string, port: number, env: Reco
       reject(new Error(`server exited before listening (${code ?? signal}): ${err}`))
     })
   })
-  return { child, base: `http://127.0.0.1:${port}${API}`, exited, stderr: () => err }
+  return { child, base: `http://127.0.0.1:${port}${API}`, exited, stderr: () => err, stdout: () => out }
 }
 
 /** Runs the api-key command on the database at `file`, as an operator would while servers run (bounded). */
-export async function apiKeyCommand(file: string, args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const env: Record<string, string | undefined> = { ...process.env, DATABASE_URL: file, NODE_OPTIONS: '', LOG_LEVEL: 'silent' }
+export async function apiKeyCommand(file: string, args: readonly string[], extra: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const env: Record<string, string | undefined> = { ...process.env, DATABASE_URL: file, NODE_OPTIONS: '', LOG_LEVEL: 'silent', ...extra }
   delete env.NODE_V8_COVERAGE
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...TYPESCRIPT, 'scripts/api-key.ts', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
