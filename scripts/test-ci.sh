@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # The whole test command (`npm test`), ending with the closing line CI reads: `N passed, N failed`.
 #
-#   scripts/test-ci.sh            the gates, then every tap test on SQLite and again on PostgreSQL, on the
-#                                 current Node.js (`npm test`)
+#   scripts/test-ci.sh            the gates, then every tap test on SQLite and again, those that reach the
+#                                 database, on PostgreSQL, on the current Node.js (`npm test`)
 #   scripts/test-ci.sh LEG...     the gates once, then every tap test once per leg (what .ci/run does)
 #
 # A leg is `label|node folder|VAR=value VAR=value`: the suite runs with `<node folder>/bin` first on PATH
-# (empty: the current node) and those variables set, for example
+# (empty: the current node) and those variables set (TEST_FILES=database or no-database: a part of the test
+# files, see below), for example
 #   'Node 24 · SQLite|/ci/node/24.21.0|'   or   'Node 24 · PostgreSQL|/ci/node/24.21.0|TEST_DATABASE=postgres'
-# The gates (generated types, spec lint, typecheck, code lint, the build `npm start` runs) run once, on the first
+# The gates (generated types, spec lint (Redocly and Spectral), typecheck, code lint, the build `npm start` runs) run once, on the first
 # leg's Node.js. Each leg ends with its own labelled line; a recap repeats them, and the last line sums
 # every leg; a failed gate, or a test file that died without a failing assertion, counts as one failure.
 # A PostgreSQL leg (TEST_DATABASE=postgres) needs the server at TEST_POSTGRES_URL (default the local one):
@@ -18,7 +19,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-GATES=(check:gen lint:spec typecheck lint build)
+GATES=(check:gen lint:spec lint:spectral typecheck lint build)
 # The coverage floors (percent of src/), a little under the totals last measured on the SQLite leg
 # (2026-11-26, test files on Node's type stripping: lines and statements 97.4, branches 92.6, functions 96.0; under
 # ts-node they read 90.4 to 91.3, because the children started through tsx were merged into the same files'
@@ -107,12 +108,27 @@ for leg in "$@"; do
   # children started as server processes are not counted (their code is covered in process too).
   # Two test files per core: most of them wait on child processes or sockets part of the time (2026-11-26, 2 cores:
   # a leg in 6 min 38 s with 4 at once against 10 min 32 s with tap's default of one per core).
-  tap_args=(--reporter=tap "--jobs=$JOBS")
+  # A leg may set its own TEST_JOBS.
+  jobs=$(in_leg "$leg" printenv TEST_JOBS || echo "$JOBS")
+  tap_args=(--reporter=tap "--jobs=$jobs")
   if [[ "$leg" == *COVERAGE=1* ]]; then
     tap_args+=(--no-disable-coverage --coverage-report=text-summary "${COVERAGE_FLOORS[@]}"
       --coverage-exclude='test/**' --coverage-exclude='scripts/**' --coverage-exclude='src/generated/**' --coverage-exclude='dist/**')
   fi
-  in_leg "$leg" npx tap "${tap_args[@]}" 2>&1 | in_leg "$leg" node --import tsx scripts/tap-summary.ts --counts "$work/leg-$n.json"
+  # Which test files the leg runs (scripts/test-files.ts): TEST_FILES=database those that can reach the
+  # database under test, TEST_FILES=no-database the others, unset every one. A PostgreSQL leg runs the
+  # database files unless told otherwise: the others open SQLite or no database whatever the leg, and
+  # would only repeat a SQLite leg.
+  files=()
+  scope=""
+  which=$(in_leg "$leg" printenv TEST_FILES || true)
+  if [ -z "$which" ] && [[ "$leg" == *TEST_DATABASE=postgres* ]]; then which=database; fi
+  if [ -n "$which" ]; then
+    mapfile -t files < <(in_leg "$leg" node --import tsx scripts/test-files.ts "$which")
+    if [ "${#files[@]}" -eq 0 ]; then files=(no-test-files-listed); fi
+    scope=" (${#files[@]} test files: $which)"
+  fi
+  in_leg "$leg" npx tap "${tap_args[@]}" "${files[@]}" 2>&1 | in_leg "$leg" node --import tsx scripts/tap-summary.ts --counts "$work/leg-$n.json"
   status=${PIPESTATUS[0]}
   counts=$(node -e 'const c = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
     console.log(c.passed, c.failed, c.skipped, c.lines ?? "-", c.broken.join(", "))' "$work/leg-$n.json" 2>/dev/null || echo "0 1 0 - (no counts: tap-summary failed)")
@@ -124,7 +140,7 @@ for leg in "$@"; do
   fi
   coverage=""
   if [ "$lines" != "-" ]; then coverage=", $lines % of src/ lines covered"; fi
-  line="$label: $p passed, $f failed, $s skipped in $(elapsed $((SECONDS - started)))$coverage${broken:+ (failed without a failing assertion: $broken)}"
+  line="$label$scope: $p passed, $f failed, $s skipped in $(elapsed $((SECONDS - started)))$coverage${broken:+ (failed without a failing assertion: $broken)}"
   echo "$line"
   recap+=("$line")
   passed=$((passed + p))

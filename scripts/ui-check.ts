@@ -3,8 +3,9 @@
  * (empty in-memory database, an editor key, a free port) unless `--url` names a running one, then:
  * checks the page's title and that the 3.1 document renders every operation with no page error;
  * authorizes with the key; runs "Try it out" with the prefilled defaults on POST /categories,
- * POST /events and GET /events, in that order (expected 201, 201, 200); opens the German page
- * (`/ui?ml_language=de`). Saves a screenshot of each step in `--out` (default `ui-check/`), prints a
+ * POST /events (JSON, then as a form) and GET /events, in that order (expected 201, 201, 201, 200);
+ * checks that a public read shows no lock; opens the German page (`/ui?ml_language=de`) and checks
+ * that `ml_language` is prefilled with `de`. Saves a screenshot of each step in `--out` (default `ui-check/`), prints a
  * JSON report and exits 1 if anything differs.
  *
  * The browser is `--browser <path>`, else `CHROMIUM_PATH`, else the first of the usual Chromium paths
@@ -22,11 +23,13 @@ import { withTransaction } from '../src/db/unit-of-work.js'
 import { freePort } from './free-port.js'
 
 const BROWSERS = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome', '/usr/bin/google-chrome-stable']
-const STEPS = [
+const FORM = 'application/x-www-form-urlencoded'
+const STEPS: Array<{ method: string; path: string; expected: string; media?: string }> = [
   { method: 'post', path: '/categories', expected: '201' },
   { method: 'post', path: '/events', expected: '201' },
+  { method: 'post', path: '/events', expected: '201', media: FORM },
   { method: 'get', path: '/events', expected: '200' },
-] as const
+]
 
 function option(name: string): string | undefined {
   const index = process.argv.indexOf(`--${name}`)
@@ -59,10 +62,13 @@ function operation(page: Page, method: string, path: string): Locator {
   return page.locator(`.opblock-${method}`, { has: page.locator(`.opblock-summary-path[data-path="${path}"]`) }).first()
 }
 
-async function tryItOut(page: Page, method: string, path: string): Promise<{ status: string; body: string }> {
+async function tryItOut(page: Page, method: string, path: string, media?: string): Promise<{ status: string; body: string }> {
   const block = operation(page, method, path)
-  await block.locator('.opblock-summary').click()
-  await block.getByRole('button', { name: 'Try it out' }).click()
+  if (!(await block.getByRole('button', { name: 'Execute' }).isVisible())) {
+    await block.locator('.opblock-summary').click()
+    await block.getByRole('button', { name: 'Try it out' }).click()
+  }
+  if (media !== undefined) await block.locator('.body-param-content-type select').selectOption(media)
   await block.getByRole('button', { name: 'Execute' }).click()
   const row = block.locator('.live-responses-table tr.response').first()
   await row.locator('.response-col_status').waitFor({ timeout: 15_000 })
@@ -106,9 +112,10 @@ async function main(): Promise<void> {
     }
     const steps: Array<Record<string, string>> = []
     for (const [index, step] of STEPS.entries()) {
-      const { status, body } = await tryItOut(page, step.method, step.path)
-      steps.push({ operation: `${step.method.toUpperCase()} ${step.path}`, status, expected: step.expected, body: body.slice(0, 160) })
-      if (status !== step.expected) problems.push(`${step.method.toUpperCase()} ${step.path}: ${status}, expected ${step.expected}: ${body.slice(0, 300)}`)
+      const { status, body } = await tryItOut(page, step.method, step.path, step.media)
+      const name = `${step.method.toUpperCase()} ${step.path}${step.media === undefined ? '' : ` (${step.media})`}`
+      steps.push({ operation: name, status, expected: step.expected, body: body.slice(0, 160) })
+      if (status !== step.expected) problems.push(`${name}: ${status}, expected ${step.expected}: ${body.slice(0, 300)}`)
       const block = operation(page, step.method, step.path)
       // The operation from its summary down to the live answer (the documented responses below it are long).
       const top = await block.boundingBox()
@@ -117,16 +124,24 @@ async function main(): Promise<void> {
         // Bounding boxes are relative to the viewport; a full-page clip is in page coordinates.
         const scrollY = Number(await page.evaluate('window.scrollY'))
         const height = Math.min(answer.y + Math.min(answer.height, 500) - top.y, 2400)
-        await page.screenshot({ path: join(out, `${index + 1}-${step.method}-${step.path.slice(1)}.png`), fullPage: true, clip: { x: top.x, y: top.y + scrollY, width: top.width, height } })
+        await page.screenshot({ path: join(out, `${index + 1}-${step.method}-${step.path.slice(1)}${step.media === undefined ? '' : '-form'}.png`), fullPage: true, clip: { x: top.x, y: top.y + scrollY, width: top.width, height } })
       }
     }
     report.tryItOut = steps
+    // A read that needs no key shows no lock; a write shows one.
+    report.locks = { getEvents: await operation(page, 'get', '/events').locator('.authorization__btn').count(), postEvents: await operation(page, 'post', '/events').locator('.authorization__btn').count() }
+    if (JSON.stringify(report.locks) !== JSON.stringify({ getEvents: 0, postEvents: 1 })) problems.push(`locks: ${JSON.stringify(report.locks)}`)
 
     const german = await browser.newPage({ viewport: { width: 1280, height: 800 } })
     german.on('pageerror', (e) => errors.push(e.message))
     await german.goto(`${target.base}/calendar/events/v1/ui?ml_language=de`, { waitUntil: 'networkidle' })
     await german.waitForSelector('.opblock-summary', { timeout: 15_000 })
     report.germanSummary = ((await german.locator('.opblock-summary-description').first().textContent()) ?? '').trim()
+    const list = operation(german, 'get', '/events')
+    await list.locator('.opblock-summary').click()
+    await list.getByRole('button', { name: 'Try it out' }).click()
+    report.germanLanguage = await list.locator('tr[data-param-name="ml_language"] select').inputValue()
+    if (report.germanLanguage !== 'de') problems.push(`the German page prefills ml_language=${String(report.germanLanguage)}`)
     await german.screenshot({ path: join(out, '4-german.png') })
     report.pageErrors = errors
     if (errors.length > 0) problems.push(`page errors: ${errors.join('; ')}`)

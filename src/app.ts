@@ -54,7 +54,7 @@ import { registerAuthentication, securityHandlers } from './http/security.js'
 import { recordSerializers } from './http/serialized.js'
 import { publicUrl } from './http/public-url.js'
 import { PREFIX, asSwaggerDocument, loadSpec, servedDocument, type LoadedSpec } from './http/spec.js'
-import { swaggerUiPaths, swaggerUiSecurityHeaders, swaggerUiTheme } from './http/swagger-ui.js'
+import { swaggerUiPaths, swaggerUiSecurityHeaders, swaggerUiTheme, uiDocument } from './http/swagger-ui.js'
 import { typedDocument } from './http/wire-forms.js'
 import { createEventDocuments, type EventDocuments } from './repositories/event-documents.js'
 import { storedEvents } from './repositories/event-records.js'
@@ -230,8 +230,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       // `/ui` (no trailing slash) links its assets by absolute paths: behind PUBLIC_URL's path, if any.
       ...swaggerUiPaths(config.publicUrl),
       ...swaggerUiTheme(),
-      // The UI shows the document exactly as /doc serves it: absolute server, requested language.
-      transformSpecification: (_document, req) => servedDocument(spec, base.base, requestedLanguage(req) ?? config.defaultLanguage),
+      // The UI shows the document as /doc serves it (absolute server, requested language), with what
+      // Swagger UI needs to try it well (uiDocument).
+      transformSpecification: (_document, req) => {
+        const language = requestedLanguage(req) ?? config.defaultLanguage
+        return uiDocument(servedDocument(spec, base.base, language), texts.catalog.translate(language, 'notSent'))
+      },
     })
   })
 

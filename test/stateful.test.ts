@@ -482,7 +482,8 @@ function renderEvent(m: Model, e: MEvent, viewer: Caller, list: boolean): Json {
   const linked = <T extends MPost>(ids: number[], map: Map<number, T>, render: (m: Model, r: T) => Json): Json[] =>
     ids.flatMap((id) => {
       const r = map.get(id)
-      return r !== undefined && canRead(viewer, r) ? [render(m, r)] : []
+      // A trashed venue or organizer is left out for every viewer (CONTRACT §5).
+      return r !== undefined && r.status !== 'trash' && canRead(viewer, r) ? [render(m, r)] : []
     })
   const terms = (ids: number[]): Json[] => [...ids].sort(byNameKey(m)).flatMap((id) => {
     const term = m.terms.get(id)
@@ -684,6 +685,14 @@ const AUTHOR = weighted([4, fc.constant(1)], [3, fc.constant(2)], [1, fc.constan
 const NULLABLE_TEXT = weighted<string | null>([5, fc.constantFrom(...TEXTS)], [1, fc.constant(null)])
 const NULLABLE_PLACE = weighted<string | null>([5, fc.constantFrom(...PLACES)], [1, fc.constant(null)])
 const STATUS = fc.constantFrom<Status>(...STATUSES)
+/** A list's `status` filter: one status, or several (their union). */
+const STATUS_FILTER: fc.Arbitrary<Status | Status[]> = fc.oneof({ weight: 3, arbitrary: STATUS }, { weight: 1, arbitrary: fc.array(STATUS, { minLength: 2, maxLength: 3 }) })
+
+/** A `status` filter in the query: one value, or several as a comma list or as PHP's indexed form. */
+function statusParams(status: Status | Status[]): string {
+  if (!Array.isArray(status)) return `status=${status}`
+  return status.length % 2 === 0 ? `status=${status.join(',')}` : status.map((s, i) => `status%5B${i}%5D=${s}`).join('&')
+}
 const IMAGE: fc.Arbitrary<ImageSpec> = weighted<ImageSpec>(
   [3, fc.record({ kind: fc.constant('url' as const), n: fc.nat(3) })], [3, fc.record({ kind: fc.constant('ref' as const), r: fc.nat() })],
   [2, fc.constant(null)], [1, fc.constant({ kind: 'unknown' as const })])
@@ -1075,11 +1084,13 @@ function checkList(res: Reply, resource: PostKind | Taxonomy, expected: Json[], 
 }
 
 /** Which non-trash records a caller's list shows (CONTRACT §6); undefined when `status` is refused. */
-function listable(caller: Caller, status: Status | undefined): ((r: { author: number; status: string }) => boolean) | undefined {
-  if (caller === 'anon' && status !== undefined && status !== 'publish') return undefined
+function listable(caller: Caller, asked: Status | Status[] | undefined): ((r: { author: number; status: string }) => boolean) | undefined {
+  // Several statuses are their union, each allowed as alone (CONTRACT §4, §6).
+  const statuses = asked === undefined ? undefined : [asked].flat()
+  if (caller === 'anon' && statuses !== undefined && statuses.some((s) => s !== 'publish')) return undefined
   return (r) => {
     if (r.status === 'trash') return false
-    if (status !== undefined && r.status !== status) return false
+    if (statuses !== undefined && !statuses.some((s) => s === r.status)) return false
     if (caller === 'editor') return true
     if (caller === 'anon') return r.status === 'publish'
     return r.status === 'publish' || r.author === callerId(caller)
@@ -1156,7 +1167,7 @@ interface EventListSpec {
   page: number
   perPage: number
   search?: string
-  status?: Status
+  status?: Status | Status[]
   window: Window
   categories?: TermEntry[]
   tags?: TermEntry[]
@@ -1198,7 +1209,7 @@ class ListEvents implements fc.AsyncCommand<Model, Sut> {
     const params = [pageParams(q.page, q.perPage)]
     if (q.lang !== undefined) params.push(`ml_language=${q.lang}`)
     if (q.search !== undefined) params.push(`search=${encodeURIComponent(q.search)}`)
-    if (q.status !== undefined) params.push(`status=${q.status}`)
+    if (q.status !== undefined) params.push(statusParams(q.status))
     if (q.featured !== undefined) params.push(`featured=${q.featured}`)
     const categories = q.categories?.map((e) => termFilterJson(m, 'category', e))
     const tags = q.tags?.map((e) => termFilterJson(m, 'tag', e))
@@ -1231,8 +1242,10 @@ class ListEvents implements fc.AsyncCommand<Model, Sut> {
       if (q.search !== undefined && q.search !== '' && !contains(e.title, q.search) && !(e.password === null && contains(e.description, q.search))) return false
       if (categoryIds.length > 0 && !e.categories.some((id) => categoryIds.includes(id))) return false
       if (tagIds.length > 0 && !e.tags.some((id) => tagIds.includes(id))) return false
-      if (venues !== undefined && venues.length > 0 && !e.venues.some((id) => venues.includes(id))) return false
-      if (organizers !== undefined && organizers.length > 0 && !e.organizers.some((id) => organizers.includes(id))) return false
+      // A trashed venue or organizer matches no event (CONTRACT §5).
+      const live = (kind: 'venue' | 'organizer', id: number) => m.posts(kind).get(id)?.status !== 'trash'
+      if (venues !== undefined && venues.length > 0 && !e.venues.some((id) => venues.includes(id) && live('venue', id))) return false
+      if (organizers !== undefined && organizers.length > 0 && !e.organizers.some((id) => organizers.includes(id) && live('organizer', id))) return false
       if (q.featured !== undefined && e.flags.featured !== q.featured) return false
       return true
     }).sort((a, b) => {
@@ -1251,14 +1264,14 @@ interface LinkedListSpec {
   page: number
   perPage: number
   search?: string
-  status?: Status
+  status?: Status | Status[]
   has_events?: boolean
   only_with_upcoming?: boolean
   event?: number
 }
 
-/** Events that count for `has_events` and `only_with_upcoming`: neither draft, pending nor trash. */
-const countedEvent = (e: MEvent): boolean => e.status === 'publish' || e.status === 'private'
+/** Events that count for `has_events` and `only_with_upcoming`: published or private, and readable by the viewer (CONTRACT §6). */
+const countedEvent = (viewer: Caller, e: MEvent): boolean => (e.status === 'publish' || e.status === 'private') && canReadEvent(viewer, e)
 
 class ListLinked implements fc.AsyncCommand<Model, Sut> {
   readonly kind: 'venue' | 'organizer'
@@ -1275,7 +1288,7 @@ class ListLinked implements fc.AsyncCommand<Model, Sut> {
     const params = [pageParams(q.page, q.perPage)]
     if (q.lang !== undefined) params.push(`ml_language=${q.lang}`)
     if (q.search !== undefined) params.push(`search=${encodeURIComponent(q.search)}`)
-    if (q.status !== undefined) params.push(`status=${q.status}`)
+    if (q.status !== undefined) params.push(statusParams(q.status))
     if (q.has_events !== undefined) params.push(`has_events=${q.has_events ? '1' : 'false'}`)
     if (q.only_with_upcoming !== undefined) params.push(`only_with_upcoming=${q.only_with_upcoming}`)
     const event = q.event === undefined ? undefined : pickId(m, 'event', q.event)
@@ -1288,7 +1301,7 @@ class ListLinked implements fc.AsyncCommand<Model, Sut> {
       return
     }
     const linkField = kind === 'venue' ? 'venues' : 'organizers'
-    const linkedEvents = (id: number) => [...m.events.values()].filter((e) => e[linkField].includes(id) && countedEvent(e))
+    const linkedEvents = (id: number) => [...m.events.values()].filter((e) => e[linkField].includes(id) && countedEvent(q.viewer, e))
     const columns = (r: MVenue | MOrganizer): Array<string | null> => kind === 'venue'
       ? [r.name, r.description, ...VENUE_TEXT.map((f) => (r as MVenue).text[f]), r.website]
       : [r.name, r.description, (r as MOrganizer).phone, (r as MOrganizer).email, r.website]
@@ -1418,6 +1431,7 @@ function target(m: Model, kind: PostKind, r: number, via: Via, langParam: boolea
 function encode(body: Json, style: number): { payload: Json | string; headers: Record<string, string>; label: string; effective: Json } {
   const json = { payload: body, headers: {}, label: 'json', effective: body }
   if (style === 0) return json
+  if (style === 4) return phpForm(body)
   const params = new URLSearchParams()
   // A form cannot say null: an empty value of a nullable field means null; `a=` is an empty array.
   const effective: Json = {}
@@ -1435,6 +1449,27 @@ function encode(body: Json, style: number): { payload: Json | string; headers: R
   }
   note(`form body${'cost' in body ? ' with cost' : ''}`)
   return { payload: params.toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' }, label: `form ${params.toString()}`, effective }
+}
+
+/**
+ * A write body as PHP's `http_build_query` writes it (style 4, CONTRACT §1): lists as `a[0]=…`, objects as
+ * `venue[city]=…`, lists of objects as `organizer[0][organizer]=…`, booleans as 1/0. An empty list is sent as
+ * `a=` (PHP leaves it out); an empty value stands for null, at any depth.
+ */
+function phpForm(body: Json): { payload: string; headers: Record<string, string>; label: string; effective: Json } {
+  const params = new URLSearchParams()
+  const walk = (name: string, value: unknown): void => {
+    if (Array.isArray(value)) {
+      if (value.length === 0) params.append(name, '')
+      value.forEach((v, i) => walk(`${name}[${i}]`, v))
+    } else if (isJson(value)) {
+      for (const [k, v] of Object.entries(value)) walk(`${name}[${k}]`, v)
+    } else params.append(name, value === null ? '' : typeof value === 'boolean' ? (value ? '1' : '0') : String(value))
+  }
+  const read = (value: unknown): unknown => (value === '' ? null : Array.isArray(value) ? value.map(read) : isJson(value) ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, read(v)])) : value)
+  for (const [key, value] of Object.entries(body)) walk(key, value)
+  note('PHP form body')
+  return { payload: params.toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' }, label: `form ${params.toString()}`, effective: read(body) as Json }
 }
 
 /** Sends a write; `body` is what the server must read from it (the same fields, nulls for a form's empty values). */
@@ -2111,7 +2146,7 @@ const eventListArb: fc.Arbitrary<EventListSpec> = fc.record({
   perPage: PER_PAGE,
   rest: partial({
     search: NEEDLE,
-    status: STATUS,
+    status: STATUS_FILTER,
     categories: fc.array(TERM_ENTRY, { minLength: 1, maxLength: 2 }),
     tags: fc.array(TERM_ENTRY, { minLength: 1, maxLength: 2 }),
     venue: fc.array(fc.nat(), { minLength: 1, maxLength: 2 }),
@@ -2131,7 +2166,7 @@ const linkedListArb: fc.Arbitrary<LinkedListSpec> = fc.record({
   lang: LIST_LANG,
   page: PAGE,
   perPage: PER_PAGE,
-  rest: partial({ search: NEEDLE, status: STATUS, has_events: fc.boolean(), only_with_upcoming: fc.boolean(), event: fc.nat() }, 2),
+  rest: partial({ search: NEEDLE, status: STATUS_FILTER, has_events: fc.boolean(), only_with_upcoming: fc.boolean(), event: fc.nat() }, 2),
 }).map(({ rest, ...q }) => ({ ...q, ...rest }))
 
 const termListArb = (taxonomy: Taxonomy): fc.Arbitrary<TermListSpec> => fc.record({
@@ -2161,7 +2196,7 @@ const cmd = <A extends unknown[]>(weight: number, arbs: { [K in keyof A]: fc.Arb
   ({ weight, arbitrary: fc.tuple(...(arbs as fc.Arbitrary<unknown>[])).map((args) => make(...(args as A))) })
 
 /** JSON mostly; now and then a form body in one of the three array forms. */
-const FORM = weighted([3, fc.constant(0)], [1, fc.integer({ min: 1, max: 3 })])
+const FORM = weighted([3, fc.constant(0)], [1, fc.integer({ min: 1, max: 3 })], [1, fc.constant(4)])
 const PASSWORD = fc.constantFrom<'none' | 'right' | 'wrong'>('none', 'none', 'right', 'wrong')
 
 const COMMANDS: fc.Arbitrary<Cmd> = fc.oneof(

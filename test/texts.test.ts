@@ -31,7 +31,7 @@ t.test('a Spanish enum finding says "debe ser"', async (t) => {
   const { inject } = await build(t)
   const res = await inject({ url: `${API}/events?status=bogus&ml_language=es` })
   const body = expectError(t, res, 400, 'rest_invalid_param', ['status'])
-  t.match(body.data.params, { status: 'status debe ser igual a uno de los valores predefinidos' })
+  t.match(body.data.params, { status: 'status[0] debe ser igual a uno de los valores predefinidos' })
 })
 
 /** One finding of every keyword Ajv reports, with the params each message reads. */

@@ -956,8 +956,8 @@ t.test('list: event keeps the venues linked to that event; not an event is 400',
   expectError(t, await list('?event=0'), 400, 'rest_invalid_param', ['event'])
 })
 
-t.test('list: has_events keeps venues linked to an event that is not draft, pending or trashed; false the others', async (t) => {
-  const { list, create, db } = await setup(t)
+t.test('list: has_events keeps venues linked to an event the caller may read, never draft, pending or trashed; false the others', async (t) => {
+  const { list, create, db, editor } = await setup(t)
   const names = ['Published', 'Private', 'Draft only', 'Pending only', 'Trashed only', 'None', 'Mixed']
   for (const name of names) await create({ venue: name, date: '2026-01-01 00:00:00' })
   await insertLinkedEvent(db, { venues: [1, 7] })
@@ -969,10 +969,14 @@ t.test('list: has_events keeps venues linked to an event that is not draft, pend
   for (const value of ['true', '1']) {
     const res = await list(`?has_events=${value}`)
     t.equal(res.statusCode, 200)
-    t.same(ids(res), [1, 2, 7], `has_events=${value}`)
+    t.same(ids(res), [1, 7], `has_events=${value}: an anonymous caller's count leaves the private event out (CONTRACT §6)`)
     t.equal(restUrl(res), `${URL}?page=1&per_page=10&has_events=true`)
+    t.same(ids(await list(`?has_events=${value}`, editor)), [1, 2, 7], `has_events=${value}: the editor reads the private event`)
   }
-  for (const value of ['false', '0']) t.same(ids(await list(`?has_events=${value}`)), [3, 4, 5, 6], `has_events=${value}`)
+  for (const value of ['false', '0']) {
+    t.same(ids(await list(`?has_events=${value}`)), [2, 3, 4, 5, 6], `has_events=${value}`)
+    t.same(ids(await list(`?has_events=${value}`, editor)), [3, 4, 5, 6], `has_events=${value}, editor`)
+  }
   t.same(ids(await list('')), [1, 2, 3, 4, 5, 6, 7], 'not sent: no filter')
   expectError(t, await list('?has_events=yes'), 400, 'rest_invalid_param', ['has_events'])
 })
@@ -997,6 +1001,31 @@ t.test('list: only_with_upcoming keeps venues linked to an event starting at or 
   clock.setTime(Date.parse('2027-01-01T00:00:00Z'))
   t.same(ids(await list('?only_with_upcoming=true')), [])
   expectError(t, await list('?only_with_upcoming=soon'), 400, 'rest_invalid_param', ['only_with_upcoming'])
+})
+
+t.test('list: a venue linked only to a private event is no venue with events or upcoming ones but for who may read the event (CONTRACT §6)', async (t) => {
+  const { list, create, db, auth, editor } = await setup(t)
+  const author = await auth('author')
+  const other = await auth('author')
+  const authorId = (await db.selectFrom('users').select('id').orderBy('id', 'desc').limit(2).execute()).map((u) => u.id)[1]
+  await create({ venue: 'Private only', date: '2026-01-01 00:00:00' })
+  await create({ venue: 'Open', date: '2026-01-02 00:00:00' })
+  await insertLinkedEvent(db, { venues: [1] }, { status: 'private', author: authorId, start_utc: '2026-08-01 10:00:00', end_utc: '2026-08-01 12:00:00' })
+  await insertLinkedEvent(db, { venues: [2] }, { start_utc: '2026-08-01 10:00:00', end_utc: '2026-08-01 12:00:00' })
+  for (const filter of ['has_events=true', 'only_with_upcoming=true']) {
+    t.same(ids(await list(`?${filter}`)), [2], `${filter}: anonymous`)
+    t.same(ids(await list(`?${filter}`, other)), [2], `${filter}: another author`)
+    t.same(ids(await list(`?${filter}`, author)), [2, 1], `${filter}: the event's own author`)
+    t.same(ids(await list(`?${filter}`, editor)), [2, 1], `${filter}: an editor`)
+  }
+  t.same(ids(await list('?has_events=false')), [1], 'anonymous: the venue has no event it may read')
+  // A contributor reads no private event, not even one an editor made its own.
+  const contributor = await auth('contributor')
+  const contributorId = (await db.selectFrom('users').select('id').orderBy('id', 'desc').limit(1).executeTakeFirstOrThrow()).id
+  await create({ venue: 'Contributed', date: '2026-01-03 00:00:00' })
+  await insertLinkedEvent(db, { venues: [3] }, { status: 'private', author: contributorId, start_utc: '2026-08-01 10:00:00', end_utc: '2026-08-01 12:00:00' })
+  t.same(ids(await list('?has_events=true', contributor)), [2], 'a contributor: its own private event does not count')
+  t.same(ids(await list('?has_events=true', editor)), [3, 2, 1], 'the editor: it does')
 })
 
 t.test('list: anonymous callers see published venues only; status other than publish is 400', async (t) => {

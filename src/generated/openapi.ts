@@ -1122,10 +1122,10 @@ export interface components {
             categories?: (number | string)[];
             /** @description Tags of the event, each given by id, slug or name (case-insensitive); the list replaces the current set and `[]` clears it. */
             tags?: (number | string)[];
-            /** @description Venues of the event, each given by id or as the fields of a new venue created with the event; the list replaces the current set and `[]` clears it. A new venue's `translation_of` follows the rules of a venue create, in the event's language. */
-            venue?: (number | components["schemas"]["VenueCreate"])[];
-            /** @description Organizers of the event, each given by id or as the fields of a new organizer created with the event; the list replaces the current set and `[]` clears it. A new organizer's `translation_of` follows the rules of an organizer create, in the event's language. */
-            organizer?: (number | components["schemas"]["OrganizerCreate"])[];
+            /** @description Venues of the event, each given by id (also as `{ "id": 5 }`) or as the fields of a new venue created with the event; a single entry is a list of one, as in the reference. The list replaces the current set and `[]` clears it. A new venue's `translation_of` follows the rules of a venue create, in the event's language. */
+            venue?: components["schemas"]["EventVenueEntry"][] | components["schemas"]["EventVenueEntry"];
+            /** @description Organizers of the event, each given by id (also as `{ "id": 5 }`) or as the fields of a new organizer created with the event; a single entry is a list of one, as in the reference. The list replaces the current set and `[]` clears it. A new organizer's `translation_of` follows the rules of an organizer create, in the event's language. */
+            organizer?: components["schemas"]["EventOrganizerEntry"][] | components["schemas"]["EventOrganizerEntry"];
             /** @description Language of the request, as the `ml_language` query parameter; when both are sent, this one wins. A create stores the record in this language. */
             ml_language?: components["schemas"]["Language"];
             /** @description Id of an existing event of which the new record is a translation; each language appears at most once in a translation group. */
@@ -1183,10 +1183,10 @@ export interface components {
             categories?: (number | string)[];
             /** @description Tags of the event, each given by id, slug or name (case-insensitive); the list replaces the current set and `[]` clears it. */
             tags?: (number | string)[];
-            /** @description Venues of the event, each given by id or as the fields of a new venue created with the event; the list replaces the current set and `[]` clears it. A new venue's `translation_of` follows the rules of a venue create, in the event's language. */
-            venue?: (number | components["schemas"]["VenueCreate"])[];
-            /** @description Organizers of the event, each given by id or as the fields of a new organizer created with the event; the list replaces the current set and `[]` clears it. A new organizer's `translation_of` follows the rules of an organizer create, in the event's language. */
-            organizer?: (number | components["schemas"]["OrganizerCreate"])[];
+            /** @description Venues of the event, each given by id (also as `{ "id": 5 }`) or as the fields of a new venue created with the event; a single entry is a list of one, as in the reference. The list replaces the current set and `[]` clears it. A new venue's `translation_of` follows the rules of a venue create, in the event's language. */
+            venue?: components["schemas"]["EventVenueEntry"][] | components["schemas"]["EventVenueEntry"];
+            /** @description Organizers of the event, each given by id (also as `{ "id": 5 }`) or as the fields of a new organizer created with the event; a single entry is a list of one, as in the reference. The list replaces the current set and `[]` clears it. A new organizer's `translation_of` follows the rules of an organizer create, in the event's language. */
+            organizer?: components["schemas"]["EventOrganizerEntry"][] | components["schemas"]["EventOrganizerEntry"];
             /** @description Language of the request, as the `ml_language` query parameter; when both are sent, this one wins. A create stores the record in this language. */
             ml_language?: components["schemas"]["Language"];
             /** @description Password that protects the event; readers then need it as `?password=` unless they may edit the event. Null removes the protection. */
@@ -1244,10 +1244,10 @@ export interface components {
             categories?: (number | string)[];
             /** @description Tags of the event, each given by id, slug or name (case-insensitive); the list replaces the current set and `[]` clears it. */
             tags?: (number | string)[];
-            /** @description Venues of the event, each given by id or as the fields of a new venue created with the event; the list replaces the current set and `[]` clears it. A new venue's `translation_of` follows the rules of a venue create, in the event's language. */
-            venue?: (number | components["schemas"]["VenueCreate"])[];
-            /** @description Organizers of the event, each given by id or as the fields of a new organizer created with the event; the list replaces the current set and `[]` clears it. A new organizer's `translation_of` follows the rules of an organizer create, in the event's language. */
-            organizer?: (number | components["schemas"]["OrganizerCreate"])[];
+            /** @description Venues of the event, each given by id (also as `{ "id": 5 }`) or as the fields of a new venue created with the event; a single entry is a list of one, as in the reference. The list replaces the current set and `[]` clears it. A new venue's `translation_of` follows the rules of a venue create, in the event's language. */
+            venue?: components["schemas"]["EventVenueEntry"][] | components["schemas"]["EventVenueEntry"];
+            /** @description Organizers of the event, each given by id (also as `{ "id": 5 }`) or as the fields of a new organizer created with the event; a single entry is a list of one, as in the reference. The list replaces the current set and `[]` clears it. A new organizer's `translation_of` follows the rules of an organizer create, in the event's language. */
+            organizer?: components["schemas"]["EventOrganizerEntry"][] | components["schemas"]["EventOrganizerEntry"];
             /** @description Language of the request, as the `ml_language` query parameter; when both are sent, this one wins. A create stores the record in this language. */
             ml_language?: components["schemas"]["Language"];
         };
@@ -1496,6 +1496,13 @@ export interface components {
             slug?: string;
             /** @description Language of the request, as the `ml_language` query parameter; when both are sent, this one wins. A create stores the record in this language. */
             ml_language?: components["schemas"]["Language"];
+        };
+        EventVenueEntry: number | components["schemas"]["LinkedRef"] | components["schemas"]["VenueCreate"];
+        EventOrganizerEntry: number | components["schemas"]["LinkedRef"] | components["schemas"]["OrganizerCreate"];
+        /** @description An existing record named by id, `{ "id": 5 }`, as clients of the reference send it: the same as the id alone. */
+        LinkedRef: {
+            /** @description Id of the existing record. */
+            id: number;
         };
         /** @description An error answer. */
         Error: {
@@ -2535,8 +2542,8 @@ export interface operations {
                 organizer?: number[];
                 /** @description Keep only featured events (true) or only events that are not featured (false). Accepts `true`, `false`, `1` or `0`. */
                 featured?: boolean;
-                /** @description Keep only events with this status. Anonymous callers may only ask `publish`; without it, editors and administrators see every status except `trash`, authors and contributors see published events plus their own, and anonymous callers see published ones only. */
-                status?: "publish" | "draft" | "pending" | "private";
+                /** @description Keep only events with these statuses (their union), sent repeated (`status=publish&status=draft`), bracketed, indexed or comma-separated (`status=publish,draft`). Each must be one the caller may list: anonymous callers may only ask `publish`. Without it, editors and administrators see every status except `trash`, authors and contributors see published events plus their own, and anonymous callers see published ones only. */
+                status?: ("publish" | "draft" | "pending" | "private")[];
                 /** @description Keep events whose venue has coordinates (true) or events whose venue has none or that have no venue (false). Needs the geolocation extension (`CALENDAR_EXTENSIONS=geoloc`); while it is off the request is a 400 `geoloc-extension-inactive`. Accepts `true`, `false`, `1` or `0`. */
                 geoloc?: boolean;
                 /** @description Latitude of a point, sent together with `geoloc_lng`: keep events with a venue within the geofence radius (`CALENDAR_GEOFENCE_KM`, 40.2 km by default) of that point. Needs the geolocation extension (`CALENDAR_EXTENSIONS=geoloc`); while it is off the request is a 400 `geoloc-extension-inactive`. */
@@ -3201,8 +3208,8 @@ export interface operations {
                 has_events?: boolean;
                 /** @description Whether to keep only venues linked to an event that has not started yet. Accepts `true`, `false`, `1` or `0`. */
                 only_with_upcoming?: boolean;
-                /** @description Keep only venues with this status. Anonymous callers may only ask `publish`; without it, editors and administrators see every status except `trash`, authors and contributors see published venues plus their own, and anonymous callers see published ones only. */
-                status?: "publish" | "draft" | "pending" | "private";
+                /** @description Keep only venues with these statuses (their union), sent repeated (`status=publish&status=draft`), bracketed, indexed or comma-separated (`status=publish,draft`). Each must be one the caller may list: anonymous callers may only ask `publish`. Without it, editors and administrators see every status except `trash`, authors and contributors see published venues plus their own, and anonymous callers see published ones only. */
+                status?: ("publish" | "draft" | "pending" | "private")[];
                 /** @description Keep records last modified after this moment (`modified_utc`, exact, never widened to a whole day). Accepts `YYYY-MM-DD`, `YYYY-MM-DD HH:MM[:SS]`, ISO 8601 with `T` and an offset or `Z`, a UNIX timestamp, or `now`, `today`, `tomorrow` or `yesterday`; a value without an offset is wall time in the site time zone (a day alone is its 00:00:00), and any other value is a 400 naming the parameter. */
                 modified_after?: components["parameters"]["ModifiedAfter"];
                 /** @description Keep records last modified before this moment (`modified_utc`, exact, never widened to a whole day). Accepts the same values as `modified_after`. */
@@ -3829,8 +3836,8 @@ export interface operations {
                 has_events?: boolean;
                 /** @description Whether to keep only organizers linked to an event that has not started yet. Accepts `true`, `false`, `1` or `0`. */
                 only_with_upcoming?: boolean;
-                /** @description Keep only organizers with this status. Anonymous callers may only ask `publish`; without it, editors and administrators see every status except `trash`, authors and contributors see published organizers plus their own, and anonymous callers see published ones only. */
-                status?: "publish" | "draft" | "pending" | "private";
+                /** @description Keep only organizers with these statuses (their union), sent repeated (`status=publish&status=draft`), bracketed, indexed or comma-separated (`status=publish,draft`). Each must be one the caller may list: anonymous callers may only ask `publish`. Without it, editors and administrators see every status except `trash`, authors and contributors see published organizers plus their own, and anonymous callers see published ones only. */
+                status?: ("publish" | "draft" | "pending" | "private")[];
                 /** @description Keep records last modified after this moment (`modified_utc`, exact, never widened to a whole day). Accepts `YYYY-MM-DD`, `YYYY-MM-DD HH:MM[:SS]`, ISO 8601 with `T` and an offset or `Z`, a UNIX timestamp, or `now`, `today`, `tomorrow` or `yesterday`; a value without an offset is wall time in the site time zone (a day alone is its 00:00:00), and any other value is a 400 naming the parameter. */
                 modified_after?: components["parameters"]["ModifiedAfter"];
                 /** @description Keep records last modified before this moment (`modified_utc`, exact, never widened to a whole day). Accepts the same values as `modified_after`. */

@@ -76,8 +76,8 @@ export async function precheckEventUpdate(db: Db, body: EventBody, writer: Write
   postDates(body, writer.siteTz, { date: '', date_utc: '' })
   await checkedImage(db, body.image)
   await checkAuthorExists(db, body.author)
-  for (const entry of body.venue ?? []) if (typeof entry !== 'number') venueFields(entry, writer.geoloc)
-  for (const entry of body.organizer ?? []) if (typeof entry !== 'number') organizerFields(entry)
+  for (const entry of linkEntries(body.venue) ?? []) if (typeof entry !== 'number') venueFields(entry, writer.geoloc)
+  for (const entry of linkEntries(body.organizer) ?? []) if (typeof entry !== 'number') organizerFields(entry)
 }
 
 /** A new event, checked; `columns` from `eventColumns`. */
@@ -144,10 +144,23 @@ async function checkedLinks(db: Db, body: EventBody, language: Language, caller:
     }
     links[field] = ids
   }
-  if (body.venue !== undefined) links.venues = await checkedEntries(db, VENUE_INPUT, body.venue, language, caller, writer)
-  if (body.organizer !== undefined) links.organizers = await checkedEntries(db, ORGANIZER_INPUT, body.organizer, language, caller, writer)
+  const venues = linkEntries(body.venue)
+  const organizers = linkEntries(body.organizer)
+  if (venues !== undefined) links.venues = await checkedEntries(db, VENUE_INPUT, venues, language, caller, writer)
+  if (organizers !== undefined) links.organizers = await checkedEntries(db, ORGANIZER_INPUT, organizers, language, caller, writer)
   return links
 }
+
+/**
+ * `venue`/`organizer` as a list of ids and records to create (CONTRACT §5): as in the reference, a single
+ * id or object where the list is expected is a list of one, and `{ "id": N }` names the existing record N.
+ */
+function linkEntries<C extends object>(value: LinkEntry<C> | Array<LinkEntry<C>> | undefined): Array<number | C> | undefined {
+  if (value === undefined) return undefined
+  return (Array.isArray(value) ? value : [value]).map((entry) => (typeof entry === 'object' && 'id' in entry ? entry.id : entry))
+}
+
+type LinkEntry<C> = number | { id: number } | C
 
 /**
  * `venue`/`organizer` entries: ids of records that may be linked, or records to create inline, checked

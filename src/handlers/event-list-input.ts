@@ -34,8 +34,9 @@ export async function eventFilterOf(ctx: AppContext, req: FastifyRequest, query:
   const tags = nonEmpty(query.tags)
   const venues = nonEmpty(query.venue)
   const organizers = nonEmpty(query.organizer)
-  if (venues !== undefined) await checkReadable(ctx, req, 'venues', 'venue', venues, language)
-  if (organizers !== undefined) await checkReadable(ctx, req, 'organizers', 'organizer', organizers, language)
+  // A venue or organizer in the trash matches no event (CONTRACT §5): only the others filter.
+  const venueIds = venues === undefined ? undefined : await checkReadable(ctx, req, 'venues', 'venue', venues, language)
+  const organizerIds = organizers === undefined ? undefined : await checkReadable(ctx, req, 'organizers', 'organizer', organizers, language)
   if (query.post_parent !== undefined) await checkKnown(ctx, 'events', 'post_parent', [query.post_parent])
   const include = nonEmpty(query.include)
   const filter: EventFilter = {
@@ -52,8 +53,8 @@ export async function eventFilterOf(ctx: AppContext, req: FastifyRequest, query:
     ...(query.search !== undefined ? { search: query.search } : {}),
     ...(categories !== undefined ? { categories: await termIds(ctx, 'category', 'categories', categories, language) } : {}),
     ...(tags !== undefined ? { tags: await termIds(ctx, 'tag', 'tags', tags, language) } : {}),
-    ...(venues !== undefined ? { venues } : {}),
-    ...(organizers !== undefined ? { organizers } : {}),
+    ...(venueIds !== undefined ? { venues: venueIds } : {}),
+    ...(organizerIds !== undefined ? { organizers: organizerIds } : {}),
     ...(query.featured !== undefined ? { featured: query.featured } : {}),
     ...(query.post_parent !== undefined ? { postParent: query.post_parent } : {}),
     ...modified,
@@ -80,14 +81,18 @@ function geoFilter(ctx: AppContext, query: ListQuery): Pick<EventFilter, 'hasGeo
 /**
  * Every id must name a venue or organizer of the list's language that the caller may read: one it may not is
  * refused like an unknown id (CONTRACT §6), and so is one of another language, which no event of the list can
- * link (§7: links point to records in the event's language), as slugs of another language are.
+ * link (§7: links point to records in the event's language), as slugs of another language are. Returns
+ * those not in the trash: a trashed one matches no event (§5).
  */
-async function checkReadable(ctx: AppContext, req: FastifyRequest, table: 'venues' | 'organizers', field: string, ids: number[], language: Language): Promise<void> {
+async function checkReadable(ctx: AppContext, req: FastifyRequest, table: 'venues' | 'organizers', field: string, ids: number[], language: Language): Promise<number[]> {
   const owners = await linkedOwners(ctx.db, table, ids)
+  const linkable: number[] = []
   for (const id of ids) {
     const owner = owners.get(id)
     if (owner === undefined || owner.language !== language || !canReadLinked(req.user, owner)) throw invalidParam(field, 'unknownLinked', { value: String(id) })
+    if (owner.status !== 'trash') linkable.push(id)
   }
+  return linkable
 }
 
 /** Every id must name an existing record of `table` (the parent filter). */

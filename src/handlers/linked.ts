@@ -14,7 +14,7 @@ import type { Serialized } from '../http/serialized.js'
 import { formatUtc } from '../lib/dates.js'
 import { modifiedNow } from '../lib/post-dates.js'
 import { modifiedWindow } from '../lib/modified-window.js'
-import { canEdit, canRead, canReadEvent, editsAll, listScope, statusToStore, type Caller } from '../lib/rights.js'
+import { canEdit, canRead, canReadEvent, countedEventsScope, editsAll, listScope, statusToStore, type Caller } from '../lib/rights.js'
 import { eventOwner } from '../repositories/event-records.js'
 import { findLinked, insertLinked, listLinked, updateLinked, type LinkedKind, type LinkedRow, type StoredLinked } from '../repositories/linked.js'
 import { deletePost, scopeCondition, trashPost, type PostRef } from '../repositories/posts.js'
@@ -78,6 +78,7 @@ export function linkedOperations<Rec extends Venue | Organizer, C extends Linked
         offset: page.offset,
         limit: page.perPage,
         nowUtc: formatUtc(ctx.now()),
+        eventReader: countedEventsScope(req.user),
         ...(query.search !== undefined ? { search: query.search } : {}),
         ...(query.event !== undefined ? { event: query.event } : {}),
         ...(query.has_events !== undefined ? { hasEvents: query.has_events } : {}),

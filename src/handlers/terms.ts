@@ -37,11 +37,13 @@ export function termOperations<R extends Category | Tag>(ctx: AppContext, kind: 
   return {
     async list(req: FastifyRequest, query: TermListParams): Promise<{ records: R[]; list: ListPage }> {
       const language = query.ml_language ?? ctx.config.defaultLanguage
-      const post = query.post ?? query.event
-      const event = post === undefined ? undefined : await eventOwner(ctx.db, post)
-      if (post !== undefined && event === undefined) {
-        throw invalidParam(query.post !== undefined ? 'post' : 'event', 'unknownEvent')
-      }
+      // `event` and `post` name the same filter; both are checked (an unknown id is 400 whichever it is),
+      // and `event` wins when both are sent, as in the reference (CONTRACT §6).
+      const owners = { event: query.event === undefined ? undefined : await eventOwner(ctx.db, query.event), post: query.post === undefined ? undefined : await eventOwner(ctx.db, query.post) }
+      if (query.event !== undefined && owners.event === undefined) throw invalidParam('event', 'unknownEvent')
+      if (query.post !== undefined && owners.post === undefined) throw invalidParam('post', 'unknownEvent')
+      const post = query.event ?? query.post
+      const event = query.event !== undefined ? owners.event : owners.post
       // An event the caller cannot read matches nothing (CONTRACT §6): its terms stay hidden.
       const hidden = event !== undefined && !canReadEvent(req.user, event)
       // Tags have no `parent` parameter: like any unknown parameter it is ignored (it is not even coerced).

@@ -28,7 +28,7 @@ export const MESSAGE_KEYS = [
   'geolocInactive', 'geoPair', 'geolocPair', 'unknownTerm', 'unknownLinked', 'noLongerAvailable',
   'passwordProtected', 'ticketsInactive', 'endBeforeStart', 'invalidTimezone', 'invalidFilterDate',
   'unparsableRequest', 'headersTooLarge', 'requestTimeout', 'invalidCursor', 'changesCursorExpired', 'nulCharacter',
-  'invalidForm', 'datesDisagree', 'tooManyRequests', 'calendarName', 'webhookAddress', 'webhookHostUnresolved',
+  'invalidForm', 'datesDisagree', 'tooManyRequests', 'calendarName', 'webhookAddress', 'webhookHostUnresolved', 'notSent',
   'idempotencyKeyInUse', 'idempotencyKeyMismatch', 'invalidIdempotencyKey',
   'databaseUnavailable',
 ] as const

@@ -6,6 +6,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { isRecord } from '../lib/json.js'
+import { nestBracketedNames } from './bracketed-names.js'
 
 type JsonSchema = Record<string, unknown>
 
@@ -49,26 +50,12 @@ export function registerQueryNormalisation(app: FastifyInstance): void {
 }
 
 /**
- * The most values one field takes (the spec's `maxItems` on every array parameter and field). A form
- * keeps one more than this of a repeated key: enough for validation to refuse the field by name, while
- * a body of 100,000 repeats costs no more memory than one of 101.
+ * Parses a form body into strings, lists and objects (repeated keys and `a[]` keys become lists, PHP's
+ * bracketed names lists and objects: `bracketed-names.ts`), in time linear in the body: repeated values
+ * are appended in place, never copied.
  */
-export const MAX_FIELD_VALUES = 100
-
-/**
- * Parses a form body into strings and string arrays (repeated keys and `a[]` keys become arrays), in
- * time linear in the body: repeated values are appended in place, never copied.
- */
-export function parseFormBody(text: string): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = Object.create(null)
-  for (const [rawKey, value] of new URLSearchParams(text)) {
-    const key = rawKey.endsWith('[]') ? rawKey.slice(0, -2) : rawKey
-    const previous = out[key]
-    if (previous === undefined) out[key] = rawKey.endsWith('[]') ? [value] : value
-    else if (!Array.isArray(previous)) out[key] = [previous, value]
-    else if (previous.length <= MAX_FIELD_VALUES) previous.push(value)
-  }
-  return { ...out }
+export function parseFormBody(text: string): Record<string, unknown> {
+  return nestBracketedNames(new URLSearchParams(text))
 }
 
 /**
@@ -89,16 +76,16 @@ export function formEscapesAreUtf8(text: string): boolean {
 }
 
 function normaliseRecord(values: Record<string, unknown>, properties: Record<string, JsonSchema>, form: boolean, digits?: Map<number, string>): string[] {
-  // The names in the order the client sent them, `a[]` counting as `a` where it first appears.
-  const sent: string[] = []
-  for (const key of Object.keys(values)) {
-    const name = key.endsWith('[]') && key.slice(0, -2) in properties ? key.slice(0, -2) : key
-    if (name in properties && !sent.includes(name)) sent.push(name)
-    if (name !== key) {
-      values[name] = [...asList(values[name]), ...asList(values[key])]
-      delete values[key]
-    }
+  if (!form) {
+    // A query string as PHP writes it (`a[]=1`, `a[0]=1`): the bracketed names of known parameters are
+    // nested (a form body was when it was parsed); those of unknown ones stay unknown, and ignored.
+    const entries = Object.entries(values).flatMap(([key, value]) => asList(value).map((v): [string, unknown] => [key, v]))
+    const nested = nestBracketedNames(entries, (base) => Object.hasOwn(properties, base))
+    for (const key of Object.keys(values)) delete values[key]
+    for (const [key, value] of Object.entries(nested)) Object.defineProperty(values, key, { value, enumerable: true, writable: true, configurable: true })
   }
+  // The names in the order the client sent them, `a[]` and `a[0]` counting as `a` where it first appears.
+  const sent = Object.keys(values).filter((name) => Object.hasOwn(properties, name))
   for (const name of sent) {
     const schema = properties[name]
     if (schema !== undefined) values[name] = coerce(values[name], schema, form, digits)
@@ -108,9 +95,11 @@ function normaliseRecord(values: Record<string, unknown>, properties: Record<str
 
 function coerce(value: unknown, schema: JsonSchema, form: boolean, digits?: Map<number, string>): unknown {
   const types = typesOf(schema)
+  // An object of a form body (`venue[city]=Bern`): its fields are text like any other.
+  if (isRecord(value)) return types.has('object') ? coerceFields(value, schema, form, digits) : value
   if (types.has('array')) {
     if (typeof value !== 'string' && !Array.isArray(value)) return value
-    const items = isRecord(schema.items) ? schema.items : {}
+    const items = itemsOf(schema) ?? {}
     // A single value is the comma-list form (`a=1,2`). In a form body the other forms (`a[]=`, repeated
     // keys) arrive as arrays whose elements are values as written, commas and all (`Rock, Pop`); a query
     // splits those too (ids and slugs hold no comma, and `include[]=1,2` has always meant 1 and 2).
@@ -132,6 +121,43 @@ function coerce(value: unknown, schema: JsonSchema, form: boolean, digits?: Map<
     if (value === 'false' || value === '0') return false
   }
   return value
+}
+
+/** The fields of an object coerced by the properties its schema (or one of its alternatives) gives them. */
+function coerceFields(value: Record<string, unknown>, schema: JsonSchema, form: boolean, digits?: Map<number, string>): Record<string, unknown> {
+  const properties = objectProperties(schema)
+  for (const [name, field] of Object.entries(value)) {
+    const fieldSchema = properties[name]
+    if (fieldSchema !== undefined) value[name] = coerce(field, fieldSchema, form, digits)
+  }
+  return value
+}
+
+/** The schema of a list's items, looking through `oneOf`/`anyOf` (`venue`: a list, or one entry alone). */
+function itemsOf(schema: JsonSchema): JsonSchema | undefined {
+  if (isRecord(schema.items)) return schema.items
+  for (const key of ['oneOf', 'anyOf'] as const) {
+    const alternatives = schema[key]
+    if (Array.isArray(alternatives)) {
+      for (const alt of alternatives) {
+        const items = isRecord(alt) ? itemsOf(alt) : undefined
+        if (items !== undefined) return items
+      }
+    }
+  }
+  return undefined
+}
+
+/** The properties of every object alternative of a schema, the first naming a field winning. */
+function objectProperties(schema: JsonSchema): Record<string, JsonSchema> {
+  const out: Record<string, JsonSchema> = { ...propertiesOf(schema) }
+  for (const key of ['oneOf', 'anyOf'] as const) {
+    const alternatives = schema[key]
+    if (Array.isArray(alternatives)) {
+      for (const alt of alternatives) if (isRecord(alt)) for (const [name, s] of Object.entries(objectProperties(alt))) if (!(name in out)) out[name] = s
+    }
+  }
+  return out
 }
 
 /** The JSON types a schema admits, looking through `oneOf`/`anyOf` and `enum`. */

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs'
 import type { OpenAPIV3 } from 'openapi-types'
 import { languagePack, localizeDocument, parseLanguagePacks, readLanguagePackSources, type LanguagePack } from './i18n.js'
 import { LANGUAGES, type Language } from '../contract.js'
+import { isRecord } from '../lib/json.js'
 import { parseYaml } from './yaml.js'
 
 export const NAMESPACE = 'calendar/events/v1'
@@ -113,7 +114,27 @@ export function servedDocument(spec: Pick<LoadedSpec, 'document' | 'packs'>, bas
   const server: unknown = Array.isArray(document.servers) ? document.servers[0] : undefined
   const description = typeof server === 'object' && server !== null && 'description' in server ? server.description : undefined
   document.servers = [{ url: `${baseUrl}${PREFIX}`, ...(typeof description === 'string' ? { description } : {}) }]
+  inLanguage(document, language)
   return document
+}
+
+/**
+ * The examples that send `ml_language` send the document's own language, so that "Try it out" on the
+ * German page asks for German records and writes German ones: the `ml_language` parameter's example
+ * (what Swagger UI prefills) and the field in the write bodies' examples.
+ */
+function inLanguage(document: OpenApiDocument, language: Language): void {
+  const components = isRecord(document.components) ? document.components : {}
+  const parameter = isRecord(components.parameters) ? components.parameters.MlLanguage : undefined
+  if (isRecord(parameter) && parameter.example !== undefined) parameter.example = language
+  for (const body of isRecord(components.requestBodies) ? Object.values(components.requestBodies) : []) {
+    for (const media of isRecord(body) && isRecord(body.content) ? Object.values(body.content) : []) {
+      if (isRecord(media) && isRecord(media.example) && media.example.ml_language !== undefined) {
+        // The example itself is shared with the loaded contract (localizing keeps examples as they are).
+        media.example = { ...media.example, ml_language: language }
+      }
+    }
+  }
 }
 
 /**

@@ -8,10 +8,24 @@
  * the plugin's `window.onload`) asks for `<ui>/json` with the page's query instead.
  */
 import type { FastifySwaggerUiOptions } from '@fastify/swagger-ui'
+import { isRecord, type Json } from '../lib/json.js'
+import type { OpenApiDocument } from './spec.js'
 
 export const UI_TITLE = 'Calendar Events REST API'
 
 const LOADER = `'use strict'
+// A form field left empty is left out of the request. Swagger UI's own first choice is "Send empty value",
+// which sends \`author=\` and the like (a 400): the first setting of each field, made as it is shown, is
+// turned to leave it out; the box is still there to tick.
+function formFieldsLeftOut() {
+  return { statePlugins: { oas3: { wrapActions: { setRequestBodyInclusion: function (action, system) {
+    return function (change) {
+      var setting = system.getSystem().oas3Selectors.requestBodyInclusionSetting(change.pathMethod[0], change.pathMethod[1])
+      var first = !setting || setting.get(change.name, 'no value') === 'no value'
+      return action(first ? Object.assign({}, change, { value: false }) : change)
+    }
+  } } } } }
+}
 window.onload = function () {
   var page = window.location
   var ui = page.pathname.replace(/\\/+$/, '')
@@ -22,7 +36,18 @@ window.onload = function () {
     displayRequestDuration: true,
     tryItOutEnabled: false,
     presets: [SwaggerUIBundle.presets.apis],
+    plugins: [formFieldsLeftOut],
     layout: 'BaseLayout',
+    // Reads that need no key are shown without a lock (see uiDocument): the key the page was given
+    // still goes with every request that carries none, so a reader with a key sees what it may see.
+    requestInterceptor: function (request) {
+      // The document itself is fetched through here too, before window.ui is set.
+      var key = window.ui && window.ui.authSelectors.authorized().getIn(['bearerAuth', 'value'])
+      var headers = request.headers || {}
+      if (key && !headers.Authorization && !headers.authorization) headers.Authorization = 'Bearer ' + key
+      request.headers = headers
+      return request
+    },
   })
 }
 `
@@ -96,4 +121,75 @@ export function swaggerUiSecurityHeaders(publicUrl: string) {
     // The UI's assets are same-origin; nothing else needs these relaxed.
     crossOriginEmbedderPolicy: false,
   }
+}
+
+const FORM = 'application/x-www-form-urlencoded'
+const METHODS = ['get', 'put', 'post', 'patch', 'delete', 'head', 'options']
+
+/**
+ * The served document as the UI shows it (a copy; /doc serves `document` itself). Three things differ,
+ * none of them in what a request may be:
+ * - an operation that needs no key (`security: [{}, {bearerAuth: []}]`: a key only shows more) is
+ *   `security: [{}]`, which Swagger UI shows without a lock; the loader still sends the key it was given;
+ * - an optional parameter with examples gets a first choice `notSent` without a value, so that "Try it
+ *   out" leaves it out until one is chosen (the contract's examples all carry a value);
+ * - a form body's fields are prefilled from the form's example and left empty otherwise: Swagger UI fills
+ *   each form field from its schema alone, which for dates and time zones is text that a pattern only
+ *   resembles (`2311-63-58`), and a field left empty is not sent.
+ */
+export function uiDocument(document: OpenApiDocument, notSent: string): OpenApiDocument {
+  const copy = structuredClone(document)
+  const components = isRecord(copy.components) ? copy.components : {}
+  const schemas = isRecord(components.schemas) ? components.schemas : {}
+  const operations = Object.values(copy.paths).flatMap((item) => METHODS.flatMap((method) => isRecord(item[method]) ? [item[method]] : []))
+  const parameters = [
+    ...operations.flatMap((operation) => Array.isArray(operation.parameters) ? operation.parameters : []),
+    ...(isRecord(components.parameters) ? Object.values(components.parameters) : []),
+  ]
+  for (const operation of operations) {
+    if (Array.isArray(operation.security) && operation.security.some((s) => isRecord(s) && Object.keys(s).length === 0)) operation.security = [{}]
+  }
+  for (const parameter of parameters) {
+    if (isRecord(parameter) && parameter.required !== true && isRecord(parameter.examples)) {
+      parameter.examples = { unset: { summary: notSent }, ...parameter.examples }
+    }
+  }
+  const bodies = [
+    ...operations.map((operation) => operation.requestBody),
+    ...(isRecord(components.requestBodies) ? Object.values(components.requestBodies) : []),
+  ]
+  for (const body of bodies) {
+    const form = isRecord(body) && isRecord(body.content) ? body.content[FORM] : undefined
+    if (isRecord(form) && isRecord(form.example)) form.schema = prefilled(resolved(form.schema, schemas), form.example, schemas)
+  }
+  return copy
+}
+
+/** `schema`, or the component schema its `$ref` names. */
+function resolved(schema: unknown, schemas: Json): unknown {
+  const ref = isRecord(schema) ? schema.$ref : undefined
+  return typeof ref === 'string' && ref.startsWith('#/components/schemas/') ? schemas[ref.slice('#/components/schemas/'.length)] : schema
+}
+
+/**
+ * An object schema whose every property samples as `example` has it, or as empty. A property Swagger UI
+ * edits as a list (its schema, or the first of its `anyOf`, is an array) samples as a list.
+ */
+function prefilled(schema: unknown, example: Json, schemas: Json): unknown {
+  if (!isRecord(schema) || !isRecord(schema.properties)) return schema
+  const properties: Json = {}
+  for (const [name, property] of Object.entries(schema.properties)) {
+    const value = example[name]
+    const sample = !isList(property, schemas) ? value ?? '' : value === undefined ? [] : Array.isArray(value) ? value : [value]
+    properties[name] = { ...(isRecord(property) ? property : {}), examples: [sample] }
+  }
+  return { ...schema, properties }
+}
+
+function isList(property: unknown, schemas: Json): boolean {
+  const schema = resolved(property, schemas)
+  if (!isRecord(schema)) return false
+  const first = Array.isArray(schema.anyOf) ? schema.anyOf[0] : Array.isArray(schema.oneOf) ? schema.oneOf[0] : undefined
+  const type = first === undefined ? schema.type : isRecord(resolved(first, schemas)) ? (resolved(first, schemas) as Json).type : undefined
+  return type === 'array' || (Array.isArray(type) && type[0] === 'array')
 }

@@ -78,12 +78,26 @@ export type ListScope =
   | { kind: 'published-or-own'; statuses: readonly string[]; owner: number }
   | { kind: 'refused' }
 
-export function listScope(caller: Caller | null, requested: WritableStatus | undefined): ListScope {
-  const statuses = requested === undefined ? WRITABLE_STATUSES : [requested]
+export function listScope(caller: Caller | null, requested: readonly WritableStatus[] | undefined): ListScope {
+  // Several statuses are their union (CONTRACT §4, §6), each allowed for the caller as one alone would be.
+  const asked = requested === undefined || requested.length === 0 ? undefined : [...new Set(requested)]
+  const statuses = asked ?? WRITABLE_STATUSES
   if (editsAll(caller)) return { kind: 'all', statuses }
   if (caller !== null && (caller.role === 'author' || caller.role === 'contributor')) {
     return { kind: 'published-or-own', statuses, owner: caller.id }
   }
-  if (requested !== undefined && requested !== 'publish') return { kind: 'refused' }
+  if (asked !== undefined && asked.some((status) => status !== 'publish')) return { kind: 'refused' }
+  return { kind: 'all', statuses: ['publish'] }
+}
+
+/**
+ * The events `has_events` and `only_with_upcoming` count for the caller (CONTRACT §6): of the published and
+ * private ones (never draft, pending or trash), those it may read: editors all, authors the published ones
+ * and their own private ones, everyone else the published ones.
+ */
+export function countedEventsScope(caller: Caller | null): ListScope {
+  const statuses = ['publish', 'private'] as const
+  if (editsAll(caller)) return { kind: 'all', statuses }
+  if (caller !== null && caller.role === 'author') return { kind: 'published-or-own', statuses, owner: caller.id }
   return { kind: 'all', statuses: ['publish'] }
 }

@@ -68,18 +68,31 @@ export interface LinkedListQuery {
   event?: number
   hasEvents?: boolean
   onlyWithUpcoming?: boolean
+  /** The events the caller may read, which alone count for `hasEvents` and `onlyWithUpcoming` (CONTRACT §6; `countedEventsScope`). */
+  eventReader: ListScope
   /** `modified_after` / `modified_before`: exact UTC instants compared with `modified_utc`. */
   modifiedAfter?: string
   modifiedBefore?: string
   nowUtc: string
 }
 
-/** Events that count for `has_events`: neither draft, pending nor trashed. */
-const COUNTED_EVENT = sql<SqlBool>`e.status not in ('draft', 'pending', 'trash')`
+/**
+ * Events that count for `has_events` and `only_with_upcoming`: never draft, pending or trashed, and only
+ * those the caller may read (CONTRACT §6): a private event counts for editors and for its own author, so
+ * that an anonymous caller learns nothing of it from a venue's presence in the list.
+ */
+function countedEvent(reader: ListScope): Expression<SqlBool> {
+  if (reader.kind === 'refused') return sql<SqlBool>`1 = 0`
+  const readable = reader.statuses.filter((s) => s === 'publish' || s === 'private')
+  if (readable.length === 0) return sql<SqlBool>`1 = 0`
+  const inStatuses = sql<SqlBool>`e.status in (${sql.join(readable.map((s) => sql`${s}`))})`
+  if (reader.kind === 'all') return inStatuses
+  return sql<SqlBool>`(${inStatuses} and (e.status = 'publish' or e.author = ${reader.owner}))`
+}
 
-function linkedEvents<R extends LinkedRow>(kind: AnyKind<R>, extra: Expression<SqlBool>): Expression<SqlBool> {
+function linkedEvents<R extends LinkedRow>(kind: AnyKind<R>, reader: ListScope, extra: Expression<SqlBool>): Expression<SqlBool> {
   return sql<SqlBool>`exists (select 1 from ${sql.table(kind.link.table)} l inner join events e on e.id = l.event_id
-    where l.${sql.ref(kind.link.column)} = ${sql.ref(`${kind.table}.id`)} and ${COUNTED_EVENT} and ${extra})`
+    where l.${sql.ref(kind.link.column)} = ${sql.ref(`${kind.table}.id`)} and ${countedEvent(reader)} and ${extra})`
 }
 
 function listConditions<R extends LinkedRow>(db: Db, kind: AnyKind<R>, q: LinkedListQuery, scope: Expression<SqlBool>): Expression<SqlBool> {
@@ -89,9 +102,9 @@ function listConditions<R extends LinkedRow>(db: Db, kind: AnyKind<R>, q: Linked
   if (q.event !== undefined) {
     conditions.push(sql<SqlBool>`${ref('id')} in (select ${sql.ref(kind.link.column)} from ${sql.table(kind.link.table)} where event_id = ${q.event})`)
   }
-  if (q.hasEvents === true) conditions.push(linkedEvents(kind, sql<SqlBool>`1 = 1`))
-  if (q.hasEvents === false) conditions.push(sql<SqlBool>`not ${linkedEvents(kind, sql<SqlBool>`1 = 1`)}`)
-  if (q.onlyWithUpcoming === true) conditions.push(linkedEvents(kind, sql<SqlBool>`e.start_utc >= ${q.nowUtc}`))
+  if (q.hasEvents === true) conditions.push(linkedEvents(kind, q.eventReader, sql<SqlBool>`1 = 1`))
+  if (q.hasEvents === false) conditions.push(sql<SqlBool>`not ${linkedEvents(kind, q.eventReader, sql<SqlBool>`1 = 1`)}`)
+  if (q.onlyWithUpcoming === true) conditions.push(linkedEvents(kind, q.eventReader, sql<SqlBool>`e.start_utc >= ${q.nowUtc}`))
   if (q.modifiedAfter !== undefined) conditions.push(sql<SqlBool>`${ref('modified_utc')} > ${q.modifiedAfter}`)
   if (q.modifiedBefore !== undefined) conditions.push(sql<SqlBool>`${ref('modified_utc')} < ${q.modifiedBefore}`)
   return sql<SqlBool>`${sql.join(conditions, sql` and `)}`

@@ -359,16 +359,24 @@ export interface WireRequest {
   payload?: string
 }
 
-type ArrayStyle = 'repeat' | 'bracket' | 'comma'
+type ArrayStyle = 'repeat' | 'bracket' | 'comma' | 'indexed'
 
-/** Query pairs for typed values, arrays in one of the three forms of CONTRACT §1. */
+/** Query pairs for typed values, arrays in one of the forms of CONTRACT §1 (`indexed`: as PHP's `http_build_query`, objects too). */
 function queryPairs(values: Json, style: ArrayStyle): Array<[string, string]> {
   const pairs: Array<[string, string]> = []
+  const php = (name: string, value: unknown): void => {
+    if (Array.isArray(value)) value.forEach((item, i) => php(`${name}[${i}]`, item))
+    else if (isJson(value)) for (const [key, item] of Object.entries(value)) php(`${name}[${key}]`, item)
+    else if (value !== undefined) pairs.push([name, scalarText(value)])
+  }
   for (const [name, value] of Object.entries(values)) {
     if (Array.isArray(value)) {
       if (value.length === 0) continue
-      if (style === 'comma') pairs.push([name, value.map(scalarText).join(',')])
+      if (style === 'indexed') php(name, value)
+      else if (style === 'comma') pairs.push([name, value.map(scalarText).join(',')])
       else for (const item of value) pairs.push([style === 'bracket' ? `${name}[]` : name, scalarText(item)])
+    } else if (style === 'indexed' && isJson(value)) {
+      php(name, value)
     } else if (value !== undefined) {
       pairs.push([name, scalarText(value)])
     }
@@ -467,7 +475,7 @@ function operationArbitrary(op: Operation, seeds: Seeds): fc.Arbitrary<WireReque
     properties: Object.fromEntries(queryParams.map((p) => [p.name, p.schema])),
     required: queryParams.filter((p) => p.required).map((p) => p.name),
   }, 'query', seeds, 4)
-  const queryArb = fc.tuple(typedQuery, fc.constantFrom<ArrayStyle>('repeat', 'bracket', 'comma'), fc.oneof(
+  const queryArb = fc.tuple(typedQuery, fc.constantFrom<ArrayStyle>('repeat', 'bracket', 'comma', 'indexed'), fc.oneof(
     { weight: 8, arbitrary: fc.constant(null) },
     { weight: 1, arbitrary: fc.oneof(
       // One parameter broken: a garbage string, a typed invalid value, or sent twice.
@@ -591,7 +599,30 @@ function decodeScalar(value: string, schema: Json, form: boolean): unknown {
 function decodePairs(pairs: Array<[string, string]>, properties: Json, form: boolean): Json {
   const grouped = new Map<string, { values: string[]; bracket: boolean }>()
   const out: Json = {}
+  // PHP's nested names (`a[0]`, `venue[city]`, `organizer[0][organizer]`) of known fields, by base name.
+  const nested = new Map<string, Json>()
   for (const [raw, value] of pairs) {
+    const php = /^([^[\]]+)((?:\[[^[\]]*\]){1,3})$/.exec(raw)
+    if (php?.[1] !== undefined && php[2] !== undefined && php[2] !== '[]' && Object.hasOwn(properties, php[1])) {
+      const root = nested.get(php[1]) ?? {}
+      nested.set(php[1], root)
+      const path = php[2].slice(1, -1).split('][')
+      let node = root
+      for (const [i, segment] of path.entries()) {
+        const key = segment === '' ? String(Object.keys(node).length) : segment
+        if (i === path.length - 1) {
+          const before = node[key]
+          Object.defineProperty(node, key, { value: typeof before === 'string' ? [before, value] : Array.isArray(before) ? [...before, value] : value, enumerable: true, writable: true, configurable: true })
+        } else {
+          const child = node[key]
+          const next: Json = isJson(child) ? child : {}
+          Object.defineProperty(node, key, { value: next, enumerable: true, writable: true, configurable: true })
+          node = next
+        }
+      }
+      if (!grouped.has(php[1])) grouped.set(php[1], { values: [], bracket: true })
+      continue
+    }
     const bracket = raw.endsWith('[]')
     const name = bracket && Object.hasOwn(properties, raw.slice(0, -2)) ? raw.slice(0, -2) : raw
     if (!Object.hasOwn(properties, name)) {
@@ -606,14 +637,70 @@ function decodePairs(pairs: Array<[string, string]>, properties: Json, form: boo
   }
   for (const [name, { values, bracket }] of grouped) {
     const schema = isJson(properties[name]) ? properties[name] : {}
-    if (typesOf(schema).has('array')) {
-      const items = isJson(schema.items) ? schema.items : {}
+    const tree = nested.get(name)
+    if (tree !== undefined) {
+      const value = phpValue(tree)
+      const all = values.length === 0 ? value : [...values, ...(Array.isArray(value) ? value : [value])]
+      out[name] = decodeNested(all, schema, form)
+    } else if (typesOf(schema).has('array')) {
+      const items = itemsOf(schema)
       out[name] = values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== '').map((v) => decodeScalar(v, items, form))
     } else if (values.length === 1 && !bracket) {
       out[name] = decodeScalar(values[0] ?? '', schema, form)
     } else {
       out[name] = values
     }
+  }
+  return out
+}
+
+/** A nested name's value: a list in index order when every key is an index, else an object. */
+function phpValue(node: Json): unknown {
+  const keys = Object.keys(node)
+  const each = (value: unknown): unknown => (isJson(value) ? phpValue(value) : value)
+  if (keys.length > 0 && keys.every((k) => /^\d+$/.test(k))) return keys.sort((a, b) => Number(BigInt(a) - BigInt(b))).map((k) => each(node[k]))
+  const out: Json = {}
+  for (const k of keys) Object.defineProperty(out, k, { value: each(node[k]), enumerable: true, writable: true, configurable: true })
+  return out
+}
+
+/** A nested value's text decoded as its schema reads it: lists through their items, objects through their fields. */
+function decodeNested(value: unknown, schema: Json, form: boolean): unknown {
+  if (typeof value === 'string') {
+    if (!typesOf(schema).has('array')) return decodeScalar(value, schema, form)
+    return value.split(',').map((v) => v.trim()).filter((v) => v !== '').map((v) => decodeScalar(v, itemsOf(schema), form))
+  }
+  if (Array.isArray(value)) {
+    if (!typesOf(schema).has('array')) return value
+    return value.flatMap((v) => (typeof v === 'string' ? v.split(',').map((x) => x.trim()).filter((x) => x !== '') : [v])).map((v) => decodeNested(v, itemsOf(schema), form))
+  }
+  if (isJson(value)) {
+    const fields = fieldsOfObjects(schema)
+    for (const [k, v] of Object.entries(value)) {
+      const field = Object.hasOwn(fields, k) ? fields[k] : undefined
+      if (isJson(field)) Object.defineProperty(value, k, { value: decodeNested(v, field, form), enumerable: true, writable: true, configurable: true })
+    }
+  }
+  return value
+}
+
+/** The items of a list schema, through `oneOf`/`anyOf` (`venue`: a list, or one entry alone). */
+function itemsOf(schema: Json): Json {
+  if (isJson(schema.items)) return schema.items
+  for (const alt of [...(Array.isArray(schema.oneOf) ? schema.oneOf : []), ...(Array.isArray(schema.anyOf) ? schema.anyOf : [])]) {
+    if (isJson(alt) && (isJson(alt.items) || Array.isArray(alt.anyOf) || Array.isArray(alt.oneOf))) {
+      const items = itemsOf(alt)
+      if (Object.keys(items).length > 0) return items
+    }
+  }
+  return {}
+}
+
+/** The fields of every object alternative of a schema. */
+function fieldsOfObjects(schema: Json): Json {
+  const out: Json = { ...(isJson(schema.properties) ? schema.properties : {}) }
+  for (const alt of [...(Array.isArray(schema.oneOf) ? schema.oneOf : []), ...(Array.isArray(schema.anyOf) ? schema.anyOf : [])]) {
+    if (isJson(alt)) for (const [k, v] of Object.entries(fieldsOfObjects(alt))) if (!(k in out)) out[k] = v
   }
   return out
 }
@@ -739,6 +826,8 @@ function collectValues(body: unknown, remember: (name: string, value: unknown) =
   for (const [name, value] of Object.entries(body)) {
     remember(name, value)
     if (Array.isArray(value)) for (const item of value) collectValues(item, remember)
+    // A single inline venue or organizer where the list is expected (CONTRACT §5).
+    else if (isJson(value)) collectValues(value, remember)
   }
 }
 

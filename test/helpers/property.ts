@@ -1,8 +1,8 @@
 /**
  * The size and seed of the property-based files (stateful, fuzz, changes-sync, cache-differential) on a
  * leg: `TEST_PROPERTY_PERCENT` (default 100) scales their runs, and `TEST_PROPERTY_SEED_SHIFT` (default 0)
- * moves every seed, so that a leg running a share of the runs checks cases the full leg does not (CI:
- * the Node 24 · SQLite leg runs them all; the PostgreSQL and Node 22 legs half each, on other seeds).
+ * moves every seed, so that a leg running a share of the runs checks cases another leg does not (CI,
+ * .ci/run: the legs split the runs between them, each on a seed of its own, instead of repeating them).
  * Each file prints the seed and runs it used; a file's own variables (STATEFUL_RUNS, …) still win.
  */
 function numberFrom(name: string, fallback: number, check: (n: number) => boolean): number {
