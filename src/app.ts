@@ -182,6 +182,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerErrorHandlers(app, texts)
   registerBodyParsers(app)
   refuseMissingHost(app)
+  // Before authentication's routes are set up, so that the limit counts a request before its roles are
+  // checked (a refused key still counts); its hook still runs after the key was looked up.
+  await registerRateLimit(app, config.rateLimit)
   registerAuthentication(app, (key) => findUserByKey(db, key), createAuthThrottle(config.authFailureLimit, now))
   registerQueryNormalisation(app)
   registerNulGuard(app)
@@ -189,7 +192,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerHeaders(app, config)
   registerRequestLog(app)
   await registerCompression(app)
-  await registerRateLimit(app, config.rateLimit)
   registerHealth(app, { database: () => databaseReady(db), migrations: () => migrationsReady(db) })
   // Faults met outside requests: a pooled connection closed, the SQLite file deleted or replaced.
   onDatabaseFault(db, (fault) => app.log[fault.level]({ err: fault.error }, fault.message))

@@ -203,13 +203,34 @@ t.test('entries keep language, status and author as the write left them', async 
   t.ok((await rows(built)).every((r, i, all) => i === 0 || Number(r.position) > Number(all[i - 1]?.position)), 'positions grow')
 })
 
-t.test('malformed cursors are 400; a cursor from beyond the log is 410', async (t) => {
+t.test('malformed cursors and cursors ahead of the log are 400', async (t) => {
   const { inject } = await setup(t)
   for (const bad of ['abc', 'djE6', '%00', 'v1:3', Buffer.from('v1:01').toString('base64url'), Buffer.from('v2:3').toString('base64url'), 'x'.repeat(300), '']) {
     const res = await inject({ url: `${API}/changes?since=${encodeURIComponent(bad)}` })
     expectError(t, res, 400, 'rest_invalid_param', ['since'])
   }
-  expectError(t, await inject({ url: `${API}/changes?since=${cursorOf(99)}` }), 410, 'rest-changes-cursor-expired')
+  expectError(t, await inject({ url: `${API}/changes?since=${cursorOf(99)}` }), 400, 'rest_invalid_param', ['since'])
+  expectError(t, await inject({ url: `${API}/changes?since=${cursorOf(0, { origin: 0, horizon: 5 })}` }), 400, 'rest_invalid_param', ['since'])
+})
+
+t.test('a walk whose last page comes after a newer change says has_more, and its next page holds that change', async (t) => {
+  const { send, changes, walk, summary } = await setup(t)
+  const tags: number[] = []
+  for (let i = 0; i < 3; i++) tags.push((await send('POST', '/tags', { name: `Tag ${i}` })).id)
+  const first = await changes('per_page=2')
+  t.ok(first.has_more)
+  const venue = await send('POST', '/venues', { venue: 'Written during the walk' })
+  const second = await changes(`per_page=2&since=${first.next_cursor}`)
+  t.same(summary(second.changes), [`created tags ${tags[2] ?? 0}`], 'the walk keeps its horizon')
+  t.equal(second.has_more, true, 'a newer change exists: not the end')
+  const third = await changes(`per_page=2&since=${second.next_cursor}`)
+  t.same(summary(third.changes), [`created venues ${venue.id}`])
+  t.equal(third.has_more, false)
+  t.same(await changes(`since=${third.next_cursor}`), { changes: [], next_cursor: third.next_cursor, has_more: false }, 'drained')
+
+  const before = (await changes('since=now')).next_cursor
+  const own = await send('POST', '/organizers', { organizer: 'My write' })
+  t.same(summary((await walk(before, 'per_page=1')).changes), [`created organizers ${own.id}`], 'a writer draining sees its write')
 })
 
 t.test('retention: cursors older than what is kept are 410; since=now and the oldest kept go on', async (t) => {

@@ -174,20 +174,42 @@ t.test('three time zones across their DST changes: wall times equal the JSON, in
     t.equal(utcOf(time(e, 'dtstart')), event.utc_start_date, `${event.timezone} start instant by the feed's VTIMEZONE`)
     t.equal(utcOf(time(e, 'dtend')), event.utc_end_date, `${event.timezone} end instant by the feed's VTIMEZONE`)
   }
-  // A wall time that occurs twice (Berlin, 02:30 on 25 Oct 2026) is written in UTC: the instant the JSON names.
-  const twice = await s.event('Twice', { timezone: 'Europe/Berlin', start_date: '2026-10-25 02:30:00', end_date: '2026-10-25 04:00:00' })
-  const twiceFeed = (await feed(t, s)).parsed.event(twice.id)
-  t.equal(twiceFeed.getFirstProperty('dtstart')?.getParameter('tzid'), undefined)
-  t.equal(utcOf(time(twiceFeed, 'dtstart')), twice.utc_start_date)
-  t.equal(utcOf(time(twiceFeed, 'dtend')), twice.utc_end_date)
-  // A legacy alias is named by the TZID of its definition; a manual offset is written in UTC.
+  // A wall time that occurs twice (Berlin, 02:30 on 25 Oct 2026): its first occurrence is what a TZID local
+  // time means (RFC 5545 §3.3.5), so it is written so; the second is written in UTC.
+  const twice = await s.event('Twice', { timezone: 'Europe/Berlin', start_date: '2026-10-25 02:30:00', end_date: '2026-10-25 02:45:00' })
+  t.equal(twice.utc_start_date, '2026-10-25 00:30:00', 'the API takes the first occurrence')
+  const second = await s.event('Second', { timezone: 'Europe/Berlin', start_date: '2026-10-25T02:30:00+01:00', end_date: '2026-10-25T03:30:00+01:00' })
+  t.equal(second.start_date, '2026-10-25 02:30:00')
+  t.equal(second.utc_start_date, '2026-10-25 01:30:00', 'the second occurrence')
+  const howe = await s.event('Lord Howe', { timezone: 'Australia/Lord_Howe', start_date: '2027-04-04 01:45:00', end_date: '2027-04-04 03:00:00' })
+  t.equal(howe.utc_start_date, '2027-04-03 14:45:00', 'the first of 01:45 (+11:00, then +10:30)')
+  const twiceFeed = await feed(t, s)
+  for (const [event, zone] of [[twice, 'Europe/Berlin'], [howe, 'Australia/Lord_Howe']] as const) {
+    const e = twiceFeed.parsed.event(event.id)
+    t.equal(e.getFirstProperty('dtstart')?.getParameter('tzid'), zone, `${event.title}: the first occurrence with its TZID`)
+    t.equal(wall(time(e, 'dtstart')), event.start_date)
+    t.match(twiceFeed.res.body, new RegExp(`DTSTART;TZID=${zone}:${event.start_date.replace(/[- :]/g, '').replace(/^(\d{8})/, '$1T')}\r\n`))
+  }
+  t.ok(twiceFeed.parsed.calendar.getAllSubcomponents('vtimezone').some((z) => text(z, 'tzid') === 'Australia/Lord_Howe'), 'with its VTIMEZONE')
+  const secondFeed = twiceFeed.parsed.event(second.id)
+  t.equal(secondFeed.getFirstProperty('dtstart')?.getParameter('tzid'), undefined, 'the second occurrence in UTC')
+  t.equal(utcOf(time(secondFeed, 'dtstart')), second.utc_start_date)
+  t.equal(utcOf(time(secondFeed, 'dtend')), second.utc_end_date)
+  // A legacy alias is named by the TZID of its definition; a manual offset has a fixed-offset VTIMEZONE.
   const alias = await s.event('Alias', { timezone: 'Asia/Calcutta', start_date: '2026-08-01 10:00:00', end_date: '2026-08-01 11:00:00' })
   const manual = await s.event('Manual', { timezone: 'UTC+5:30', start_date: '2026-08-02 10:00:00', end_date: '2026-08-02 11:00:00' })
+  const west = await s.event('West', { timezone: 'UTC-3.5', start_date: '2026-08-03 10:00:00', end_date: '2026-08-03 11:00:00' })
   const again = (await feed(t, s)).parsed
   t.equal(again.event(alias.id).getFirstProperty('dtstart')?.getParameter('tzid'), 'Asia/Kolkata')
   t.equal(utcOf(time(again.event(alias.id), 'dtstart')), alias.utc_start_date)
-  t.equal(again.event(manual.id).getFirstProperty('dtstart')?.getParameter('tzid'), undefined)
-  t.equal(utcOf(time(again.event(manual.id), 'dtstart')), manual.utc_start_date)
+  for (const [event, tzid] of [[manual, 'UTC+0530'], [west, 'UTC-0330']] as const) {
+    const e = again.event(event.id)
+    t.equal(e.getFirstProperty('dtstart')?.getParameter('tzid'), tzid, `${event.timezone}: TZID ${tzid}`)
+    t.equal(wall(time(e, 'dtstart')), event.start_date)
+    t.equal(utcOf(time(e, 'dtstart')), event.utc_start_date, `${event.timezone}: the instant by the feed's VTIMEZONE`)
+    t.equal(utcOf(time(e, 'dtend')), event.utc_end_date)
+    t.ok(again.calendar.getAllSubcomponents('vtimezone').some((z) => text(z, 'tzid') === tzid), `${tzid} has its VTIMEZONE`)
+  }
 })
 
 t.test('a long description with commas, semicolons, newlines and emoji: escaped, folded, read back equal', async (t) => {
@@ -288,6 +310,37 @@ t.test('SEQUENCE grows when a deleted venue, organizer or term unlinks the event
   t.equal(await sequence(), String(expected + 1))
 })
 
+t.test('SEQUENCE grows when a linked venue or organizer goes to the trash, comes back or changes status: LOCATION and ORGANIZER come and go', async (t) => {
+  const s = await setup(t)
+  const venue = await s.venue({ venue: 'Hall' })
+  const organizer = await s.organizer({ organizer: 'Club' })
+  const event = await s.event('Linked', { venue: [venue.id], organizer: [organizer.id] })
+  const entry = async () => {
+    const vevent = parseFeed((await s.get(event.id, '?ical=1')).body).event(event.id)
+    return { sequence: text(vevent, 'sequence'), location: text(vevent, 'location') !== undefined, organizer: vevent.getFirstProperty('organizer') !== null }
+  }
+  t.same(await entry(), { sequence: '0', location: true, organizer: true })
+  const since = (await s.inject({ url: `${API}/changes?resource=events`, headers: s.editor })).json<{ next_cursor: string }>().next_cursor
+  const steps: Array<readonly [string, Record<string, unknown> | undefined, { sequence: string; location: boolean; organizer: boolean }]> = [
+    [`/venues/${venue.id}`, undefined, { sequence: '1', location: false, organizer: true }],
+    [`/organizers/${organizer.id}`, undefined, { sequence: '2', location: false, organizer: false }],
+    [`/venues/${venue.id}`, { status: 'publish' }, { sequence: '3', location: true, organizer: false }],
+    [`/organizers/${organizer.id}`, { status: 'draft' }, { sequence: '4', location: true, organizer: false }],
+    [`/organizers/${organizer.id}`, { status: 'publish' }, { sequence: '5', location: true, organizer: true }],
+    [`/venues/${venue.id}`, { status: 'draft' }, { sequence: '6', location: false, organizer: true }],
+    [`/venues/${venue.id}`, { city: 'Bern' }, { sequence: '6', location: false, organizer: true }],
+  ]
+  for (const [path, body, expected] of steps) {
+    const etag = String((await s.get(event.id)).headers.etag)
+    const res = await s.inject({ method: body === undefined ? 'DELETE' : 'PATCH', url: `${API}${path}`, headers: s.editor, ...(body === undefined ? {} : { payload: body }) })
+    t.equal(res.statusCode, 200, `${body === undefined ? 'DELETE' : 'PATCH'} ${path} ${JSON.stringify(body)}`)
+    t.same(await entry(), expected, `after ${path} ${JSON.stringify(body)}`)
+    if (body === undefined) t.not(String((await s.get(event.id)).headers.etag), etag, 'the event\'s ETag moved')
+  }
+  const changes = (await s.inject({ url: `${API}/changes?resource=events&since=${since}` })).json<{ changes: Array<{ id: number; action: string }> }>()
+  t.strictSame(changes.changes.map((c) => [c.id, c.action]), [[event.id, 'updated']], 'the log names the event updated')
+})
+
 t.test('ETag and 304 on feeds; a feed tag differs from the JSON one; compressed feeds', async (t) => {
   const s = await setup(t)
   const event = await s.event('Tagged', { description: 'x'.repeat(3000) })
@@ -312,6 +365,13 @@ t.test('ETag and 304 on feeds; a feed tag differs from the JSON one; compressed 
   t.equal(gz.headers['content-encoding'], 'gzip', 'a feed over 1 kB is compressed')
   t.equal(gz.headers.etag, `${tag.slice(0, -1)}-gzip"`)
   t.equal(gz.body, list.body)
+  t.equal(gz.headers.vary, 'Accept, Accept-Encoding', 'each header named once in Vary')
+  const gzJson = await s.get(event.id, '', { 'accept-encoding': 'gzip' })
+  t.equal(gzJson.headers['content-encoding'], 'gzip')
+  t.equal(gzJson.headers.vary, 'Accept, Accept-Encoding', 'each header named once in Vary (JSON)')
+  const gzList = await s.list('', { 'accept-encoding': 'br' })
+  t.equal(gzList.headers['content-encoding'], 'br')
+  t.equal(gzList.headers.vary, 'Accept, Accept-Encoding', 'each header named once in Vary (a JSON list)')
   t.equal((await s.list('?ical=1', { 'accept-encoding': 'gzip', 'if-none-match': String(gz.headers.etag) })).statusCode, 304)
 
   t.equal((await s.patch(event.id, { title: 'Retagged' })).statusCode, 200)

@@ -413,11 +413,19 @@ function changedSlug(m: Model, kind: PostKind | Taxonomy, current: { id: number;
 // ---------------------------------------------------------------------------------------------------
 // Records as the contract shows them (CONTRACT §2), rendered from the model.
 
-/** `translations`: language → id of every live version in the record's group, itself included. */
-function translations(m: Model, kind: PostKind | Taxonomy, r: { group: number }): Json {
-  const records: Array<{ id: number; lang: Lang; group: number }> = kind === 'category' || kind === 'tag' ? termsOf(m, kind) : [...m.posts(kind).values()]
+/**
+ * `translations`: language → id of every live version in the record's group that `viewer` could read
+ * directly (terms: every one), itself included.
+ */
+function translations(m: Model, kind: PostKind | Taxonomy, r: { id: number; group: number }, viewer?: Caller): Json {
+  const records: Array<{ id: number; lang: Lang; group: number; author?: number; status?: string }> = kind === 'category' || kind === 'tag' ? termsOf(m, kind) : [...m.posts(kind).values()]
+  const readable = (x: { id: number; author?: number; status?: string }): boolean => {
+    if (viewer === undefined || x.id === r.id || x.status === undefined) return true
+    const owned = { author: x.author ?? 0, status: x.status }
+    return kind === 'event' ? canReadEvent(viewer, owned) : canReadLinked(viewer, owned)
+  }
   const out: Json = {}
-  for (const member of records.filter((x) => x.group === r.group).sort((a, b) => a.id - b.id)) out[member.lang] = member.id
+  for (const member of records.filter((x) => x.group === r.group && readable(x)).sort((a, b) => a.id - b.id)) out[member.lang] = member.id
   return out
 }
 
@@ -427,12 +435,12 @@ function version<T extends { lang: Lang; group: number }>(records: Iterable<T>, 
   return undefined
 }
 
-function renderVenue(m: Model, v: MVenue): Json {
+function renderVenue(m: Model, v: MVenue, viewer: Caller): Json {
   return {
     id: v.id, author: v.author, status: v.status, date: v.date, date_utc: v.date, modified: v.modified, modified_utc: v.modified,
     rest_url: `${API_URL}/venues/${v.id}`, venue: v.name, description: v.description, slug: v.slug, image: v.image,
     ...v.text, website: v.website,
-    show_map: v.show_map, show_map_link: v.show_map_link, geo_lat: null, geo_lng: null, ml_language: v.lang, translations: translations(m, 'venue', v),
+    show_map: v.show_map, show_map_link: v.show_map_link, geo_lat: null, geo_lng: null, ml_language: v.lang, translations: translations(m, 'venue', v, viewer),
   }
 }
 
@@ -443,11 +451,11 @@ const VENUE_KEYS = [
   'show_map_link', 'geo_lat', 'geo_lng', 'ml_language', 'translations',
 ]
 
-function renderOrganizer(m: Model, o: MOrganizer): Json {
+function renderOrganizer(m: Model, o: MOrganizer, viewer: Caller): Json {
   return {
     id: o.id, author: o.author, status: o.status, date: o.date, date_utc: o.date, modified: o.modified, modified_utc: o.modified,
     rest_url: `${API_URL}/organizers/${o.id}`, organizer: o.name, description: o.description, slug: o.slug, image: o.image,
-    phone: o.phone, website: o.website, email: o.email, ml_language: o.lang, translations: translations(m, 'organizer', o),
+    phone: o.phone, website: o.website, email: o.email, ml_language: o.lang, translations: translations(m, 'organizer', o, viewer),
   }
 }
 
@@ -479,11 +487,11 @@ function renderEvent(m: Model, e: MEvent, viewer: Caller, list: boolean): Json {
   const startUtc = toUtc(e.start, e.tz)
   const endUtc = toUtc(e.end, e.tz)
   const hidden = list && e.password !== null
-  const linked = <T extends MPost>(ids: number[], map: Map<number, T>, render: (m: Model, r: T) => Json): Json[] =>
+  const linked = <T extends MPost>(ids: number[], map: Map<number, T>, render: (m: Model, r: T, viewer: Caller) => Json): Json[] =>
     ids.flatMap((id) => {
       const r = map.get(id)
       // A trashed venue or organizer is left out for every viewer (CONTRACT §5).
-      return r !== undefined && r.status !== 'trash' && canRead(viewer, r) ? [render(m, r)] : []
+      return r !== undefined && r.status !== 'trash' && canRead(viewer, r) ? [render(m, r, viewer)] : []
     })
   const terms = (ids: number[]): Json[] => [...ids].sort(byNameKey(m)).flatMap((id) => {
     const term = m.terms.get(id)
@@ -500,7 +508,7 @@ function renderEvent(m: Model, e: MEvent, viewer: Caller, list: boolean): Json {
     website: e.website, ...e.flags,
     categories: terms(e.categories), tags: terms(e.tags),
     venue: linked(e.venues, m.venues, renderVenue), organizer: linked(e.organizers, m.organizers, renderOrganizer),
-    ml_language: e.lang, translations: translations(m, 'event', e),
+    ml_language: e.lang, translations: translations(m, 'event', e, viewer),
   }
 }
 
@@ -514,7 +522,7 @@ const EVENT_KEYS = [
 
 function renderPost(m: Model, kind: PostKind, post: MPost, viewer: Caller, list: boolean): Json {
   if (kind === 'event') return renderEvent(m, post as MEvent, viewer, list)
-  return kind === 'venue' ? renderVenue(m, post as MVenue) : renderOrganizer(m, post as MOrganizer)
+  return kind === 'venue' ? renderVenue(m, post as MVenue, viewer) : renderOrganizer(m, post as MOrganizer, viewer)
 }
 
 /** Compares a record with the model's, key order included; `json_ld` (single event reads) is checked apart. */
@@ -582,6 +590,22 @@ function unchanged<T extends Tagged & { modified?: string }>(next: T, current: T
   if (strip(next) !== strip(current)) return false
   if (current.modified !== undefined) next.modified = current.modified
   return true
+}
+
+/**
+ * A post whose status or author changed is read by other callers now: the other versions of its group
+ * (their `translations`) and, for a venue or organizer, the events that show it are updated too, so their
+ * ETags move even where a caller's view of them stays the same.
+ */
+function readersChanged(m: Model, kind: PostKind, before: { status: string; author: number }, after: MPost): void {
+  if (before.status === after.status && before.author === after.author) return
+  const retire = (r: Tagged): void => {
+    r.retired = r.etag ?? r.retired
+    r.etag = undefined
+    r.view = undefined
+  }
+  for (const member of m.posts(kind).values()) if (member.group === after.group && member.id !== after.id) retire(member)
+  if (kind !== 'event') for (const e of m.events.values()) if (e[kind === 'venue' ? 'venues' : 'organizers'].includes(after.id)) retire(e)
 }
 
 /** After a write whose answer may carry no ETag: the old one is retired. */
@@ -1314,7 +1338,7 @@ class ListLinked implements fc.AsyncCommand<Model, Sut> {
       if (q.only_with_upcoming === true && !linkedEvents(r.id).some((e) => toUtc(e.start, e.tz) >= m.now)) return false
       return true
     }).sort((a, b) => (a.date < b.date ? 1 : a.date > b.date ? -1 : a.id - b.id))
-    const render = (r: MVenue | MOrganizer): Json => (kind === 'venue' ? renderVenue(m, r as MVenue) : renderOrganizer(m, r as MOrganizer))
+    const render = (r: MVenue | MOrganizer): Json => (kind === 'venue' ? renderVenue(m, r as MVenue, q.viewer) : renderOrganizer(m, r as MOrganizer, q.viewer))
     checkList(res, kind, expected.map(render), q.page, q.perPage, what)
   }
   toString = (): string => `ListLinked(${this.kind}, ${JSON.stringify(this.q)})`
@@ -1665,6 +1689,7 @@ class UpdateEvent implements fc.AsyncCommand<Model, Sut> {
     const same = unchanged(e, current)
     sameRecord(res.body, renderEvent(m, e, this.caller, false), what, EVENT_KEYS)
     learnEtag(e, res, !same, what, JSON.stringify(renderPost(m, 'event', e, this.caller, false)))
+    readersChanged(m, 'event', current, e)
   }
   toString = (): string => `UpdateEvent(${this.caller}, r=${this.r}, ${this.via}, ${this.method}, ${JSON.stringify(this.spec)}, ${this.ifMatch}, form=${this.form})`
 }
@@ -1808,6 +1833,7 @@ class UpdateLinked implements fc.AsyncCommand<Model, Sut> {
     m.posts(kind).set(record.id, record as MVenue & MOrganizer)
     sameRecord(res.body, renderPost(m, kind, record, caller, false), what, keysOf(kind))
     learnEtag(record, res, !same, what, JSON.stringify(renderPost(m, kind, record, caller, false)))
+    readersChanged(m, kind, current, record)
   }
   toString = (): string => `UpdateLinked(${this.kind}, ${this.caller}, r=${this.r}, ${this.via}, ${this.method}, ${JSON.stringify(this.spec)}, ${this.ifMatch}, form=${this.form})`
 }
@@ -1865,8 +1891,10 @@ class DeletePost implements fc.AsyncCommand<Model, Sut> {
       }
       return
     }
+    const before = { ...found }
     found.status = 'trash'
     found.modified = m.now
+    readersChanged(m, kind, before, found)
     sameRecord(res.body, renderPost(m, kind, found, caller, false), what, keysOf(kind))
     retireEtag(found, res, what)
   }

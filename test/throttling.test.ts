@@ -86,3 +86,23 @@ t.test('CALENDAR_RATE_LIMIT: requests per minute per client (key, else address) 
   const res = await off.inject({ url: `${API}/tags` })
   t.equal(res.headers['ratelimit-limit'], undefined, 'off by default')
 })
+
+t.test('CALENDAR_RATE_LIMIT: a key that authenticates no one counts against the address, whatever the failure limit', async (t) => {
+  for (const authFailureLimit of [0, 30, 1000]) {
+    const s = await build(t, { config: { rateLimit: 10, authFailureLimit } })
+    const editor = await s.auth('editor')
+    const statuses: number[] = []
+    for (let i = 0; i < 12; i++) {
+      const made = { authorization: `Bearer ${(0xa000 + i).toString(16).padStart(40, '0')}` }
+      statuses.push((await s.inject({ url: `${API}/tags`, headers: made })).statusCode)
+    }
+    t.same(statuses, [...Array<number>(10).fill(200), 429, 429], `made-up keys, failure limit ${authFailureLimit}`)
+    t.equal((await s.inject({ url: `${API}/tags` })).statusCode, 429, 'the address is spent for anonymous reads too')
+    t.equal((await s.inject({ url: `${API}/tags`, headers: editor })).statusCode, 200, 'a valid key still counts apart')
+  }
+  const writes = await build(t, { config: { rateLimit: 2, authFailureLimit: 0 } })
+  for (let i = 0; i < 2; i++) {
+    t.equal((await writes.inject({ method: 'POST', url: `${API}/tags`, headers: BAD, payload: { name: `t${i}` } })).statusCode, 401)
+  }
+  t.equal((await writes.inject({ method: 'POST', url: `${API}/tags`, headers: BAD, payload: { name: 'x' } })).statusCode, 429, 'refused writes count too')
+})

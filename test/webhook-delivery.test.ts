@@ -75,6 +75,23 @@ t.test('every kind of change arrives, signed, with its type, cursor and record',
   t.equal(await s.run(), 0, 'nothing is sent twice once delivered')
 })
 
+t.test('a record that went to the trash before its delivery is sent without a record', async (t) => {
+  const s = await setup(t)
+  await s.subscribe(s.receiver, ['event.*', 'venue.*'])
+  const event = await s.send('POST', '/events', { title: 'Gone soon', start_date: '2026-12-04 21:00', end_date: '2026-12-04 23:00' })
+  await s.send('PATCH', `/events/${event.id}`, { title: 'Going' })
+  await s.send('DELETE', `/events/${event.id}`)
+  const venue = await s.send('POST', '/venues', { venue: 'Gone too' })
+  await s.send('DELETE', `/venues/${venue.id}`)
+  const kept = await s.send('POST', '/venues', { venue: 'Kept' })
+  await s.drain()
+  const got = (resource: string, id: number) => s.receiver.received.filter((r) => r.json.data.resource === resource && r.json.data.id === id)
+    .map((r) => `${r.json.type} ${r.json.data.record?.status ?? 'no record'}`).sort()
+  t.same(got('events', event.id), ['event.created no record', 'event.deleted no record', 'event.updated no record'], 'created and updated: in the trash by now')
+  t.same(got('venues', venue.id), ['venue.created no record', 'venue.deleted no record'])
+  t.same(got('venues', kept.id), ['venue.created publish'], 'a record still listed is sent')
+})
+
 t.test('a subscription gets only the types it asks for', async (t) => {
   const s = await setup(t)
   await s.subscribe(s.receiver, ['venue.*', 'event.deleted'])

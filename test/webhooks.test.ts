@@ -104,7 +104,9 @@ t.test('bodies: unknown types and fields, missing fields, bad URLs are 400 namin
 t.test('loopback, private, link-local and unspecified addresses are refused unless allowed', async (t) => {
   const s = await setup(t, { allowPrivate: false })
   for (const url of ['http://127.0.0.1:8080/', 'http://10.1.2.3/', 'http://192.168.1.1/', 'http://172.16.0.1/', 'http://169.254.169.254/latest',
-    'http://0.0.0.0/', 'http://[::1]/', 'http://[fe80::1]/', 'http://[fd00::1]/', 'http://[::ffff:127.0.0.1]/', 'http://localhost:3000/']) {
+    'http://0.0.0.0/', 'http://[::1]/', 'http://[fe80::1]/', 'http://[fd00::1]/', 'http://[::ffff:127.0.0.1]/', 'http://localhost:3000/',
+    'http://[::7f00:1]:4150/', 'http://[::127.0.0.1]/', 'http://[::a00:1]/', 'http://[::c0a8:101]/', 'http://[::ffff:0:a00:1]/',
+    'http://[64:ff9b::7f00:1]/', 'http://[64:ff9b:1::808:808]/', 'http://[2002:c0a8:101::1]/', 'http://[2001:0:4136:e378:8000:63bf:f5ff:fffe]/']) {
     const res = await s.inject({ method: 'POST', url: `${API}/webhooks`, headers: s.admin, payload: { url, events: ['*'] } })
     const body = expectError(t, res, 400, 'rest_invalid_param', ['url'])
     t.match(body.message, /url/, url)
@@ -119,6 +121,27 @@ t.test('loopback, private, link-local and unspecified addresses are refused unle
   expectError(t, await s.inject({ method: 'PATCH', url: `${API}/webhooks/${id}`, headers: s.admin, payload: { url: 'http://127.0.0.1/' } }), 400, 'rest_invalid_param', ['url'])
   const german = await s.inject({ method: 'POST', url: `${API}/webhooks?ml_language=de`, headers: s.admin, payload: { url: 'http://10.0.0.1/', events: ['*'] } })
   t.match(german.json<{ message: string }>().message, /Ungültige/, 'in the language asked for')
+})
+
+t.test('an IPv6 address that carries an IPv4 address is judged by it, at subscription and at delivery', async (t) => {
+  const { isPublicAddress } = await import('../src/lib/addresses.js')
+  const { refusedLiteral } = await import('../src/webhooks/address-guard.js')
+  const carriers = (v4: string, hex: string) => [`::${v4}`, `::${hex}`, `::ffff:${v4}`, `::ffff:0:${hex}`, `64:ff9b::${hex}`, `2002:${hex}::1`]
+  for (const [v4, hex] of [['127.0.0.1', '7f00:1'], ['10.0.0.1', 'a00:1'], ['192.168.1.1', 'c0a8:101'], ['169.254.169.254', 'a9fe:a9fe'], ['100.64.0.1', '6440:1']] as const) {
+    for (const address of carriers(v4, hex)) {
+      t.equal(isPublicAddress(address), false, `${address} carries ${v4}`)
+      t.equal(refusedLiteral(new URL(`http://[${address}]:4150/`), false), true, `a delivery to [${address}] is refused`)
+      t.equal(refusedLiteral(new URL(`http://[${address}]:4150/`), true), false, 'unless private addresses are allowed')
+    }
+  }
+  for (const address of carriers('93.184.215.14', '5db8:d70e')) t.equal(isPublicAddress(address), true, `${address} carries a public address`)
+  t.equal(isPublicAddress('2001:0:5db8:d70e:8000:63bf:f5ff:fffe'), false, 'Teredo: its client 10.0.0.1 is private')
+  t.equal(isPublicAddress('2001:0:a00:1:8000:63bf:a247:28f1'), false, 'Teredo: its server 10.0.0.1 is private')
+  t.equal(isPublicAddress('2001:0:5db8:d70e:8000:63bf:a247:28f1'), true, 'Teredo: server and client public')
+  t.equal(isPublicAddress('64:ff9b:1::5db8:d70e'), false, 'a network-specific NAT64 prefix')
+  for (const address of ['::', '::1', '2606:4700::1111', 'fe80::1', 'fd00::1', '2001:db8::1']) {
+    t.equal(isPublicAddress(address), address === '2606:4700::1111', address)
+  }
 })
 
 t.test('retention prunes deliveries finished before the cutoff, with their attempts; pending ones stay', async (t) => {

@@ -127,3 +127,56 @@ t.test('item 9: an inline organizer with a bad e-mail is refused for its e-mail,
   t.match(reason, /email/, `names the e-mail: ${reason}`)
   t.notMatch(reason, /integer/, 'not "must be integer"')
 })
+
+// --------------------------------------------------------------------------------- issue 46, item 9
+
+t.test('issue 46: what the document accepts, the server accepts; what the server refuses, the document refuses', async (t) => {
+  const { documentProblems } = await import('./helpers/wire.js')
+  const s = await setup(t)
+  const hall = await s.venue({ venue: 'Hall' })
+  const park = await s.venue({ venue: 'Park' })
+  const club = await s.organizer({ organizer: 'Club' })
+  const crew = await s.organizer({ organizer: 'Crew' })
+  const base = 'title=F&start_date=2026-07-01+10:00&end_date=2026-07-01+11:00'
+  for (const form of [`venue%5B%5D=${hall.id},${park.id}&organizer%5B%5D=${club.id},${crew.id}`, `venue%5B%5D=${hall.id}&venue%5B%5D=${park.id},&organizer=${club.id},${crew.id}`]) {
+    const payload = `${base}&${form}`
+    t.strictSame(documentProblems('POST', `${API}/events`, payload), [], `the document accepts ${form}`)
+    const res = await s.inject({ method: 'POST', url: `${API}/events`, headers: { ...s.editor, ...FORM }, payload })
+    t.equal(res.statusCode, 201, form)
+    const event = res.json<{ venue: Array<{ id: number }>; organizer: Array<{ id: number }> }>()
+    t.same([event.venue.map((v) => v.id), event.organizer.map((o) => o.id)], [[hall.id, park.id], [club.id, crew.id]])
+  }
+  const refused: Array<readonly [string, string, string | undefined, string]> = [
+    ['GET', `${API}/tags?include=0`, undefined, 'include'],
+    ['GET', `${API}/tags?include=1,-2`, undefined, 'include'],
+    ['GET', `${API}/tags?exclude=0,1`, undefined, 'exclude'],
+    ['GET', `${API}/events?venue=-1`, undefined, 'venue'],
+    ['GET', `${API}/events?start_date=2026-13-45`, undefined, 'start_date'],
+    ['GET', `${API}/events?end_date=2026-02-32+10:00`, undefined, 'end_date'],
+    ['GET', `${API}/venues?modified_after=2026-00-10`, undefined, 'modified_after'],
+    ['POST', `${API}/events`, 'title=F&start_date=2026-13-45&end_date=2026-07-01', 'start_date'],
+    ['POST', `${API}/events`, `${base}&venue=0`, 'venue'],
+  ]
+  for (const [method, url, payload, field] of refused) {
+    t.not(documentProblems(method, url, payload).length, 0, `the document refuses ${url} ${payload ?? ''}`)
+    const res = await s.inject({ method: method === 'GET' ? 'GET' : 'POST', url, headers: { ...s.editor, ...(payload === undefined ? {} : FORM) }, ...(payload === undefined ? {} : { payload }) })
+    expectError(t, res, 400, 'rest_invalid_param', [field])
+  }
+  // A text form's list no longer than what the server takes; repeats of a kind are one filter.
+  const all = 'events,venues,organizers,categories,tags'
+  const many = Array.from({ length: 30 }, () => all).join(',')
+  t.not(documentProblems('GET', `${API}/changes?resource=${many}`).length, 0, '150 entries in one text are more than maxItems')
+  const repeated = Array.from({ length: 30 }, () => `resource=${all}`).join('&')
+  t.equal((await s.inject({ url: `${API}/changes?${repeated}`, headers: s.editor })).statusCode, 200, 'a kind named many times is named once')
+  t.equal((await s.inject({ url: `${API}/changes?resource=${Array.from({ length: 20 }, () => all).join(',')}`, headers: s.editor })).statusCode, 200)
+  // The webhook form's `events`: the types there are, as many as there are.
+  const admin = await s.auth('administrator')
+  for (const events of ['*.*', 'venue.moved', 'x', 'tags.*', 'event.created,venue.gone']) {
+    const payload = `url=https%3A%2F%2F93.184.215.14%2Fhook&events=${encodeURIComponent(events)}`
+    t.not(documentProblems('POST', `${API}/webhooks`, payload).length, 0, `the document refuses events=${events}`)
+    expectError(t, await s.inject({ method: 'POST', url: `${API}/webhooks`, headers: { ...admin, ...FORM }, payload }), 400, 'rest_invalid_param', ['events'])
+  }
+  const payload = `url=https%3A%2F%2F93.184.215.14%2Fhook&events=${encodeURIComponent('event.*,venue.created,*')}`
+  t.strictSame(documentProblems('POST', `${API}/webhooks`, payload), [])
+  t.equal((await s.inject({ method: 'POST', url: `${API}/webhooks`, headers: { ...admin, ...FORM }, payload })).statusCode, 201)
+})

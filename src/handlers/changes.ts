@@ -28,6 +28,7 @@ const MAX_PER_PAGE = 500
  * (`has_more`): the pages of one walk look at the log up to its `horizon` only (the last position when
  * the walk began), so a record is on exactly one page of it, and what a record was to the client
  * before is its state at the walk's `origin` (every record a later page holds was on no page before).
+ * A walk's last page still says `has_more` when the log moved past its horizon meanwhile.
  * Base64url, so that clients treat it as one opaque token.
  */
 export interface Cursor {
@@ -108,7 +109,9 @@ export function changeHandlers(ctx: AppContext): ChangeHandlers {
       if (read === undefined) throw invalidParam('since', 'invalidCursor')
       cursor = read
     }
-    if (cursor.position < prunedThrough || cursor.horizon > head) throw new ApiError(410, 'rest-changes-cursor-expired', 'changesCursorExpired')
+    // A position the log never reached was never an answer's cursor (the log's position never goes back).
+    if (cursor.horizon > head) throw invalidParam('since', 'invalidCursor')
+    if (cursor.position < prunedThrough) throw new ApiError(410, 'rest-changes-cursor-expired', 'changesCursorExpired')
     // A walk begins where the client stands and looks at the log as it is now; a walk going on keeps its horizon.
     const walk = cursor.position === cursor.horizon ? { origin: cursor.position, horizon: head } : { origin: cursor.origin, horizon: cursor.horizon }
     const perPage = Math.min(query.per_page ?? DEFAULT_PER_PAGE, MAX_PER_PAGE)
@@ -116,7 +119,10 @@ export function changeHandlers(ctx: AppContext): ChangeHandlers {
     const latest = cursor.position === walk.horizon ? [] : await latestChanges(ctx.db, {
       since: cursor.position, head: walk.horizon, resources, limit: perPage + 1, ...(query.ml_language !== undefined ? { language: query.ml_language } : {}),
     })
-    const hasMore = latest.length > perPage
+    // A walk that reached its horizon while newer changes exist is not over: the next cursor, plain,
+    // begins a walk up to the log's head (has_more false says nothing newer existed at this request).
+    const pageFull = latest.length > perPage
+    const hasMore = pageFull || walk.horizon < head
     const page = latest.slice(0, perPage)
     const byResource = new Map<ChangeResource, number[]>()
     for (const entry of page) byResource.set(entry.resource, [...(byResource.get(entry.resource) ?? []), entry.record_id])
@@ -136,7 +142,7 @@ export function changeHandlers(ctx: AppContext): ChangeHandlers {
       if (told !== undefined) changes.push(told)
     }
     const last = page.at(-1)
-    const nextCursor = hasMore && last !== undefined ? cursorOf(last.position, walk) : cursorOf(walk.horizon)
+    const nextCursor = pageFull && last !== undefined ? cursorOf(last.position, walk) : cursorOf(walk.horizon)
     return { changes, next_cursor: nextCursor, has_more: hasMore }
   }
 

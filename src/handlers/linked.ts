@@ -12,6 +12,7 @@ import { checkPage, listLinks, pageOf, type ListPage } from '../http/pagination.
 import { asSent, sentQueryOf } from '../http/query.js'
 import type { Serialized } from '../http/serialized.js'
 import { formatUtc } from '../lib/dates.js'
+import { linkedSeenBy } from '../lib/event-view.js'
 import { modifiedNow } from '../lib/post-dates.js'
 import { modifiedWindow } from '../lib/modified-window.js'
 import { canEdit, canRead, canReadEvent, countedEventsScope, editsAll, listScope, statusToStore, type Caller } from '../lib/rights.js'
@@ -43,7 +44,9 @@ export function linkedOperations<Rec extends Venue | Organizer, C extends Linked
   ctx: AppContext, kind: LinkedKind<LinkedRow, Rec, O>, input: LinkedInput<C | U, O>, collection: 'venues' | 'organizers',
 ) {
   const { resource } = kind
-  const etag = (stored: StoredLinked<Rec>): string => etagOf(resource, stored.record, stored.version)
+  // What a caller is shown of a record (its `translations` as the caller may read them), and its tag.
+  const shown = (caller: Caller | null, record: Rec): Rec => linkedSeenBy(caller, record)
+  const etag = (stored: StoredLinked<Rec>, caller: Caller | null): string => etagOf(resource, shown(caller, stored.record), stored.version)
   const label = (ref: PostRef): [number | string, 'id' | 'slug'] => ('id' in ref ? [ref.id, 'id'] : [ref.slug, 'slug'])
 
   async function find(ref: PostRef, language: Language | undefined, reader: Db = ctx.db): Promise<StoredLinked<Rec>> {
@@ -86,7 +89,7 @@ export function linkedOperations<Rec extends Venue | Organizer, C extends Linked
         ...modified,
       }, scopeCondition(kind.table, scope))
       const totalPages = checkPage(resource, page, result.total)
-      const records = result.total === 0 ? [] : await result.records()
+      const records = result.total === 0 ? [] : (await result.records()).map((r) => shown(req.user, r))
       const sent = sentQueryOf(req).map((name): [string, unknown] => [name, asSent(req, (query as Record<string, unknown>)[name])])
       const links = listLinks(`${ctx.apiUrl}/${collection}`, page, totalPages, sent)
       return { records, list: { links, total: result.total, totalPages } }
@@ -97,8 +100,8 @@ export function linkedOperations<Rec extends Venue | Organizer, C extends Linked
       const { record } = stored
       const visible = record.status === 'trash' ? canEdit(req.user, record) || editsAll(req.user) : canRead(req.user, record)
       if (!visible) throw notAccessible(resource)
-      checkNotModified(req, reply, etag(stored))
-      return record
+      checkNotModified(req, reply, etag(stored, req.user))
+      return shown(req.user, record)
     },
 
     /** `serialize`: the record's JSON by the contract's schema (what a retry under the same Idempotency-Key is sent again). */
@@ -111,7 +114,7 @@ export function linkedOperations<Rec extends Venue | Organizer, C extends Linked
         async (trx) => insertLinked(trx, kind, await checkNewLinked(trx, input, body, language, body.translation_of, statusToStore(user, body.status), writer)),
         async (reader, id) => {
           const stored = await find({ id }, undefined, reader)
-          return { body: serialize(stored.record), location: `${ctx.apiUrl}/${collection}/${id}`, etag: etag(stored) }
+          return { body: serialize(shown(user, stored.record)), location: `${ctx.apiUrl}/${collection}/${id}`, etag: etag(stored, user) }
         })
     },
 
@@ -126,7 +129,7 @@ export function linkedOperations<Rec extends Venue | Organizer, C extends Linked
         const { record } = current
         // Setting another author is a right on the record (403), checked before If-Match (412).
         if (body.author !== undefined && body.author !== user.id && !editsAll(user)) throw forbidden(403)
-        const expected = expectedVersion(req, () => etag(current), current.version) ?? current.version
+        const expected = expectedVersion(req, () => etag(current, user), current.version) ?? current.version
         const status = body.status === undefined ? undefined : statusToStore(user, body.status, record.status)
         const from = { id: record.id, name: current.name, slug: record.slug, language: record.ml_language, dates: { date: record.date, date_utc: record.date_utc } }
         return write(async (trx) => {
@@ -136,8 +139,8 @@ export function linkedOperations<Rec extends Venue | Organizer, C extends Linked
           return find({ id: record.id }, undefined, trx)
         })
       })
-      reply.header('ETag', etag(stored))
-      return stored.record
+      reply.header('ETag', etag(stored, user))
+      return shown(user, stored.record)
     },
 
     async remove(req: FastifyRequest, reply: FastifyReply, ref: PostRef, force: boolean): Promise<Rec | { deleted: true; previous: Rec }> {
@@ -146,7 +149,7 @@ export function linkedOperations<Rec extends Venue | Organizer, C extends Linked
         const { record } = current
         if (record.status === 'trash' && !force) throw inTrash(resource)
         if (!canEdit(req.user, record) && !editsAll(req.user)) throw forbidden(403)
-        const expected = expectedVersion(req, () => etag(current), current.version) ?? current.version
+        const expected = expectedVersion(req, () => etag(current, req.user), current.version) ?? current.version
         const trashed = await write(async (trx) => {
           const done = force
             ? await deletePost(trx, kind.table, record.id, expected)
@@ -156,10 +159,10 @@ export function linkedOperations<Rec extends Venue | Organizer, C extends Linked
         })
         return { record, trashed }
       })
-      if (answer.trashed === undefined) return { deleted: true, previous: answer.record }
+      if (answer.trashed === undefined) return { deleted: true, previous: shown(req.user, answer.record) }
       // A trash answer is a single-record answer: the trashed record's ETag (CONTRACT §5).
-      reply.header('ETag', etag(answer.trashed))
-      return answer.trashed.record
+      reply.header('ETag', etag(answer.trashed, req.user))
+      return shown(req.user, answer.trashed.record)
     },
   }
 }

@@ -34,6 +34,7 @@ export async function registerCompression(app: FastifyInstance): Promise<void> {
     const hooks = route.onSend === undefined ? [] : Array.isArray(route.onSend) ? route.onSend : [route.onSend]
     route.onSend = [...hooks, async (_req, reply, payload) => {
       tagCoding(reply)
+      varyOnce(reply)
       return payload
     }]
   })
@@ -48,4 +49,22 @@ function tagCoding(reply: FastifyReply): void {
   const coding = reply.getHeader('Content-Encoding')
   const etag = reply.getHeader('ETag')
   if (isCoding(coding) && typeof etag === 'string' && etag.startsWith('"')) reply.header('ETag', codedEtag(etag, coding))
+}
+
+/**
+ * `Vary` names each header once: the plugin appends `accept-encoding` when the value it finds does not
+ * hold that token in lower case, though `headers.ts` already wrote `Accept-Encoding`.
+ */
+function varyOnce(reply: FastifyReply): void {
+  const vary = reply.getHeader('Vary')
+  if (vary === undefined) return
+  const seen = new Set<string>()
+  const tokens: string[] = []
+  for (const token of (Array.isArray(vary) ? vary : [String(vary)]).flatMap((v) => v.split(','))) {
+    const name = token.trim()
+    if (name === '' || seen.has(name.toLowerCase())) continue
+    seen.add(name.toLowerCase())
+    tokens.push(name)
+  }
+  reply.header('Vary', tokens.join(', '))
 }

@@ -103,9 +103,14 @@ function coerce(value: unknown, schema: JsonSchema, form: boolean, digits?: Map<
     // A single value is the comma-list form (`a=1,2`). In a form body the other forms (`a[]=`, repeated
     // keys) arrive as arrays whose elements are values as written, commas and all (`Rock, Pop`); a query
     // splits those too (ids and slugs hold no comma, and `include[]=1,2` has always meant 1 and 2).
-    const split = typeof value === 'string' || !form
+    // A form list whose items take no text (ids) splits them too: `venue[]=1,2` is the form of the spec's
+    // id-list text as much as `venue=1,2` is.
+    const split = typeof value === 'string' || !form || !typesOf(items).has('string')
     const list = asList(value).flatMap((v) => (typeof v === 'string' && split ? v.split(',') : [v]))
-    return list.map((v) => (typeof v === 'string' ? v.trim() : v)).filter((v) => v !== '').map((v) => coerce(v, items, form, digits))
+    const values = list.map((v) => (typeof v === 'string' ? v.trim() : v)).filter((v) => v !== '').map((v) => coerce(v, items, form, digits))
+    // A filter named twice is named once: a list of a few kinds (`resource=events,events,…`) never
+    // exceeds its `maxItems` by repeating them.
+    return form ? values : [...new Set(values)]
   }
   if (typeof value !== 'string') return value
   if (form && value === '' && types.has('null')) return null

@@ -1,7 +1,10 @@
 /**
  * The optional per-client rate limit (CONTRACT §16, CALENDAR_RATE_LIMIT requests per minute; off by
- * default): @fastify/rate-limit on every route, keyed by the client's API key when it sends one (a
- * digest, never the key itself, is kept), else by its address (which `CALENDAR_TRUST_PROXY` decides).
+ * default): @fastify/rate-limit on every route, keyed by the client's API key when it sends one that
+ * authenticates (a digest, never the key itself, is kept), else by its address (which
+ * `CALENDAR_TRUST_PROXY` decides): a key that is no client's (unknown, revoked, malformed, made up)
+ * counts against the address, or a new random key per request would never be limited. Its hook is a
+ * route's, so it runs after authentication's (an app hook) has looked the key up.
  * Answers carry the draft standard's `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`;
  * a client over the limit gets 429 `rest_too_many_requests` with `Retry-After`, written by the one
  * error handler. Health checks and metrics are never limited (their routes opt out).
@@ -15,9 +18,9 @@ import { tooManyRequests } from './errors.js'
 /** Addresses and keys remembered at most (least recently used dropped first). */
 const CACHE = 10_000
 
-/** The client a request counts against: its key, else its address. */
+/** The client a request counts against: its key when the key authenticated, else its address. */
 export function clientOf(req: FastifyRequest): string {
-  const key = bearerKey(req.headers.authorization)
+  const key = req.user === null ? undefined : bearerKey(req.headers.authorization)
   return key === undefined ? `address:${req.ip}` : `key:${createHash('sha256').update(key).digest('base64url')}`
 }
 

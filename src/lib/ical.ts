@@ -10,9 +10,9 @@
  * - UID `<id>@<host>`: the id never changes, so an event that moves keeps its UID (calendar apps
  *   update it instead of adding a copy); SEQUENCE is given by the caller (the stored version − 1).
  * - DTSTART/DTEND with the TZID of the event's zone, as the wall time of its UTC instant there (the
- *   JSON's `start_date`/`end_date`); all-day events as dates, DTEND the day after the last day; an
- *   event in a zone without a definition (a manual offset such as `UTC+2`), or at a wall time that
- *   occurs twice, in UTC.
+ *   JSON's `start_date`/`end_date`); all-day events as dates, DTEND the day after the last day; a manual
+ *   offset such as `UTC+2` with a fixed-offset VTIMEZONE; an event in a zone without a definition, or at
+ *   the second occurrence of a wall time that occurs twice, in UTC.
  * - DESCRIPTION is plain text (HTML converted, `plain-text.ts`), left out for password-protected events; LOCATION is the first venue's name and
  *   address, GEO its coordinates; ORGANIZER the first organizer (a `mailto:` address when it has an
  *   e-mail, else its website or `rest_url`); URL the website, else `rest_url`.
@@ -49,7 +49,7 @@ export const PRODID = { company: 'calendar/events/v1', product: 'Calendar Events
  * protection: bump it when the output of the same inputs changes (a property added, another library
  * version), so that feed ETags made from the inputs (`http/ical.ts`) name the new bytes.
  */
-export const FEED_FORMAT = 3
+export const FEED_FORMAT = 4
 
 /**
  * The iCalendar text of `events`, in their order: the calendar's properties, a VTIMEZONE for every zone
@@ -181,29 +181,30 @@ function eventData(event: FeedEvent, host: string): { data: ICalEventData; extra
 }
 
 /**
- * DTSTART/DTEND: dates for all-day events, else wall times in the event's zone; in UTC when the zone has
- * no definition, or when a wall time occurs twice there (the hour the clocks go back): RFC 5545 reads
- * such a time as its first occurrence, but parsers differ (ical.js and python's icalendar take the
- * second), and a UTC time names the one instant for every reader.
+ * DTSTART/DTEND: dates for all-day events, else wall times in the event's zone (a manual offset has a
+ * fixed-offset VTIMEZONE); in UTC when the zone has no definition, or for the second occurrence of a
+ * wall time that occurs twice (the hour the clocks go back): RFC 5545 §3.3.5 reads a local time with a
+ * TZID as its first occurrence, so the first is written as one, and only the second needs UTC.
  */
 function dates(record: Event): Pick<ICalEventData, 'start' | 'end' | 'allDay' | 'timezone'> {
   if (record.all_day) return { allDay: true, start: day(record.start_date), end: day(record.end_date, 1) }
   const zone = zoneId(record.timezone)
-  if (zone === undefined || occursTwice(record.utc_start_date, zone) || occursTwice(record.utc_end_date, zone)) {
+  if (zone === undefined || isSecondOccurrence(record.utc_start_date, record.timezone) || isSecondOccurrence(record.utc_end_date, record.timezone)) {
     return { start: utc(record.utc_start_date), end: utc(record.utc_end_date) }
   }
   return { start: stamp(record.start_date), end: stamp(record.end_date), timezone: zone }
 }
 
-/** Whether the wall time of the UTC instant `text` in `zone` is also the wall time of another instant. */
-function occursTwice(text: string, zone: string): boolean {
+/** Whether the wall time of the UTC instant `text` in `zone` is also the wall time of an earlier instant. */
+function isSecondOccurrence(text: string, zone: string): boolean {
   const offsetAt = offsetFunction(zone)
   const instant = Date.parse(`${text.slice(0, 10)}T${text.slice(11, 19)}Z`)
   const before = offsetAt(instant - DAY)
   const after = offsetAt(instant + DAY)
   if (before === after) return false
   const wall = utcMsToWallMs(instant, offsetAt)
-  return [before, after].every((offset) => offsetAt(wall - offset) === offset)
+  // The instants this wall time names: one per offset it holds under; ours is the second when another is earlier.
+  return [before, after].some((offset) => wall - offset < instant && offsetAt(wall - offset) === offset)
 }
 
 function location(record: Event): Pick<ICalEventData, 'location'> {

@@ -7,7 +7,7 @@
 import type { Category, Event, Organizer, Tag, Venue } from '../contract.js'
 import type { ChangeResource } from '../db/schema.js'
 import type { Db } from '../db/unit-of-work.js'
-import { listed, seenBy } from '../lib/event-view.js'
+import { linkedSeenBy, listed, seenBy } from '../lib/event-view.js'
 import type { Caller, Owned } from '../lib/rights.js'
 import { storedEvents } from './event-records.js'
 import { linkedRecords } from './linked.js'
@@ -29,10 +29,10 @@ export async function currentRecords(db: Db, site: Site, caller: Caller | null, 
       }
       break
     case 'venues':
-      for (const r of await linkedRecords(db, site, VENUE, ids)) out.set(r.id, { record: r, state: r })
+      for (const r of await linkedRecords(db, site, VENUE, ids)) out.set(r.id, { record: linkedSeenBy(caller, r), state: r })
       break
     case 'organizers':
-      for (const r of await linkedRecords(db, site, ORGANIZER, ids)) out.set(r.id, { record: r, state: r })
+      for (const r of await linkedRecords(db, site, ORGANIZER, ids)) out.set(r.id, { record: linkedSeenBy(caller, r), state: r })
       break
     case 'categories':
       for (const r of await termRecords(db, site, CATEGORY, ids)) out.set(r.id, { record: r, state: { status: 'publish', author: null } })

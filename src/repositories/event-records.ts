@@ -13,6 +13,7 @@ import type { Db } from '../db/unit-of-work.js'
 import { costDetails } from '../lib/cost.js'
 import { dateDetails } from '../lib/dates.js'
 import { tzAbbreviation } from '../lib/tz-abbreviation.js'
+import { withVersionStates } from '../lib/translation-view.js'
 import { imageOf } from './images.js'
 import { linkedRecords } from './linked.js'
 import { ORGANIZER } from './organizers.js'
@@ -96,6 +97,7 @@ type AssembledRow = EventRow & {
   organizer_ids: unknown
   /** Language → id of every version in the event's translation group. */
   translation_ids: unknown
+  translation_states: unknown
   image_url: string | null
 }
 
@@ -107,6 +109,8 @@ const assembledRows = prepared(1, (db, list: number[] | string) => sql<Assembled
       (select ${jsonArrayAgg(db, sql.ref('l.organizer_id'), sql.ref('l.position'))} from event_organizers l where l.event_id = e.id) as organizer_ids,
       (select ${jsonObjectAgg(db, sql.ref('m.language'), sql.ref('m.id'), sql.ref('m.id'))} from events m
         where m.translation_group = coalesce(e.translation_group, e.id)) as translation_ids,
+      (select ${jsonArrayAgg(db, jsonArrayOf(db, [sql.ref('m.id'), sql.ref('m.status'), sql.ref('m.author')]), sql.ref('m.id'))} from events m
+        where m.translation_group = coalesce(e.translation_group, e.id)) as translation_states,
       (select i.url from images i where i.id = e.image_id) as image_url
     from events e where ${inIdValue(db, sql.ref('e.id'), list)}`)
 
@@ -146,7 +150,8 @@ async function assembleEvents(db: Db, site: Site, ids: readonly number[]): Promi
     const record = toEventRecord(site, eventRowOf(row), {
       image: row.image_id === null ? null : imageOf(row.image_id, row.image_url),
       // A record alone in its group (no version names it) is its own only translation.
-      translations: Object.keys(translations).length === 0 ? { [row.language]: row.id } : translations,
+      translations: Object.keys(translations).length === 0 ? { [row.language]: row.id } : withVersionStates(translations, new Map(
+        fromJson<Array<[number, string, number | null]>>(row.translation_states).map(([id, status, author]) => [id, { status, author }]))),
       categories: pick(terms.filter(([, t]) => t === 'category').map(([id]) => id), categoryById),
       tags: pick(terms.filter(([, t]) => t === 'tag').map(([id]) => id), tagById),
       venue: pick(venueIds, venueById),
@@ -163,7 +168,7 @@ async function assembleEvents(db: Db, site: Site, ids: readonly number[]): Promi
 
 /** The event row of an assembled row (its aggregates left out). */
 function eventRowOf(row: AssembledRow): EventRow {
-  const { term_links: _terms, venue_ids: _venues, organizer_ids: _organizers, translation_ids: _translations, image_url: _image, ...event } = row
+  const { term_links: _terms, venue_ids: _venues, organizer_ids: _organizers, translation_ids: _translations, translation_states: _states, image_url: _image, ...event } = row
   return event
 }
 

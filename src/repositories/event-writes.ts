@@ -16,6 +16,7 @@ import { ORGANIZER, type OrganizerColumns } from './organizers.js'
 import { changesRow, deletePost, settleNewPost, trashPost } from './posts.js'
 import { freeSlug, provisionalSlug } from './slugs.js'
 import { moveTermCounts, termIdsOfEvent } from './term-counts.js'
+import { groupSeenOtherwise } from './translations.js'
 import { VENUE, type VenueColumns } from './venues.js'
 
 type FlagColumn = 'all_day' | 'show_map' | 'show_map_link' | 'hide_from_listings' | 'sticky' | 'featured'
@@ -149,6 +150,9 @@ export async function updateEvent(trx: Tx, update: EventUpdate, version: number)
   const result = await eventUpdate(columns.join(','))(trx, ...columns.map((column) => set[column]), update.id, version)
   if (Number(result.numAffectedRows) !== 1) return false
   recordChange(trx, { resource: 'event', id: update.id, action: 'update' })
+  if ((set.status !== undefined && set.status !== row.status) || (set.author !== undefined && set.author !== row.author)) {
+    await groupSeenOtherwise(trx, 'events', 'event', update.id)
+  }
   // The searched texts come from the title, the description and the password: folded only when one is set.
   if (set.title !== undefined || set.description !== undefined || set.password !== undefined) {
     const searched = eventSearchTexts(row)

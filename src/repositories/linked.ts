@@ -12,11 +12,11 @@ import type { OrganizerRow, VenueRow } from '../db/schema.js'
 import { recordChange, type Db, type Tx } from '../db/unit-of-work.js'
 import type { ListScope } from '../lib/rights.js'
 import { imagesOf, sameImage, storeImage, type ImageChoice } from './images.js'
-import { changesRow, resolvePostId, settleNewPost, type PostRef } from './posts.js'
+import { changesRow, eventsShowingChanged, resolvePostId, settleNewPost, type PostRef } from './posts.js'
 import { recordsById, rememberedResult } from './read-cache.js'
 import type { Site } from './site.js'
 import { freeSlug, provisionalSlug } from './slugs.js'
-import { translationsOf } from './translations.js'
+import { groupSeenOtherwise, translationsOf } from './translations.js'
 
 /** Columns every linked post has, as read back from storage. */
 export interface LinkedRow {
@@ -220,6 +220,11 @@ export async function updateLinked<R extends LinkedRow, Own>(trx: Tx, kind: Link
   if (image !== undefined) values.image_id = image
   if (!(await kind.update(trx, update.id, version, values, update.own))) return false
   recordChange(trx, { resource: kind.resource, id: update.id, action: 'update' })
+  const seenOtherwise = (values.status !== undefined && values.status !== row.status) || (values.author !== undefined && values.author !== row.author)
+  if (seenOtherwise) {
+    await eventsShowingChanged(trx, kind.table, update.id)
+    await groupSeenOtherwise(trx, kind.table, kind.resource, update.id)
+  }
   return true
 }
 

@@ -12,7 +12,7 @@ import { utcToWall } from '../lib/dates.js'
 import type { ListScope } from '../lib/rights.js'
 import type { Site } from './site.js'
 import { freeSlug } from './slugs.js'
-import { reportGroupChanged } from './translations.js'
+import { groupSeenOtherwise, reportGroupChanged } from './translations.js'
 
 export type PostTable = 'events' | 'venues' | 'organizers'
 
@@ -71,7 +71,21 @@ export async function trashPost(trx: Tx, table: PostTable, id: number, version: 
     .executeTakeFirst()
   if (Number(result.numUpdatedRows) !== 1) return false
   recordChange(trx, { resource: RESOURCE[table], id, action: 'update' })
+  await groupSeenOtherwise(trx, table, RESOURCE[table], id)
+  if (table !== 'events') await eventsShowingChanged(trx, table, id)
   return true
+}
+
+/**
+ * The events linked to venue or organizer `id`, whose status or author just changed: who may read it
+ * changed, so what the events show changed (it leaves or joins their `venue` or `organizer` arrays,
+ * their iCalendar LOCATION or ORGANIZER). Each is updated as when it loses a link (`eventsLostLink`).
+ */
+export async function eventsShowingChanged(trx: Tx, table: 'venues' | 'organizers', id: number): Promise<void> {
+  const linked = table === 'venues'
+    ? await trx.selectFrom('event_venues').select('event_id').where('venue_id', '=', id).execute()
+    : await trx.selectFrom('event_organizers').select('event_id').where('organizer_id', '=', id).execute()
+  await eventsLostLink(trx, linked.map((l) => l.event_id))
 }
 
 /**

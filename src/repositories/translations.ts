@@ -6,6 +6,8 @@ import { sql } from 'kysely'
 import { idListValue, inIdValue } from '../db/dialect.js'
 import { prepared } from '../db/prepared.js'
 import type { Taxonomy } from '../db/schema.js'
+import type { Owned } from '../lib/rights.js'
+import { withVersionStates } from '../lib/translation-view.js'
 import { recordChange, type ChangedResource, type Db, type Tx } from '../db/unit-of-work.js'
 
 export type TranslatedTable = 'terms' | 'events' | 'venues' | 'organizers'
@@ -23,19 +25,39 @@ const membersOf = (table: TranslatedTable) => prepared(1, (db, list: number[] | 
   .orderBy('id'))
 const groupMembers = { terms: membersOf('terms'), events: membersOf('events'), venues: membersOf('venues'), organizers: membersOf('organizers') }
 
+/** The same for venues and organizers, with each version's status and author (who may read it). */
+const postMembersOf = (table: 'venues' | 'organizers') => prepared(1, (db, list: number[] | string) => db.selectFrom(table)
+  .select(['id', 'translation_group', 'language', 'status', 'author'])
+  .where(inIdValue(db, sql.ref('translation_group'), list))
+  .orderBy('id'))
+const postGroupMembers = { venues: postMembersOf('venues'), organizers: postMembersOf('organizers') }
+
 /** `translations` of a page of records, in one query. */
 export async function translationsOf(db: Db, table: TranslatedTable, rows: ReadonlyArray<Member>): Promise<Map<number, Record<string, number>>> {
   const groups = [...new Set(rows.map((r) => r.translation_group ?? r.id))]
   const out = new Map<number, Record<string, number>>()
   if (groups.length === 0) return out
   const list = idListValue(db, groups)
-  const members = list === undefined ? [] : (await groupMembers[table](db, list)).rows
+  const members: Array<Member & Partial<Owned>> = list === undefined
+    ? []
+    : table === 'venues' || table === 'organizers' ? (await postGroupMembers[table](db, list)).rows : (await groupMembers[table](db, list)).rows
   const byGroup = new Map<number, Record<string, number>>()
+  const states = new Map<number, Map<number, Owned>>()
   for (const m of members) {
     const group = m.translation_group ?? m.id
     const map = byGroup.get(group) ?? {}
     map[m.language] = m.id
     byGroup.set(group, map)
+    if (m.status !== undefined) {
+      const known = states.get(group) ?? new Map<number, Owned>()
+      known.set(m.id, { status: m.status, author: m.author ?? null })
+      states.set(group, known)
+    }
+  }
+  // Who may read each version goes with the map (`lib/translation-view.ts`).
+  for (const [group, known] of states) {
+    const map = byGroup.get(group)
+    if (map !== undefined) withVersionStates(map, known)
   }
   for (const row of rows) out.set(row.id, byGroup.get(row.translation_group ?? row.id) ?? { [row.language]: row.id })
   return out
@@ -61,6 +83,20 @@ export async function translationSource(db: Db, table: 'events' | 'venues' | 'or
 export async function groupHasLanguage(db: Db, table: TranslatedTable, group: number, language: string): Promise<boolean> {
   const row = await db.selectFrom(table).select('id').where('translation_group', '=', group).where('language', '=', language).executeTakeFirst()
   return row !== undefined
+}
+
+/**
+ * Version `id` of a record of `table` changed status or author: who may read it changed, so the other
+ * versions' `translations` show it to other callers. Each other version is updated (a change-log entry
+ * and its version moved on, so that its ETag, the read cache and the stored event documents follow, as
+ * when an event loses a link); its `modified` stays.
+ */
+export async function groupSeenOtherwise(trx: Tx, table: 'events' | 'venues' | 'organizers', resource: ChangedResource, id: number): Promise<void> {
+  const row = await trx.selectFrom(table).select(['translation_group']).where('id', '=', id).executeTakeFirst()
+  if (row === undefined || row.translation_group === null) return
+  const others = await trx.updateTable(table).set((eb) => ({ version: eb('version', '+', 1) }))
+    .where('translation_group', '=', row.translation_group).where('id', '!=', id).returning('id').execute()
+  for (const other of others) recordChange(trx, { resource, id: other.id, action: 'update' })
 }
 
 /**

@@ -3,7 +3,7 @@
  * `{ type, timestamp, data: { resource, id, cursor, ml_language, record? } }`: `timestamp` is when the
  * change happened, `cursor` its place in the change log (as `GET /changes` names it), `record` the
  * record as it is when first sent, as an administrator sees it in a list, in the contract's JSON (absent
- * for a deletion or a record gone since). The body is fixed at the first attempt: retries send it again.
+ * for a deletion or a record gone since, to the trash or for good). The body is fixed at the first attempt: retries send it again.
  * The headers are signed by the `standardwebhooks` package: `webhook-id` (the same on every attempt),
  * `webhook-timestamp` (this attempt) and `webhook-signature`.
  */
@@ -38,7 +38,9 @@ export async function buildPayload(sources: PayloadSources, delivery: ClaimedDel
   let record: Buffer | undefined
   if (action !== 'deleted') {
     const found = (await currentRecords(sources.db, sources.site, ADMINISTRATOR, delivery.resource, [delivery.record_id])).get(delivery.record_id)
-    if (found !== undefined) record = serialize(sources.json, delivery.resource, found.record)
+    // Type and record agree: a record that has since left what an administrator's list shows (the
+    // trash) goes without one, as `GET /changes` tells of it.
+    if (found !== undefined && found.state.status !== 'trash') record = serialize(sources.json, delivery.resource, found.record)
   }
   const head = JSON.stringify({
     type: delivery.type,
