@@ -322,7 +322,8 @@ export async function buildDatabase(options: LoadOptions): Promise<LoadResult> {
       }
     })()
 
-    // Events and their links, in id order, BATCH per transaction.
+    // Events and their links, in id order, BATCH per transaction (each event's occurrence row is written by the
+    // events' insert trigger, migration 0017, as for every writer).
     const insertEvent = db.prepare(`insert into events (id, language, translation_group, author, status, password, title, description,
       excerpt, slug, image_id, date, date_utc, modified, modified_utc, all_day, start_date, end_date, start_utc, end_utc, timezone,
       cost, website, show_map, show_map_link, hide_from_listings, sticky, featured, post_parent, version)

@@ -73,7 +73,8 @@ export async function copyToPostgres(file: string, url: string, events: number, 
       // search index, which refers to events, is copied last, its event id from FTS5's rowid).
       const shared = new Set((await client.query<{ name: string }>(
         "select table_name as name from information_schema.tables where table_schema = $1 and table_type = 'BASE TABLE'", [schema])).rows.map((r) => r.name))
-      const tables = present.filter((t) => shared.has(t) && t !== 'event_search')
+      // The events' occurrences are not copied: the events' insert trigger (migration 0017) writes them as the events come.
+      const tables = present.filter((t) => shared.has(t) && t !== 'event_search' && t !== 'event_occurrences')
       const searchIndex = present.includes('event_search') && shared.has('event_search')
       await client.query(`set search_path = ${quote(schema)}`)
       await client.query('begin')
@@ -112,7 +113,7 @@ export async function copyToPostgres(file: string, url: string, events: number, 
       // trigrams) keeps what was inserted in a pending list that every scan reads until a vacuum moves it into the
       // index, and the planner prices that in (a needle found nowhere was read from every event's texts, 39 ms,
       // instead of 0.05 ms through the index).
-      for (const table of tables) await client.query(`vacuum (analyze) ${quote(table)}`)
+      for (const table of [...tables, 'event_occurrences']) await client.query(`vacuum (analyze) ${quote(table)}`)
     })
   } finally {
     sqlite.close()

@@ -19,6 +19,7 @@ import * as searchMergesInWrites from './migrations/0013-search-merges-in-writes
 import * as documentsBodyLast from './migrations/0014-event-documents-body-last.js'
 import * as documentsByContext from './migrations/0015-event-documents-by-context.js'
 import * as idempotencyKeys from './migrations/0016-idempotency-keys.js'
+import * as eventOccurrences from './migrations/0017-event-occurrences.js'
 
 const migrations: Record<string, Migration> = {
   '0001-initial': initial,
@@ -37,6 +38,7 @@ const migrations: Record<string, Migration> = {
   '0014-event-documents-body-last': documentsBodyLast,
   '0015-event-documents-by-context': documentsByContext,
   '0016-idempotency-keys': idempotencyKeys,
+  '0017-event-occurrences': eventOccurrences,
 }
 
 /**

@@ -149,6 +149,23 @@ export interface DataEpochTable {
   n: number
 }
 
+/**
+ * One occurrence of an event (migration 0017): a single event's own dates, with the columns every list
+ * checks copied from the event (kept in step by triggers on `events`). Lists read these rows.
+ */
+export interface EventOccurrencesTable {
+  event_id: number
+  /** `YYYYMMDDTHHMMSSZ` of its original UTC start; all-day: `YYYYMMDD` of its day. */
+  occurrence: string
+  start_utc: string
+  end_utc: string
+  language: string
+  hide_from_listings: Flag
+  status: string
+  featured: Flag
+  author: number | null
+}
+
 /** The stored answer to an anonymous single read of an event, its terms left out (migration 0009, repositories/event-documents.ts). */
 export interface EventDocumentsTable {
   event_id: number
@@ -255,6 +272,7 @@ export interface Database {
   event_terms: EventTermsTable
   event_venues: EventVenuesTable
   event_organizers: EventOrganizersTable
+  event_occurrences: EventOccurrencesTable
   changes: ChangesTable
   change_log: ChangeLogTable
   data_epoch: DataEpochTable

@@ -3,6 +3,11 @@
  * fast at a million events (which events drive the query: the linked ones, those the search index
  * finds, or the listing index read in order; when a page is sorted and when it is read in order).
  * Totals and page ids are remembered by the read cache under the filter they answer.
+ *
+ * A list reads the events' occurrences (`event_occurrences` as `o`, migration 0017: one row per
+ * occurrence, a single event's its own), in list order (start, event id, occurrence id): the dates and
+ * the columns every list checks are the occurrence's, the rest (links, search, parent, `modified`) its
+ * event's, looked up by `o.event_id`. Totals and pages count occurrences; the page's ids are events'.
  */
 import { sql, type Expression, type SqlBool } from 'kysely'
 import type { Language } from '../contract.js'
@@ -54,15 +59,15 @@ function linkFilters(f: EventFilter): LinkFilter[] {
   return all.flatMap(([table, column, ids]) => (ids === undefined ? [] : [[table, column, ids] as const]))
 }
 
-/** An event linked to one of `ids` through `table`, checked per event. */
+/** An occurrence whose event is linked to one of `ids` through `table`, checked per occurrence. */
 function linkedCondition(db: Db, [table, column, ids]: LinkFilter): Expression<SqlBool> {
   if (ids.length === 0) return sql<SqlBool>`1 = 0`
-  return sql<SqlBool>`exists (select 1 from ${sql.table(table)} l where l.event_id = events.id and ${inIdList(db, sql.ref(`l.${column}`), ids)})`
+  return sql<SqlBool>`exists (select 1 from ${sql.table(table)} l where l.event_id = o.event_id and ${inIdList(db, sql.ref(`l.${column}`), ids)})`
 }
 
 /**
- * The events a list reads. `drive`: the events linked through the first link filter sent are read
- * first (from the link index) and each is looked up by id and checked: cheap when they are few, and
+ * The occurrences a list reads (as `o`). `drive`: the events linked through the first link filter sent are read
+ * first (from the link index) and their occurrences looked up by event id and checked: cheap when they are few, and
  * the only plan whose cost follows the links rather than the date window (a venue's events in a
  * year at 1,000,000 events: 0.4 ms against 66 ms when SQLite scanned the window and checked the
  * links per row, which it chose whatever the statistics said). The join is written as a CROSS JOIN,
@@ -76,30 +81,30 @@ function eventsFrom(db: Db, f: EventFilter, drive: boolean, searchDrives: boolea
   const driver = drive ? links[0] : undefined
   if (driver === undefined) {
     const found = searchDrives && hasSearch(f) ? searchedIds(db, f.search) : undefined
-    if (found?.indexed !== true) return db.selectFrom('events').where(filterCondition(db, f, links, lookUp ? 'looked-up' : true))
+    if (found?.indexed !== true) return db.selectFrom('event_occurrences as o').where(filterCondition(db, f, links, lookUp ? 'looked-up' : true))
     // No link filter, a needle the trigram index finds in few events: those drive, as linked ones do.
-    return db.selectFrom(sql<{ id: number }>`${found.ids}`.as('found')).crossJoin('events')
-      .where(sql<SqlBool>`events.id = found.id`)
+    return db.selectFrom(sql<{ id: number }>`${found.ids}`.as('found')).crossJoin(occurrencesOfEvent(db))
+      .where(sql<SqlBool>`o.event_id = found.id`)
       .where(filterCondition(db, f, links, false))
   }
   const [table, column, ids] = driver
   // A link is unique per event and target (the link tables' keys): the events linked to one target are distinct already.
   const distinct = new Set(ids).size > 1 ? sql`distinct ` : sql``
   const linked = sql<{ id: number }>`(select ${distinct}l.event_id as id from ${sql.table(table)} l where ${inIdList(db, sql.ref(`l.${column}`), ids)})`
-  return db.selectFrom(linked.as('linked')).crossJoin(eventsLookedUpById(db))
-    .where(sql<SqlBool>`events.id = linked.id`)
+  return db.selectFrom(linked.as('linked')).crossJoin(occurrencesOfEvent(db))
+    .where(sql<SqlBool>`o.event_id = linked.id`)
     .where(filterCondition(db, f, links.slice(1), true))
 }
 
 /**
- * The events table as the linked events look it up by id. SQLite: through the index that holds what a
- * list checks (migration 0011), which it does not pick on its own without statistics (it takes the
- * table's rowid: the whole row for each linked event, twice the time). A raw table reference typed as
- * the table's name, which Kysely takes as the table it stands for.
+ * The occurrences as the linked (or found) events look theirs up by event id, as `o`. SQLite: through the
+ * index by event and start that holds what a list checks (migration 0017, as `events_by_id_listing` was for
+ * events), named, since without statistics SQLite may take the table's key instead, which cannot bound
+ * the start. A raw table reference typed as the table's name, which Kysely takes as the table it stands for.
  */
-function eventsLookedUpById(db: Db): 'events' {
-  if (isPostgres(db)) return 'events'
-  return sql`events indexed by events_by_id_listing` as unknown as 'events'
+function occurrencesOfEvent(db: Db): 'event_occurrences as o' {
+  if (isPostgres(db)) return 'event_occurrences as o'
+  return sql`event_occurrences as o indexed by occurrences_by_event_start` as unknown as 'event_occurrences as o'
 }
 
 function hasSearch(f: EventFilter): f is EventFilter & { search: string } {
@@ -112,32 +117,35 @@ function hasSearch(f: EventFilter): f is EventFilter & { search: string } {
  */
 function filterCondition(db: Db, f: EventFilter, links: readonly LinkFilter[], searched: boolean | 'looked-up'): Expression<SqlBool> {
   const c: Expression<SqlBool>[] = [
-    sql<SqlBool>`events.language = ${f.language}`,
-    sql<SqlBool>`events.hide_from_listings = 0`,
-    scopeCondition('events', f.scope),
+    sql<SqlBool>`o.language = ${f.language}`,
+    sql<SqlBool>`o.hide_from_listings = 0`,
+    scopeCondition('o', f.scope),
   ]
-  if (f.include !== undefined) c.push(inIdList(db, sql.ref('events.id'), f.include))
-  if (f.startGte !== undefined) c.push(sql<SqlBool>`events.start_utc >= ${f.startGte}`)
-  if (f.startGt !== undefined) c.push(sql<SqlBool>`events.start_utc > ${f.startGt}`)
-  if (f.startLt !== undefined) c.push(sql<SqlBool>`events.start_utc < ${f.startLt}`)
-  // Every event ends at or after its start (the API's rule, held by the database since migration 0010): an
-  // end bound bounds the start too, where the listing index can stop (a 30-day window counted 620 entries, not 11,293).
-  if (f.endLte !== undefined) c.push(sql<SqlBool>`events.end_utc <= ${f.endLte} and events.start_utc <= ${f.endLte}`)
-  if (f.endGt !== undefined) c.push(sql<SqlBool>`events.end_utc > ${f.endGt}`)
-  if (f.endLt !== undefined) c.push(sql<SqlBool>`events.end_utc < ${f.endLt} and events.start_utc < ${f.endLt}`)
+  if (f.include !== undefined) c.push(inIdList(db, sql.ref('o.event_id'), f.include))
+  if (f.startGte !== undefined) c.push(sql<SqlBool>`o.start_utc >= ${f.startGte}`)
+  if (f.startGt !== undefined) c.push(sql<SqlBool>`o.start_utc > ${f.startGt}`)
+  if (f.startLt !== undefined) c.push(sql<SqlBool>`o.start_utc < ${f.startLt}`)
+  // Every occurrence ends at or after its start (held by the database: migration 0017's CHECK): an end bound
+  // bounds the start too, where the listing index can stop (a 30-day window counted 620 entries, not 11,293).
+  if (f.endLte !== undefined) c.push(sql<SqlBool>`o.end_utc <= ${f.endLte} and o.start_utc <= ${f.endLte}`)
+  if (f.endGt !== undefined) c.push(sql<SqlBool>`o.end_utc > ${f.endGt}`)
+  if (f.endLt !== undefined) c.push(sql<SqlBool>`o.end_utc < ${f.endLt} and o.start_utc < ${f.endLt}`)
   // The search index holds the folded title, and the description unless the event is password-protected.
   if (searched !== false && hasSearch(f)) {
     const found = searchedIds(db, f.search)
-    c.push((searched === 'looked-up' ? found.looksUp ?? found.holds : found.holds)(sql.ref('events.id')))
+    c.push((searched === 'looked-up' ? found.looksUp ?? found.holds : found.holds)(sql.ref('o.event_id')))
   }
   for (const link of links) c.push(linkedCondition(db, link))
-  if (f.featured !== undefined) c.push(sql<SqlBool>`events.featured = ${f.featured ? 1 : 0}`)
-  if (f.postParent !== undefined) c.push(sql<SqlBool>`events.post_parent = ${f.postParent}`)
-  if (f.modifiedAfter !== undefined) c.push(sql<SqlBool>`events.modified_utc > ${f.modifiedAfter}`)
-  if (f.modifiedBefore !== undefined) c.push(sql<SqlBool>`events.modified_utc < ${f.modifiedBefore}`)
+  if (f.featured !== undefined) c.push(sql<SqlBool>`o.featured = ${f.featured ? 1 : 0}`)
+  // What only the event's row holds, looked up by its id (the primary key).
+  const own: Expression<SqlBool>[] = []
+  if (f.postParent !== undefined) own.push(sql<SqlBool>`events.post_parent = ${f.postParent}`)
+  if (f.modifiedAfter !== undefined) own.push(sql<SqlBool>`events.modified_utc > ${f.modifiedAfter}`)
+  if (f.modifiedBefore !== undefined) own.push(sql<SqlBool>`events.modified_utc < ${f.modifiedBefore}`)
+  if (own.length > 0) c.push(sql<SqlBool>`exists (select 1 from events where events.id = o.event_id and ${sql.join(own, sql` and `)})`)
   if (f.hasGeo !== undefined) {
     const located = sql<SqlBool>`exists (select 1 from event_venues l inner join venues v on v.id = l.venue_id
-      where l.event_id = events.id and v.status = 'publish' and v.geo_lat is not null and v.geo_lng is not null)`
+      where l.event_id = o.event_id and v.status = 'publish' and v.geo_lat is not null and v.geo_lng is not null)`
     c.push(f.hasGeo ? located : sql<SqlBool>`not ${located}`)
   }
   if (f.near !== undefined) c.push(nearCondition(db, f.near))
@@ -153,7 +161,7 @@ function nearCondition(db: Db, near: Circle): Expression<SqlBool> {
   else if (lng.west > lng.east) lngRange = sql<SqlBool>`(v.geo_lng >= ${lng.west} or v.geo_lng <= ${lng.east})`
   else lngRange = sql<SqlBool>`v.geo_lng between ${lng.west} and ${lng.east}`
   return sql<SqlBool>`exists (select 1 from event_venues l inner join venues v on v.id = l.venue_id
-    where l.event_id = events.id and v.status = 'publish'
+    where l.event_id = o.event_id and v.status = 'publish'
       and v.geo_lat between ${box.minLat} and ${box.maxLat} and ${lngRange}
       and ${distanceKm(db, sql.ref('v.geo_lat'), sql.ref('v.geo_lng'), near.lat, near.lng)} <= ${near.km})`
 }
@@ -189,7 +197,7 @@ export async function countEvents(db: Db, f: EventFilter): Promise<number> {
 async function countByWindowMembership(db: Db, f: EventFilter & { search: string }, ids: Expression<{ id: number }>): Promise<number> {
   const window = { ...f, search: undefined }
   const member = await rememberedResult(db, `ids:events:window:${JSON.stringify(window)}`, async () =>
-    membershipOf(await listIds(db, eventsFrom(db, window, true, false).select('events.id'))))
+    membershipOf(await listIds(db, eventsFrom(db, window, true, false).select('o.event_id as id'))))
   // Ids past what such a list holds (a database filled by hand): the statement that checks each event counts.
   if (member === undefined) return Number((await eventCountQuery(db, f, false).executeTakeFirstOrThrow()).n)
   const { rows } = await sql<{ n: number }>`select count(*) as n from ${ids} as found where substr(${member}, found.id + 1, 1) = x'01'`.execute(db)
@@ -237,8 +245,7 @@ async function searchedInWindow(db: Db, f: EventFilter): Promise<SearchedInWindo
   if (top > searchPlanBounds.eventIdsUpTo) return undefined
   const window: EventFilter = { ...f, search: undefined }
   const order = await rememberedResult(db, `ids:${listKey(window)}:in-order`, async () =>
-    Int32Array.from(await listIds(db, eventsFrom(db, window, true, false).select('events.id')
-      .orderBy('events.start_utc', 'asc').orderBy('events.id', 'asc'))))
+    Int32Array.from(await listIds(db, inListOrder(eventsFrom(db, window, true, false).select('o.event_id as id')))))
   // Word 0: how many bits are set; then the bits, one per place of `order`.
   const bits = await rememberedResult(db, `ids:${listKey(f)}:in-order`, async () => {
     const matched = membershipOf(await listIds(db, db.selectFrom(sql<{ id: number }>`${found.ids}`.as('found')).select('found.id')))
@@ -379,15 +386,15 @@ export function changedMatchesQuery(db: Db, f: EventFilter, ids: readonly number
   const changed = isPostgres(db)
     ? sql<{ id: number }>`(select unnest(${list}::bigint[]) as id)`
     : sql<{ id: number }>`(select value as id from json_each(${JSON.stringify(list)}))`
-  return db.selectFrom(changed.as('changed')).crossJoin(eventsLookedUpById(db))
-    .where(sql<SqlBool>`events.id = changed.id`)
+  return db.selectFrom(changed.as('changed')).crossJoin(occurrencesOfEvent(db))
+    .where(sql<SqlBool>`o.event_id = changed.id`)
     .where(filterCondition(db, f, linkFilters(f), true))
-    .select('events.id').limit(limit)
+    .select('o.event_id as id').limit(limit)
 }
 
 /** The statement `linkedIds` runs (also for the query-plan tests). */
 export function allLinkedIdsQuery(db: Db, f: EventFilter, limit: number) {
-  return eventsFrom(db, f, true, false).select(['events.id', sql<number | string>`count(*) over ()`.as('total')]).orderBy('events.start_utc', 'asc').orderBy('events.id', 'asc').limit(limit)
+  return inListOrder(eventsFrom(db, f, true, false).select(['o.event_id as id', sql<number | string>`count(*) over ()`.as('total')])).limit(limit)
 }
 
 /** The statement `countEvents` runs (also for the query-plan tests). */
@@ -472,8 +479,13 @@ async function searchLooksUp(db: Db, f: EventFilter, upTo: number, total: number
 
 /** The statement `eventIds` runs (also for the query-plan tests). */
 export function eventIdsQuery(db: Db, f: EventFilter, offset: number, limit: number, total: number, searchDrives: boolean, lookUp = false) {
-  return eventsFrom(db, f, total <= SORT_LINKED_UP_TO, searchDrives, lookUp).select('events.id')
-    .orderBy('events.start_utc', 'asc').orderBy('events.id', 'asc').limit(limit).offset(offset)
+  return inListOrder(eventsFrom(db, f, total <= SORT_LINKED_UP_TO, searchDrives, lookUp).select('o.event_id as id'))
+    .limit(limit).offset(offset)
+}
+
+/** A statement over the occurrences (`o`), in list order: start, then event id, then occurrence id (CONTRACT §3, §17). */
+function inListOrder<Q extends { orderBy: (ref: 'o.start_utc' | 'o.event_id' | 'o.occurrence', direction: 'asc') => Q }>(query: Q): Q {
+  return query.orderBy('o.start_utc', 'asc').orderBy('o.event_id', 'asc').orderBy('o.occurrence', 'asc')
 }
 
 /** The id of the term a `categories`/`tags` filter entry names (an id or a slug, of a term in `language`), or undefined. */

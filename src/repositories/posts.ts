@@ -55,7 +55,7 @@ export async function settleNewPost(trx: Tx, table: PostTable, id: number, singu
 }
 
 /** The list condition for a caller's scope (see `listScope`). */
-export function scopeCondition(table: PostTable, scope: ListScope): Expression<SqlBool> {
+export function scopeCondition(table: PostTable | 'o', scope: ListScope): Expression<SqlBool> {
   const status = sql.ref(`${table}.status`)
   if (scope.kind === 'refused') return sql<SqlBool>`1 = 0`
   const inStatuses = sql<SqlBool>`${status} in (${sql.join(scope.statuses.map((s) => sql`${s}`))})`
