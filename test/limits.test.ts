@@ -82,3 +82,31 @@ t.test('DELETE ignores its body, however large: never an undeclared 413', async 
   const other = await inject({ method: 'DELETE', url: `${API}/tags/99`, headers: { ...editor, 'content-type': 'text/plain' }, payload: big })
   t.equal(other.statusCode, 404)
 })
+
+t.test('a term name is at most 200 characters, and an event names a term by at most as many (no 500 on PostgreSQL)', async (t) => {
+  const { inject, auth } = await build(t)
+  const editor = await auth('editor')
+  // Text no compression shortens: PostgreSQL refused its index row for a name of 9,000 characters (a 500).
+  let seed = 1
+  const noise = (n: number) => Array.from({ length: n }, () => {
+    seed = (seed * 48271) % 2147483647
+    return 'abcdefghijklmnopqrstuvwxyz0123456789'[seed % 36]
+  }).join('')
+  for (const collection of ['categories', 'tags'] as const) {
+    const fits = await inject({ method: 'POST', url: `${API}/${collection}`, headers: editor, payload: { name: noise(200) } })
+    t.equal(fits.statusCode, 201, `${collection}: 200 characters are accepted`)
+    for (const length of [201, 9000]) {
+      expectError(t, await inject({ method: 'POST', url: `${API}/${collection}`, headers: editor, payload: { name: noise(length) } }), 400, 'rest_invalid_param', ['name'])
+      expectError(t, await inject({ method: 'POST', url: `${API}/${collection}`, headers: { ...editor, ...FORM }, payload: `name=${noise(length)}` }), 400, 'rest_invalid_param', ['name'])
+      const id = fits.json<{ id: number }>().id
+      expectError(t, await inject({ method: 'POST', url: `${API}/${collection}/${id}`, headers: editor, payload: { name: noise(length) } }), 400, 'rest_invalid_param', ['name'])
+      // No term can have such a name: an event naming one is refused by the same bound, in every form.
+      expectError(t, await inject({ method: 'POST', url: `${API}/events`, headers: editor, payload: { title: 'Gig', start_date: '2026-07-01 20:00:00', end_date: '2026-07-01 23:00:00', [collection]: [noise(length)] } }), 400, 'rest_invalid_param', [collection])
+      for (const form of [`${collection}=${noise(length)}`, `${collection}[]=${noise(length)}`, `${collection}[0]=${noise(length)}`]) {
+        expectError(t, await inject({ method: 'POST', url: `${API}/events`, headers: { ...editor, ...FORM }, payload: `${EVENT}&${form}` }), 400, 'rest_invalid_param', [collection])
+      }
+    }
+  }
+  const listed = await inject({ url: `${API}/tags?hide_empty=false&per_page=50`, headers: editor })
+  t.equal(listed.json<{ total: number }>().total, 1, 'no tag made by a refused request')
+})

@@ -110,6 +110,9 @@ t.test('cause 3: indexed query arrays (`a[0]=1&a[1]=2`) filter like the other fo
   expectError(t, await s.list(q('?categories[x]=jazz')), 400, 'rest_invalid_param', ['categories'])
   expectError(t, await s.list(q('?featured[0]=1')), 400, 'rest_invalid_param', ['featured'])
   expectError(t, await s.list(q('?search[a]=jazz')), 400, 'rest_invalid_param', ['search'])
+  // Deeper than any field nests: still the field's, refused by name, never dropped.
+  expectError(t, await s.list(q('?tags[0][0][0][0]=loud')), 400, 'rest_invalid_param', ['tags'])
+  expectError(t, await s.list(q(`?categories${'[0]'.repeat(500)}=jazz`)), 400, 'rest_invalid_param', ['categories'])
   const venues = await s.inject({ url: `${API}/venues?${q('include[0]=1')}` })
   expectError(t, await s.inject({ url: `${API}/tags?${q('include[0]=x')}` }), 400, 'rest_invalid_param', ['include'])
   t.equal(venues.statusCode, 200)
@@ -175,6 +178,7 @@ t.test('cause 2: PHP form bodies (objects, lists of objects, indexed lists) mean
     [`${httpBuildQuery(base)}&organizer%5B0%5D%5Bid%5D=999`, 'organizer'],
     [`${httpBuildQuery(base)}&venue%5B0%5D%5Bvenue%5D=Hall&venue%5B0%5D%5Bvenue%5D=Other`, 'venue'],
     [`${httpBuildQuery(base)}&venue%5Bvenue%5D=Hall&venue%5Bshow_map%5D=maybe`, 'venue'],
+    [`${httpBuildQuery(base)}&venue%5B0%5D%5Bvenue%5D%5Bx%5D%5By%5D=Hall`, 'venue'],
   ] as const) {
     expectError(t, await post(payload, 400), 400, 'rest_invalid_param', [field])
   }

@@ -4,11 +4,14 @@
  * and its listeners learn what it changed and whether it committed.
  */
 import t from 'tap'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
 import { join } from 'node:path'
 import { openDatabase, openSqlite } from '../src/db/database.js'
 import { onWritten, recordChange, withTransaction, type Change } from '../src/db/unit-of-work.js'
 
-const busy = (): Error => Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' })
+/** A conflict lost at once (WAL: the snapshot moved), not a lock waited for: worth running again. */
+const busy = (): Error => Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY_SNAPSHOT' })
 
 t.test('a write transaction holds the write lock from its first statement', async (t) => {
   const file = join(t.testdir(), 'calendar.db')
@@ -46,7 +49,7 @@ t.test('a unit of work that lost to another connection runs again, whole; other 
   await t.rejects(withTransaction(handle.db, async () => {
     always += 1
     throw busy()
-  }), { code: 'SQLITE_BUSY' }, 'a conflict that lasts is thrown at last')
+  }), { code: 'SQLITE_BUSY_SNAPSHOT' }, 'a conflict that lasts is thrown at last')
   t.equal(always, 3, 'after three runs')
 
   let once = 0
@@ -55,6 +58,32 @@ t.test('a unit of work that lost to another connection runs again, whole; other 
     throw new Error('a refusal')
   }), { message: 'a refusal' })
   t.equal(once, 1, 'any other error ends it at once')
+})
+
+t.test('a lock held elsewhere past the busy timeout is waited for once, not once per run (CONTRACT §18)', async (t) => {
+  const file = join(t.testdir(), 'calendar.db')
+  const timeoutMs = 1000
+  const own = await openSqlite(file, undefined, timeoutMs)
+  t.teardown(() => own.close())
+  // Another process holds the write lock until it is ended (this one's SQLite calls block while they wait).
+  const holder = spawn(process.execPath, ['--input-type=module', '-e', `
+    import SQLite from 'better-sqlite3'
+    const db = new SQLite(${JSON.stringify(file)})
+    db.exec('begin immediate')
+    process.stdout.write('locked\\n')
+    setInterval(() => undefined, 1000)
+  `], { stdio: ['ignore', 'pipe', 'inherit'] })
+  t.teardown(() => holder.kill())
+  await once(holder.stdout, 'data')
+  let runs = 0
+  const began = performance.now()
+  await t.rejects(withTransaction(own.db, async () => {
+    runs += 1
+  }), { code: 'SQLITE_BUSY' }, 'the wait run out is the answer')
+  const took = performance.now() - began
+  t.equal(runs, 0, 'the work never ran')
+  // One wait of the busy timeout; three runs waited three times as long.
+  t.ok(took >= timeoutMs * 0.9 && took < timeoutMs * 2, `waited once (${Math.round(took)} ms for a timeout of ${timeoutMs} ms)`)
 })
 
 t.test('listeners learn what a unit of work changed, and whether it committed', async (t) => {

@@ -453,6 +453,16 @@ export function isWriteConflict(error: unknown): boolean {
 }
 
 /**
+ * Whether a write conflict is SQLite's busy timeout run out (`SQLITE_BUSY` itself, `SQLITE_BUSY_TIMEOUT`):
+ * the unit of work already waited as long as a request may (CALENDAR_DATABASE_TIMEOUT_MS, CONTRACT §18),
+ * so it is answered, not tried again to wait as long once more.
+ */
+export function isWaitRunOut(error: unknown): boolean {
+  const code = typeof error === 'object' && error !== null && 'code' in error ? error.code : undefined
+  return code === 'SQLITE_BUSY' || code === 'SQLITE_BUSY_TIMEOUT'
+}
+
+/**
  * A select that locks the rows it reads, skipping rows another transaction holds (PostgreSQL's
  * `FOR UPDATE SKIP LOCKED`: several nodes claim different rows at once). SQLite's write transaction
  * (`BEGIN IMMEDIATE`) already excludes every other writer, so it needs no row locks.

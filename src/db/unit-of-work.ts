@@ -6,7 +6,8 @@
  * Three things belong to every write and live here, once:
  * - how a write transaction begins and when it is tried again, which is the engine's business: the
  *   dialect's driver begins it (SQLite: `BEGIN IMMEDIATE`, sqlite-dialect.ts), and a unit of work that
- *   lost to another connection (`isWriteConflict` in dialect.ts) is run again, whole, a few times;
+ *   lost to another connection (`isWriteConflict` in dialect.ts) is run again, whole, a few times, unless
+ *   it lost by waiting out SQLite's busy timeout (`isWaitRunOut`): that wait is the longest a request takes;
  * - what the write changed: repositories report each record they create, update or delete
  *   (`recordChange`), and the unit of work appends it to the change log in the same transaction, just
  *   before the commit (change-log.ts), then hands the list on when it ends;
@@ -21,7 +22,7 @@
  */
 import type { Kysely, Transaction } from 'kysely'
 import { appendChanges, type Change } from './change-log.js'
-import { isWriteConflict, versionInWrite, type DataVersion } from './dialect.js'
+import { isWaitRunOut, isWriteConflict, versionInWrite, type DataVersion } from './dialect.js'
 import type { Database } from './schema.js'
 
 export type { Change, ChangedResource } from './change-log.js'
@@ -123,7 +124,8 @@ export async function withTransaction<T>(db: Kysely<Database>, work: (trx: Tx) =
         if (before !== undefined && after !== undefined) keep(db, before, after, changes)
         return result
       } catch (error) {
-        if (attempt >= ATTEMPTS || !isWriteConflict(error)) throw error
+        // A lock waited for past the busy timeout is not waited for again: no request waits longer (CONTRACT §18).
+        if (attempt >= ATTEMPTS || !isWriteConflict(error) || isWaitRunOut(error)) throw error
       }
     }
   } finally {

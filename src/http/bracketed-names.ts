@@ -11,7 +11,11 @@
 /** `base[seg][seg]`: the base and the segments (an empty segment appends). */
 const BRACKETED = /^([^[\]]+)((?:\[[^[\]]*\])+)$/
 
-/** Deeper names are left as they are (an unknown field): no field of the contract nests deeper. */
+/**
+ * No field of the contract nests deeper. A deeper name keeps one level more than this (its further
+ * segments dropped), so that its field, which takes no such value, is refused by name: left as an unknown
+ * name, it would be ignored in a query. The bound keeps the walk over the names shallow whatever they hold.
+ */
 const MAX_DEPTH = 3
 
 /**
@@ -32,7 +36,7 @@ function bracketPath(key: string): [string, string[]] | undefined {
   const match = BRACKETED.exec(key)
   if (match === null || match[1] === undefined || match[2] === undefined) return undefined
   const path = match[2].slice(1, -1).split('][')
-  return path.length > MAX_DEPTH ? undefined : [match[1], path]
+  return [match[1], path.slice(0, MAX_DEPTH + 1)]
 }
 
 /**

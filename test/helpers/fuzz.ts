@@ -602,11 +602,12 @@ function decodePairs(pairs: Array<[string, string]>, properties: Json, form: boo
   // PHP's nested names (`a[0]`, `venue[city]`, `organizer[0][organizer]`) of known fields, by base name.
   const nested = new Map<string, Json>()
   for (const [raw, value] of pairs) {
-    const php = /^([^[\]]+)((?:\[[^[\]]*\]){1,3})$/.exec(raw)
+    // Deeper than any field nests, a name keeps one level more than they take (so its field refuses it), as the server reads it.
+    const php = /^([^[\]]+)((?:\[[^[\]]*\])+)$/.exec(raw)
     if (php?.[1] !== undefined && php[2] !== undefined && php[2] !== '[]' && Object.hasOwn(properties, php[1])) {
       const root = nested.get(php[1]) ?? {}
       nested.set(php[1], root)
-      const path = php[2].slice(1, -1).split('][')
+      const path = php[2].slice(1, -1).split('][').slice(0, 4)
       let node = root
       for (const [i, segment] of path.entries()) {
         const key = segment === '' ? String(Object.keys(node).length) : segment
