@@ -30,12 +30,13 @@ interface Expanded {
   gaps: number
 }
 
-function bothWays(s: SeriesStart, input: RecurrenceInput): Expanded {
+/** `zone`: the TZID the VEVENT is written with (default: the zone's own, `zoneId`); null writes it in UTC. */
+function bothWays(s: SeriesStart, input: RecurrenceInput, zone?: string | null): Expanded {
   const checked = checkRecurrence(input, s.allDay)
   if ('refused' in checked) throw new Error(checked.refused)
   const ours = expandSeries(s, checked, HORIZON)
   if ('refused' in ours) throw new Error(ours.refused)
-  const tzid = s.allDay ? undefined : zoneId(s.timezone)
+  const tzid = s.allDay || zone === null ? undefined : zone ?? zoneId(s.timezone)
   const lines = recurrenceLines(checked, s.timezone, tzid, s.allDay)
   const dtstart = s.allDay
     ? `DTSTART;VALUE=DATE:${s.start.slice(0, 10).replaceAll('-', '')}`
@@ -117,9 +118,19 @@ t.test('an all-day yearly festival with a cancelled year; UNTIL in UTC becomes a
   same(t, e, false)
 })
 
-t.test('a fixed offset has no VTIMEZONE: dates in UTC, exact there', async (t) => {
-  const e = bothWays(series('UTC+5:30', '2026-01-05 09:00:00'), { rule: 'FREQ=WEEKLY;INTERVAL=2;BYDAY=MO,FR;COUNT=6', rdates: ['2026-01-07 12:00:00'] })
-  t.strictSame(e.lines.slice(1), ['RDATE:20260107T063000Z'])
+t.test('a fixed offset has its own VTIMEZONE: dates with its TZID, as DTSTART is written', async (t) => {
+  const e = bothWays(series('UTC+5:30', '2026-01-05 09:00:00'), {
+    rule: 'FREQ=WEEKLY;INTERVAL=2;BYDAY=MO,FR;UNTIL=20260220T090000', rdates: ['2026-01-07 12:00:00'], exdates: ['2026-01-19 09:00:00'],
+  })
+  t.strictSame(e.lines, ['RRULE:FREQ=WEEKLY;INTERVAL=2;BYDAY=MO,FR;UNTIL=20260220T033000Z', 'RDATE;TZID=UTC+0530:20260107T120000', 'EXDATE;TZID=UTC+0530:20260119T090000'])
+  t.equal(e.ours.length, 8)
+  same(t, e, false)
+})
+
+t.test('a VEVENT written in UTC (a zone without a definition): dates in UTC', async (t) => {
+  // Exact while each occurrence's UTC day is its local day: the RRULE then expands in UTC as it would locally.
+  const e = bothWays(series('UTC+5:30', '2026-01-05 09:00:00'), { rule: 'FREQ=WEEKLY;INTERVAL=2;BYDAY=MO,FR;COUNT=6', rdates: ['2026-01-07 12:00:00'], exdates: ['2026-01-09 09:00:00'] }, null)
+  t.strictSame(e.lines, ['RRULE:FREQ=WEEKLY;INTERVAL=2;BYDAY=MO,FR;COUNT=6', 'RDATE:20260107T063000Z', 'EXDATE:20260109T033000Z'])
   same(t, e, false)
 })
 

@@ -6,8 +6,9 @@
  *
  * RFC 5545 wants UNTIL in UTC when DTSTART has a TZID, and a DATE when DTSTART is one: an UNTIL written
  * otherwise is converted to the same bound (a wall time or a local day's end to its instant; for all-day
- * series, an instant or wall time to its local day). A zone without a VTIMEZONE (a fixed offset such as
- * `UTC+2`) has no TZID: its dates are written in UTC, which is exact there, as offsets never change.
+ * series, an instant or wall time to its local day). The dates follow the zone rule of the event's DTSTART
+ * (ical.ts, `zoneId`): the TZID of the zone's VTIMEZONE, a fixed offset such as `UTC+2` included (its own
+ * fixed-offset VTIMEZONE, `UTC+0200`); in UTC only for a zone without a definition (none that ICU knows).
  */
 import { wallToUtc, utcToWall } from './dates.js'
 import type { Recurrence } from './recurrence.js'
