@@ -1,6 +1,7 @@
 /**
  * A second parser outside JavaScript: sample feeds (every property, all-day, three zones across DST,
- * escaping and folding, protected events) read by Python's `icalendar` (Debian's python3-icalendar,
+ * both occurrences of a wall time that occurs twice, a manual offset's fixed-offset VTIMEZONE, escaping
+ * and folding, protected events) read by Python's `icalendar` (Debian's python3-icalendar,
  * which `.ci/run` installs), each property compared with the JSON of the same event. Outside CI, where
  * the package may be missing, the output says that the second parser did not run; in CI (CI=true) a
  * missing package fails the test.
@@ -16,14 +17,32 @@ import { setup, type Event } from './helpers/events.js'
 const READER = String.raw`
 import json, re, sys
 from datetime import date, datetime, timezone
+import pytz
 from icalendar import Calendar
 
 def rfc6868(text):
     # icalendar 4 (Debian 12) predates RFC 6868: a parameter's ^' ^n ^^ are decoded here.
     return re.sub(r"\^(['n^])", lambda m: {"'": '"', "n": "\n", "^": "^"}[m.group(1)], text)
 
+def first_occurrence(value):
+    # RFC 5545 3.3.5: a local time with a TZID that occurs twice is its first occurrence. icalendar 4
+    # localizes with pytz's default (is_dst=False), which is the second: both are tried, the earlier kept.
+    tz = value.tzinfo
+    if not hasattr(tz, "localize"):
+        return value
+    naive = value.replace(tzinfo=None)
+    try:
+        tz.localize(naive, is_dst=None)
+        return value
+    except pytz.exceptions.AmbiguousTimeError:
+        return min((tz.localize(naive, is_dst=dst) for dst in (True, False)), key=lambda d: d.astimezone(timezone.utc))
+    except pytz.exceptions.NonExistentTimeError:
+        return value
+
 def when(prop):
     value = prop.dt
+    if isinstance(value, datetime) and prop.params.get("TZID") is not None:
+        value = first_occurrence(value)
     if isinstance(value, datetime):
         return {"utc": value.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S"), "wall": value.strftime("%Y-%m-%d %H:%M:%S"), "tzid": prop.params.get("TZID")}
     return {"date": value.isoformat()}
@@ -56,7 +75,7 @@ interface Read {
   events: Array<{
     uid: string; sequence: number; summary: string; description: string | null; location: string | null; geo: number[] | null
     organizer: { cn: string; value: string } | null; categories: string[]; url: string; status: string
-    dtstart: { utc?: string; wall?: string; tzid?: string; date?: string }; dtend: { utc?: string; wall?: string; tzid?: string; date?: string }
+    dtstart: { utc?: string; wall?: string; tzid?: string | null; date?: string }; dtend: { utc?: string; wall?: string; tzid?: string | null; date?: string }
     dtstamp: { utc?: string }; created: { utc?: string }; last_modified: { utc?: string }
   }>
 }
@@ -80,13 +99,18 @@ t.test('python icalendar reads the sample feeds as the JSON says', async (t) => 
     await s.event('Halloween in New York', { timezone: 'America/New_York', start_date: '2026-10-31 22:00:00', end_date: '2026-11-01 03:30:00' }),
     await s.event('Spring in Sydney', { timezone: 'Australia/Sydney', start_date: '2026-10-03 23:00:00', end_date: '2026-10-04 05:00:00' }),
     await s.event('Fair', { all_day: true, start_date: '2026-07-10 00:00:00', end_date: '2026-07-12 23:59:59' }),
+    // A wall time that occurs twice (25 Oct 2026, 02:30 in Zurich): the first with its TZID, the second in UTC;
+    // a manual offset with its fixed-offset VTIMEZONE (TZID UTC+0530).
+    await s.event('Fall back, first', { timezone: 'Europe/Zurich', start_date: '2026-10-25 02:30:00', end_date: '2026-10-25 02:45:00' }),
+    await s.event('Fall back, second', { timezone: 'Europe/Zurich', start_date: '2026-10-25T02:30:00+01:00', end_date: '2026-10-25T03:30:00+01:00' }),
+    await s.event('Manual offset', { timezone: 'UTC+5:30', start_date: '2026-08-02 10:00:00', end_date: '2026-08-02 11:00:00' }),
     await s.event('Protected', { description: 'secret text' }),
   ]
-  const last = events[4]
-  if (last === undefined) throw new Error('five events')
+  const last = events[7]
+  if (last === undefined) throw new Error('eight events')
   t.equal((await s.patch(last.id, { password: 'sesame', title: 'Protected!' })).statusCode, 200)
   const protectedNow = (await s.get(last.id, '', s.editor)).json<Event>()
-  events[4] = protectedNow
+  events[7] = protectedNow
   t.equal((await s.patch(events[0]?.id ?? 0, { title: 'Late Night Jazz, updated' })).statusCode, 200)
   const first = (await s.get(events[0]?.id ?? 0)).json<Event>()
   events[0] = first
@@ -115,8 +139,8 @@ t.test('python icalendar reads the sample feeds as the JSON says', async (t) => 
   t.equal(read.calendar.CALSCALE, 'GREGORIAN')
   t.equal(read.calendar['X-WR-TIMEZONE'], 'Europe/Zurich')
   t.equal(read.calendar['X-WR-CALNAME'], 'Events – calendar.test')
-  t.strictSame(read.timezones, ['America/New_York', 'Australia/Sydney', 'Europe/Zurich'])
-  t.equal(read.events.length, 5)
+  t.strictSame(read.timezones, ['America/New_York', 'Australia/Sydney', 'Europe/Zurich', 'UTC+0530'])
+  t.equal(read.events.length, 8)
   const byUid = new Map(read.events.map((e) => [e.uid, e]))
   for (const event of events) {
     const e = byUid.get(`${event.id}@calendar.test`)
@@ -134,14 +158,22 @@ t.test('python icalendar reads the sample feeds as the JSON says', async (t) => 
     t.equal(e.categories.join(','), event.categories.map((c) => c.name).join(','))
     if (event.all_day) {
       t.strictSame([e.dtstart.date, e.dtend.date], ['2026-07-10', '2026-07-13'], 'all-day: dates, DTEND the day after')
+    } else if (event.title === 'Fall back, second') {
+      t.strictSame([event.start_date, event.utc_start_date], ['2026-10-25 02:30:00', '2026-10-25 01:30:00'], 'the second 02:30')
+      t.strictSame([e.dtstart.tzid, e.dtend.tzid], [null, null], 'the second occurrence of a wall time in UTC')
+      t.equal(e.dtstart.utc, event.utc_start_date, 'second occurrence: start instant')
+      t.equal(e.dtend.utc, event.utc_end_date, 'second occurrence: end instant')
     } else {
-      t.equal(e.dtstart.tzid, event.timezone)
+      t.equal(e.dtstart.tzid, event.timezone === 'UTC+5:30' ? 'UTC+0530' : event.timezone)
       t.equal(e.dtstart.wall, event.start_date, `${event.timezone}: start wall time`)
       t.equal(e.dtend.wall, event.end_date, `${event.timezone}: end wall time`)
       t.equal(e.dtstart.utc, event.utc_start_date, `${event.timezone}: start instant`)
       t.equal(e.dtend.utc, event.utc_end_date, `${event.timezone}: end instant`)
     }
   }
+  const fallBack = events[4]
+  t.strictSame([fallBack?.title, fallBack?.utc_start_date], ['Fall back, first', '2026-10-25 00:30:00'], 'the first 02:30 (summer time)')
+  t.strictSame(byUid.get(`${fallBack?.id ?? 0}@calendar.test`)?.dtstart, { utc: '2026-10-25 00:30:00', wall: '2026-10-25 02:30:00', tzid: 'Europe/Zurich' }, 'read as its first occurrence (RFC 5545 §3.3.5)')
   const jazz = byUid.get(`${first.id}@calendar.test`)
   t.equal(jazz?.sequence, 1, 'updated once')
   t.equal(jazz?.description, first.description, 'commas, semicolons, newlines and emoji read back')
