@@ -1664,8 +1664,9 @@ class UpdateEvent implements fc.AsyncCommand<Model, Sut> {
     if (this.via === 'slug') delete spec.password
     const raw = eventJson(m, spec, this.caller, found?.lang ?? 'en')
     // A trashed event cannot be read (410), so no client can hold its current ETag: none is sent then.
+    // The ETag is the one of the version written: `ml_language` may name another one of the group than `id`.
     const ifMatch = found?.status === 'trash' && this.ifMatch === 'current' ? 'none' : this.ifMatch
-    await refreshEtag(s, this.caller, found, `${API}/events/${id}`, ifMatch)
+    await refreshEtag(s, this.caller, found, `${API}/events/${found?.id ?? id}`, ifMatch)
     const headers = ifMatchHeader(found, 'event', id, ifMatch)
     const { res, what, body } = await send(s, this.caller, this.method, withQuery(url, query), raw, this.form, headers)
     if (this.caller === 'anon') return expectError(res, 401, ['rest_forbidden'], what)
@@ -1811,8 +1812,9 @@ class UpdateLinked implements fc.AsyncCommand<Model, Sut> {
     const { kind, caller } = this
     const { url, query, found, id } = target(m, kind, this.r, this.via, this.r % 4 === 1)
     const raw = linkedJson(m, kind, this.spec, caller, found?.lang ?? 'en')
-    // What a venue or organizer shows moves with others' writes too (its translations): read it first.
-    await refreshEtag(s, caller, found, `${API}/${COLLECTION[kind]}/${id}`, this.ifMatch)
+    // What a venue or organizer shows moves with others' writes too (its translations): read it first,
+    // the version written (`ml_language` may name another one of the group than `id`).
+    await refreshEtag(s, caller, found, `${API}/${COLLECTION[kind]}/${found?.id ?? id}`, this.ifMatch)
     const headers = ifMatchHeader(found, kind, id, this.ifMatch)
     const { res, what, body } = await send(s, caller, this.method, withQuery(url, query), raw, this.form, headers)
     if (caller === 'anon') return expectError(res, 401, ['rest_forbidden'], what)

@@ -263,6 +263,16 @@ export function inIdList(db: QueryExecutorProvider, column: Expression<unknown>,
   return list === undefined ? sql<SqlBool>`1 = 0` : inIdValue(db, column, list)
 }
 
+/**
+ * Ends a correlated subquery that is to stay one, probed through its indexes for each row of the outer
+ * query: PostgreSQL's `offset 0` keeps it from being pulled up into a join, whose plan the planner then
+ * picks by a cost that may tie with reading the outer table whole; SQLite runs such subqueries per row
+ * already (nothing to add).
+ */
+export function probedPerRow(db: QueryExecutorProvider): Expression<unknown> {
+  return isPostgres(db) ? sql` offset 0` : sql``
+}
+
 /** The one parameter `inIdList` binds for `ids`, undefined when none is a safe integer (for prepared statements). */
 export function idListValue(db: QueryExecutorProvider, ids: readonly number[]): number[] | string | undefined {
   const list = ids.filter((id) => Number.isSafeInteger(id))

@@ -101,7 +101,12 @@ type AssembledRow = EventRow & {
   image_url: string | null
 }
 
-/** Events' rows with their links (see `assembleEvents`), the ids one parameter (`idListValue`). */
+/**
+ * Events' rows with their links (see `assembleEvents`), the ids one parameter (`idListValue`). The
+ * versions' states are read by id, their ids found in the translation index (as `translations.ts`
+ * does for venues and organizers): most events are in no group, so the statistics make a lookup by group
+ * look as dear as reading the table for the two columns the index lacks.
+ */
 const assembledRows = prepared(1, (db, list: number[] | string) => sql<AssembledRow>`select e.*,
       (select ${jsonArrayAgg(db, jsonArrayOf(db, [sql.ref('l.term_id'), sql.ref('t.taxonomy')]), sql`${bytewise(db, sql.ref('t.name_key'))}, t.id`)}
         from event_terms l inner join terms t on t.id = l.term_id where l.event_id = e.id) as term_links,
@@ -110,7 +115,7 @@ const assembledRows = prepared(1, (db, list: number[] | string) => sql<Assembled
       (select ${jsonObjectAgg(db, sql.ref('m.language'), sql.ref('m.id'), sql.ref('m.id'))} from events m
         where m.translation_group = coalesce(e.translation_group, e.id)) as translation_ids,
       (select ${jsonArrayAgg(db, jsonArrayOf(db, [sql.ref('m.id'), sql.ref('m.status'), sql.ref('m.author')]), sql.ref('m.id'))} from events m
-        where m.translation_group = coalesce(e.translation_group, e.id)) as translation_states,
+        where m.id in (select g.id from events g where g.translation_group = coalesce(e.translation_group, e.id))) as translation_states,
       (select i.url from images i where i.id = e.image_id) as image_url
     from events e where ${inIdValue(db, sql.ref('e.id'), list)}`)
 

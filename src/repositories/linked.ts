@@ -6,7 +6,7 @@
  */
 import { sql, type Expression, type SqlBool } from 'kysely'
 import type { Image, Language } from '../contract.js'
-import { containsText, inIdList } from '../db/dialect.js'
+import { containsText, inIdList, probedPerRow } from '../db/dialect.js'
 import { prepared } from '../db/prepared.js'
 import type { OrganizerRow, VenueRow } from '../db/schema.js'
 import { recordChange, type Db, type Tx } from '../db/unit-of-work.js'
@@ -90,9 +90,14 @@ function countedEvent(reader: ListScope): Expression<SqlBool> {
   return sql<SqlBool>`(${inStatuses} and (e.status = 'publish' or e.author = ${reader.owner}))`
 }
 
-function linkedEvents<R extends LinkedRow>(kind: AnyKind<R>, reader: ListScope, extra: Expression<SqlBool>): Expression<SqlBool> {
+/**
+ * Whether a counted event (and `extra`) links the venue or organizer. `perRow`: checked for each record
+ * through the links' index (`probedPerRow`), for `has_events`, whose events are bound by status alone,
+ * too many to start from; `only_with_upcoming` may start from the events in its window.
+ */
+function linkedEvents<R extends LinkedRow>(db: Db, kind: AnyKind<R>, reader: ListScope, extra: Expression<SqlBool>, perRow = false): Expression<SqlBool> {
   return sql<SqlBool>`exists (select 1 from ${sql.table(kind.link.table)} l inner join events e on e.id = l.event_id
-    where l.${sql.ref(kind.link.column)} = ${sql.ref(`${kind.table}.id`)} and ${countedEvent(reader)} and ${extra})`
+    where l.${sql.ref(kind.link.column)} = ${sql.ref(`${kind.table}.id`)} and ${countedEvent(reader)} and ${extra}${perRow ? probedPerRow(db) : sql``})`
 }
 
 function listConditions<R extends LinkedRow>(db: Db, kind: AnyKind<R>, q: LinkedListQuery, scope: Expression<SqlBool>): Expression<SqlBool> {
@@ -102,9 +107,9 @@ function listConditions<R extends LinkedRow>(db: Db, kind: AnyKind<R>, q: Linked
   if (q.event !== undefined) {
     conditions.push(sql<SqlBool>`${ref('id')} in (select ${sql.ref(kind.link.column)} from ${sql.table(kind.link.table)} where event_id = ${q.event})`)
   }
-  if (q.hasEvents === true) conditions.push(linkedEvents(kind, q.eventReader, sql<SqlBool>`1 = 1`))
-  if (q.hasEvents === false) conditions.push(sql<SqlBool>`not ${linkedEvents(kind, q.eventReader, sql<SqlBool>`1 = 1`)}`)
-  if (q.onlyWithUpcoming === true) conditions.push(linkedEvents(kind, q.eventReader, sql<SqlBool>`e.start_utc >= ${q.nowUtc}`))
+  if (q.hasEvents === true) conditions.push(linkedEvents(db, kind, q.eventReader, sql<SqlBool>`1 = 1`, true))
+  if (q.hasEvents === false) conditions.push(sql<SqlBool>`not ${linkedEvents(db, kind, q.eventReader, sql<SqlBool>`1 = 1`, true)}`)
+  if (q.onlyWithUpcoming === true) conditions.push(linkedEvents(db, kind, q.eventReader, sql<SqlBool>`e.start_utc >= ${q.nowUtc}`))
   if (q.modifiedAfter !== undefined) conditions.push(sql<SqlBool>`${ref('modified_utc')} > ${q.modifiedAfter}`)
   if (q.modifiedBefore !== undefined) conditions.push(sql<SqlBool>`${ref('modified_utc')} < ${q.modifiedBefore}`)
   return sql<SqlBool>`${sql.join(conditions, sql` and `)}`

@@ -2,7 +2,7 @@
  * Translation groups: the versions of one record in several languages share a group (the id of the
  * first). Records carry `translations` (language → id of each version, itself included).
  */
-import { sql } from 'kysely'
+import { sql, type SqlBool } from 'kysely'
 import { idListValue, inIdValue } from '../db/dialect.js'
 import { prepared } from '../db/prepared.js'
 import type { Taxonomy } from '../db/schema.js'
@@ -25,10 +25,15 @@ const membersOf = (table: TranslatedTable) => prepared(1, (db, list: number[] | 
   .orderBy('id'))
 const groupMembers = { terms: membersOf('terms'), events: membersOf('events'), venues: membersOf('venues'), organizers: membersOf('organizers') }
 
-/** The same for venues and organizers, with each version's status and author (who may read it). */
+/**
+ * The same for venues and organizers, with each version's status and author (who may read it). The
+ * members are found in the translation index (which holds their ids) and read by id: most records are
+ * alone in no group (`translation_group` null), so the statistics make a lookup by group look as dear as
+ * reading the table, and the planner would read the table whole for the two columns the index lacks.
+ */
 const postMembersOf = (table: 'venues' | 'organizers') => prepared(1, (db, list: number[] | string) => db.selectFrom(table)
   .select(['id', 'translation_group', 'language', 'status', 'author'])
-  .where(inIdValue(db, sql.ref('translation_group'), list))
+  .where(sql<SqlBool>`id in (select g.id from ${sql.table(table)} g where ${inIdValue(db, sql.ref('g.translation_group'), list)})`)
   .orderBy('id'))
 const postGroupMembers = { venues: postMembersOf('venues'), organizers: postMembersOf('organizers') }
 
