@@ -4,7 +4,8 @@
  * place, test/helpers/database.ts (`TEST_DATABASE`, `TEST_POSTGRES_URL`): a test file that imports it,
  * directly or through other files of test/, may open PostgreSQL; any other one opens SQLite or no
  * database at all, whatever the leg, and gives nothing new on PostgreSQL (test/test-files.test.ts
- * checks that no other test file names the engine's variables or the PostgreSQL driver).
+ * checks that no other test file names the engine's variables or the PostgreSQL driver, nor a PostgreSQL URL
+ * but as a value a command refuses without connecting, as test/backup.test.ts gives the SQLite backup).
  */
 import { readFileSync, readdirSync } from 'node:fs'
 import { dirname, relative, resolve } from 'node:path'

@@ -8,7 +8,7 @@
 import t from 'tap'
 import { join } from 'node:path'
 import { freePort } from './helpers/net.js'
-import { call, editorKey, startServer } from './helpers/server.js'
+import { call, editorKey, startServer, type Server } from './helpers/server.js'
 import { freshDatabaseUrl } from './helpers/database.js'
 
 const WRITERS_PER_SERVER = 6
@@ -22,6 +22,12 @@ t.test('two processes writing to one file: every write answered 2xx', async (t) 
   const category = await call(one.base, key, 'POST', '/categories', { name: 'Concerts' })
   t.equal(category.status, 201, 'a category to link')
   const failures: string[] = []
+  let unanswered = false
+  /** What a server was doing when a request got no answer: running, or exited (and how), and its stderr. */
+  const state = async (name: string, server: Server) => {
+    const exit = await Promise.race([server.exited, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 2000))])
+    return `server ${name} ${exit === undefined ? 'running' : `exited (${String(exit.code ?? exit.signal)})`}, stderr: ${server.stderr().slice(-2000) || 'empty'}`
+  }
 
   async function writer(base: string, name: string): Promise<void> {
     for (let round = 0; round < ROUNDS; round++) {
@@ -36,12 +42,27 @@ t.test('two processes writing to one file: every write answered 2xx', async (t) 
       ]
       let event: unknown
       for (const [method, path, body] of steps) {
-        const res = await call(base, key, method, path, body)
+        let res: Awaited<ReturnType<typeof call>>
+        try {
+          res = await call(base, key, method, path, body)
+        } catch (error) {
+          // No answer at all (a connection reset, a timeout): said with what each server was doing (below).
+          failures.push(`${method} ${path}: no answer (${String(error)}; ${String((error as { cause?: unknown }).cause)})`)
+          unanswered = true
+          return
+        }
         if (res.status < 200 || res.status > 299) failures.push(`${method} ${path}: ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`)
         if (path === '/events') event = res.body.id
       }
       if (typeof event !== 'number') continue
-      const res = await call(base, key, 'PATCH', `/events/${event}`, { slug: `${name}-renamed-${round}` })
+      let res: Awaited<ReturnType<typeof call>>
+      try {
+        res = await call(base, key, 'PATCH', `/events/${event}`, { slug: `${name}-renamed-${round}` })
+      } catch (error) {
+        failures.push(`PATCH /events/${event}: no answer (${String(error)}; ${String((error as { cause?: unknown }).cause)})`)
+        unanswered = true
+        return
+      }
       if (res.status !== 200) failures.push(`PATCH /events/${event}: ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`)
     }
   }
@@ -51,6 +72,7 @@ t.test('two processes writing to one file: every write answered 2xx', async (t) 
     writers.push(writer(one.base, `one-${n}`), writer(two.base, `two-${n}`))
   }
   await Promise.all(writers)
+  if (unanswered) failures.push(await state('one', one), await state('two', two))
   t.same(failures, [], 'no write failed because the other process wrote')
   const events = await call(two.base, key, 'GET', '/events?start_date=2026-07-01&end_date=2026-07-02&per_page=1')
   t.equal(events.body.total, 2 * WRITERS_PER_SERVER * ROUNDS, 'every event is there, as either process reads it')

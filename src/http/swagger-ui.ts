@@ -135,7 +135,9 @@ const METHODS = ['get', 'put', 'post', 'patch', 'delete', 'head', 'options']
  *   out" leaves it out until one is chosen (the contract's examples all carry a value);
  * - a form body's fields are prefilled from the form's example and left empty otherwise: Swagger UI fills
  *   each form field from its schema alone, which for dates and time zones is text that a pattern only
- *   resembles (`2311-63-58`), and a field left empty is not sent.
+ *   resembles (`2311-63-58`), and a field left empty is not sent. An example's key that the form takes
+ *   through `patternProperties` (a PHP-style `venue[city]`) is a field of its own, with the schema of its
+ *   pattern: Swagger UI shows only `properties` as fields, and would drop it from the request.
  */
 export function uiDocument(document: OpenApiDocument, notSent: string): OpenApiDocument {
   const copy = structuredClone(document)
@@ -172,13 +174,21 @@ function resolved(schema: unknown, schemas: Json): unknown {
 }
 
 /**
- * An object schema whose every property samples as `example` has it, or as empty. A property Swagger UI
- * edits as a list (its schema, or the first of its `anyOf`, is an array) samples as a list.
+ * An object schema whose every property samples as `example` has it, or as empty; an example's key that
+ * only a `patternProperties` pattern takes becomes a property with that pattern's schema. A property
+ * Swagger UI edits as a list (its schema, or the first of its `anyOf`, is an array) samples as a list.
  */
 function prefilled(schema: unknown, example: Json, schemas: Json): unknown {
   if (!isRecord(schema) || !isRecord(schema.properties)) return schema
+  const fields: Json = { ...schema.properties }
+  const patterns = isRecord(schema.patternProperties) ? Object.entries(schema.patternProperties) : []
+  for (const name of Object.keys(example)) {
+    if (name in fields) continue
+    const match = patterns.find(([pattern]) => new RegExp(pattern, 'u').test(name))
+    if (match !== undefined) fields[name] = match[1]
+  }
   const properties: Json = {}
-  for (const [name, property] of Object.entries(schema.properties)) {
+  for (const [name, property] of Object.entries(fields)) {
     const value = example[name]
     const sample = !isList(property, schemas) ? value ?? '' : value === undefined ? [] : Array.isArray(value) ? value : [value]
     properties[name] = { ...(isRecord(property) ? property : {}), examples: [sample] }
