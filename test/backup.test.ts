@@ -6,39 +6,20 @@
  * The backup is SQLite's; it runs on a file of its own on either leg. Only 127.0.0.1; every wait is bounded.
  */
 import t from 'tap'
-import { spawn } from 'node:child_process'
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { freePort } from './helpers/net.js'
-import { REQUEST_TIMEOUT_MS, call, editorKey, startServer, type Server } from './helpers/server.js'
-import { TYPESCRIPT } from './helpers/typescript.js'
+import { REQUEST_TIMEOUT_MS, call, editorKey, runScript, startServer, type CommandRun, type Server } from './helpers/server.js'
 
-const ROOT = new URL('..', import.meta.url).pathname
 const WRITERS = 4
 /** Writes acknowledged before the backup starts, and after it ends (so that writes ran through it). */
 const BEFORE = 120
 const AFTER = 20
 
-interface Run { code: number | null; stdout: string; stderr: string }
-
-async function backupCommand(databaseUrl: string, args: readonly string[]): Promise<Run> {
-  const env: Record<string, string | undefined> = { ...process.env, DATABASE_URL: databaseUrl, NODE_OPTIONS: '', LOG_LEVEL: 'silent' }
-  delete env.NODE_V8_COVERAGE
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...TYPESCRIPT, 'scripts/backup.ts', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
-    let stdout = ''
-    let stderr = ''
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000)
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
-    child.on('error', reject)
-    child.on('close', (code) => {
-      clearTimeout(timer)
-      resolve({ code, stdout, stderr })
-    })
-  })
+async function backupCommand(databaseUrl: string, args: readonly string[]): Promise<CommandRun> {
+  return runScript('backup.ts', databaseUrl, args, 60_000)
 }
 
 async function until(check: () => boolean, what: string, ms = 60_000): Promise<void> {

@@ -4,34 +4,15 @@
  * that the calendar is the demo's alone again, its ids starting at 1 as the contract's examples name them.
  */
 import t from 'tap'
-import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openDatabase } from '../src/db/database.js'
 import { freshDatabaseUrl } from './helpers/database.js'
-import { TYPESCRIPT } from './helpers/typescript.js'
+import { runScript, type CommandRun } from './helpers/server.js'
 
-const ROOT = new URL('..', import.meta.url).pathname
-
-interface Run { code: number | null; stdout: string; stderr: string }
-
-async function demo(databaseUrl: string, args: readonly string[] = []): Promise<Run> {
-  const env: Record<string, string | undefined> = { ...process.env, DATABASE_URL: databaseUrl, NODE_OPTIONS: '', LOG_LEVEL: 'silent' }
-  delete env.NODE_V8_COVERAGE
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...TYPESCRIPT, 'scripts/demo.ts', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
-    let stdout = ''
-    let stderr = ''
-    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000)
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
-    child.on('error', reject)
-    child.on('close', (code) => {
-      clearTimeout(timer)
-      resolve({ code, stdout, stderr })
-    })
-  })
+async function demo(databaseUrl: string, args: readonly string[] = []): Promise<CommandRun> {
+  return runScript('demo.ts', databaseUrl, args, 120_000)
 }
 
 /** The events' ids, the venues' count and the API keys' count in the database at `url`. */

@@ -177,6 +177,30 @@ t.test('PostgreSQL stopped and started: 503 and readiness naming the database wh
   t.ok(names.includes('before') && names.includes('after'))
 })
 
+/**
+ * Holds a lock on the database at `url` from another connection until the returned function is called: on
+ * PostgreSQL `tables` locked in access exclusive mode, on SQLite a transaction begun with `sqliteBegin`.
+ */
+async function holdLock(url: string, tables: readonly string[], sqliteBegin: 'begin immediate' | 'begin exclusive'): Promise<() => Promise<void>> {
+  if (TEST_ENGINE === 'postgres') {
+    const other = new pg.Client({ connectionString: url.replace(/\?.*$/, '') })
+    await other.connect()
+    const schema = new URL(url).searchParams.get('schema') ?? 'public'
+    await other.query('begin')
+    await other.query(`lock table ${tables.map((table) => `"${schema}".${table}`).join(', ')} in access exclusive mode`)
+    return async () => {
+      await other.query('rollback')
+      await other.end()
+    }
+  }
+  const other = new SQLite(url)
+  other.exec(sqliteBegin)
+  return async () => {
+    other.exec('rollback')
+    other.close()
+  }
+}
+
 t.test('a lock held elsewhere past CALENDAR_DATABASE_TIMEOUT_MS: 503 in bounded time, rolled back, never applied later', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'calendar-lock-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
@@ -184,25 +208,7 @@ t.test('a lock held elsewhere past CALENDAR_DATABASE_TIMEOUT_MS: 503 in bounded 
   const key = await editorKey(url)
   const server = await startServer(t, url, await freePort(), { CALENDAR_DATABASE_TIMEOUT_MS: '300' })
   t.equal((await send(t, server.base, key, 'POST', '/venues', { venue: 'before' })).status, 201)
-  let release: () => Promise<void>
-  if (TEST_ENGINE === 'postgres') {
-    const other = new pg.Client({ connectionString: url.replace(/\?.*$/, '') })
-    await other.connect()
-    const schema = new URL(url).searchParams.get('schema') ?? 'public'
-    await other.query('begin')
-    await other.query(`lock table "${schema}".venues in access exclusive mode`)
-    release = async () => {
-      await other.query('rollback')
-      await other.end()
-    }
-  } else {
-    const other = new SQLite(url)
-    other.exec('begin immediate')
-    release = async () => {
-      other.exec('rollback')
-      other.close()
-    }
-  }
+  const release = await holdLock(url, ['venues'], 'begin immediate')
   // The lock is released after the answer, or after 10 s if none came (the old server waited for it).
   const released = new Promise<void>((resolve) => setTimeout(resolve, 10_000).unref())
   const began = Date.now()
@@ -309,25 +315,7 @@ t.test('the key command waits at most CALENDAR_DATABASE_TIMEOUT_MS for a locked 
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   const url = await freshDatabaseUrl(t, join(dir, 'calendar.db'))
   await editorKey(url)
-  let release: () => Promise<void>
-  if (TEST_ENGINE === 'postgres') {
-    const other = new pg.Client({ connectionString: url.replace(/\?.*$/, '') })
-    await other.connect()
-    const schema = new URL(url).searchParams.get('schema') ?? 'public'
-    await other.query('begin')
-    await other.query(`lock table "${schema}".users, "${schema}".api_keys in access exclusive mode`)
-    release = async () => {
-      await other.query('rollback')
-      await other.end()
-    }
-  } else {
-    const other = new SQLite(url)
-    other.exec('begin exclusive')
-    release = async () => {
-      other.exec('rollback')
-      other.close()
-    }
-  }
+  const release = await holdLock(url, ['users', 'api_keys'], 'begin exclusive')
   const began = Date.now()
   const result = await apiKeyCommand(url, ['create', '--role', 'editor'], { CALENDAR_DATABASE_TIMEOUT_MS: '500' })
   const took = Date.now() - began

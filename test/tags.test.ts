@@ -265,7 +265,8 @@ t.test('create: the slug is made from the name and made unique with -2, -3', asy
   t.same([a.slug, b.slug, c.slug], ['rock-roll', 'rock-roll-2', 'rock-roll-3'])
   t.equal((await create({ name: 'Über Straße Café' })).slug, 'ueber-strasse-cafe')
   t.equal((await create({ name: '!!!' })).slug, 'tag-5')
-  t.equal((await create({ name: 'x'.repeat(250) })).slug, 'x'.repeat(200))
+  // A name is at most 200 characters; folded (ü → ue) it makes a slug longer than 200, cut there.
+  t.equal((await create({ name: 'ü'.repeat(150) })).slug, 'ue'.repeat(100))
 })
 
 t.test('create: slugs are unique per resource: a category and a tag may share one', async (t) => {

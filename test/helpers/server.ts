@@ -77,15 +77,21 @@ export async function startServer(t: Test, file: string, port: number, env: Reco
   return { child, base: `http://127.0.0.1:${port}${API}`, exited, stderr: () => err, stdout: () => out }
 }
 
-/** Runs the api-key command on the database at `file`, as an operator would while servers run (bounded). */
-export async function apiKeyCommand(file: string, args: readonly string[], extra: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const env: Record<string, string | undefined> = { ...process.env, DATABASE_URL: file, NODE_OPTIONS: '', LOG_LEVEL: 'silent', ...extra }
+/** What a command of the project printed, and how it ended. */
+export interface CommandRun { code: number | null; stdout: string; stderr: string }
+
+/**
+ * Runs `scripts/<script>` on the database at `databaseUrl`, as an operator would while servers run, killed after
+ * `timeoutMs` (the scripts: api-key, backup, demo).
+ */
+export async function runScript(script: string, databaseUrl: string, args: readonly string[], timeoutMs: number, extra: Record<string, string> = {}): Promise<CommandRun> {
+  const env: Record<string, string | undefined> = { ...process.env, DATABASE_URL: databaseUrl, NODE_OPTIONS: '', LOG_LEVEL: 'silent', ...extra }
   delete env.NODE_V8_COVERAGE
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...TYPESCRIPT, 'scripts/api-key.ts', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, [...TYPESCRIPT, `scripts/${script}`, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
     let stdout = ''
     let stderr = ''
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000)
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs)
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
     child.on('error', reject)
@@ -94,6 +100,11 @@ export async function apiKeyCommand(file: string, args: readonly string[], extra
       resolve({ code, stdout, stderr })
     })
   })
+}
+
+/** Runs the api-key command on the database at `file`, as an operator would while servers run (bounded). */
+export async function apiKeyCommand(file: string, args: readonly string[], extra: Record<string, string> = {}): Promise<CommandRun> {
+  return runScript('api-key.ts', file, args, 30_000, extra)
 }
 
 export async function call(base: string, key: string, method: string, path: string, body?: Json): Promise<{ status: number; body: Json }> {
