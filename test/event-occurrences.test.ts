@@ -11,6 +11,7 @@
 import { sql, type Kysely } from 'kysely'
 import t from 'tap'
 import { migrateToLatest } from '../src/db/migrate.js'
+import * as recurringEvents from '../src/db/migrations/0018-recurring-events.js'
 import type { Database } from '../src/db/schema.js'
 import { formatOccurrenceId } from '../src/lib/recurrence.js'
 import { build, type Built } from './helpers/build.js'
@@ -149,18 +150,11 @@ t.test('the migration fills the occurrences of the events already there', async 
   const first = await insertEvent(s.db, { start_utc: '2026-07-01 16:00:00', end_utc: '2026-07-01 19:00:00' })
   const allDay = await insertEvent(s.db, { all_day: 1, start_date: '2026-07-02 00:00:00', start_utc: '2026-07-01 22:00:00', end_utc: '2026-07-02 21:59:59' })
   // Back to the schema before it, with the events kept, then forward again: the rows come from the events.
+  await recurringEvents.down(s.db)
+  await sql`delete from kysely_migration where name = '0018-recurring-events'`.execute(s.db)
   await sql`delete from event_occurrences`.execute(s.db)
   await sql`delete from kysely_migration where name = '0017-event-occurrences'`.execute(s.db)
-  if (s.engine === 'postgres') {
-    await sql`drop trigger events_occurrences_insert on events`.execute(s.db)
-    await sql`drop trigger events_occurrences_update on events`.execute(s.db)
-    await sql`drop table event_occurrences`.execute(s.db)
-    await sql`drop function event_occurrences_follow()`.execute(s.db)
-  } else {
-    await sql`drop trigger events_occurrences_insert`.execute(s.db)
-    await sql`drop trigger events_occurrences_update`.execute(s.db)
-    await sql`drop table event_occurrences`.execute(s.db)
-  }
+  await sql`drop table event_occurrences`.execute(s.db)
   await sql`create index events_listing_cover on events (language, hide_from_listings, start_utc, id, status, end_utc)`.execute(s.db)
   await migrateToLatest(s.db)
   const rows = await s.db.selectFrom('event_occurrences').select(['event_id', 'occurrence', 'start_utc']).orderBy('event_id').execute()

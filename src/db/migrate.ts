@@ -20,6 +20,7 @@ import * as documentsBodyLast from './migrations/0014-event-documents-body-last.
 import * as documentsByContext from './migrations/0015-event-documents-by-context.js'
 import * as idempotencyKeys from './migrations/0016-idempotency-keys.js'
 import * as eventOccurrences from './migrations/0017-event-occurrences.js'
+import * as recurringEvents from './migrations/0018-recurring-events.js'
 
 const migrations: Record<string, Migration> = {
   '0001-initial': initial,
@@ -39,6 +40,7 @@ const migrations: Record<string, Migration> = {
   '0015-event-documents-by-context': documentsByContext,
   '0016-idempotency-keys': idempotencyKeys,
   '0017-event-occurrences': eventOccurrences,
+  '0018-recurring-events': recurringEvents,
 }
 
 /**

@@ -62,6 +62,10 @@ export interface EventsTable extends PostColumns {
   sticky: Flag
   featured: Flag
   post_parent: number | null
+  /** `null` for a single event, else the series as JSON text `{"rule","rdates","exdates"}` (migration 0018). */
+  recurrence: string | null
+  /** An unbounded series: the UTC horizon its occurrence rows reach; null otherwise (migration 0018). */
+  recurrence_through_utc: string | null
 }
 
 export interface VenuesTable extends PostColumns {
@@ -164,6 +168,29 @@ export interface EventOccurrencesTable {
   status: string
   featured: Flag
   author: number | null
+  /** 1 when the occurrence has an override (`event_overrides`, migration 0018). */
+  overridden: Generated<Flag>
+}
+
+/**
+ * The changes of one occurrence of a series (migration 0018), keyed by the event and the occurrence id (its
+ * original start). `null`: not changed. `venues`, `organizers`: JSON arrays of ids when the links are changed.
+ */
+export interface EventOverridesTable {
+  event_id: number
+  occurrence: string
+  title: string | null
+  description: string | null
+  excerpt: string | null
+  start_date: string | null
+  end_date: string | null
+  start_utc: string | null
+  end_utc: string | null
+  cost: string | null
+  website: string | null
+  venues: string | null
+  organizers: string | null
+  version: Generated<number>
 }
 
 /** The stored answer to an anonymous single read of an event, its terms left out (migration 0009, repositories/event-documents.ts). */
@@ -273,6 +300,7 @@ export interface Database {
   event_venues: EventVenuesTable
   event_organizers: EventOrganizersTable
   event_occurrences: EventOccurrencesTable
+  event_overrides: EventOverridesTable
   changes: ChangesTable
   change_log: ChangeLogTable
   data_epoch: DataEpochTable
