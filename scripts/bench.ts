@@ -41,12 +41,14 @@ import { runScenario, type Scenario, type ScenarioResult } from './bench/driver.
 import { buildDatabase, dayStartMs, removeDatabaseFiles, type LoadResult } from './bench/loader.js'
 import { copyToPostgres, dropBenchSchema } from './bench/postgres.js'
 import {
-  allowedCpus, freePort, hasTaskset, killAllChildren, memoryOf, pinSelf, startProcess, stopProcess, type Managed, type MemoryStatus,
+  allowedCpus, anonSampler, freePort, hasTaskset, killAllChildren, memoryOf, pinSelf, startProcess, stopProcess, type Managed, type MemoryStatus,
 } from './bench/processes.js'
 import {
-  FAILED_ANSWERS, REALISTIC_KEYS, runTargets, scaleTable, scaleTargets, scenarioTable, targetLines, type ScalePoint, type TargetCheck,
+  FAILED_ANSWERS, REALISTIC_KEYS, memoryTarget, runTargets, scaleTable, scaleTargets, scenarioTable, targetLines, type ScalePoint, type TargetCheck,
 } from './bench/report.js'
-import { PREFIX, allScenarios, ceilingScenario, listScenarios, realScenarios, sampleData } from './bench/scenarios.js'
+import {
+  PREFIX, allScenarios, bytesCeilingScenario, ceilingScenario, listScenarios, realScenarios, sampleData, type Samples,
+} from './bench/scenarios.js'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 /** The bulk loader's source: a database it built is reused (--reuse-db) only by the same loader. */
@@ -305,11 +307,12 @@ async function unload(options: Options, database: Loaded): Promise<void> {
   if (options.databaseUrl !== undefined) await dropBenchSchema(options.databaseUrl, database.events)
 }
 
-async function startCeiling(core: number | undefined): Promise<Managed> {
+/** The ceiling process; `bodyFile`: the already-serialized body its `GET /bytes` sends (default: its own object's JSON). */
+async function startCeiling(core: number | undefined, bodyFile?: string): Promise<Managed> {
   const port = await freePort()
   const managed = await startProcess({
     name: 'ceiling', cwd: ROOT, args: ['--import', 'tsx', 'scripts/bench/ceiling.ts'],
-    env: { PORT: String(port), HOST: '127.0.0.1' }, port, readyPath: '/event', ...(core === undefined ? {} : { core }),
+    env: { PORT: String(port), HOST: '127.0.0.1', ...(bodyFile === undefined ? {} : { BODY_FILE: bodyFile }) }, port, readyPath: '/event', ...(core === undefined ? {} : { core }),
   })
   log(`ceiling pid ${managed.pid} on port ${port} (cpus ${managed.cpus}), answered after ${managed.startupMs.toFixed(0)} ms`)
   return managed
@@ -450,22 +453,26 @@ function ceilingOf(runs: ScenarioResult[]): Ceiling {
   return { rps: mean((r) => r.rps), rpsPerCpuSecond: mean(perCpuSecond), runs }
 }
 
-function withRatios(results: ScenarioResult[], ceiling: Ceiling): ScenarioResult[] {
-  return results.map((r) => ({ ...r, ratio: r.rps / ceiling.rps, cpuRatio: perCpuSecond(r) / ceiling.rpsPerCpuSecond }))
+/** Ratios against the bytes ceiling (`ratio`, `cpuRatio`) and the object ceiling (`objectRatio`); a run without a bytes ceiling rates against the object one. */
+function withRatios(results: ScenarioResult[], object: Ceiling, bytes?: Ceiling): ScenarioResult[] {
+  const main = bytes ?? object
+  return results.map((r) => ({ ...r, ratio: r.rps / main.rps, objectRatio: r.rps / object.rps, cpuRatio: perCpuSecond(r) / main.rpsPerCpuSecond }))
 }
 
-function ceilingNote(ceiling: Ceiling): string {
+function ceilingNote(ceiling: Ceiling, what = 'Ceiling (bare fastify, constant ~2.4 KB event-shaped object serialized per request)'): string {
   const [a, b] = ceiling.runs
-  return `Ceiling (bare fastify, constant ~2.4 KB event-shaped object): ${ceiling.rps.toFixed(0)} req/s`
+  return `${what}: ${ceiling.rps.toFixed(0)} req/s`
     + ` (mean of ${ceiling.runs.length} runs${a !== undefined && b !== undefined ? `: ${a.rps.toFixed(0)} before, ${b.rps.toFixed(0)} after` : ''}),`
     + ` ${ceiling.rpsPerCpuSecond.toFixed(0)} requests per CPU-second;`
     + ceiling.runs.map((r, i) => ` run ${i + 1}: p50/p99 ${r.p50.toFixed(2)}/${r.p99.toFixed(2)} ms, its CPU ${r.serverCpuPct.toFixed(0)} %, client CPU ${r.clientCpuPct.toFixed(0)} %, host CPU pressure ${r.hostCpuPressurePct.toFixed(0)} %`).join(';')
     + '.'
 }
 
-const COLUMNS = 'p50/p99: from every response time (autocannon\'s own histogram, in whole ms, alongside). × ceiling: req/s ÷ the'
-  + ' ceiling\'s req/s; × ceiling per CPU-s: the same with requests per CPU-second of each server process (contention from other'
-  + ' work taken out). errors: socket errors and timeouts. server CPU: % of one core used by the process under test during'
+const COLUMNS = 'p50/p99: from every response time (autocannon\'s own histogram, in whole ms, alongside); p99 ÷ p50: the tail against'
+  + ' the middle. × bytes ceiling: req/s ÷ the bytes ceiling\'s req/s (what the targets are ratios of; the object ceiling where a run'
+  + ' has none); × object ceiling: the same against the object ceiling; × bytes ceiling per CPU-s: the same with requests per'
+  + ' CPU-second of each server process (contention from other work taken out). server CPU ms/req: CPU of the process under test'
+  + ' per request. errors: socket errors and timeouts. server CPU: % of one core used by the process under test during'
   + ' the measured run; client CPU: the same for autocannon; host CPU pressure: share of that time during which some task on the'
   + ' machine waited for a CPU (Linux PSI), i.e. how much other work competed.'
 
@@ -474,33 +481,67 @@ function writeJson(file: string, data: unknown): void {
   writeFileSync(file, `${JSON.stringify(data, null, 2)}\n`)
 }
 
+/**
+ * What the bytes ceiling sends: an event as the API answers `GET /events/{id}` anonymously, the one of median
+ * size among the first sampled reads, written to a file beside the results.
+ */
+async function eventBody(origin: string, samples: Samples, out: string): Promise<{ file: string; bytes: number; id: number }> {
+  const bodies: Array<{ id: number; body: Buffer }> = []
+  for (const { id } of samples.reads.slice(0, 21)) {
+    const response = await fetch(`${origin}${PREFIX}/events/${id}`, { signal: AbortSignal.timeout(10_000) })
+    if (response.status === 200) bodies.push({ id, body: Buffer.from(await response.arrayBuffer()) })
+  }
+  bodies.sort((a, b) => a.body.length - b.body.length)
+  const median = bodies[Math.floor(bodies.length / 2)]
+  if (median === undefined) throw new Error('bench: no event answered GET /events/{id} for the bytes ceiling')
+  const file = `${out}.event-body.json`
+  mkdirSync(dirname(file), { recursive: true })
+  writeFileSync(file, median.body)
+  return { file, bytes: median.body.length, id: median.id }
+}
+
 async function defaultRun(options: Options, core: number | undefined, now: Date) {
   const database = await load(options, options.events, now)
   try {
     const key = database.key
     const samples = sampleData(database.file, options.events, now)
-    const ceilingProcess = await startCeiling(core)
     let server: Servers | undefined
+    let ceilingProcess: Managed | undefined
+    let sampler: ReturnType<typeof anonSampler> | undefined
     try {
-      const ceilingRuns = [await measure(ceilingScenario(), targetOf(ceilingProcess), options)]
+      // The API first (its start timed on an otherwise idle core), then the ceilings: the bytes ceiling sends an event as the API answers it.
       server = await startServers(database.serverUrl, core, options)
       const startupMs = server.startupMs
       const documents = options.documents ? await documentsStored(database.serverUrl) : undefined
+      const body = await eventBody(server.origins[0] ?? '', samples, options.out)
+      log(`bytes ceiling body: event ${body.id} as the API answers it, ${body.bytes} bytes`)
+      ceilingProcess = await startCeiling(core, body.file)
+      const objectRuns = [await measure(ceilingScenario(), targetOf(ceilingProcess), options)]
+      const bytesRuns = [await measure(bytesCeilingScenario(), targetOf(ceilingProcess), options)]
       const results: ScenarioResult[] = []
       // Repeated URLs first, then traffic where every request differs (its writes last, after the other reads).
       const scenarios = [...allScenarios(samples, key, now), ...realScenarios(samples, key, now)]
         .filter((scenario) => options.only === undefined || options.only.includes(scenario.key))
+      const pid = server.pids[0]
+      sampler = pid === undefined ? undefined : anonSampler(pid)
       for (const scenario of scenarios) results.push(await measure(scenario, server, options))
-      const memory: MemoryStatus | undefined = server.pids[0] === undefined ? undefined : memoryOf(server.pids[0])
+      const peakAnonKb = sampler?.stop() ?? NaN
+      const memory: MemoryStatus | undefined = pid === undefined ? undefined : memoryOf(pid)
       await stopServers(server)
-      ceilingRuns.push(await measure(ceilingScenario(), targetOf(ceilingProcess), options))
-      const ceiling = ceilingOf(ceilingRuns)
-      const rated = withRatios(results, ceiling)
-      const targets = runTargets(rated, { events: options.events, connections: options.connections, startupMs })
-      return { database, ceiling, server: { startupMs, memory, cpus: server.cpus, documents }, results: rated, targets }
+      objectRuns.push(await measure(ceilingScenario(), targetOf(ceilingProcess), options))
+      bytesRuns.push(await measure(bytesCeilingScenario(), targetOf(ceilingProcess), options))
+      const ceiling = ceilingOf(objectRuns)
+      const bytesCeiling = { ...ceilingOf(bytesRuns), bodyBytes: body.bytes }
+      const rated = withRatios(results, ceiling, bytesCeiling)
+      const targets = [
+        ...runTargets(rated, { events: options.events, connections: options.connections, startupMs }),
+        memoryTarget(peakAnonKb, options.events),
+      ]
+      return { database, ceiling, bytesCeiling, server: { startupMs, memory, peakAnonKb, cpus: server.cpus, documents }, results: rated, targets }
     } finally {
+      sampler?.stop()
       if (server !== undefined) await stopServers(server)
-      await stopProcess(ceilingProcess)
+      if (ceilingProcess !== undefined) await stopProcess(ceilingProcess)
     }
   } finally {
     await unload(options, database)
@@ -553,7 +594,7 @@ async function main(): Promise<void> {
     + `${pinned ? `, server on core ${SERVER_CORE}, client on core ${CLIENT_CORE}` : ', not pinned'}`)
 
   // Watchdog: generous, but bounded (loading 1M events takes a minute or two on this machine).
-  const scenarioCount = options.scale ? options.sizes.length * 6 + 2 : 12
+  const scenarioCount = options.scale ? options.sizes.length * 6 + 2 : 16
   const loadBudgetS = (options.scale ? options.sizes : [options.events]).reduce((sum, n) => sum + 60 + (n / 1e6) * 600, 0)
   // Per scenario: warm-up, run, up to 3 × 180 s waiting for the server to work off abandoned requests, probes.
   const budgetS = scenarioCount * (options.duration + options.warmup + 600) + loadBudgetS + 120
@@ -600,8 +641,11 @@ async function main(): Promise<void> {
       '',
       scenarioTable(run.results),
       '',
-      ceilingNote(run.ceiling),
-      `API server${options.nodes === 1 ? '' : 's'}: first answer ${run.server.startupMs.toFixed(0)} ms after spawn${options.nodes === 1 ? '' : ' (the slowest node); CPU summed over the nodes; memory of node 1'}; peak RSS (VmHWM) ${((memory?.peakRssKb ?? NaN) / 1024).toFixed(0)} MB, RSS at the end ${((memory?.rssKb ?? NaN) / 1024).toFixed(0)} MB.`
+      ceilingNote(run.bytesCeiling, `Bytes ceiling (bare fastify, a constant already-serialized event of ${run.bytesCeiling.bodyBytes} bytes as the API answers it; × bytes ceiling)`),
+      ceilingNote(run.ceiling, 'Object ceiling (bare fastify, a constant ~2.4 KB event-shaped object serialized per request; × object ceiling)'),
+      `API server${options.nodes === 1 ? '' : 's'}: first answer ${run.server.startupMs.toFixed(0)} ms after spawn${options.nodes === 1 ? '' : ' (the slowest node); CPU summed over the nodes; memory of node 1'};`
+        + ` memory (RssAnon + RssShmem) ${(run.server.peakAnonKb / 1024).toFixed(0)} MB at peak while measured, ${((memory?.anonKb ?? NaN) / 1024).toFixed(0)} MB at the end;`
+        + ` whole RSS with file-backed pages: peak (VmHWM) ${((memory?.peakRssKb ?? NaN) / 1024).toFixed(0)} MB, at the end ${((memory?.rssKb ?? NaN) / 1024).toFixed(0)} MB.`
         + (run.server.documents === undefined ? ' Event documents off (--no-documents): every single read assembles.'
           : ` Event documents: ${run.server.documents.count.toLocaleString('en')} stored by the server's background fill in about ${(run.server.documents.fillMs / 1000).toFixed(1)} s, waited for before measuring.`),
       COLUMNS,
@@ -610,7 +654,7 @@ async function main(): Promise<void> {
       '',
       targetLines(run.targets),
     ].join('\n')
-    output = { kind: 'routes', settings, machine: info, database: run.database, ceiling: run.ceiling, server: run.server, results: run.results, targets: run.targets }
+    output = { kind: 'routes', settings, machine: info, database: run.database, ceiling: run.ceiling, bytesCeiling: run.bytesCeiling, server: run.server, results: run.results, targets: run.targets }
   }
   output = { startedAt: now.toISOString(), finishedAt: new Date().toISOString(), ...output }
   output.wallSeconds = (performance.now() - started) / 1000

@@ -1,10 +1,15 @@
 /**
- * The benchmark's ceiling: a bare fastify process (no logger, no schema, no hooks, no database)
- * answering `GET /event` with one constant object shaped like an event record (about 2 KB of JSON).
+ * The benchmark's ceilings: a bare fastify process (no logger, no schema, no hooks, no database)
+ * - `GET /event`: one constant object shaped like an event record (about 2 KB of JSON), serialized per
+ *   request (the *object* ceiling, the benchmark's first);
+ * - `GET /bytes`: a constant, already-serialized body (the file BODY_FILE: an event as the API answers it,
+ *   so of the same size), sent as bytes (the *bytes* ceiling, issue 49: the physical one, what the
+ *   realistic targets are ratios of).
  * Whatever the real API reaches is compared with what this reaches on the same machine in the same run.
  *
  * PORT (default 0) and HOST (default 127.0.0.1); prints `listening on <url>` once ready; stops on SIGTERM.
  */
+import { readFileSync } from 'node:fs'
 import Fastify from 'fastify'
 
 const base = 'http://127.0.0.1:3000/calendar/events/v1'
@@ -64,6 +69,11 @@ const EVENT = {
 async function main(): Promise<void> {
   const app = Fastify({ logger: false })
   app.get('/event', async () => EVENT)
+  const file = process.env.BODY_FILE
+  const body = file === undefined || file === '' ? Buffer.from(JSON.stringify(EVENT)) : readFileSync(file)
+  app.get('/bytes', (_request, reply) => {
+    reply.header('content-type', 'application/json; charset=utf-8').send(body)
+  })
   const host = process.env.HOST ?? '127.0.0.1'
   const port = Number(process.env.PORT ?? '0')
   const address = await app.listen({ host, port })

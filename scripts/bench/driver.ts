@@ -100,10 +100,12 @@ export interface ScenarioResult {
   drainMs: number
   /** A few failing answers, replayed one at a time, when anything was not as expected. */
   failures: Failure[]
-  /** req/s ÷ the ceiling's req/s. */
+  /** req/s ÷ the bytes ceiling's req/s (issue 49's targets; the object ceiling's where a run has no bytes ceiling). */
   ratio?: number
+  /** req/s ÷ the object ceiling's req/s (the benchmark's first ceiling: an object serialized per request). */
+  objectRatio?: number
   /**
-   * Requests per CPU-second of the server ÷ the same for the ceiling: the ratio with contention from
+   * Requests per CPU-second of the server ÷ the same for the (bytes) ceiling: the ratio with contention from
    * other work on the machine taken out (what `ratio` would be if both had a whole core to themselves).
    */
   cpuRatio?: number

@@ -182,14 +182,50 @@ export interface MemoryStatus {
   peakRssKb: number
   /** Current resident set size (VmRSS), kB. */
   rssKb: number
+  /**
+   * The memory that counts (issue 49): the process's anonymous memory, RssAnon + RssShmem, kB. File-backed
+   * pages (the binary, SQLite's mmap, the page cache) are not in it.
+   */
+  anonKb: number
+}
+
+/** The fields of a /proc/<pid>/status text that `memoryOf` reads (exported for its test). */
+export function parseMemoryStatus(text: string): MemoryStatus {
+  const field = (name: string): number => Number(new RegExp(`^${name}:\\s+(\\d+)\\s+kB`, 'm').exec(text)?.[1] ?? NaN)
+  return { peakRssKb: field('VmHWM'), rssKb: field('VmRSS'), anonKb: field('RssAnon') + field('RssShmem') }
 }
 
 export function memoryOf(pid: number): MemoryStatus | undefined {
   const path = `/proc/${pid}/status`
   if (!existsSync(path)) return undefined
-  const text = readFileSync(path, 'utf8')
-  const field = (name: string): number => Number(new RegExp(`^${name}:\\s+(\\d+)\\s+kB`, 'm').exec(text)?.[1] ?? NaN)
-  return { peakRssKb: field('VmHWM'), rssKb: field('VmRSS') }
+  try {
+    return parseMemoryStatus(readFileSync(path, 'utf8'))
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Samples a process's anonymous memory (RssAnon + RssShmem) every `everyMs` until stopped: the peak, in kB
+ * (the kernel keeps a peak of the whole RSS only, VmHWM, which counts file-backed pages too).
+ */
+export function anonSampler(pid: number, everyMs = 200): { peakKb: () => number; stop: () => number } {
+  let peak = 0
+  const sample = (): void => {
+    const anon = memoryOf(pid)?.anonKb
+    if (anon !== undefined && Number.isFinite(anon) && anon > peak) peak = anon
+  }
+  sample()
+  const timer = setInterval(sample, everyMs)
+  timer.unref()
+  return {
+    peakKb: () => peak,
+    stop: () => {
+      clearInterval(timer)
+      sample()
+      return peak
+    },
+  }
 }
 
 let clockTicks: number | undefined

@@ -78,8 +78,14 @@ function cycle<T>(list: readonly T[]): () => T {
 
 const get = (path: string): BenchRequest => ({ method: 'GET', path: `${PREFIX}${path}` })
 
+/** The object ceiling: bare fastify serializing a constant event-shaped object per request. */
 export function ceilingScenario(): Scenario {
   return { key: 'ceiling', label: 'ceiling: bare fastify GET /event', kind: 'ceiling', expect: 200, next: () => ({ method: 'GET', path: '/event' }) }
+}
+
+/** The bytes ceiling (issue 49): bare fastify sending a constant, already-serialized event of the API's size. */
+export function bytesCeilingScenario(): Scenario {
+  return { key: 'ceiling-bytes', label: 'bytes ceiling: bare fastify GET /bytes', kind: 'ceiling', expect: 200, next: () => ({ method: 'GET', path: '/bytes' }) }
 }
 
 /** The list and filter routes (also what `--scale` runs). */
@@ -87,7 +93,7 @@ export function listScenarios(s: Samples): Scenario[] {
   const filter = cycle(s.filters)
   const word = cycle(SEARCH_WORDS)
   return [
-    { key: 'events-list-10', label: 'GET /events (default window, per_page 10)', kind: 'page10', expect: 200, next: () => get('/events') },
+    { key: 'events-list-10', label: 'GET /events (default window, per_page 10, one URL repeated)', kind: 'page10', expect: 200, next: () => get('/events') },
     { key: 'events-list-50', label: 'GET /events?per_page=50', kind: 'page50', expect: 200, next: () => get('/events?per_page=50') },
     {
       key: 'events-filter',
@@ -116,7 +122,10 @@ export function allScenarios(s: Samples, key: string, now: Date): Scenario[] {
   const today = dayStartMs(now)
   let posted = 0
   let patched = 0
+  const repeated = s.reads[0]?.id
   return [
+    // One URL again and again (a front page, an embedded widget, a monitoring probe).
+    { key: 'event-by-id-repeated', label: 'GET /events/{id}, one URL repeated', kind: 'single', expect: 200, next: () => get(`/events/${repeated}`) },
     { key: 'event-by-id', label: 'GET /events/{id}', kind: 'single', expect: 200, next: () => get(`/events/${byId().id}`) },
     { key: 'event-by-slug', label: 'GET /events/by-slug/{slug}', kind: 'single', expect: 200, next: () => get(`/events/by-slug/${bySlug().slug}`) },
     ...listScenarios(s),
