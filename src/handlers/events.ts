@@ -22,6 +22,7 @@ import { modifiedNow } from '../lib/post-dates.js'
 import { canEdit, canRead, editsAll, statusToStore, type Caller, type Owned } from '../lib/rights.js'
 import { countEvents, eventIds } from '../repositories/event-filters.js'
 import { eventAccess, findEvent, rememberedEvents, storedEvents, type StoredEvent } from '../repositories/event-records.js'
+import { hotAnswer, keepHotAnswer } from '../repositories/read-cache.js'
 import { deleteEvent, insertEvent, trashEvent, updateEvent } from '../repositories/event-writes.js'
 import type { PostRef } from '../repositories/posts.js'
 import { lost, writeRead } from './compare-and-swap.js'
@@ -47,6 +48,14 @@ function refuseRead(caller: Caller | null, event: Owned, protectedBy: string | n
   if (protectedBy !== null && !canEdit(caller, event) && (password === undefined || !samePassword(password, protectedBy))) {
     throw new ApiError(403, 'event-password-protected', 'passwordProtected')
   }
+}
+
+/** An anonymous single read's answer from an event's document, kept as bytes while the data stays as it was. */
+interface HotEvent {
+  /** The API's URL its links were made for. */
+  apiUrl: string
+  etag: string
+  body: Serialized<Event>
 }
 
 export function eventHandlers(ctx: AppContext): EventHandlers {
@@ -145,15 +154,23 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
   async function get(req: FastifyRequest, ref: PostRef, language: Language | undefined, password: string | undefined, ical: boolean | undefined, reply: FastifyReply): Promise<Serialized<Event> | string> {
     const caller = req.user
     const asFeed = wantsIcal(req, reply, ical)
-    // An anonymous JSON read by id in the event's own language: its stored document when there is one.
-    const document = caller === null && !asFeed && 'id' in ref && language === undefined && Number.isSafeInteger(ref.id)
-      ? await ctx.documents.read(ref.id, ctx.apiUrl)
-      : undefined
+    // An anonymous JSON read by id in the event's own language: the answer sent last if the data has not
+    // changed since (kept as bytes by the read cache), else its stored document when there is one.
+    const fromDocument = caller === null && !asFeed && 'id' in ref && language === undefined && Number.isSafeInteger(ref.id)
+    const hotKey = fromDocument ? `answer:event:${ref.id}` : ''
+    const hot = fromDocument ? await hotAnswer<HotEvent>(ctx.db, hotKey) : undefined
+    if (hot?.value !== undefined && hot.value.apiUrl === ctx.apiUrl) {
+      checkNotModified(req, reply, hot.value.etag)
+      return sendSerialized(reply, hot.value.body)
+    }
+    const document = fromDocument ? await ctx.documents.read(ref.id, ctx.apiUrl) : undefined
     if (document?.found === true) {
       const answer = await documentAnswer(ctx, document.document)
       if (answer !== undefined) {
         checkNotModified(req, reply, answer.etag)
-        return sendSerialized(reply, answer.body())
+        const body = answer.body()
+        keepHotAnswer(ctx.db, hot?.generation, hotKey, { apiUrl: ctx.apiUrl, etag: answer.etag, body } satisfies HotEvent, body.length)
+        return sendSerialized(reply, body)
       }
     }
     if (document?.found === false && 'id' in ref) {

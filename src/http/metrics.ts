@@ -35,7 +35,7 @@ export function registerMetrics(app: FastifyInstance, sources: MetricSources): v
   })
   new Counter({
     name: 'calendar_read_cache_hits_total',
-    help: 'Read-cache lookups that found what they asked for (records by id, or list results and lookups).',
+    help: 'Read-cache lookups that found what they asked for (records by id, list results and lookups, or hot answers kept as bytes).',
     labelNames: ['kind'],
     registers: [registry],
     collect() {
@@ -87,8 +87,9 @@ export function registerMetrics(app: FastifyInstance, sources: MetricSources): v
     },
   })
 
-  app.addHook('onResponse', async (req, reply) => {
+  app.addHook('onResponse', (req, reply, done) => {
     duration.observe({ route: routeLabel(req), method: req.method, status_code: String(reply.statusCode) }, reply.elapsedTime / 1000)
+    done()
   })
   app.get('/metrics', { logLevel: 'warn', schema: { hide: true }, config: { rateLimit: false } }, async (_req, reply) => {
     reply.type(registry.contentType)

@@ -4,7 +4,8 @@
  * (a record joins its row with terms, venues, organizers, images and translations, and derives dates,
  * costs and JSON-LD).
  *
- * The repositories read through it (`recordsById`, `rememberedResult`); handlers never see it. It is
+ * The repositories read through it (`recordsById`, `rememberedResult`); handlers see it only for hot answers
+ * (`hotAnswer`, below). It is
  * bound to the database it remembers (`useReadCache`) and never used inside a unit of work, whose
  * reads must see its own writes.
  *
@@ -40,6 +41,13 @@
  * document's categories and tags) share it, where an awaited answer would let each of them ask.
  *
  * It counts its hits and misses (`stats`), which the metrics module reads through `readCacheStats`.
+ *
+ * Hot answers (issue 49): the bytes and ETag of an answer a read sent (an anonymous single read of an event),
+ * kept for the generation they were made in and served only while it is the current one: any change taken in
+ * (a write of this process or of another node, a raw write that moved the epoch) leaves them all unused, and
+ * the next read makes its answer again. A URL asked again and again (a front page, a widget, a probe) is then
+ * one look at the data version and bytes out. At most MAX_ANSWERS of them within MAX_ANSWER_BYTES, the least
+ * recently used dropped first.
  *
  * Bounded: at most `maxEntries` records, and `maxEntries × RESULTS_PER_RECORD` list results and lookups
  * within about MAX_RESULT_BYTES, the least recently used dropped first. Off (every call computes) when
@@ -83,6 +91,10 @@ export interface ReadCache {
    * the keys of the records it shows (`venue:3`), whose change drops it too.
    */
   set(generation: number | undefined, key: string, value: unknown, embeds?: readonly string[]): void
+  /** The hot answer kept under `key` in generation `current` (the one `sync` returned), if that is still the current one. */
+  answer<T>(current: number | undefined, key: string): T | undefined
+  /** Keeps a hot answer of `bytes` bytes made during `current` (ignored if the data changed since). */
+  keepAnswer(current: number | undefined, key: string, value: unknown, bytes: number): void
   /** Drops everything. */
   invalidate(): void
   /** Lookups so far that found what they asked for and that did not, of records and of results. */
@@ -90,9 +102,13 @@ export interface ReadCache {
 }
 
 export interface ReadCacheStats {
-  hits: { records: number; results: number }
-  misses: { records: number; results: number }
+  hits: { records: number; results: number; answers: number }
+  misses: { records: number; results: number; answers: number }
 }
+
+/** Hot answers kept at most, and the bytes they may take (see the opening comment). */
+export const MAX_ANSWERS = 512
+export const MAX_ANSWER_BYTES = 8 * 1024 * 1024
 
 /** A remembered record or result, and when it was stored or last moved to the end (see `recall`). */
 interface Entry {
@@ -189,7 +205,16 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
   // The last look: the generation it returned, `moments()` when its question was sent, and the count of
   // versions read once it was answered (another read of the version since, by anyone, means look again).
   let last: { generation: number; at: number; reads: number } | undefined
-  const counts: ReadCacheStats = { hits: { records: 0, results: 0 }, misses: { records: 0, results: 0 } }
+  const counts: ReadCacheStats = { hits: { records: 0, results: 0, answers: 0 }, misses: { records: 0, results: 0, answers: 0 } }
+  // Hot answers, all of generation `answersOf` (those of an older one are never served, and cleared when the next is kept).
+  const answers = new Map<string, { value: unknown; bytes: number; stamp: number }>()
+  let answerBytes = 0
+  let answerStamp = 0
+  let answersOf = -1
+  const clearAnswers = () => {
+    answers.clear()
+    answerBytes = 0
+  }
 
   // A Map keeps insertion order and the oldest entry goes first. A hit moves its entry to the end once half
   // the cache or more was stored since it was stored or last moved: an entry read again before the other
@@ -396,8 +421,45 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
         set.add(key)
       }
     },
+    answer<T>(current: number | undefined, key: string) {
+      if (current === undefined || current !== generation || answersOf !== generation) return undefined
+      const entry = answers.get(key)
+      if (entry === undefined) {
+        counts.misses.answers += 1
+        return undefined
+      }
+      counts.hits.answers += 1
+      // The most recently used last, moved there once a quarter of them were kept since (as `recall` does).
+      if (answerStamp - entry.stamp >= MAX_ANSWERS / 4) {
+        answers.delete(key)
+        answers.set(key, entry)
+        entry.stamp = ++answerStamp
+      }
+      return entry.value as T
+    },
+    keepAnswer(current, key, value, bytes) {
+      if (current === undefined || current !== generation || bytes > MAX_ANSWER_BYTES) return
+      if (answersOf !== generation) {
+        clearAnswers()
+        answersOf = generation
+      }
+      const old = answers.get(key)
+      if (old !== undefined) {
+        answers.delete(key)
+        answerBytes -= old.bytes
+      }
+      while (answers.size > 0 && (answers.size >= MAX_ANSWERS || answerBytes + bytes > MAX_ANSWER_BYTES)) {
+        const oldest = answers.keys().next()
+        if (oldest.done === true) break
+        answerBytes -= answers.get(oldest.value)?.bytes ?? 0
+        answers.delete(oldest.value)
+      }
+      answers.set(key, { value, bytes, stamp: ++answerStamp })
+      answerBytes += bytes
+    },
     invalidate() {
       last = undefined
+      clearAnswers()
       records.clear()
       results.clear()
       resultBytes = 0
@@ -476,6 +538,26 @@ export async function rememberedRecords<T>(db: Db, kind: string, ids: readonly n
     if (hit !== undefined) found.set(id, hit)
   }
   return found
+}
+
+/**
+ * The hot answer kept under `key` (`<what>:<id>:…`, one name per answer and URL), after the request's look at
+ * the data version: `value` when it was made in the generation that look returned, and that `generation`, for
+ * `keepHotAnswer` (undefined when there is no cache or it is off).
+ */
+export async function hotAnswer<T>(db: Db, key: string): Promise<{ generation: number | undefined; value: T | undefined }> {
+  const cache = bound.get(db)
+  if (cache === undefined) return { generation: undefined, value: undefined }
+  const generation = await cache.sync(db)
+  return { generation, value: cache.answer<T>(generation, key) }
+}
+
+/**
+ * Keeps `value` (`bytes` long) as the hot answer under `key`, made from reads that began after the look that
+ * returned `generation`: kept only if the data has not changed since (else the next read makes it again).
+ */
+export function keepHotAnswer(db: Db, generation: number | undefined, key: string, value: unknown, bytes: number): void {
+  bound.get(db)?.keepAnswer(generation, key, value, bytes)
 }
 
 /**
