@@ -72,26 +72,28 @@ export function registerBodyParsers(app: FastifyInstance): void {
   // parser for every media type of the spec, its answers' too, finds one (else it warns at every start): refused
   // like any other.
   app.addContentTypeParser(['application/yaml', 'text/calendar'], { parseAs: 'buffer' }, refuse)
-  // The route is checked first (CONTRACT §1): no route is 404 before the body is read, whatever it holds.
-  app.addHook('onRequest', async (req) => {
-    if (req.is404) throw new ApiError(404, 'rest_no_route', 'noRoute')
-  })
-  // DELETE takes no body (CONTRACT §1): Fastify is told there is none, so it neither reads nor limits
-  // it, and a large one is no 413 (which DELETE does not declare). Node's parser still knows the real
-  // length and drops what was sent once the answer is written.
-  app.addHook('onRequest', async (req) => {
-    if (req.method !== 'DELETE') return
-    delete req.raw.headers['content-type']
-    delete req.raw.headers['content-length']
-    delete req.raw.headers['transfer-encoding']
-  })
-  // A write without a body is `{}`: give it a media type so it is parsed and validated like any other.
-  app.addHook('onRequest', async (req) => {
-    if (!WRITE_METHODS.has(req.method)) return
-    const length = req.headers['content-length']
-    if (req.headers['transfer-encoding'] === undefined && (length === undefined || length === '0')) {
-      req.raw.headers['content-type'] = 'application/json'
+  // One hook, called back at once (every request passes it: no promise and no microtask of its own).
+  app.addHook('onRequest', (req, _reply, done) => {
+    // The route is checked first (CONTRACT §1): no route is 404 before the body is read, whatever it holds.
+    if (req.is404) {
+      done(new ApiError(404, 'rest_no_route', 'noRoute'))
+      return
     }
+    if (req.method === 'DELETE') {
+      // DELETE takes no body (CONTRACT §1): Fastify is told there is none, so it neither reads nor limits
+      // it, and a large one is no 413 (which DELETE does not declare). Node's parser still knows the real
+      // length and drops what was sent once the answer is written.
+      delete req.raw.headers['content-type']
+      delete req.raw.headers['content-length']
+      delete req.raw.headers['transfer-encoding']
+    } else if (WRITE_METHODS.has(req.method)) {
+      // A write without a body is `{}`: give it a media type so it is parsed and validated like any other.
+      const length = req.headers['content-length']
+      if (req.headers['transfer-encoding'] === undefined && (length === undefined || length === '0')) {
+        req.raw.headers['content-type'] = 'application/json'
+      }
+    }
+    done()
   })
 }
 

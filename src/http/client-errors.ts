@@ -95,11 +95,14 @@ export function answerConnect(server: Server, texts: ErrorTexts, headers: (langu
 
 /** HTTP/1.1 requires `Host` (RFC 9112 §3.2): a request without one is refused as malformed. */
 export function refuseMissingHost(app: FastifyInstance): void {
-  app.addHook('onRequest', async (req, reply) => {
-    if (req.raw.httpVersion !== '1.1' || req.headers.host !== undefined) return
+  app.addHook('onRequest', (req, reply, done) => {
+    if (req.raw.httpVersion !== '1.1' || req.headers.host !== undefined) {
+      done()
+      return
+    }
     // Closed like every request the parser refuses: what follows on the connection cannot be trusted.
     reply.header('Connection', 'close')
-    throw new ApiError(400, 'rest_invalid_request', 'unparsableRequest')
+    done(new ApiError(400, 'rest_invalid_request', 'unparsableRequest'))
   })
 }
 

@@ -32,10 +32,10 @@ export async function registerCompression(app: FastifyInstance): Promise<void> {
   // After the plugin's own hook on each route (this onRoute hook runs after its one): the coding is known.
   app.addHook('onRoute', (route) => {
     const hooks = route.onSend === undefined ? [] : Array.isArray(route.onSend) ? route.onSend : [route.onSend]
-    route.onSend = [...hooks, async (_req, reply, payload) => {
+    route.onSend = [...hooks, (_req, reply, payload, done) => {
       tagCoding(reply)
       varyOnce(reply)
-      return payload
+      done(null, payload)
     }]
   })
 }
@@ -47,6 +47,7 @@ function isCoding(value: unknown): value is Coding {
 /** A compressed answer's ETag names its coding. */
 function tagCoding(reply: FastifyReply): void {
   const coding = reply.getHeader('Content-Encoding')
+  if (coding === undefined) return
   const etag = reply.getHeader('ETag')
   if (isCoding(coding) && typeof etag === 'string' && etag.startsWith('"')) reply.header('ETag', codedEtag(etag, coding))
 }
@@ -57,7 +58,8 @@ function tagCoding(reply: FastifyReply): void {
  */
 function varyOnce(reply: FastifyReply): void {
   const vary = reply.getHeader('Vary')
-  if (vary === undefined) return
+  // One name (what `headers.ts` writes when the plugin added nothing): nothing to fold.
+  if (vary === undefined || (typeof vary === 'string' && !vary.includes(','))) return
   const seen = new Set<string>()
   const tokens: string[] = []
   for (const token of (Array.isArray(vary) ? vary : [String(vary)]).flatMap((v) => v.split(','))) {

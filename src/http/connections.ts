@@ -88,7 +88,7 @@ export function registerConnectionHandling(app: FastifyInstance, limits: Connect
     })
   })
 
-  app.addHook('onSend', async (req, reply, payload) => {
+  app.addHook('onSend', (req, reply, payload, done) => {
     if (bodyUnread(req.raw)) {
       reply.header('Connection', 'close')
       // None when the request's stream was destroyed (a body whose Content-Encoding did not decode): Node then closes it.
@@ -97,7 +97,7 @@ export function registerConnectionHandling(app: FastifyInstance, limits: Connect
     } else if (closing) {
       reply.header('Connection', 'close')
     }
-    return payload
+    done(null, payload)
   })
 
   app.decorate('drainConnections', async function drainConnections(): Promise<void> {

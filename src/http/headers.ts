@@ -16,9 +16,9 @@ const ALLOWED_HEADERS = 'Authorization, Content-Type, If-Match, If-None-Match, I
 
 /** CORS on every response (CONTRACT §1) and `Content-Language` naming the language served. */
 export function registerHeaders(app: FastifyInstance, config: Config): void {
-  app.addHook('onSend', async (req: FastifyRequest, reply, payload) => {
+  app.addHook('onSend', (req: FastifyRequest, reply, payload, done) => {
     setCommonHeaders(req, reply, config)
-    return payload
+    done(null, payload)
   })
 }
 

@@ -29,7 +29,13 @@ function takesKey(req: FastifyRequest): boolean {
 }
 
 export function registerIdempotencyKeyCheck(app: FastifyInstance): void {
-  app.addHook('preValidation', async (req) => {
-    if (req.headers[HEADER] !== undefined && takesKey(req)) idempotencyKeyOf(req)
+  app.addHook('preValidation', (req, _reply, done) => {
+    try {
+      if (req.headers[HEADER] !== undefined && takesKey(req)) idempotencyKeyOf(req)
+    } catch (error) {
+      done(error as Error)
+      return
+    }
+    done()
   })
 }

@@ -12,7 +12,7 @@
  * credentials; request headers are never logged (Fastify's request serializer logs none, and the one
  * here keeps it that way), so neither is `Authorization`.
  */
-import { LogController, type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify'
+import { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 
 /** Where log lines go (pino's destination): tests collect them. */
 export interface LogStream {
@@ -82,18 +82,37 @@ export function requestLogController(): LogController {
 /** The route a request matched, as registered, without find-my-way's parameter patterns; `unknown` when none. */
 export function routeLabel(req: FastifyRequest): string {
   const url = req.routeOptions.url
-  return url === undefined ? 'unknown' : url.replace(/\([^)]*\)/g, '')
+  if (url === undefined) return 'unknown'
+  let label = labels.get(url)
+  if (label === undefined) {
+    label = url.replace(/\([^)]*\)/g, '')
+    // The routes' URLs as registered: a few hundred at most.
+    if (labels.size < 10_000) labels.set(url, label)
+  }
+  return label
+}
+
+const labels = new Map<string, string>()
+
+/** Whether `log` writes info lines (pino's check; a logger without one is asked to write them). */
+function infoWritten(log: FastifyBaseLogger): boolean {
+  const enabled = (log as { isLevelEnabled?: (level: string) => boolean }).isLevelEnabled
+  return enabled === undefined || enabled.call(log, 'info')
 }
 
 /** The one line per request, at info, when it has been answered (Fastify's own request lines are off). */
 export function registerRequestLog(app: FastifyInstance): void {
-  app.addHook('onResponse', async (req, reply) => {
-    req.log.info({
-      method: req.method,
-      route: routeLabel(req),
-      url: redactUrl(req.url),
-      status: reply.statusCode,
-      durationMs: Math.round(reply.elapsedTime * 10) / 10,
-    }, 'request')
+  app.addHook('onResponse', (req, reply, done) => {
+    // Made only when it is written (not at LOG_LEVEL warn and above).
+    if (infoWritten(req.log)) {
+      req.log.info({
+        method: req.method,
+        route: routeLabel(req),
+        url: redactUrl(req.url),
+        status: reply.statusCode,
+        durationMs: Math.round(reply.elapsedTime * 10) / 10,
+      }, 'request')
+    }
+    done()
   })
 }

@@ -4,7 +4,7 @@
  * the engines differ (CONTRACT §15). A 400 naming the field, before validation; a path segment with
  * one names no record (the repositories look nothing up for it).
  */
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { isRecord } from '../lib/json.js'
 import { invalidParam } from './errors.js'
 
@@ -29,13 +29,20 @@ export function holdsNul(value: unknown): boolean {
 }
 
 export function registerNulGuard(app: FastifyInstance): void {
-  app.addHook('preValidation', async (req) => {
-    // Query parameters the route does not know are ignored (CONTRACT §1), NUL and all.
-    const query = isRecord(req.query) ? req.query : {}
-    for (const name of req.sentQuery) if (holdsNul(query[name])) throw invalidParam(name, 'nulCharacter')
-    if (!isRecord(req.body)) return
-    for (const [name, value] of Object.entries(req.body)) {
-      if (name.includes('\u0000') || holdsNul(value)) throw invalidParam(name, 'nulCharacter')
-    }
+  // Called back, not a promise per request.
+  app.addHook('preValidation', (req, _reply, done) => {
+    done(nulIn(req))
   })
+}
+
+/** The 400 a request's NUL character earns, or undefined when it sends none. */
+function nulIn(req: FastifyRequest): Error | undefined {
+  // Query parameters the route does not know are ignored (CONTRACT §1), NUL and all.
+  const query = isRecord(req.query) ? req.query : {}
+  for (const name of req.sentQuery) if (holdsNul(query[name])) return invalidParam(name, 'nulCharacter')
+  if (!isRecord(req.body)) return undefined
+  for (const [name, value] of Object.entries(req.body)) {
+    if (name.includes('\u0000') || holdsNul(value)) return invalidParam(name, 'nulCharacter')
+  }
+  return undefined
 }

@@ -28,10 +28,24 @@ export function registerQueryNormalisation(app: FastifyInstance): void {
   app.decorateRequest('sentQuery', null as unknown as string[])
   app.decorateRequest('sentParams', null as unknown as Record<string, string>)
   app.decorateRequest('sentDigits', null as unknown as Map<number, string>)
-  app.addHook('onRequest', async (req) => {
+  app.addHook('onRequest', (req, _reply, done) => {
     req.sentDigits = new Map()
+    done()
   })
-  app.addHook('preValidation', async (req) => {
+  app.addHook('preValidation', (req, _reply, done) => {
+    try {
+      normaliseRequest(req)
+    } catch (error) {
+      done(error as Error)
+      return
+    }
+    done()
+  })
+}
+
+/** The query, path parameters and form body of `req` in the types their schemas ask for (see above). */
+function normaliseRequest(req: FastifyRequest): void {
+  {
     const schema = req.routeOptions.schema
     req.sentQuery = []
     req.sentParams = {}
@@ -46,7 +60,7 @@ export function registerQueryNormalisation(app: FastifyInstance): void {
     if (req.headers['content-type']?.startsWith('application/x-www-form-urlencoded') === true && isRecord(req.body)) {
       normaliseRecord(req.body, propertiesOf(bodySchema(schema?.body, 'application/x-www-form-urlencoded')), true)
     }
-  })
+  }
 }
 
 /**
@@ -75,8 +89,20 @@ export function formEscapesAreUtf8(text: string): boolean {
   }
 }
 
+/**
+ * Whether a query's (or path's) values have nothing to nest: no bracketed name and no repeated one (every
+ * value a string), so that nesting would give them back as they are (an empty query, a path's `id`).
+ */
+function plain(values: Record<string, unknown>): boolean {
+  for (const key in values) {
+    if (!Object.hasOwn(values, key)) continue
+    if (typeof values[key] !== 'string' || key.includes('[') || key.includes(']')) return false
+  }
+  return true
+}
+
 function normaliseRecord(values: Record<string, unknown>, properties: Record<string, JsonSchema>, form: boolean, digits?: Map<number, string>): string[] {
-  if (!form) {
+  if (!form && !plain(values)) {
     // A query string as PHP writes it (`a[]=1`, `a[0]=1`): the bracketed names of known parameters are
     // nested (a form body was when it was parsed); those of unknown ones stay unknown, and ignored.
     const entries = Object.entries(values).flatMap(([key, value]) => asList(value).map((v): [string, unknown] => [key, v]))
@@ -166,7 +192,16 @@ function objectProperties(schema: JsonSchema): Record<string, JsonSchema> {
 }
 
 /** The JSON types a schema admits, looking through `oneOf`/`anyOf` and `enum`. */
-function typesOf(schema: JsonSchema): Set<string> {
+/** The types a schema takes, per schema object (route schemas are made once: every request asks the same). */
+const typesKnown = new WeakMap<JsonSchema, ReadonlySet<string>>()
+
+function typesOf(schema: JsonSchema): ReadonlySet<string> {
+  let types = typesKnown.get(schema)
+  if (types === undefined) typesKnown.set(schema, types = typesMade(schema))
+  return types
+}
+
+function typesMade(schema: JsonSchema): Set<string> {
   const types = new Set<string>()
   const type = schema.type
   if (typeof type === 'string') types.add(type)
@@ -181,10 +216,18 @@ function typesOf(schema: JsonSchema): Set<string> {
   return types
 }
 
-function propertiesOf(schema: unknown): Record<string, JsonSchema> {
-  if (!isRecord(schema) || !isRecord(schema.properties)) return {}
-  const out: Record<string, JsonSchema> = {}
-  for (const [name, s] of Object.entries(schema.properties)) if (isRecord(s)) out[name] = s
+/** The properties of a schema (never to be changed by their reader), per schema object. */
+const propertiesKnown = new WeakMap<object, Readonly<Record<string, JsonSchema>>>()
+const NO_PROPERTIES: Readonly<Record<string, JsonSchema>> = Object.freeze({})
+
+function propertiesOf(schema: unknown): Readonly<Record<string, JsonSchema>> {
+  if (!isRecord(schema) || !isRecord(schema.properties)) return NO_PROPERTIES
+  let out = propertiesKnown.get(schema)
+  if (out === undefined) {
+    const made: Record<string, JsonSchema> = {}
+    for (const [name, s] of Object.entries(schema.properties)) if (isRecord(s)) made[name] = s
+    propertiesKnown.set(schema, out = made)
+  }
   return out
 }
 

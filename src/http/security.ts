@@ -21,15 +21,21 @@ declare module 'fastify' {
 /** `callerOf` finds the active user holding a key (undefined for an unknown or revoked key). */
 export function registerAuthentication(app: FastifyInstance, callerOf: (key: string) => Promise<Caller | undefined>, throttle: AuthThrottle): void {
   app.decorateRequest('user', null)
-  app.addHook('onRequest', async (req, reply) => {
-    if (req.headers.authorization === undefined) {
-      req.user = null
-      return
-    }
+  const authenticate = async (req: FastifyRequest, reply: FastifyReply, authorization: string): Promise<void> => {
     throttle.check(req, reply)
-    const key = bearerKey(req.headers.authorization)
+    const key = bearerKey(authorization)
     req.user = key === undefined ? null : (await callerOf(key)) ?? null
     if (req.user === null) throttle.failed(req)
+  }
+  // Called back: a request without credentials (every anonymous read) is let through at once, without a promise.
+  app.addHook('onRequest', (req, reply, done) => {
+    const authorization = req.headers.authorization
+    if (authorization === undefined) {
+      req.user = null
+      done()
+      return
+    }
+    authenticate(req, reply, authorization).then(() => done(), done)
   })
   // glue installs security as a preHandler, which runs after body parsing and validation: move it first.
   app.addHook('onRoute', (route) => {
