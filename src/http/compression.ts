@@ -60,6 +60,21 @@ function varyOnce(reply: FastifyReply): void {
   const vary = reply.getHeader('Vary')
   // One name (what `headers.ts` writes when the plugin added nothing): nothing to fold.
   if (vary === undefined || (typeof vary === 'string' && !vary.includes(','))) return
+  // The few values answers carry, folded once each (`Accept-Encoding, accept-encoding` on every plain answer).
+  const known = typeof vary === 'string' ? folded.get(vary) : undefined
+  if (known !== undefined) {
+    reply.header('Vary', known)
+    return
+  }
+  const value = foldVary(vary)
+  if (typeof vary === 'string' && folded.size < 100) folded.set(vary, value)
+  reply.header('Vary', value)
+}
+
+/** Vary values as sent → as folded (each name once). */
+const folded = new Map<string, string>()
+
+function foldVary(vary: string | number | string[]): string {
   const seen = new Set<string>()
   const tokens: string[] = []
   for (const token of (Array.isArray(vary) ? vary : [String(vary)]).flatMap((v) => v.split(','))) {
@@ -68,5 +83,5 @@ function varyOnce(reply: FastifyReply): void {
     seen.add(name.toLowerCase())
     tokens.push(name)
   }
-  reply.header('Vary', tokens.join(', '))
+  return tokens.join(', ')
 }
