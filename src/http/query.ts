@@ -45,21 +45,19 @@ export function registerQueryNormalisation(app: FastifyInstance): void {
 
 /** The query, path parameters and form body of `req` in the types their schemas ask for (see above). */
 function normaliseRequest(req: FastifyRequest): void {
-  {
-    const schema = req.routeOptions.schema
-    req.sentQuery = []
-    req.sentParams = {}
-    if (isRecord(req.params)) for (const [name, value] of Object.entries(req.params)) if (typeof value === 'string') req.sentParams[name] = value
-    const digits = req.sentDigits
-    const query = req.query
-    if (isRecord(query)) {
-      const properties = propertiesOf(schema?.querystring)
-      req.sentQuery = normaliseRecord(query, properties, false, digits)
-    }
-    if (isRecord(req.params)) normaliseRecord(req.params, propertiesOf(schema?.params), false, digits)
-    if (req.headers['content-type']?.startsWith('application/x-www-form-urlencoded') === true && isRecord(req.body)) {
-      normaliseRecord(req.body, propertiesOf(bodySchema(schema?.body, 'application/x-www-form-urlencoded')), true)
-    }
+  const schema = req.routeOptions.schema
+  req.sentQuery = []
+  req.sentParams = {}
+  if (isRecord(req.params)) for (const [name, value] of Object.entries(req.params)) if (typeof value === 'string') req.sentParams[name] = value
+  const digits = req.sentDigits
+  const query = req.query
+  if (isRecord(query)) {
+    const properties = propertiesOf(schema?.querystring)
+    req.sentQuery = normaliseRecord(query, properties, false, digits)
+  }
+  if (isRecord(req.params)) normaliseRecord(req.params, propertiesOf(schema?.params), false, digits)
+  if (req.headers['content-type']?.startsWith('application/x-www-form-urlencoded') === true && isRecord(req.body)) {
+    normaliseRecord(req.body, propertiesOf(bodySchema(schema?.body, 'application/x-www-form-urlencoded')), true)
   }
 }
 
@@ -191,8 +189,7 @@ function objectProperties(schema: JsonSchema): Record<string, JsonSchema> {
   return out
 }
 
-/** The JSON types a schema admits, looking through `oneOf`/`anyOf` and `enum`. */
-/** The types a schema takes, per schema object (route schemas are made once: every request asks the same). */
+/** The types a schema takes, kept per schema object (route schemas are made once: every request asks the same). */
 const typesKnown = new WeakMap<JsonSchema, ReadonlySet<string>>()
 
 function typesOf(schema: JsonSchema): ReadonlySet<string> {
@@ -201,6 +198,7 @@ function typesOf(schema: JsonSchema): ReadonlySet<string> {
   return types
 }
 
+/** The JSON types a schema admits, looking through `oneOf`/`anyOf` and `enum`. */
 function typesMade(schema: JsonSchema): Set<string> {
   const types = new Set<string>()
   const type = schema.type

@@ -1,0 +1,91 @@
+/**
+ * What a `POST /events` costs in the database (issue 49): on a copy of a benchmark database (SQLite), the app in
+ * process creates events through `app.inject`, one after the other; every statement is timed where
+ * better-sqlite3 runs it, and the WAL's growth gives the pages each create's commit wrote. Prints the statements
+ * a create runs, the median time of each, and the pages.
+ *
+ *   node --import tsx scripts/bench/create-statements.ts <database file> [creates, default 100]
+ *
+ * Keep creates × pages under 10,000 (the WAL is checkpointed at 10,000 pages, which would hide its growth).
+ * The file itself is not changed (a copy beside it is used and removed).
+ */
+import { copyFileSync, rmSync, statSync } from 'node:fs'
+import { buildApp } from '../../src/app.js'
+import { defaultConfig } from '../../src/config.js'
+import { openSqlite } from '../../src/db/database.js'
+import { withTransaction } from '../../src/db/unit-of-work.js'
+import { generateKey } from '../../src/lib/api-keys.js'
+import { createUserWithKey } from '../../src/repositories/users.js'
+
+const source = process.argv[2]
+if (source === undefined) {
+  process.stderr.write('usage: node --import tsx scripts/bench/create-statements.ts <database file> [creates]\n')
+  process.exit(2)
+}
+const count = Number(process.argv[3] ?? 100)
+const file = `${source}.create-statements`
+const remove = (): void => {
+  for (const f of [file, `${file}-wal`, `${file}-shm`]) rmSync(f, { force: true })
+}
+remove()
+copyFileSync(source, file)
+const database = await openSqlite(file)
+const key = generateKey()
+await withTransaction(database.db, (trx) => createUserWithKey(trx, 'editor', key, '2026-01-01 00:00:00', 'create-statements'))
+const app = await buildApp({ db: database.db, config: defaultConfig({ databaseUrl: file, eventDocuments: false, logLevel: 'silent' }) })
+await app.ready()
+
+// Every statement better-sqlite3 runs, timed by its text (while `timing` is on).
+const times = new Map<string, number[]>()
+let timing = false
+type Run = (this: { source: string }, ...args: unknown[]) => unknown
+const prototype = Object.getPrototypeOf(database.sqlite.prepare('select 1')) as Record<string, Run>
+for (const method of ['run', 'all', 'get', 'iterate']) {
+  const original = prototype[method] as Run
+  prototype[method] = function (this: { source: string }, ...args: unknown[]) {
+    if (!timing) return original.apply(this, args)
+    const started = performance.now()
+    try {
+      return original.apply(this, args)
+    } finally {
+      const text = this.source.replace(/\s+/g, ' ').slice(0, 90)
+      let list = times.get(text)
+      if (list === undefined) times.set(text, list = [])
+      list.push(performance.now() - started)
+    }
+  }
+}
+
+const body = (n: number) => ({
+  title: `Create statements ${n}`, description: 'An evening of music and conversation with local artists.',
+  start_date: `2027-0${1 + (n % 8)}-1${n % 10} 19:00:00`, end_date: `2027-0${1 + (n % 8)}-1${n % 10} 21:00:00`,
+  timezone: 'UTC', status: 'publish', cost: '€ 12', categories: [1 + (n % 5)],
+})
+const create = async (n: number): Promise<void> => {
+  const res = await app.inject({ method: 'POST', url: '/calendar/events/v1/events', headers: { authorization: `Bearer ${key}` }, payload: body(n) })
+  if (res.statusCode !== 201) throw new Error(`POST /events answered ${res.statusCode}: ${res.body.slice(0, 300)}`)
+}
+const walBytes = (): number => statSync(`${file}-wal`, { throwIfNoEntry: false })?.size ?? 0
+const pageSize = Number(database.sqlite.pragma('page_size', { simple: true }))
+try {
+  for (let i = 0; i < 20; i++) await create(i)
+  database.sqlite.pragma('wal_checkpoint(TRUNCATE)')
+  const before = walBytes()
+  timing = true
+  const started = performance.now()
+  for (let i = 0; i < count; i++) await create(100 + i)
+  const ms = (performance.now() - started) / count
+  timing = false
+  const pages = (walBytes() - before) / (pageSize + 24) / count
+  const median = (list: number[]): number => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)] ?? NaN
+  const rows = [...times].map(([text, list]) => ({ text, each: list.length / count, us: (median(list) * list.length / count) * 1000 }))
+    .sort((a, b) => b.us - a.us)
+  const statements = rows.reduce((sum, r) => sum + r.each, 0)
+  const us = rows.reduce((sum, r) => sum + r.us, 0)
+  process.stdout.write(`a create: ${ms.toFixed(2)} ms in process, ${statements.toFixed(1)} statements (${us.toFixed(0)} µs, medians), ${pages.toFixed(1)} pages written by its commit\n`)
+  for (const r of rows) process.stdout.write(`${r.us.toFixed(0).padStart(6)} µs  ×${r.each.toFixed(1)}  ${r.text}\n`)
+} finally {
+  await app.close()
+  await database.close()
+  remove()
+}
