@@ -2,14 +2,15 @@
  * What a `POST /events` costs in the database (issue 49): on a copy of a benchmark database (SQLite), the app in
  * process creates events through `app.inject`, one after the other; every statement is timed where
  * better-sqlite3 runs it, and the WAL's growth gives the pages each create's commit wrote. Prints the statements
- * a create runs, the median time of each, and the pages.
+ * a create runs, the median time of each, and the pages its commit writes, by table and index (the WAL's frames
+ * name their pages; SQLite's dbstat table names the b-tree of each).
  *
  *   node --import tsx scripts/bench/create-statements.ts <database file> [creates, default 100]
  *
  * Keep creates × pages under 10,000 (the WAL is checkpointed at 10,000 pages, which would hide its growth).
  * The file itself is not changed (a copy beside it is used and removed).
  */
-import { copyFileSync, rmSync, statSync } from 'node:fs'
+import { copyFileSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { buildApp } from '../../src/app.js'
 import { defaultConfig } from '../../src/config.js'
 import { openSqlite } from '../../src/db/database.js'
@@ -84,6 +85,26 @@ try {
   const us = rows.reduce((sum, r) => sum + r.us, 0)
   process.stdout.write(`a create: ${ms.toFixed(2)} ms in process, ${statements.toFixed(1)} statements (${us.toFixed(0)} µs, medians), ${pages.toFixed(1)} pages written by its commit\n`)
   for (const r of rows) process.stdout.write(`${r.us.toFixed(0).padStart(6)} µs  ×${r.each.toFixed(1)}  ${r.text}\n`)
+  // Which tables and indexes the pages are of: each frame of the WAL names its page, each commit ends a run of
+  // frames, and SQLite's dbstat table names the b-tree each page is in now.
+  const owners = new Map((database.sqlite.prepare('select pageno, name from dbstat').all() as Array<{ pageno: number; name: string }>)
+    .map((row) => [row.pageno, row.name]))
+  const wal = readFileSync(`${file}-wal`)
+  const byOwner = new Map<string, number>()
+  let commits = 0
+  const dirty = new Set<number>()
+  for (let at = 32 + (before / (pageSize + 24)) * (pageSize + 24); at + 24 <= wal.length; at += pageSize + 24) {
+    dirty.add(wal.readUInt32BE(at))
+    if (wal.readUInt32BE(at + 4) === 0) continue
+    commits++
+    for (const page of dirty) {
+      const owner = owners.get(page) ?? '(free list or new)'
+      byOwner.set(owner, (byOwner.get(owner) ?? 0) + 1)
+    }
+    dirty.clear()
+  }
+  process.stdout.write(`pages a commit by table or index (${commits} commits):\n`)
+  for (const [owner, n] of [...byOwner].sort((a, b) => b[1] - a[1])) process.stdout.write(`${(n / commits).toFixed(1).padStart(6)}  ${owner}\n`)
 } finally {
   await app.close()
   await database.close()
