@@ -687,10 +687,48 @@ export interface components {
             ml_language: components["schemas"]["Language"];
             /** @description Ids of the versions of this event in each language of its translation group, itself included. */
             translations: components["schemas"]["Translations"];
+            /** @description The series this event repeats in (CONTRACT §17), or null for a single event. Returned as sent, the rule's parts upper-cased; a translation has its own. */
+            recurrence: components["schemas"]["Recurrence"] | null;
+            /** @description The occurrence this record shows (in lists, one item per occurrence of a series), or null for a single event and a series read as a whole. */
+            occurrence: components["schemas"]["OccurrenceRef"] | null;
             /** @description The event as a schema.org Event with its location and organizer; present only on a read by id or by slug. */
             json_ld?: {
                 [key: string]: unknown;
             };
+        };
+        /** @description How an event repeats (CONTRACT §17): an RRULE, extra dates and removed dates, all in the event's time zone. The event's own start and end are the first occurrence. */
+        Recurrence: {
+            /** @description An RFC 5545 RRULE value without `RRULE:` (for example `FREQ=WEEKLY;BYDAY=TU,TH;COUNT=10`), parts upper-cased, or null when only `rdates` add occurrences. */
+            rule: string | null;
+            /** @description Extra occurrences, as wall times `YYYY-MM-DD HH:MM:SS` in the event's time zone (`YYYY-MM-DD` for all-day events). */
+            rdates: string[];
+            /** @description Removed occurrences, as wall times `YYYY-MM-DD HH:MM:SS` in the event's time zone (`YYYY-MM-DD` for all-day events). */
+            exdates: string[];
+        };
+        /** @description How the event repeats (CONTRACT §17). Supported RRULE parts: `FREQ` (`DAILY`, `WEEKLY`, `MONTHLY`, `YEARLY`), `INTERVAL`, `COUNT`, `UNTIL`, `BYDAY`, `BYMONTHDAY`, `BYMONTH`, `BYSETPOS`, `WKST`. At most 3,500 occurrences and 1,000 `rdates` and `exdates` together; anything else is 400 `rest_invalid_param` naming `recurrence`. A rule with neither `COUNT` nor `UNTIL` has occurrences up to the server's horizon (five years from today by default), which moves forward by itself. */
+        RecurrenceInput: {
+            /** @description An RFC 5545 RRULE value without `RRULE:`, such as `FREQ=WEEKLY;BYDAY=TU,TH;COUNT=10`; null when only `rdates` add occurrences. */
+            rule: string | null;
+            /** @description Extra occurrences, as wall times `YYYY-MM-DD HH:MM:SS` in the event's time zone (`YYYY-MM-DD` for all-day events). Defaults to none. */
+            rdates?: string[];
+            /** @description Removed occurrences, as wall times `YYYY-MM-DD HH:MM:SS` in the event's time zone (`YYYY-MM-DD` for all-day events); one that matches no occurrence is kept and changes nothing. Defaults to none. */
+            exdates?: string[];
+        };
+        /** @description One occurrence of a series (CONTRACT §17): the record it is shown in is the series' record as it stands for this occurrence. */
+        OccurrenceRef: {
+            /** @description The occurrence id: its original start in UTC, `YYYYMMDDTHHMMSSZ` (all-day: the local day, `YYYYMMDD`). It stays when the occurrence is moved. */
+            id: string;
+            /** @description The original start of the occurrence, in the time zone of the event. */
+            original_start_date: string;
+            /** @description The original start of the occurrence, in UTC. */
+            original_utc_start_date: string;
+            /** @description Whether this occurrence was changed on its own. */
+            overridden: boolean;
+            /**
+             * Format: uri
+             * @description Absolute URL of the occurrence in this interface.
+             */
+            rest_url: string;
         };
         /** @description A venue where events take place. */
         Venue: {
@@ -1126,6 +1164,8 @@ export interface components {
             venue?: components["schemas"]["EventVenueEntry"][] | components["schemas"]["EventVenueEntry"];
             /** @description Organizers of the event, each given by id (also as `{ "id": 5 }`) or as the fields of a new organizer created with the event; a single entry is a list of one, as in the reference. The list replaces the current set and `[]` clears it. A new organizer's `translation_of` follows the rules of an organizer create, in the event's language. */
             organizer?: components["schemas"]["EventOrganizerEntry"][] | components["schemas"]["EventOrganizerEntry"];
+            /** @description How the event repeats (CONTRACT §17), or null for a single event; replaces the whole series (a changed set drops the changes of the occurrences it no longer holds). */
+            recurrence?: components["schemas"]["RecurrenceInput"] | null;
             /** @description Language of the request, as the `ml_language` query parameter; when both are sent, this one wins. A create stores the record in this language. */
             ml_language?: components["schemas"]["Language"];
             /** @description Id of an existing event of which the new record is a translation; each language appears at most once in a translation group. */
@@ -1187,6 +1227,8 @@ export interface components {
             venue?: components["schemas"]["EventVenueEntry"][] | components["schemas"]["EventVenueEntry"];
             /** @description Organizers of the event, each given by id (also as `{ "id": 5 }`) or as the fields of a new organizer created with the event; a single entry is a list of one, as in the reference. The list replaces the current set and `[]` clears it. A new organizer's `translation_of` follows the rules of an organizer create, in the event's language. */
             organizer?: components["schemas"]["EventOrganizerEntry"][] | components["schemas"]["EventOrganizerEntry"];
+            /** @description How the event repeats (CONTRACT §17), or null for a single event; replaces the whole series (a changed set drops the changes of the occurrences it no longer holds). */
+            recurrence?: components["schemas"]["RecurrenceInput"] | null;
             /** @description Language of the request, as the `ml_language` query parameter; when both are sent, this one wins. A create stores the record in this language. */
             ml_language?: components["schemas"]["Language"];
             /** @description Password that protects the event; readers then need it as `?password=` unless they may edit the event. Null removes the protection. */
@@ -1248,6 +1290,8 @@ export interface components {
             venue?: components["schemas"]["EventVenueEntry"][] | components["schemas"]["EventVenueEntry"];
             /** @description Organizers of the event, each given by id (also as `{ "id": 5 }`) or as the fields of a new organizer created with the event; a single entry is a list of one, as in the reference. The list replaces the current set and `[]` clears it. A new organizer's `translation_of` follows the rules of an organizer create, in the event's language. */
             organizer?: components["schemas"]["EventOrganizerEntry"][] | components["schemas"]["EventOrganizerEntry"];
+            /** @description How the event repeats (CONTRACT §17), or null for a single event; replaces the whole series (a changed set drops the changes of the occurrences it no longer holds). */
+            recurrence?: components["schemas"]["RecurrenceInput"] | null;
             /** @description Language of the request, as the `ml_language` query parameter; when both are sent, this one wins. A create stores the record in this language. */
             ml_language?: components["schemas"]["Language"];
         };
