@@ -14,7 +14,8 @@
  *   offset such as `UTC+2` with a fixed-offset VTIMEZONE; an event in a zone without a definition, or at
  *   the second occurrence of a wall time that occurs twice, in UTC.
  * - A series (CONTRACT §17): one VEVENT with DTSTART;TZID, RRULE, RDATE and EXDATE (`ical-recurrence.ts`: one
- *   property per date, UNTIL in the form RFC 5545 wants for the DTSTART), its TZID kept even for a first start
+ *   property per date, UNTIL in the form RFC 5545 wants for the DTSTART; a series without a rule has its DTSTART
+ *   as an RDATE too, for readers that expand RDATEs alone), its TZID kept even for a first start
  *   at the second occurrence of a wall time (in UTC the RRULE would expand in UTC and lose the wall time:
  *   RFC-exact readers then place that first occurrence an hour earlier); plus one VEVENT per changed
  *   occurrence, made from the record as it stands for that occurrence, with the series' UID and SEQUENCE and
@@ -166,13 +167,23 @@ function vevent(event: FeedEvent, host: string, recurrence?: string): Vevent {
   if (found === undefined) {
     const data = eventData(event, host, series !== undefined)
     const tzid = data.data.timezone ?? undefined
-    const lines = series === undefined ? [] : recurrenceLines(series, event.record.timezone, tzid, event.record.all_day)
+    const lines = series === undefined ? [] : recurrenceLines(withStart(series, event.record), event.record.timezone, tzid, event.record.all_day)
     if (recurrence !== undefined) lines.push(recurrence)
     const extra = data.extra + lines.map((line) => `${line}\r\n`).join('')
     found = { text: foldLines(new FeedICalEvent(data.data, writer, extra).toString()), tzid }
     forms.set(key, found)
   }
   return found
+}
+
+/**
+ * A series without a rule with its DTSTART among its RDATEs: RFC 5545 makes DTSTART the first instance either way
+ * and ignores the duplicate, but ical.js 2.2 expands a VEVENT without RRULE from its RDATEs alone.
+ */
+function withStart(series: FeedRecurrence, record: Event): FeedRecurrence {
+  if (series.rule !== null) return series
+  const start = record.all_day ? record.start_date.slice(0, 10) : record.start_date
+  return series.rdates.includes(start) ? series : { ...series, rdates: [start, ...series.rdates] }
 }
 
 /**
