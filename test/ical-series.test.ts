@@ -3,7 +3,7 @@
  * RRULE, RDATE and EXDATE, plus one VEVENT per changed occurrence with the series' UID and a RECURRENCE-ID; a
  * list feed holds each matching series once, in list order, with its changed occurrences. Two independent
  * readers expand the feeds and must find exactly the occurrences the server has (its occurrence rows, with
- * their changes): ical.js (Mozilla's, with the feed's own VTIMEZONEs) and Python's icalendar with dateutil and
+ * their changes, as `GET /events/{id}/occurrences` shows them): ical.js (Mozilla's, with the feed's own VTIMEZONEs) and Python's icalendar with dateutil and
  * the system's tz database (test/helpers/ical-expand.py). Series in Berlin, New York, Vienna (all-day) and a
  * fixed offset, across DST changes and a spring-forward gap. Changes of occurrences are written as the
  * occurrence routes write them (rows of `event_overrides`, the occurrence's row moved and flagged); a change
@@ -81,6 +81,23 @@ async function expandedIds(db: Kysely<Database>, id: number): Promise<string[]> 
   const all = expandSeries({ timezone: row.timezone, allDay, start: row.start_date, end: row.end_date, startUtc: row.start_utc, endUtc: row.end_utc }, checked, row.recurrence_through_utc ?? '9999-01-01 00:00:00')
   if ('refused' in all) throw new Error(all.refused)
   return all.filter((o) => o.startUtc < HORIZON).map((o) => o.id).sort()
+}
+
+/** `GET /events/{id}/occurrences`, every page, before the horizon, as the readers are compared. */
+async function routeRows(s: Built, series: Series): Promise<Row[]> {
+  const rows: Row[] = []
+  for (let page = 1; ; page++) {
+    const res = await s.inject({ url: `${API}/events/${series.id}/occurrences?per_page=50&page=${page}` })
+    if (res.statusCode !== 200) throw new Error(`occurrences answered ${res.statusCode}: ${res.body}`)
+    const body = res.json<{ occurrences: Array<{ title: string; start_date: string; end_date: string; utc_start_date: string; utc_end_date: string; occurrence: { id: string } }>; total_pages: number }>()
+    for (const o of body.occurrences) {
+      if (o.utc_start_date >= HORIZON) continue
+      rows.push(series.allDay
+        ? [o.occurrence.id, o.start_date.slice(0, 10), o.end_date.slice(0, 10), o.title]
+        : [o.occurrence.id, o.utc_start_date, o.utc_end_date, o.title])
+    }
+    if (page >= body.total_pages) return rows
+  }
 }
 
 /** ical.js: the series' VEVENT with its changed occurrences related, expanded before the horizon. */
@@ -173,6 +190,7 @@ t.test('a series\' own feed: one VEVENT, its changed occurrences with RECURRENCE
     t.ok(feed.events.every((e) => String(e.getFirstPropertyValue('uid')) === `${one.id}@calendar.test`), 'one UID')
     const rows = await serverRows(s.db, one)
     t.strictSame(rows.map((r) => r[0]).sort(), await expandedIds(s.db, one.id), `${one.title}: the server's rows are the expansion`)
+    t.strictSame(await routeRows(s, one), rows, `${one.title}: GET /events/{id}/occurrences shows them`)
     t.strictSame(icaljsRows(res.body, one), rows, `${one.title}: ical.js reads the occurrences the server has`)
     const py = pythonRows(t, res.rawPayload)
     if (py !== undefined) t.strictSame(py[`${one.id}@calendar.test`], rows, `${one.title}: python reads them too`)
@@ -191,6 +209,7 @@ t.test('a list feed holds each series once, in list order, with its changed occu
   const { s, series, single } = await fixture(t)
   const res = await s.inject({ url: `${API}/events?ical=1&start_date=2026-07-01&end_date=2027-12-31` })
   t.equal(res.statusCode, 200)
+  t.equal(res.headers['x-total'], String(series.length + 1), 'X-Total counts events, each series once')
   const feed = parseFeed(res.body)
   const uids = feed.events.filter((e) => !e.hasProperty('recurrence-id')).map((e) => String(e.getFirstPropertyValue('uid')))
   t.equal(new Set(uids).size, uids.length, 'each event once')

@@ -24,7 +24,7 @@ import { modifiedNow } from '../lib/post-dates.js'
 import { canEdit, canRead, editsAll, statusToStore, type Caller, type Owned } from '../lib/rights.js'
 import { countEvents, eventEntries, eventIds, type ListEntry } from '../repositories/event-filters.js'
 import { eventAccess, findEvent, rememberedEvents, storedEvents, type StoredEvent } from '../repositories/event-records.js'
-import { changedOccurrences, overridesOf, type ChangedOccurrence, type OverrideRow } from '../repositories/override-reads.js'
+import { changedOccurrences, type ChangedOccurrence } from '../repositories/override-reads.js'
 import { deleteEvent, insertEvent, trashEvent, updateEvent } from '../repositories/event-writes.js'
 import { entryKey, occurrencesOf } from '../repositories/occurrences.js'
 import type { PostRef } from '../repositories/posts.js'
@@ -83,8 +83,7 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
   async function feed(req: FastifyRequest, reply: FastifyReply, events: readonly StoredEvent[], caller: Caller | null, name: string): Promise<string> {
     const options = { host: new URL(ctx.publicUrl).host, name, siteZone: ctx.config.timezone }
     const series = events.filter((stored) => stored.record.recurrence !== null).map((stored) => stored.record)
-    const overrides = series.length === 0 ? new Map<number, OverrideRow[]>() : await overridesOf(ctx.db, series.map((e) => e.id))
-    const changed = overrides.size === 0 ? new Map<number, ChangedOccurrence[]>() : await changedOccurrences(ctx.db, ctx.site, series, overrides)
+    const changed = series.length === 0 ? new Map<number, ChangedOccurrence[]>() : await changedOccurrences(ctx.db, ctx.site, series)
     const shown = events.map((stored): FeedEvent => {
       const event: FeedEvent = { record: seenBy(caller, stored.record), sequence: stored.version - 1, passwordProtected: stored.password !== null }
       const recurrence = stored.record.recurrence
@@ -94,16 +93,18 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     })
     const tag = feedEtag([FEED_FORMAT, options.host, options.name, options.siteZone,
       ...shown.map((e, i) => `${eventEtag(e.record, events[i]?.version ?? 0)}${e.passwordProtected ? 'p' : ''}${
-        (overrides.get(e.record.id) ?? []).map((o) => ` ${o.occurrence}:${o.version}`).join('')}`)])
+        (changed.get(e.record.id) ?? []).map((c) => ` ${c.record.occurrence?.id ?? ''}:${c.version}`).join('')}`)])
     return sendFeed(req, reply, tag, () => icalFeed(shown, options))
   }
 
   /** A list as a feed (§14): the JSON list's filters and order, no pages, at most CALENDAR_ICAL_MAX_EVENTS. */
   async function listFeed(req: FastifyRequest, query: ListQuery, reply: FastifyReply): Promise<string> {
-    const { filter } = await eventFilterOf(ctx, req, query)
+    const listed = await eventFilterOf(ctx, req, query)
+    // The list's rows are occurrences: a series is in the feed once (its VEVENT holds them all), at the place of its
+    // first matching occurrence (`hide_subsequent_recurrences`), so the cap and X-Total count events (CONTRACT §14).
+    const filter = listed.filter.include === undefined ? { ...listed.filter, hideSubsequent: true } : listed.filter
     const total = await countEvents(ctx.db, filter)
     const ids = total === 0 ? [] : await eventIds(ctx.db, filter, 0, Math.min(total, ctx.config.icalMaxEvents), total)
-    // The list's rows are occurrences: a series is in the feed once (its VEVENT has them all), at its first.
     const events = await storedEvents(ctx.db, ctx.site, [...new Set(ids)])
     // One page holding every match up to the cap; X-Total counts them all.
     reply.header('X-Total', String(total)).header('X-Total-Pages', total === 0 ? '0' : '1')
