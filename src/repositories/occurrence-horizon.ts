@@ -14,6 +14,8 @@
  *   triggers), so remembered lists are dropped; the event's own version and ETag do not change.
  */
 import { sql } from 'kysely'
+import { isPostgres } from '../db/dialect.js'
+import { prepared } from '../db/prepared.js'
 import type { Db, Tx } from '../db/unit-of-work.js'
 import { checkRecurrence, occurrencesInWindow, type Occurrence } from '../lib/recurrence.js'
 
@@ -62,41 +64,45 @@ export function occurrencesToAdd(series: SeriesBehind, horizon: string): Occurre
   }, checked, series.through, horizon)
 }
 
-/** Rows per insert statement: 10 values a row, far below SQLite's and PostgreSQL's limits on parameters. */
-const ROWS_PER_INSERT = 500
+/** The horizon moved by compare-and-swap, only while the series is as it was read and expanded. */
+const swapped = prepared(10, (db, id: number, through: string, horizon: string, recurrence: string, timezone: string, allDay: number,
+  startDate: string, endDate: string, startUtc: string, endUtc: string) => db.updateTable('events')
+  .set({ recurrence_through_utc: horizon })
+  .where('id', '=', id).where('recurrence_through_utc', '=', through).where('recurrence', '=', recurrence)
+  .where('timezone', '=', timezone).where('all_day', '=', allDay as 0 | 1)
+  .where('start_date', '=', startDate).where('end_date', '=', endDate).where('start_utc', '=', startUtc).where('end_utc', '=', endUtc))
+
+/**
+ * The occurrences inserted, their ids, starts and ends each one parameter (arrays on PostgreSQL, JSON texts on
+ * SQLite read by position), the listing columns from the event's row as it stands in this unit of work; rows
+ * already there are left as they are.
+ */
+const inserted = prepared(4, (db, id: number, ids: unknown, starts: unknown, ends: unknown) => {
+  const columns = sql`(event_id, occurrence, start_utc, end_utc, language, hide_from_listings, status, featured, author)`
+  if (isPostgres(db)) {
+    return sql`insert into event_occurrences ${columns}
+      select e.id, u.o, u.s, u.e, e.language, e.hide_from_listings, e.status, e.featured, e.author
+      from events e cross join unnest(${ids}::text[], ${starts}::text[], ${ends}::text[]) as u(o, s, e)
+      where e.id = ${id} on conflict (event_id, occurrence) do nothing`
+  }
+  return sql`insert into event_occurrences ${columns}
+    select e.id, o.value, ${starts} ->> o.key, ${ends} ->> o.key, e.language, e.hide_from_listings, e.status, e.featured, e.author
+    from events e, json_each(${ids}) o
+    where e.id = ${id} on conflict (event_id, occurrence) do nothing`
+})
 
 /**
  * Moves one series' horizon to `horizon` with `occurrences` (from {@link occurrencesToAdd}), in the unit of
  * work `trx`: false when the swap was lost (the series changed or moved meanwhile), and then nothing was written.
+ * Two statements whatever the number of occurrences.
  */
 export async function extendSeries(trx: Tx, series: SeriesBehind, horizon: string, occurrences: readonly Occurrence[]): Promise<boolean> {
-  const swapped = await trx.updateTable('events')
-    .set({ recurrence_through_utc: horizon })
-    .where('id', '=', series.id)
-    .where('recurrence_through_utc', '=', series.through)
-    .where('recurrence', '=', series.recurrence)
-    .where('timezone', '=', series.timezone)
-    .where('all_day', '=', series.all_day as 0 | 1)
-    .where('start_date', '=', series.start_date)
-    .where('end_date', '=', series.end_date)
-    .where('start_utc', '=', series.start_utc)
-    .where('end_utc', '=', series.end_utc)
-    .executeTakeFirst()
-  if (Number(swapped.numUpdatedRows) !== 1) return false
+  const swap = await swapped(trx, series.id, series.through, horizon, series.recurrence, series.timezone, series.all_day,
+    series.start_date, series.end_date, series.start_utc, series.end_utc)
+  if (Number(swap.numAffectedRows) !== 1) return false
   if (occurrences.length === 0) return true
-  // The columns every list checks, as they stand now that this unit of work holds the event's row.
-  const copied = await trx.selectFrom('events')
-    .select(['language', 'hide_from_listings', 'status', 'featured', 'author'])
-    .where('id', '=', series.id)
-    .executeTakeFirstOrThrow()
-  for (let i = 0; i < occurrences.length; i += ROWS_PER_INSERT) {
-    const rows = occurrences.slice(i, i + ROWS_PER_INSERT).map((o) => ({
-      event_id: series.id, occurrence: o.id, start_utc: o.startUtc, end_utc: o.endUtc,
-      language: copied.language, hide_from_listings: copied.hide_from_listings, status: copied.status,
-      featured: copied.featured, author: copied.author,
-    }))
-    await trx.insertInto('event_occurrences').values(rows).onConflict((c) => c.columns(['event_id', 'occurrence']).doNothing()).execute()
-  }
+  const list = (values: string[]): unknown => (isPostgres(trx) ? values : JSON.stringify(values))
+  await inserted(trx, series.id, list(occurrences.map((o) => o.id)), list(occurrences.map((o) => o.startUtc)), list(occurrences.map((o) => o.endUtc)))
   return true
 }
 
