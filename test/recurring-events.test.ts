@@ -232,6 +232,7 @@ t.test('every refusal is 400 naming recurrence, with nothing written', async (t)
     ['UNTIL before the start', { recurrence: { rule: 'FREQ=DAILY;UNTIL=20260601' } }],
     ['every occurrence excluded', { recurrence: { rule: 'FREQ=DAILY;COUNT=1', exdates: ['2026-07-01 18:00:00'] } }],
     ['more than 1,000 dates', { recurrence: { rule: 'FREQ=DAILY;COUNT=2', rdates: Array.from({ length: 600 }, (_, i) => `2027-01-01 ${String(i % 24).padStart(2, '0')}:${String(Math.floor(i / 24)).padStart(2, '0')}:00`), exdates: Array.from({ length: 401 }, (_, i) => `2028-01-01 ${String(i % 24).padStart(2, '0')}:${String(Math.floor(i / 24)).padStart(2, '0')}:00`) } }],
+    ['more than 1,000 rdates in one list', { recurrence: { rule: null, rdates: Array.from({ length: 1001 }, (_, i) => `2027-01-01 ${String(i % 24).padStart(2, '0')}:${String(Math.floor(i / 24)).padStart(2, '0')}:00`) } }],
     ['malformed rdate', { recurrence: { rule: 'FREQ=DAILY;COUNT=2', rdates: ['2026-07-05T18:00:00Z'] } }],
     ['a day where a wall time is due', { recurrence: { rule: null, rdates: ['2026-07-05'] } }],
     ['malformed exdate', { recurrence: { rule: 'FREQ=DAILY;COUNT=2', exdates: ['2026-02-30 18:00:00'] } }],
