@@ -2,7 +2,7 @@
  * Runs the API: reads the configuration, opens and migrates the database, listens, and on SIGTERM or
  * SIGINT stops accepting connections, lets requests in flight finish (each answered with
  * `Connection: close`) and webhook attempts in flight finish, then closes the database. It runs the
- * webhook dispatcher from the moment it listens, and the horizon job of recurring series (horizon.ts) from the start. A start that fails for a reason of the configuration
+ * webhook dispatcher and the horizon job of recurring series (horizon.ts) from the moment it listens. A start that fails for a reason of the configuration
  * (a DATABASE_URL that is no SQLite database, a HOST that cannot be listened on) says which variable and
  * value, in one line, without a stack trace.
  */
@@ -12,7 +12,7 @@ import { ConfigError, loadConfig } from './config.js'
 import { startCheckpointer } from './db/checkpointer.js'
 import { isPostgresUrl, onDatabaseFault, openDatabase, shownUrl, type DatabaseHandle } from './db/database.js'
 import { DatabaseFileLost, isDatabaseUnavailable } from './db/faults.js'
-import { scheduleHorizon } from './horizon.js'
+import { scheduleHorizon, type HorizonSchedule } from './horizon.js'
 import { pruneExpired, scheduleRetention } from './retention.js'
 
 /** How long after listening the background fill of event documents begins. */
@@ -49,26 +49,8 @@ async function main(): Promise<void> {
     }, RETENTION_RETRY_MS)
     retryRetention.unref()
   })
-  // The horizon of unbounded series (CONTRACT §17): at start and once a day, on every node; a run that met a
-  // database that could not serve runs again a minute later (the series it did not reach wait for it).
   let retryHorizon: NodeJS.Timeout | undefined
-  const horizon = scheduleHorizon(database.db, {
-    now: () => new Date(),
-    days: config.recurrenceHorizonDays,
-    onDone: (run) => { if (run.series > 0) app.log.info({ horizon: run.horizon, series: run.series, occurrences: run.occurrences, lost: run.lost }, 'recurring series extended to the horizon') },
-    onError: (error) => {
-      if (!isDatabaseUnavailable(error)) {
-        app.log.error({ err: error }, 'moving the horizon of recurring series failed')
-        return
-      }
-      app.log.warn({ err: error }, 'moving the horizon of recurring series failed: the database cannot serve, tried again in a minute')
-      retryHorizon ??= setTimeout(() => {
-        retryHorizon = undefined
-        if (!closing) void horizon.runNow()
-      }, HORIZON_RETRY_MS)
-      retryHorizon.unref()
-    },
-  })
+  let horizon: HorizonSchedule | undefined
   let closing = false
   const shutdown = (signal: string) => {
     if (closing) return
@@ -79,7 +61,7 @@ async function main(): Promise<void> {
     clearTimeout(retryHorizon)
     // Webhook attempts in flight finish (or give their deliveries back) while requests drain; the horizon job
     // stops at its next series.
-    Promise.all([app.drainConnections(), app.webhooks.stop(), horizon.stop()])
+    Promise.all([app.drainConnections(), app.webhooks.stop(), horizon?.stop()])
       .then(() => app.close())
       .then(() => checkpoints?.stop())
       .then(() => database.close())
@@ -100,6 +82,25 @@ async function main(): Promise<void> {
     throw new ConfigError(`cannot listen on HOST=${config.host} PORT=${config.port}: ${reason(error)}`)
   }
   app.webhooks.start()
+  // The horizon of unbounded series (CONTRACT §17): now and once a day, on every node; a run that met a
+  // database that could not serve runs again a minute later (the series it did not reach wait for it).
+  horizon = scheduleHorizon(database.db, {
+    now: () => new Date(),
+    days: config.recurrenceHorizonDays,
+    onDone: (run) => { if (run.series > 0) app.log.info({ horizon: run.horizon, series: run.series, occurrences: run.occurrences, lost: run.lost }, 'recurring series extended to the horizon') },
+    onError: (error) => {
+      if (!isDatabaseUnavailable(error)) {
+        app.log.error({ err: error }, 'moving the horizon of recurring series failed')
+        return
+      }
+      app.log.warn({ err: error }, 'moving the horizon of recurring series failed: the database cannot serve, tried again in a minute')
+      retryHorizon ??= setTimeout(() => {
+        retryHorizon = undefined
+        if (!closing) void horizon?.runNow()
+      }, HORIZON_RETRY_MS)
+      retryHorizon.unref()
+    },
+  })
   // The event documents missing for this public URL (a new database, a bulk load, another PUBLIC_URL),
   // stored in the background, a second after listening: its first batch (which compiles the record
   // serializers) does not hold up the first answers. Errors are logged by the store itself.

@@ -5,7 +5,8 @@
  * unchanged, and a second run adds nothing. Two nodes (two processes on one database: one SQLite file, one
  * PostgreSQL schema) running it at once leave exactly the expected rows, each series moved once. A series
  * written while the job expands it is left to its write. A database that cannot serve (a lock held past the
- * timeout) fails a run with an error the server retries on; the next run does the work.
+ * timeout) fails a run with an error the server retries on; the next run does the work. A server process moves
+ * the horizon when it starts, and stops on SIGTERM with the job.
  */
 import SQLite from 'better-sqlite3'
 import { spawn } from 'node:child_process'
@@ -21,6 +22,8 @@ import { checkRecurrence, expandSeries } from '../src/lib/recurrence.js'
 import { extendSeries, occurrencesToAdd, seriesBehind } from '../src/repositories/occurrence-horizon.js'
 import { API, NOW, build, type Built } from './helpers/build.js'
 import { TEST_ENGINE } from './helpers/database.js'
+import { freePort } from './helpers/net.js'
+import { startServer } from './helpers/server.js'
 import { TYPESCRIPT } from './helpers/typescript.js'
 
 const ROOT = new URL('..', import.meta.url).pathname
@@ -230,4 +233,34 @@ t.test('a database that cannot serve fails the run with an error the server retr
   t.strictSame(errors, [], 'the next run succeeds')
   t.strictSame(await rowsOf(handle.db, id), await expected(handle.db, id, horizonAt(later, config.recurrenceHorizonDays)), 'and moves the series')
   await schedule.stop()
+})
+
+t.test('the server moves the horizon when it starts, and stops with the job on SIGTERM', async (t) => {
+  // A series written by a clock long past: its rows end five years after 2000, far behind any real horizon.
+  const clock = { now: new Date('2000-01-03T12:00:00Z') }
+  const file = join(t.testdir(), 'calendar.db')
+  const built = await build(t, { clock: () => clock.now, file })
+  const editor = await built.auth('editor')
+  const id = (await create({ built, editor, clock }, { title: 'Weekly since 2000', timezone: 'Europe/Berlin', start_date: '2000-01-03 19:00:00', end_date: '2000-01-03 20:00:00', recurrence: { rule: 'FREQ=WEEKLY' } })).id
+  const through = async () => (await built.db.selectFrom('events').select('recurrence_through_utc').where('id', '=', id).executeTakeFirstOrThrow()).recurrence_through_utc
+  const written = await through()
+  t.ok(written !== null && written < '2005-02-01', `five years of rows when written: ${written ?? 'null'}`)
+  const server = await startServer(t, built.url, await freePort(), { LOG_LEVEL: 'info' })
+  // The server's first run begins as it listens; it logs what it moved (30 s at most).
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no horizon run logged: ${server.stdout().slice(-2000)}`)), 30_000)
+    const look = () => {
+      if (!server.stdout().includes('recurring series extended to the horizon')) return
+      clearTimeout(timer)
+      server.child.stdout?.off('data', look)
+      resolve()
+    }
+    server.child.stdout?.on('data', look)
+    look()
+  })
+  const moved = await through()
+  t.ok(moved !== null && moved > new Date(Date.now() + (built.config.recurrenceHorizonDays - 2) * DAY).toISOString().replace('T', ' '), `moved to about now + the horizon days: ${moved ?? 'null'}`)
+  t.strictSame(await rowsOf(built.db, id), await expected(built.db, id, moved ?? ''), 'with every occurrence up to it')
+  server.child.kill('SIGTERM')
+  t.strictSame((await server.exited).code, 0, 'and it stops on SIGTERM')
 })
