@@ -72,7 +72,7 @@ t.test('reads that need no key show no lock in the UI; /doc keeps the optional k
       t.strictSame(inUi.get(operation), required, `${operation}: the UI shows the key it needs`)
     }
   }
-  t.equal(open, 16, 'every public read')
+  t.equal(open, 18, 'every public read')
 })
 
 t.test('an optional parameter starts as "Not sent" in the page language; the contract has values only', async (t) => {
