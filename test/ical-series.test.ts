@@ -41,14 +41,15 @@ async function create(s: Built, editor: { authorization: string }, body: Record<
  * Changes one occurrence as the occurrence routes do: its override row (version one more), its row's dates and
  * flag. `start`/`end`: wall times in the series' zone (all-day: days).
  */
-async function change(db: Kysely<Database>, series: Series, occurrence: string, fields: { title?: string; description?: string; start?: string; end?: string }): Promise<void> {
+async function change(db: Kysely<Database>, series: Series, occurrence: string, fields: { title?: string; description?: string; start?: string; end?: string; venues?: number[] }): Promise<void> {
   const start = fields.start === undefined ? undefined : series.allDay ? `${fields.start} 00:00:00` : fields.start
   const end = fields.end === undefined ? undefined : series.allDay ? `${fields.end} 23:59:59` : fields.end
   const startUtc = start === undefined ? null : wallToUtc(start, series.timezone)
   const endUtc = end === undefined ? null : wallToUtc(end, series.timezone)
   const row = {
     event_id: series.id, occurrence, title: fields.title ?? null, description: fields.description ?? null, excerpt: null,
-    start_date: start ?? null, end_date: end ?? null, start_utc: startUtc, end_utc: endUtc, cost: null, website: null, venues: null, organizers: null,
+    start_date: start ?? null, end_date: end ?? null, start_utc: startUtc, end_utc: endUtc, cost: null, website: null,
+    venues: fields.venues === undefined ? null : JSON.stringify(fields.venues), organizers: null,
   }
   const existing = await db.selectFrom('event_overrides').select('version').where('event_id', '=', series.id).where('occurrence', '=', occurrence).executeTakeFirst()
   if (existing === undefined) await db.insertInto('event_overrides').values(row).execute()
@@ -173,7 +174,8 @@ async function fixture(t: Test): Promise<Fixture> {
   const [choir, books, festival] = series as [Series, Series, Series]
   await change(s.db, choir, '20261103T180000Z', { title: 'Choir rehearsal (moved)', start: '2026-11-04 20:00:00', end: '2026-11-04 21:30:00' })
   await change(s.db, choir, '20260903T170000Z', { title: 'Choir: first Thursday' })
-  await change(s.db, books, '20261127T233000Z', { title: 'Book club, Thanksgiving', description: 'Bring leftovers.' })
+  const venue = await s.inject({ method: 'POST', url: `${API}/venues`, headers: editor, payload: { venue: 'Town Library', city: 'Hoboken', country: 'United States' } })
+  await change(s.db, books, '20261127T233000Z', { title: 'Book club, Thanksgiving', description: 'Bring leftovers.', venues: [venue.json<{ id: number }>().id] })
   await change(s.db, festival, '20270717', { title: 'Summer festival (a week later)', start: '2027-07-24', end: '2027-07-25' })
   const single = await create(s, editor, { title: 'Once only', timezone: 'Europe/Berlin', start_date: '2026-10-01 19:00:00', end_date: '2026-10-01 21:00:00' })
   return { s, editor, series, single }
@@ -203,6 +205,16 @@ t.test('a series\' own feed: one VEVENT, its changed occurrences with RECURRENCE
   t.ok(lines.slice(1).some((l) => l.includes('RECURRENCE-ID;TZID=Europe/Berlin:20261103T190000')), 'RECURRENCE-ID as the wall time of the original start')
   const festival = parseFeed((await s.inject({ url: `${API}/events/${series[2]?.id ?? 0}?ical=1` })).body)
   t.match(festival.events[1]?.toString(), /RECURRENCE-ID;VALUE=DATE:20270717/, 'all-day: a date')
+  // A changed occurrence carries what changed: description and venue as well as title and dates.
+  const books = parseFeed((await s.inject({ url: `${API}/events/${series[1]?.id ?? 0}?ical=1` })).body)
+  const thanksgiving = books.events.find((e) => e.hasProperty('recurrence-id'))
+  t.equal(thanksgiving?.getFirstPropertyValue('description'), 'Bring leftovers.')
+  t.equal(thanksgiving?.getFirstPropertyValue('location'), 'Town Library, Hoboken, United States')
+  t.notOk(books.events[0]?.hasProperty('location'), 'the series itself has no venue')
+  // By slug, and with Accept: text/calendar, the same feed.
+  const slug = (await s.inject({ url: `${API}/events/${series[1]?.id ?? 0}` })).json<{ slug: string }>().slug
+  const byId = await s.inject({ url: `${API}/events/${series[1]?.id ?? 0}`, headers: { accept: 'text/calendar' } })
+  t.equal((await s.inject({ url: `${API}/events/by-slug/${slug}?ical=1` })).body, byId.body, 'by slug and by Accept alike')
 })
 
 t.test('a list feed holds each series once, in list order, with its changed occurrences; both readers agree with the server', async (t) => {
