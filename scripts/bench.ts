@@ -8,9 +8,13 @@
  *                                      [--db-dir DIR] [--keep-db] [--reuse-db] [--no-pin] [--cache-entries N] [--only K1,K2]
  *                                      [--realistic]
  *                                      [--database-url postgres://…] [--nodes N]
+ *                                      [--recurrence [--recurrence-creates N] [--recurrence-series N]]
  *
  * `--scale` runs the list and filter routes at 1,000, 100,000 and 1,000,000 events instead (one
  * database and one server process per size) and reports how p50 grows and the server's peak RSS.
+ *
+ * `--recurrence` measures recurring events instead (scripts/bench/recurrence.ts): creating a series of 3,500
+ * occurrences, and the horizon job's day of work over many unbounded series.
  *
  * `--database-url postgres://…` (or a PostgreSQL DATABASE_URL in the environment) runs the servers on
  * PostgreSQL: the data set built in the file is copied into a schema of its own there
@@ -40,6 +44,7 @@ import { documentContext } from '../src/repositories/event-documents.js'
 import { runScenario, type Scenario, type ScenarioResult } from './bench/driver.js'
 import { buildDatabase, dayStartMs, removeDatabaseFiles, type LoadResult } from './bench/loader.js'
 import { copyToPostgres, dropBenchSchema } from './bench/postgres.js'
+import { recurrenceBench, recurrenceTable } from './bench/recurrence.js'
 import {
   allowedCpus, anonSampler, freePort, hasTaskset, killAllChildren, memoryOf, pinSelf, startProcess, stopProcess, type Managed, type MemoryStatus,
 } from './bench/processes.js'
@@ -80,6 +85,10 @@ interface Options {
   nodes: number
   /** CALENDAR_EVENT_DOCUMENTS of the API server: stored single-read documents (default on; the run waits for their fill). */
   documents: boolean
+  /** The recurring-events measurements instead of the routes (scripts/bench/recurrence.ts). */
+  recurrence: boolean
+  recurrenceCreates: number
+  recurrenceSeries: number
 }
 
 const USAGE = `usage: node --import tsx scripts/bench.ts [options]
@@ -108,7 +117,13 @@ const USAGE = `usage: node --import tsx scripts/bench.ts [options]
   --nodes N         API processes on the one database, connections spread over them (default 1)
   --no-documents    the server's CALENDAR_EVENT_DOCUMENTS=false (every single read assembles); by default the
                     run waits until the server has stored its event documents (a server that has been
-                    running has them: they live in the database)`
+                    running has them: they live in the database)
+  --recurrence      the recurring-events measurements instead (in process, scripts/bench/recurrence.ts): the
+                    server's time to create a series of 3,500 occurrences, and the horizon job's time for one
+                    day of work over many unbounded series (with --database-url: on PostgreSQL)
+  --recurrence-creates N   series of 3,500 occurrences created and timed (default 20)
+  --recurrence-series N    unbounded daily series the horizon job moves, ~1,826 occurrences each (default 550:
+                    about a million occurrences; loading them takes minutes)`
 
 class UsageError extends Error {}
 
@@ -131,6 +146,9 @@ function parseArgs(argv: string[]): Options {
     databaseUrl: isPostgresUrl(process.env.DATABASE_URL ?? '') ? process.env.DATABASE_URL : undefined,
     nodes: 1,
     documents: true,
+    recurrence: false,
+    recurrenceCreates: 20,
+    recurrenceSeries: 550,
   }
   const integer = (name: string, raw: string | undefined, min: number, max: number): number => {
     const value = Number(raw)
@@ -181,6 +199,9 @@ function parseArgs(argv: string[]): Options {
         break
       }
       case '--nodes': options.nodes = integer('nodes', value(), 1, 16); break
+      case '--recurrence': options.recurrence = true; break
+      case '--recurrence-creates': options.recurrenceCreates = integer('recurrence-creates', value(), 1, 10_000); break
+      case '--recurrence-series': options.recurrenceSeries = integer('recurrence-series', value(), 1, 100_000); break
       case '--help': case '-h': process.stdout.write(`${USAGE}\n`); process.exit(0); break
       default: throw new UsageError(`unknown option ${flag}`)
     }
@@ -585,6 +606,12 @@ async function scaleRun(options: Options, core: number | undefined, now: Date) {
 
 async function main(): Promise<void> {
   const options = parseArgs(process.argv.slice(2))
+  if (options.recurrence) {
+    const result = await recurrenceBench({ databaseUrl: options.databaseUrl, creates: options.recurrenceCreates, series: options.recurrenceSeries, log })
+    writeJson(options.out, { kind: 'recurrence', startedAt: new Date().toISOString(), machine: machine(false), result })
+    process.stdout.write(`${recurrenceTable(result)}\n\nJSON: ${options.out}\n`)
+    return
+  }
   const now = new Date()
   const started = performance.now()
   const pinned = options.pin && os.cpus().length >= 2 && hasTaskset() && pinSelf(CLIENT_CORE)

@@ -1,7 +1,8 @@
 /**
  * The demo calendar (`npm run demo`): a season of events in Zürich in English, German and Swiss French,
- * with their venues, organizers, categories and tags. Dates are days from today, so the calendar is
- * always upcoming. Names are unique so that records can be linked by name before their ids are known.
+ * with their venues, organizers, categories and tags, and three recurring series (a weekly class, a meetup on
+ * the last Friday of every month, a yearly festival with one year cancelled). Dates are days from today, so the
+ * calendar is always upcoming. Names are unique so that records can be linked by name before their ids are known.
  *
  * Its first records are the ones the contract's examples name: event 1 and the event `open-air-cinema`,
  * venue 1 and `rote-fabrik`, organizer 1 and `kino-am-see`, category 1 and tag 2 (the examples of
@@ -65,6 +66,17 @@ export interface DemoEvent {
   translationOf?: string
   /** Set after the create, through the by-id route (the only one that takes a password). */
   password?: string
+  /** A recurring series (CONTRACT §17), created in the same request as the event. */
+  recurrence?: DemoRecurrence
+}
+
+export interface DemoRecurrence {
+  /** The RRULE value. */
+  rule: string
+  /** The first occurrence is the last Friday of the month `day` falls in (of the next month when that one is past). */
+  lastFriday?: boolean
+  /** The occurrence this many years after the first is cancelled (an exdate). */
+  cancelledYear?: number
 }
 
 export const CATEGORIES: DemoTerm[] = [
@@ -152,4 +164,8 @@ export const EVENTS: DemoEvent[] = [
   { title: 'Festival du lac', description: 'Un week-end de concerts sur la pelouse.', day: 27, start: '14:00', end: '23:00', days: 1, cost: 'CHF 60', categories: ['Musique'], tags: ['Plein air', 'Entrée libre'], venues: ['Salle du Volkshaus'], organizers: ['Club de jazz de Zurich'], language: 'ch-fr', translationOf: 'Lakeside Festival' },
   { title: 'Théâtre jeune public', description: 'Une pièce pour les enfants dès six ans.', day: 20, start: '15:00', end: '16:00', cost: 'CHF 12', categories: ['Théâtre'], tags: [], venues: ['Théâtre de Vidy'], organizers: [], language: 'ch-fr' },
   { title: 'Ciné-concert', description: 'Un film muet accompagné par un trio de jazz.', day: 19, start: '20:00', end: '21:30', cost: 'CHF 22', categories: ['Cinéma', 'Musique'], tags: [], venues: ['Salle du Volkshaus'], organizers: ['Cinéma au bord du lac'], language: 'ch-fr', translationOf: 'Silent Film with Live Piano' },
+  // Recurring series, last so that the ids the contract's examples name stay as they are.
+  { title: 'Swing Dance Class', description: 'Lindy hop for beginners, every week; no partner needed.', day: 2, start: '18:30', end: '20:00', cost: 'CHF 20', categories: ['Jazz'], tags: ['Wheelchair accessible'], venues: ['Volkshaus'], organizers: ['Jazz Club Zürich'], language: 'en', recurrence: { rule: 'FREQ=WEEKLY' } },
+  jazz('Jazz Lovers Meetup', 0, { start: '19:00', end: '21:00', cost: 'Free', description: 'Records, talk and a drink, on the last Friday of every month.', tags: ['Free entry'], recurrence: { rule: 'FREQ=MONTHLY;BYDAY=-1FR', lastFriday: true } }),
+  { title: 'Lake Parade Festival', description: 'Three days of music and boats on the lake, every summer.', day: 40, start: '10:00', end: '23:00', days: 2, allDay: true, cost: 'Free', categories: ['Music'], tags: ['Open air', 'Free entry'], venues: ['Landiwiese'], organizers: [], language: 'en', recurrence: { rule: 'FREQ=YEARLY', cancelledYear: 1 } },
 ]

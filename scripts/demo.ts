@@ -15,10 +15,10 @@ import { buildApp } from '../src/app.js'
 import { ConfigError, loadConfig, type Config } from '../src/config.js'
 import { isPostgresUrl, openDatabase, shownUrl } from '../src/db/database.js'
 import { generateKey } from '../src/lib/api-keys.js'
-import { addDays, formatUtc, parseFilterDate } from '../src/lib/dates.js'
+import { addDays, addYears, formatUtc, parseFilterDate } from '../src/lib/dates.js'
 import { DuplicateNameError, createUserWithKey } from '../src/repositories/users.js'
 import { withTransaction } from '../src/db/unit-of-work.js'
-import { CATEGORIES, EVENTS, ORGANIZERS, TAGS, VENUES, type DemoLanguage, type DemoTerm } from './demo-data.js'
+import { CATEGORIES, EVENTS, ORGANIZERS, TAGS, VENUES, type DemoLanguage, type DemoRecurrence, type DemoTerm } from './demo-data.js'
 
 const API = '/calendar/events/v1'
 const EVENT_ZONE = 'Europe/Zurich'
@@ -96,7 +96,9 @@ export async function loadDemo(app: FastifyInstance, authorization: string, conf
   }
   const counts: Record<DemoLanguage | 'total', number> = { en: 0, de: 0, 'ch-fr': 0, total: 0 }
   for (const event of EVENTS) {
-    const first = addDays(today, event.day)
+    let first = event.recurrence?.lastFriday === true ? lastFriday(addDays(today, event.day), today) : addDays(today, event.day)
+    // A yearly series from 29 February would repeat in leap years only: its cancelled year would cancel nothing.
+    if (event.recurrence?.cancelledYear !== undefined && first.endsWith('-02-29')) first = addDays(first, 1)
     const last = addDays(first, event.days ?? 0)
     const id = await api.create('events', {
       title: event.title,
@@ -115,6 +117,7 @@ export async function loadDemo(app: FastifyInstance, authorization: string, conf
       organizer: event.organizers.map((name) => names.get('organizers', name)),
       ml_language: event.language,
       ...names.optional('events', event.translationOf),
+      ...(event.recurrence !== undefined ? { recurrence: recurrenceOf(event.recurrence, first, event.allDay === true ? undefined : event.start) } : {}),
     })
     names.set('events', event.title, id)
     if (event.password !== undefined) await api.update('events', id, { password: event.password })
@@ -122,6 +125,25 @@ export async function loadDemo(app: FastifyInstance, authorization: string, conf
     counts.total++
   }
   return counts
+}
+
+/** The last Friday of the month of `day`, or of the next month when that one is before `today`. */
+function lastFriday(day: string, today: string): string {
+  const [year, month] = day.split('-').map(Number) as [number, number]
+  for (const m of [month, month + 1]) {
+    // Day 0 of the next month is the last day of this one; back to its Friday (weekday 5).
+    const end = new Date(Date.UTC(year, m, 0))
+    end.setUTCDate(end.getUTCDate() - ((end.getUTCDay() + 2) % 7))
+    const friday = end.toISOString().slice(0, 10)
+    if (friday >= today) return friday
+  }
+  throw new DemoError(`no last Friday after ${today}`)
+}
+
+/** A demo series as the API takes it: the rule, and the cancelled year's occurrence as an exdate. */
+function recurrenceOf(recurrence: DemoRecurrence, first: string, start: string | undefined): { rule: string; rdates: string[]; exdates: string[] } {
+  const exdates = recurrence.cancelledYear === undefined ? [] : [addYears(first, recurrence.cancelledYear)]
+  return { rule: recurrence.rule, rdates: [], exdates: exdates.map((d) => (start === undefined ? d : `${d} ${start}:00`)) }
 }
 
 const USAGE = 'usage: npm run demo [-- --reset]   (--reset empties the database at DATABASE_URL first)'

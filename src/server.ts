@@ -2,7 +2,7 @@
  * Runs the API: reads the configuration, opens and migrates the database, listens, and on SIGTERM or
  * SIGINT stops accepting connections, lets requests in flight finish (each answered with
  * `Connection: close`) and webhook attempts in flight finish, then closes the database. It runs the
- * webhook dispatcher from the moment it listens. A start that fails for a reason of the configuration
+ * webhook dispatcher and the horizon job of recurring series (horizon.ts) from the moment it listens. A start that fails for a reason of the configuration
  * (a DATABASE_URL that is no SQLite database, a HOST that cannot be listened on) says which variable and
  * value, in one line, without a stack trace.
  */
@@ -12,6 +12,7 @@ import { ConfigError, loadConfig } from './config.js'
 import { startCheckpointer } from './db/checkpointer.js'
 import { isPostgresUrl, onDatabaseFault, openDatabase, shownUrl, type DatabaseHandle } from './db/database.js'
 import { DatabaseFileLost, isDatabaseUnavailable } from './db/faults.js'
+import { scheduleHorizon, type HorizonSchedule } from './horizon.js'
 import { pruneExpired, scheduleRetention } from './retention.js'
 
 /** How long after listening the background fill of event documents begins. */
@@ -20,6 +21,8 @@ const FILL_DELAY_MS = 1000
 const FILL_RETRY_MS = 10_000
 /** How long after retention's pruning met a database that could not serve it runs again (else the next hour). */
 const RETENTION_RETRY_MS = 60_000
+/** How long after the horizon job met a database that could not serve it runs again (else the next day). */
+const HORIZON_RETRY_MS = 60_000
 
 async function main(): Promise<void> {
   const config = loadConfig()
@@ -46,6 +49,8 @@ async function main(): Promise<void> {
     }, RETENTION_RETRY_MS)
     retryRetention.unref()
   })
+  let retryHorizon: NodeJS.Timeout | undefined
+  let horizon: HorizonSchedule | undefined
   let closing = false
   const shutdown = (signal: string) => {
     if (closing) return
@@ -53,8 +58,10 @@ async function main(): Promise<void> {
     app.log.info({ signal }, 'draining')
     stopRetention()
     clearTimeout(retryRetention)
-    // Webhook attempts in flight finish (or give their deliveries back) while requests drain.
-    Promise.all([app.drainConnections(), app.webhooks.stop()])
+    clearTimeout(retryHorizon)
+    // Webhook attempts in flight finish (or give their deliveries back) while requests drain; the horizon job
+    // stops at its next series.
+    Promise.all([app.drainConnections(), app.webhooks.stop(), horizon?.stop()])
       .then(() => app.close())
       .then(() => checkpoints?.stop())
       .then(() => database.close())
@@ -75,6 +82,25 @@ async function main(): Promise<void> {
     throw new ConfigError(`cannot listen on HOST=${config.host} PORT=${config.port}: ${reason(error)}`)
   }
   app.webhooks.start()
+  // The horizon of unbounded series (CONTRACT §17): now and once a day, on every node; a run that met a
+  // database that could not serve runs again a minute later (the series it did not reach wait for it).
+  horizon = scheduleHorizon(database.db, {
+    now: () => new Date(),
+    days: config.recurrenceHorizonDays,
+    onDone: (run) => { if (run.series > 0) app.log.info({ horizon: run.horizon, series: run.series, occurrences: run.occurrences, lost: run.lost }, 'recurring series extended to the horizon') },
+    onError: (error) => {
+      if (!isDatabaseUnavailable(error)) {
+        app.log.error({ err: error }, 'moving the horizon of recurring series failed')
+        return
+      }
+      app.log.warn({ err: error }, 'moving the horizon of recurring series failed: the database cannot serve, tried again in a minute')
+      retryHorizon ??= setTimeout(() => {
+        retryHorizon = undefined
+        if (!closing) void horizon?.runNow()
+      }, HORIZON_RETRY_MS)
+      retryHorizon.unref()
+    },
+  })
   // The event documents missing for this public URL (a new database, a bulk load, another PUBLIC_URL),
   // stored in the background, a second after listening: its first batch (which compiles the record
   // serializers) does not hold up the first answers. Errors are logged by the store itself.

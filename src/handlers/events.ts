@@ -25,6 +25,7 @@ import { canEdit, canRead, editsAll, statusToStore, type Caller, type Owned } fr
 import { countEvents, eventEntries, eventIds, type ListEntry } from '../repositories/event-filters.js'
 import { eventAccess, findEvent, rememberedEvents, storedEvents, type StoredEvent } from '../repositories/event-records.js'
 import { hotAnswer, keepHotAnswer } from '../repositories/read-cache.js'
+import { changedOccurrences, type ChangedOccurrence } from '../repositories/override-reads.js'
 import { deleteEvent, insertEvent, trashEvent, updateEvent } from '../repositories/event-writes.js'
 import { entryKey, occurrencesOf } from '../repositories/occurrences.js'
 import type { PostRef } from '../repositories/posts.js'
@@ -85,22 +86,35 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
    * The feed of `events` as `caller` sees them (UIDs on the host of `{base_url}`), or 304: the tag is
    * made from what the feed is made of, before any of it is written. SEQUENCE is the stored version,
    * which starts at 1 and grows with every update of the event (its links lost to a delete included).
+   * A series (CONTRACT §17) comes with its changed occurrences, each a VEVENT of its own: their overrides
+   * are read here, and their versions go into the tag, so a change of one occurrence is a new feed.
    */
-  function feed(req: FastifyRequest, reply: FastifyReply, events: readonly StoredEvent[], caller: Caller | null, name: string): string {
+  async function feed(req: FastifyRequest, reply: FastifyReply, events: readonly StoredEvent[], caller: Caller | null, name: string): Promise<string> {
     const options = { host: new URL(ctx.publicUrl).host, name, siteZone: ctx.config.timezone }
-    const shown = events.map((stored): FeedEvent =>
-      ({ record: seenBy(caller, stored.record), sequence: stored.version - 1, passwordProtected: stored.password !== null }))
+    const series = events.filter((stored) => stored.record.recurrence !== null).map((stored) => stored.record)
+    const changed = series.length === 0 ? new Map<number, ChangedOccurrence[]>() : await changedOccurrences(ctx.db, ctx.site, series)
+    const shown = events.map((stored): FeedEvent => {
+      const event: FeedEvent = { record: seenBy(caller, stored.record), sequence: stored.version - 1, passwordProtected: stored.password !== null }
+      const recurrence = stored.record.recurrence
+      if (recurrence === null) return event
+      const occurrences = (changed.get(stored.record.id) ?? []).map((c) => ({ record: seenBy(caller, c.record), original: c.original }))
+      return { ...event, series: { recurrence, changed: occurrences } }
+    })
     const tag = feedEtag([FEED_FORMAT, options.host, options.name, options.siteZone,
-      ...shown.map((e, i) => `${eventEtag(e.record, events[i]?.version ?? 0)}${e.passwordProtected ? 'p' : ''}`)])
+      ...shown.map((e, i) => `${eventEtag(e.record, events[i]?.version ?? 0)}${e.passwordProtected ? 'p' : ''}${
+        (changed.get(e.record.id) ?? []).map((c) => ` ${c.record.occurrence?.id ?? ''}:${c.version}`).join('')}`)])
     return sendFeed(req, reply, tag, () => icalFeed(shown, options))
   }
 
   /** A list as a feed (§14): the JSON list's filters and order, no pages, at most CALENDAR_ICAL_MAX_EVENTS. */
   async function listFeed(req: FastifyRequest, query: ListQuery, reply: FastifyReply): Promise<string> {
-    const { filter } = await eventFilterOf(ctx, req, query)
+    const listed = await eventFilterOf(ctx, req, query)
+    // The list's rows are occurrences: a series is in the feed once (its VEVENT holds them all), at the place of its
+    // first matching occurrence (`hide_subsequent_recurrences`), so the cap and X-Total count events (CONTRACT §14).
+    const filter = listed.filter.include === undefined ? { ...listed.filter, hideSubsequent: true } : listed.filter
     const total = await countEvents(ctx.db, filter)
     const ids = total === 0 ? [] : await eventIds(ctx.db, filter, 0, Math.min(total, ctx.config.icalMaxEvents), total)
-    const events = await storedEvents(ctx.db, ctx.site, ids)
+    const events = await storedEvents(ctx.db, ctx.site, [...new Set(ids)])
     // One page holding every match up to the cap; X-Total counts them all.
     reply.header('X-Total', String(total)).header('X-Total-Pages', total === 0 ? '0' : '1')
     // X-WR-CALNAME: "Events – <host>" in the request's language (the language of error texts).
@@ -200,7 +214,7 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     const stored = await find(ref, language)
     const { record } = stored
     refuseRead(caller, record, stored.password, password)
-    if (asFeed) return feed(req, reply, [stored], caller, record.title)
+    if (asFeed) return await feed(req, reply, [stored], caller, record.title)
     if (document?.found === false) {
       const offered = eventDocument(ctx, stored)
       if (offered !== undefined) ctx.documents.offer(document.version, ctx.apiUrl, offered)

@@ -1,8 +1,7 @@
 /**
  * A series' recurrence as iCalendar properties (CONTRACT §14, §17; RFC 5545 §3.8.5): RRULE, RDATE and
- * EXDATE for the VEVENT whose DTSTART carries the event's TZID (all-day series: dates). Not yet written into
- * feeds (ical.ts): the next round wires it, with one VEVENT per changed occurrence and its RECURRENCE-ID
- * ({@link recurrenceId}).
+ * EXDATE for the VEVENT whose DTSTART carries the event's TZID (all-day series: dates), and the RECURRENCE-ID
+ * of each VEVENT of a changed occurrence ({@link recurrenceId}); ical.ts writes them into feeds.
  *
  * RFC 5545 wants UNTIL in UTC when DTSTART has a TZID, and a DATE when DTSTART is one: an UNTIL written
  * otherwise is converted to the same bound (a wall time or a local day's end to its instant; for all-day
@@ -11,7 +10,6 @@
  * fixed-offset VTIMEZONE, `UTC+0200`); in UTC only for a zone without a definition (none that ICU knows).
  */
 import { wallToUtc, utcToWall } from './dates.js'
-import type { Recurrence } from './recurrence.js'
 import { DAY } from './time-zones.js'
 
 /** `YYYY-MM-DD HH:MM:SS` → `YYYYMMDDTHHMMSS`; a day → `YYYYMMDD`. */
@@ -61,7 +59,7 @@ function datesLines(name: 'RDATE' | 'EXDATE', values: readonly string[], timezon
  * The RRULE, RDATE and EXDATE lines of a series (unfolded, without CRLF), for a VEVENT whose DTSTART is
  * written with `tzid` (undefined: in UTC) or as a date (`allDay`).
  */
-export function recurrenceLines(recurrence: Recurrence, timezone: string, tzid: string | undefined, allDay: boolean): string[] {
+export function recurrenceLines(recurrence: { rule: string | null; rdates: readonly string[]; exdates: readonly string[] }, timezone: string, tzid: string | undefined, allDay: boolean): string[] {
   return [
     ...(recurrence.rule === null ? [] : [`RRULE:${ruleLine(recurrence.rule, timezone, allDay)}`]),
     ...datesLines('RDATE', recurrence.rdates, timezone, tzid, allDay),

@@ -13,6 +13,13 @@
  *   JSON's `start_date`/`end_date`); all-day events as dates, DTEND the day after the last day; a manual
  *   offset such as `UTC+2` with a fixed-offset VTIMEZONE; an event in a zone without a definition, or at
  *   the second occurrence of a wall time that occurs twice, in UTC.
+ * - A series (CONTRACT §17): one VEVENT with DTSTART;TZID, RRULE, RDATE and EXDATE (`ical-recurrence.ts`: one
+ *   property per date, UNTIL in the form RFC 5545 wants for the DTSTART; a series without a rule has its DTSTART
+ *   as an RDATE too, for readers that expand RDATEs alone), its TZID kept even for a first start
+ *   at the second occurrence of a wall time (in UTC the RRULE would expand in UTC and lose the wall time:
+ *   RFC-exact readers then place that first occurrence an hour earlier); plus one VEVENT per changed
+ *   occurrence, made from the record as it stands for that occurrence, with the series' UID and SEQUENCE and
+ *   a RECURRENCE-ID written as the series' DTSTART is (its TZID, UTC, or a date).
  * - DESCRIPTION is plain text (HTML converted, `plain-text.ts`), left out for password-protected events; LOCATION is the first venue's name and
  *   address, GEO its coordinates; ORGANIZER the first organizer (a `mailto:` address when it has an
  *   e-mail, else its website or `rest_url`); URL the website, else `rest_url`.
@@ -21,6 +28,7 @@ import ical, { escape, foldLines, ICalCalendarMethod, ICalEvent, ICalEventStatus
 import type { Event } from '../contract.js'
 import { plainText } from './plain-text.js'
 import { DAY, offsetFunction, utcMsToWallMs } from './time-zones.js'
+import { recurrenceId, recurrenceLines } from './ical-recurrence.js'
 import { vtimezone, zoneId } from './ical-zones.js'
 
 /** An event as a feed shows it. */
@@ -31,6 +39,28 @@ export interface FeedEvent {
   sequence: number
   /** A protected event is in the feed without its description. */
   passwordProtected: boolean
+  /** A series (CONTRACT §17): its recurrence and its changed occurrences; absent for a single event. */
+  series?: FeedSeries
+}
+
+/** A series' recurrence as the record shows it. */
+export interface FeedRecurrence {
+  rule: string | null
+  rdates: readonly string[]
+  exdates: readonly string[]
+}
+
+export interface FeedSeries {
+  recurrence: FeedRecurrence
+  /** The occurrences changed on their own, each a VEVENT of its own with the series' UID and a RECURRENCE-ID. */
+  changed: readonly FeedOccurrence[]
+}
+
+/** A changed occurrence: the record as it stands for it, and its original start. */
+export interface FeedOccurrence {
+  record: Event
+  /** The original start: the wall time in the event's zone (all-day: the day's 00:00:00) and its instant. */
+  original: { start: string; startUtc: string }
 }
 
 export interface FeedOptions {
@@ -49,7 +79,7 @@ export const PRODID = { company: 'calendar/events/v1', product: 'Calendar Events
  * protection: bump it when the output of the same inputs changes (a property added, another library
  * version), so that feed ETags made from the inputs (`http/ical.ts`) name the new bytes.
  */
-export const FEED_FORMAT = 4
+export const FEED_FORMAT = 5
 
 /**
  * The iCalendar text of `events`, in their order: the calendar's properties, a VTIMEZONE for every zone
@@ -59,7 +89,17 @@ export const FEED_FORMAT = 4
  * written is mostly concatenation.
  */
 export function icalFeed(events: readonly FeedEvent[], options: FeedOptions): string {
-  const vevents = events.map((event) => vevent(event, options.host))
+  const vevents = events.flatMap((event) => {
+    const master = vevent(event, options.host)
+    if (event.series === undefined) return [master]
+    // RECURRENCE-ID names the original start as the series' DTSTART is written (its TZID, UTC, or a date).
+    const changed = event.series.changed.map((occurrence) => vevent(
+      { record: occurrence.record, sequence: event.sequence, passwordProtected: event.passwordProtected },
+      options.host,
+      recurrenceId(occurrence.original, master.tzid, event.record.all_day),
+    ))
+    return [master, ...changed]
+  })
   const tzids = new Set(vevents.flatMap((v) => (v.tzid === undefined ? [] : [v.tzid])))
   return [calendarHead(options), ...[...tzids].map(zoneBlock), ...vevents.map((v) => v.text), 'END:VCALENDAR\r\n'].join('')
 }
@@ -111,20 +151,39 @@ interface Vevent {
 /** VEVENTs per record object, by what else goes into one (host, SEQUENCE, protection). */
 const written = new WeakMap<Event, Map<string, Vevent>>()
 
-function vevent(event: FeedEvent, host: string): Vevent {
+/**
+ * The VEVENT of `event`: a single event, a series' master (with its RRULE, RDATE and EXDATE lines), or with
+ * `recurrence` (a RECURRENCE-ID line) one changed occurrence of a series.
+ */
+function vevent(event: FeedEvent, host: string, recurrence?: string): Vevent {
   let forms = written.get(event.record)
   if (forms === undefined) {
     forms = new Map()
     written.set(event.record, forms)
   }
-  const key = `${host} ${event.sequence} ${event.passwordProtected}`
+  const series = event.series?.recurrence
+  const key = `${host} ${event.sequence} ${event.passwordProtected} ${recurrence ?? ''} ${series === undefined ? '' : JSON.stringify(series)}`
   let found = forms.get(key)
   if (found === undefined) {
-    const data = eventData(event, host)
-    found = { text: foldLines(new FeedICalEvent(data.data, writer, data.extra).toString()), tzid: data.data.timezone ?? undefined }
+    const data = eventData(event, host, series !== undefined)
+    const tzid = data.data.timezone ?? undefined
+    const lines = series === undefined ? [] : recurrenceLines(withStart(series, event.record), event.record.timezone, tzid, event.record.all_day)
+    if (recurrence !== undefined) lines.push(recurrence)
+    const extra = data.extra + lines.map((line) => `${line}\r\n`).join('')
+    found = { text: foldLines(new FeedICalEvent(data.data, writer, extra).toString()), tzid }
     forms.set(key, found)
   }
   return found
+}
+
+/**
+ * A series without a rule with its DTSTART among its RDATEs: RFC 5545 makes DTSTART the first instance either way
+ * and ignores the duplicate, but ical.js 2.2 expands a VEVENT without RRULE from its RDATEs alone.
+ */
+function withStart(series: FeedRecurrence, record: Event): FeedRecurrence {
+  if (series.rule !== null) return series
+  const start = record.all_day ? record.start_date.slice(0, 10) : record.start_date
+  return series.rdates.includes(start) ? series : { ...series, rdates: [start, ...series.rdates] }
 }
 
 /**
@@ -153,7 +212,7 @@ function day(text: string, days = 0): ICalDayJsStub {
   return stamp(new Date(ms).toISOString().slice(0, 19).replace('T', ' '))
 }
 
-function eventData(event: FeedEvent, host: string): { data: ICalEventData; extra: string } {
+function eventData(event: FeedEvent, host: string, series: boolean): { data: ICalEventData; extra: string } {
   const { record } = event
   const data: ICalEventData = {
     id: `${record.id}@${host}`,
@@ -165,7 +224,7 @@ function eventData(event: FeedEvent, host: string): { data: ICalEventData; extra
     description: event.passwordProtected || record.description === null ? null : textOf(plainText(record.description)),
     status: ICalEventStatus.CONFIRMED,
     categories: record.categories.map((c) => ({ name: textOf(c.name) })),
-    ...dates(record),
+    ...dates(record, series),
     ...location(record),
   }
   const organizer = record.organizer[0]
@@ -186,10 +245,12 @@ function eventData(event: FeedEvent, host: string): { data: ICalEventData; extra
  * wall time that occurs twice (the hour the clocks go back): RFC 5545 §3.3.5 reads a local time with a
  * TZID as its first occurrence, so the first is written as one, and only the second needs UTC.
  */
-function dates(record: Event): Pick<ICalEventData, 'start' | 'end' | 'allDay' | 'timezone'> {
+function dates(record: Event, series: boolean): Pick<ICalEventData, 'start' | 'end' | 'allDay' | 'timezone'> {
   if (record.all_day) return { allDay: true, start: day(record.start_date), end: day(record.end_date, 1) }
   const zone = zoneId(record.timezone)
-  if (zone === undefined || isSecondOccurrence(record.utc_start_date, record.timezone) || isSecondOccurrence(record.utc_end_date, record.timezone)) {
+  // A series keeps its TZID whatever its first start (in UTC its RRULE would expand in UTC and lose the wall time).
+  const secondOccurrence = !series && (isSecondOccurrence(record.utc_start_date, record.timezone) || isSecondOccurrence(record.utc_end_date, record.timezone))
+  if (zone === undefined || secondOccurrence) {
     return { start: utc(record.utc_start_date), end: utc(record.utc_end_date) }
   }
   return { start: stamp(record.start_date), end: stamp(record.end_date), timezone: zone }

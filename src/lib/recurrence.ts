@@ -136,10 +136,10 @@ function floating(ms: number): TemporalZonedDateTimeInput {
 }
 
 /**
- * The wall starts (ms) the rule makes after DTSTART, in order, until `visit` returns false or the
- * periods end; false when the library gave up (more periods without an occurrence than it visits).
+ * The wall starts (ms) the rule makes after DTSTART (and from `fromWallMs`), in order, until `visit` returns
+ * false or the periods end; false when the library gave up (more periods without an occurrence than it visits).
  */
-function ruleWallStarts(rule: Rule, dtstartWallMs: number, lastMs: number, visit: (wallMs: number) => boolean): boolean {
+function ruleWallStarts(rule: Rule, dtstartWallMs: number, lastMs: number, visit: (wallMs: number) => boolean, fromWallMs = dtstartWallMs): boolean {
   const expansion = new RRuleTemporal({
     freq: rule.freq,
     interval: rule.interval,
@@ -155,7 +155,7 @@ function ruleWallStarts(rule: Rule, dtstartWallMs: number, lastMs: number, visit
   })
   // Windows that double in length: between() visits only the periods of its window, where all()
   // with a callback costs a second for ten years of dailies.
-  let from = dtstartWallMs
+  let from = fromWallMs
   let span = 400 * DAY
   while (from <= lastMs) {
     const to = Math.min(from + span, lastMs)
@@ -262,4 +262,59 @@ export function expandSeries(series: SeriesStart, recurrence: Recurrence, horizo
 /** The occurrences that start in [fromUtc, toUtc): a page of the series, or what a horizon move adds. */
 export function occurrencesBetween(occurrences: readonly Occurrence[], fromUtc: string, toUtc: string): Occurrence[] {
   return occurrences.filter((o) => o.startUtc >= fromUtc && o.startUtc < toUtc)
+}
+
+/**
+ * The occurrences of a series that start in [fromUtc, toUtc), however many there are and however many came
+ * before: what the horizon job (horizon.ts) adds when it moves an unbounded series' horizon from `fromUtc` to
+ * `toUtc`. The rule's periods are visited from a couple of days before the window only (rrule-temporal's
+ * `between` reads the periods of its window, whose phase it takes from DTSTART), so the cost follows the
+ * window, not the series' age, and no limit applies (CONTRACT §17 limits what a write may ask, docs/recurrence.md).
+ * Equal to `occurrencesBetween(expandSeries(…), fromUtc, toUtc)` where that is under the limit. A rule with a
+ * COUNT is refused (its occurrences depend on every earlier one): bounded series have all their rows already.
+ */
+export function occurrencesInWindow(series: SeriesStart, recurrence: Recurrence, fromUtc: string, toUtc: string): Occurrence[] {
+  const rule = recurrence.parsed
+  if (rule?.count !== undefined) throw new Error('occurrencesInWindow: a rule with COUNT is expanded whole (expandSeries)')
+  const offsetAt = offsetFunction(series.timezone)
+  const allDay = series.allDay
+  const startWallMs = requireDateTimeMs(series.start, 'series start')
+  const startUtcMs = requireDateTimeMs(series.startUtc, 'series startUtc')
+  const wallDuration = requireDateTimeMs(series.end, 'series end') - startWallMs
+  const exactDuration = requireDateTimeMs(series.endUtc, 'series endUtc') - startUtcMs
+  const fromMs = requireDateTimeMs(fromUtc, 'window start')
+  const toMs = requireDateTimeMs(toUtc, 'window end')
+  const inWindow = (utcMs: number) => utcMs >= fromMs && utcMs < toMs
+  const starts = new Map<number, Start>()
+  if (inWindow(startUtcMs)) starts.set(startWallMs, { wallMs: startWallMs, utcMs: startUtcMs })
+  if (rule !== null && toMs > fromMs) {
+    // Wall times are within a day of their instants: two days' margin either side.
+    const fromWallMs = Math.max(startWallMs, utcMsToWallMs(fromMs, offsetAt) - 2 * DAY)
+    const lastMs = Math.min(lastWallMs(rule, utcMsToWallMs(toMs, offsetAt)), utcMsToWallMs(toMs, offsetAt) + 2 * DAY)
+    if (lastMs > fromWallMs) {
+      ruleWallStarts(rule, startWallMs, lastMs, (wallMs) => {
+        const start = resolve(wallMs, offsetAt, allDay)
+        if (start === null) return true
+        if (!withinUntil(rule.until, start)) return false
+        if (inWindow(start.utcMs)) starts.set(wallMs, start)
+        return true
+      }, fromWallMs)
+    }
+  }
+  for (const rdate of recurrence.rdates) {
+    const wallMs = datesMs(rdate, allDay) as number
+    const utcMs = wallMsToUtcMs(wallMs, offsetAt)
+    if (inWindow(utcMs) && !starts.has(wallMs)) starts.set(wallMs, { wallMs, utcMs })
+  }
+  for (const exdate of recurrence.exdates) starts.delete(datesMs(exdate, allDay) as number)
+  const occurrences: Occurrence[] = []
+  for (const { wallMs, utcMs } of starts.values()) {
+    const endUtcMs = allDay ? wallMsToUtcMs(wallMs + wallDuration, offsetAt) : utcMs + exactDuration
+    const endWallMs = allDay ? wallMs + wallDuration : utcMsToWallMs(endUtcMs, offsetAt)
+    if (Math.max(endUtcMs, endWallMs) > LAST_MS) continue
+    const start = msToString(wallMs)
+    const startUtc = msToString(utcMs)
+    occurrences.push({ id: formatOccurrenceId(startUtc, start, allDay), start, end: msToString(endWallMs), startUtc, endUtc: msToString(endUtcMs) })
+  }
+  return occurrences.sort((a, b) => (a.startUtc < b.startUtc ? -1 : a.startUtc > b.startUtc ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
 }

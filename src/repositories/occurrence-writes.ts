@@ -123,13 +123,11 @@ function rowsInserted(ignore: boolean) {
         from events e cross join unnest(${ids}::text[], ${starts}::text[], ${ends}::text[], ${flags}::int[]) as u(o, s, e, f)
         where e.id = ${eventId}${tail}`
     }
-    // SQLite: the four lists as JSON texts, joined by position.
+    // SQLite: the four lists as JSON texts, the others read at the position of each id (`->>` with an index; SQLite
+    // keeps each text parsed for the statement). Joining four json_each by key was quadratic: 5 s for 3,500 rows.
     return sql`insert into event_occurrences ${columns}
-      select e.id, o.value, s.value, x.value, f.value, e.language, e.hide_from_listings, e.status, e.featured, e.author
+      select e.id, o.value, ${starts} ->> o.key, ${ends} ->> o.key, ${flags} ->> o.key, e.language, e.hide_from_listings, e.status, e.featured, e.author
       from events e, json_each(${ids}) o
-        join json_each(${starts}) s on s.key = o.key
-        join json_each(${ends}) x on x.key = o.key
-        join json_each(${flags}) f on f.key = o.key
       where e.id = ${eventId}${tail}`
   })
 }
