@@ -133,6 +133,26 @@ t.test('a yearly series on February 29 occurs in leap years only', async (t) => 
   t.equal(list[0]?.id, '20240229T031500Z')
 })
 
+t.test('a yearly BYDAY ordinal counts weekdays of its own year: a 53rd Monday only where a year has 53 (as dateutil)', async (t) => {
+  // 2027 and 2028 have 52 Mondays, 2029 and 2035 have 53 (dateutil: DTSTART, 2029-12-31, 2035-12-31).
+  const list = occurrences(timed('UTC', '2027-01-04 10:00:00'), { rule: 'FREQ=YEARLY;BYDAY=53MO;COUNT=3' }, '2040-01-01 00:00:00')
+  t.strictSame(starts(list).map((s) => s.slice(0, 10)), ['2027-01-04', '2029-12-31', '2035-12-31'])
+  const last = occurrences(timed('UTC', '2027-01-04 10:00:00'), { rule: 'FREQ=YEARLY;BYDAY=-53MO;COUNT=3' }, '2040-01-01 00:00:00')
+  t.strictSame(starts(last).map((s) => s.slice(0, 10)), ['2027-01-04', '2029-01-01', '2035-01-01'])
+  const first = occurrences(timed('UTC', '2027-01-04 10:00:00'), { rule: 'FREQ=YEARLY;BYDAY=1MO,-1FR;COUNT=4' }, '2040-01-01 00:00:00')
+  t.strictSame(starts(first).map((s) => s.slice(0, 10)), ['2027-01-04', '2027-12-31', '2028-01-03', '2028-12-29'])
+})
+
+t.test('an rdate in a DST gap is skipped like the rule\'s occurrences; one before the start is refused', async (t) => {
+  const series = timed('Europe/Berlin', '2027-01-04 10:00:00')
+  t.strictSame(starts(occurrences(series, { rule: null, rdates: ['2027-03-28 02:30:00', '2027-03-29 02:30:00'] })),
+    ['2027-01-04 10:00:00', '2027-03-29 02:30:00'])
+  t.equal(expand(series, { rule: 'FREQ=DAILY;COUNT=2', rdates: ['2027-01-03 10:00:00'] }), 'rdateBeforeStart')
+  // An all-day rdate is a day: never in a gap.
+  t.strictSame(starts(occurrences(allDay('America/Santiago', '2026-08-01'), { rule: null, rdates: ['2026-09-06'] })),
+    ['2026-08-01 00:00:00', '2026-09-06 00:00:00'])
+})
+
 t.test('DTSTART is the first occurrence and counts, even off the rule', async (t) => {
   const list = occurrences(timed('UTC', '2026-01-05 10:00:00'), { rule: 'FREQ=WEEKLY;BYDAY=WE;COUNT=3' })
   t.strictSame(starts(list).map((s) => s.slice(0, 10)), ['2026-01-05', '2026-01-07', '2026-01-14'])

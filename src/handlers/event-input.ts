@@ -78,6 +78,7 @@ const RECURRENCE_MESSAGES: Record<RecurrenceRefusal, MessageKey> = {
   malformedDate: 'recurrenceMalformedDate',
   tooManyDates: 'recurrenceTooManyDates',
   untilBeforeStart: 'recurrenceUntilBeforeStart',
+  rdateBeforeStart: 'recurrenceRdateBeforeStart',
   noOccurrences: 'recurrenceNoOccurrences',
   tooSparse: 'recurrenceTooSparse',
 }

@@ -34,7 +34,7 @@ export const MESSAGE_KEYS = [
   'recurrenceMalformedRule', 'recurrenceMissingFrequency', 'recurrenceFinerFrequency', 'recurrenceUnsupportedPart',
   'recurrenceUnknownPart', 'recurrenceRepeatedPart', 'recurrenceMalformedValue', 'recurrencePartNotForFrequency',
   'recurrenceBySetPosAlone', 'recurrenceCountWithUntil', 'recurrenceTooManyOccurrences', 'recurrenceMalformedDate',
-  'recurrenceTooManyDates', 'recurrenceUntilBeforeStart', 'recurrenceNoOccurrences', 'recurrenceTooSparse',
+  'recurrenceTooManyDates', 'recurrenceUntilBeforeStart', 'recurrenceRdateBeforeStart', 'recurrenceNoOccurrences', 'recurrenceTooSparse',
   'occurrenceNotFound',
 ] as const
 

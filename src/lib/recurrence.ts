@@ -11,7 +11,7 @@
  */
 import { RRuleTemporal, type TemporalZonedDateTimeInput } from 'rrule-temporal'
 import { pad, requireDateTimeMs } from './dates.js'
-import { MAX_OCCURRENCES, fieldsMs, parseRule, type Rule, type RuleRefusal, type Until } from './recurrence-rule.js'
+import { MAX_OCCURRENCES, WEEKDAYS, fieldsMs, parseRule, type Rule, type RuleRefusal, type Until } from './recurrence-rule.js'
 import { DAY, SECOND, offsetFunction, utcMsToWallMs, wallMsToUtcMs, type OffsetAt } from './time-zones.js'
 
 export { MAX_OCCURRENCES, parseRule, type Rule, type RuleRefusal } from './recurrence-rule.js'
@@ -37,6 +37,7 @@ export type RecurrenceRefusal =
   | 'malformedDate' // an rdate or exdate not in the event's form (all-day: `YYYY-MM-DD`)
   | 'tooManyDates' // over 1,000 rdates and exdates together
   | 'untilBeforeStart'
+  | 'rdateBeforeStart' // an rdate before the event's own start, which is the first occurrence
   | 'noOccurrences' // every occurrence excluded
   | 'tooSparse' // a rule whose next occurrence is more periods away than the expansion visits
 
@@ -153,6 +154,7 @@ function ruleWallStarts(rule: Rule, dtstartWallMs: number, lastMs: number, visit
     ...(rule.bySetPos !== undefined ? { bySetPos: rule.bySetPos } : {}),
     ...(rule.wkst !== undefined ? { wkst: rule.wkst } : {}),
   })
+  const inYear = yearOrdinals(rule)
   // Windows that double in length: between() visits only the periods of its window, where all()
   // with a callback costs a second for ten years of dailies.
   let from = fromWallMs
@@ -168,12 +170,33 @@ function ruleWallStarts(rule: Rule, dtstartWallMs: number, lastMs: number, visit
     }
     for (const date of dates) {
       const ms = date.epochMilliseconds
-      if (ms > dtstartWallMs && ms >= from && !visit(ms)) return true
+      if (ms > dtstartWallMs && ms >= from && (inYear === undefined || inYear(ms)) && !visit(ms)) return true
     }
     from = to + SECOND
     span *= 2
   }
   return true
+}
+
+/**
+ * A yearly rule's BYDAY ordinals without BYMONTH count weekdays of the year (RFC 5545 §3.3.10): the library
+ * carries a 53rd Monday of a year that has 52 into the next one (2027's "53MO" on 2028-01-03). The check
+ * keeps a date only when one of the rule's BYDAY entries names it in its own year; undefined when no such
+ * ordinal is in the rule.
+ */
+function yearOrdinals(rule: Rule): ((wallMs: number) => boolean) | undefined {
+  if (rule.freq !== 'YEARLY' || rule.byMonth !== undefined || rule.byDay?.some((d) => d.ordinal !== undefined) !== true) return undefined
+  const byDay = rule.byDay
+  return (wallMs) => {
+    const date = new Date(wallMs)
+    const year = date.getUTCFullYear()
+    const dayOfYear = Math.floor((wallMs - Date.UTC(year, 0, 1)) / DAY) + 1
+    const daysInYear = Math.round((Date.UTC(year + 1, 0, 1) - Date.UTC(year, 0, 1)) / DAY)
+    const weekday = WEEKDAYS[(date.getUTCDay() + 6) % 7]
+    const fromStart = Math.floor((dayOfYear - 1) / 7) + 1
+    const fromEnd = -(Math.floor((daysInYear - dayOfYear) / 7) + 1)
+    return byDay.some((d) => d.weekday === weekday && (d.ordinal === undefined || d.ordinal === fromStart || d.ordinal === fromEnd))
+  }
 }
 
 /** A wall start in the zone: its first instant, or null in a gap. */
@@ -203,7 +226,7 @@ export function parseOccurrenceId(id: string, allDay: boolean): { startUtc: stri
 /**
  * Every occurrence of a series, in order of UTC start then id: DTSTART, the rule's occurrences (gaps
  * skipped and not counted; up to COUNT, UNTIL, or for a rule with neither, starts before `horizonUtc`),
- * the rdates (a wall time in a gap moves past it, as an event's own start does), less the exdates (by
+ * the rdates (one in a DST gap skipped, as the rule's are), less the exdates (by
  * wall time; one that matches nothing changes nothing). Each lasts as long as the first (all-day: the
  * same wall duration). Refused past {@link MAX_OCCURRENCES}, with UNTIL before DTSTART, or when every
  * occurrence is excluded.
@@ -240,7 +263,11 @@ export function expandSeries(series: SeriesStart, recurrence: Recurrence, horizo
   }
   for (const rdate of recurrence.rdates) {
     const wallMs = datesMs(rdate, allDay) as number
-    if (!starts.has(wallMs)) starts.set(wallMs, { wallMs, utcMs: wallMsToUtcMs(wallMs, offsetAt) })
+    // An rdate is an occurrence like the rule's: one whose local start does not exist (a DST gap) is skipped.
+    const start = starts.has(wallMs) ? null : resolve(wallMs, offsetAt, allDay)
+    // The event's own start is the first occurrence (CONTRACT §17): nothing comes before it.
+    if (start !== null && start.utcMs < startUtcMs) return { refused: 'rdateBeforeStart' }
+    if (start !== null) starts.set(wallMs, start)
   }
   for (const wallMs of excluded) if (wallMs !== null) starts.delete(wallMs)
   if (starts.size > MAX_OCCURRENCES) return { refused: 'tooManyOccurrences' }
@@ -303,8 +330,8 @@ export function occurrencesInWindow(series: SeriesStart, recurrence: Recurrence,
   }
   for (const rdate of recurrence.rdates) {
     const wallMs = datesMs(rdate, allDay) as number
-    const utcMs = wallMsToUtcMs(wallMs, offsetAt)
-    if (inWindow(utcMs) && !starts.has(wallMs)) starts.set(wallMs, { wallMs, utcMs })
+    const start = resolve(wallMs, offsetAt, allDay)
+    if (start !== null && inWindow(start.utcMs) && !starts.has(wallMs)) starts.set(wallMs, start)
   }
   for (const exdate of recurrence.exdates) starts.delete(datesMs(exdate, allDay) as number)
   const occurrences: Occurrence[] = []

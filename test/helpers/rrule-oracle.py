@@ -104,8 +104,15 @@ def expand(case):
                     break
     for text in case['rdates']:
         wall = parse(text)
-        if wall not in starts:
-            starts[wall] = instant(wall, tz)
+        if wall in starts:
+            continue
+        # An rdate is an occurrence like the rule's: skipped in a gap; none may come before the event's start.
+        if not all_day and not exists(wall, tz):
+            continue
+        utc = instant(wall, tz)
+        if utc < start_utc:
+            return {'refused': 'rdateBeforeStart'}
+        starts[wall] = utc
     for wall in exdates:
         starts.pop(wall, None)
     if len(starts) > MAX:
