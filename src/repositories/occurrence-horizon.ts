@@ -72,24 +72,22 @@ const swapped = prepared(10, (db, id: number, through: string, horizon: string, 
   .where('timezone', '=', timezone).where('all_day', '=', allDay as 0 | 1)
   .where('start_date', '=', startDate).where('end_date', '=', endDate).where('start_utc', '=', startUtc).where('end_utc', '=', endUtc))
 
+const INSERTED = sql`(event_id, occurrence, start_utc, end_utc, language, hide_from_listings, status, featured, author)`
+
 /**
- * The occurrences inserted, their ids, starts and ends each one parameter (arrays on PostgreSQL, JSON texts on
- * SQLite read by position), the listing columns from the event's row as it stands in this unit of work; rows
- * already there are left as they are.
+ * The occurrences inserted, the listing columns from the event's row as it stands in this unit of work; rows
+ * already there are left as they are. PostgreSQL: their ids, starts and ends each one array parameter.
  */
-const inserted = prepared(4, (db, id: number, ids: unknown, starts: unknown, ends: unknown) => {
-  const columns = sql`(event_id, occurrence, start_utc, end_utc, language, hide_from_listings, status, featured, author)`
-  if (isPostgres(db)) {
-    return sql`insert into event_occurrences ${columns}
-      select e.id, u.o, u.s, u.e, e.language, e.hide_from_listings, e.status, e.featured, e.author
-      from events e cross join unnest(${ids}::text[], ${starts}::text[], ${ends}::text[]) as u(o, s, e)
-      where e.id = ${id} on conflict (event_id, occurrence) do nothing`
-  }
-  return sql`insert into event_occurrences ${columns}
-    select e.id, o.value, ${starts} ->> o.key, ${ends} ->> o.key, e.language, e.hide_from_listings, e.status, e.featured, e.author
-    from events e, json_each(${ids}) o
-    where e.id = ${id} on conflict (event_id, occurrence) do nothing`
-})
+const insertedPostgres = prepared(4, (_db, id: number, ids: unknown, starts: unknown, ends: unknown) => sql`insert into event_occurrences ${INSERTED}
+  select e.id, u.o, u.s, u.e, e.language, e.hide_from_listings, e.status, e.featured, e.author
+  from events e cross join unnest(${ids}::text[], ${starts}::text[], ${ends}::text[]) as u(o, s, e)
+  where e.id = ${id} on conflict (event_id, occurrence) do nothing`)
+
+/** SQLite: one JSON text of `[id, start, end]` rows, each row's values read from its own small array (linear). */
+const insertedSqlite = prepared(2, (_db, id: number, rows: string) => sql`insert into event_occurrences ${INSERTED}
+  select e.id, r.value ->> 0, r.value ->> 1, r.value ->> 2, e.language, e.hide_from_listings, e.status, e.featured, e.author
+  from events e, json_each(${rows}) r
+  where e.id = ${id} on conflict (event_id, occurrence) do nothing`)
 
 /**
  * Moves one series' horizon to `horizon` with `occurrences` (from {@link occurrencesToAdd}), in the unit of
@@ -101,8 +99,8 @@ export async function extendSeries(trx: Tx, series: SeriesBehind, horizon: strin
     series.start_date, series.end_date, series.start_utc, series.end_utc)
   if (Number(swap.numAffectedRows) !== 1) return false
   if (occurrences.length === 0) return true
-  const list = (values: string[]): unknown => (isPostgres(trx) ? values : JSON.stringify(values))
-  await inserted(trx, series.id, list(occurrences.map((o) => o.id)), list(occurrences.map((o) => o.startUtc)), list(occurrences.map((o) => o.endUtc)))
+  if (isPostgres(trx)) await insertedPostgres(trx, series.id, occurrences.map((o) => o.id), occurrences.map((o) => o.startUtc), occurrences.map((o) => o.endUtc))
+  else await insertedSqlite(trx, series.id, JSON.stringify(occurrences.map((o) => [o.id, o.startUtc, o.endUtc])))
   return true
 }
 
