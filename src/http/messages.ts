@@ -31,6 +31,7 @@ export const MESSAGE_KEYS = [
   'invalidForm', 'datesDisagree', 'tooManyRequests', 'calendarName', 'webhookAddress', 'webhookHostUnresolved', 'notSent',
   'idempotencyKeyInUse', 'idempotencyKeyMismatch', 'invalidIdempotencyKey',
   'databaseUnavailable',
+  'splitAtFirstOccurrence',
 ] as const
 
 export type MessageKey = (typeof MESSAGE_KEYS)[number]
