@@ -54,6 +54,11 @@ export interface Config {
   trustProxy: TrustProxy
   /** Events in one iCalendar feed at most (CALENDAR_ICAL_MAX_EVENTS, default 2000; X-Total still counts every match). */
   icalMaxEvents: number
+  /**
+   * How far ahead a series whose rule has neither COUNT nor UNTIL has occurrences, in days from today
+   * (CALENDAR_RECURRENCE_HORIZON_DAYS, default 1826: five years; CONTRACT §17).
+   */
+  recurrenceHorizonDays: number
   /** Webhook deliveries (CONTRACT §13). */
   webhooks: WebhookSettings
 }
@@ -138,6 +143,7 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimit: parseCount(env, 'CALENDAR_RATE_LIMIT', 0, 0, 1_000_000),
     trustProxy: parseTrustProxy(env.CALENDAR_TRUST_PROXY),
     icalMaxEvents: parseCount(env, 'CALENDAR_ICAL_MAX_EVENTS', 2000, 1, 100_000),
+    recurrenceHorizonDays: parseCount(env, 'CALENDAR_RECURRENCE_HORIZON_DAYS', 1826, 1, 36_600),
     webhooks: {
       retrySchedule: parseSchedule(env.CALENDAR_WEBHOOK_RETRY_SCHEDULE),
       disableAfter: parseCount(env, 'CALENDAR_WEBHOOK_DISABLE_AFTER', 10, 1, 1_000_000),

@@ -46,6 +46,7 @@ t.test('defaults', async (t) => {
     rateLimit: 0,
     trustProxy: false,
     icalMaxEvents: 2000,
+    recurrenceHorizonDays: 1826,
     webhooks: { retrySchedule: [5000, 30_000, 120_000, 600_000, 3_600_000, 21_600_000, 86_400_000], disableAfter: 10, allowPrivate: false },
   } satisfies Config)
   t.equal(config.extensions.size, 0, 'no extension is on by default')
@@ -58,7 +59,7 @@ t.test('empty and blank variables count as unset', async (t) => {
     CALENDAR_CHANGES_RETENTION_DAYS: '', DATABASE_POOL_SIZE: '', CALENDAR_DATABASE_TIMEOUT_MS: '',
     CALENDAR_HEADERS_TIMEOUT_MS: '', CALENDAR_REQUEST_TIMEOUT_MS: ' ', CALENDAR_KEEP_ALIVE_TIMEOUT_MS: '', CALENDAR_MAX_CONNECTIONS: '',
     CALENDAR_SHUTDOWN_TIMEOUT_MS: '', CALENDAR_LOG_FORMAT: '', CALENDAR_METRICS: '', CALENDAR_AUTH_FAILURE_LIMIT: '',
-    CALENDAR_RATE_LIMIT: '', CALENDAR_TRUST_PROXY: '', CALENDAR_ICAL_MAX_EVENTS: '', CALENDAR_WEBHOOK_RETRY_SCHEDULE: ' ', CALENDAR_WEBHOOK_DISABLE_AFTER: '',
+    CALENDAR_RATE_LIMIT: '', CALENDAR_TRUST_PROXY: '', CALENDAR_ICAL_MAX_EVENTS: '', CALENDAR_RECURRENCE_HORIZON_DAYS: '', CALENDAR_WEBHOOK_RETRY_SCHEDULE: ' ', CALENDAR_WEBHOOK_DISABLE_AFTER: '',
     CALENDAR_WEBHOOK_ALLOW_PRIVATE: '',
   })
   t.strictSame(blank, loadConfig({}))
@@ -91,6 +92,7 @@ t.test('every variable is read', async (t) => {
     CALENDAR_RATE_LIMIT: '600',
     CALENDAR_TRUST_PROXY: '10.0.0.0/8, 127.0.0.1',
     CALENDAR_ICAL_MAX_EVENTS: '500',
+    CALENDAR_RECURRENCE_HORIZON_DAYS: '365',
     CALENDAR_IDEMPOTENCY_HOURS: '48',
     CALENDAR_WEBHOOK_RETRY_SCHEDULE: '250ms, 1s,2m,3h,1d',
     CALENDAR_WEBHOOK_DISABLE_AFTER: '3',
@@ -120,6 +122,7 @@ t.test('every variable is read', async (t) => {
     rateLimit: 600,
     trustProxy: '10.0.0.0/8,127.0.0.1',
     icalMaxEvents: 500,
+    recurrenceHorizonDays: 365,
     webhooks: { retrySchedule: [250, 1000, 120_000, 10_800_000, 86_400_000], disableAfter: 3, allowPrivate: true },
   } satisfies Config)
 })
@@ -265,6 +268,12 @@ t.test('CALENDAR_TRUST_PROXY, CALENDAR_METRICS, the limits and CALENDAR_LOG_FORM
   t.throws(() => loadConfig({ CALENDAR_AUTH_FAILURE_LIMIT: '-1' }), /^CALENDAR_AUTH_FAILURE_LIMIT/)
   t.throws(() => loadConfig({ CALENDAR_RATE_LIMIT: 'many' }), /^CALENDAR_RATE_LIMIT/)
   t.throws(() => loadConfig({ CALENDAR_LOG_FORMAT: 'xml' }), /^CALENDAR_LOG_FORMAT/)
+})
+
+t.test('CALENDAR_RECURRENCE_HORIZON_DAYS is a positive number of days', async (t) => {
+  t.equal(loadConfig({ CALENDAR_RECURRENCE_HORIZON_DAYS: '1' }).recurrenceHorizonDays, 1)
+  t.throws(() => loadConfig({ CALENDAR_RECURRENCE_HORIZON_DAYS: '0' }), /^CALENDAR_RECURRENCE_HORIZON_DAYS must be an integer from 1 to 36600, got 0/)
+  t.throws(() => loadConfig({ CALENDAR_RECURRENCE_HORIZON_DAYS: '36601' }), /^CALENDAR_RECURRENCE_HORIZON_DAYS/)
 })
 
 t.test('CALENDAR_ICAL_MAX_EVENTS is a positive integer', async (t) => {

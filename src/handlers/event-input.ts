@@ -7,14 +7,17 @@
 import type { Event, Language, Schema } from '../contract.js'
 import type { Db } from '../db/unit-of-work.js'
 import { invalidParam } from '../http/errors.js'
-import { parseBodyDate } from '../lib/dates.js'
+import type { MessageKey } from '../http/messages.js'
+import { formatUtc, parseBodyDate } from '../lib/dates.js'
 import { writtenTimezone, eventDates, type EventDates } from '../lib/event-dates.js'
 import { modifiedNow, nowDates } from '../lib/post-dates.js'
+import { checkRecurrence, expandSeries, parseRule, type RecurrenceInput, type RecurrenceRefusal } from '../lib/recurrence.js'
 import { canRead, statusToStore, type Caller } from '../lib/rights.js'
 import { wantedSlug } from '../lib/slug.js'
 import { emptyToNull } from '../lib/text.js'
 import { isHttpUrl } from '../lib/urls.js'
 import type { EventColumns, EventLinks, EventUpdate, NewEvent } from '../repositories/event-writes.js'
+import { rowOf, type SeriesRows } from '../repositories/occurrence-writes.js'
 import { linkable, type NewLinked } from '../repositories/linked.js'
 import type { OrganizerColumns } from '../repositories/organizers.js'
 import { termIdsNamed } from '../repositories/terms.js'
@@ -59,6 +62,69 @@ export function eventColumns(body: EventBody, current: EventDates | undefined, s
   return columns
 }
 
+/** The message of each refusal of a `recurrence` (400 `rest_invalid_param` naming it). */
+const RECURRENCE_MESSAGES: Record<RecurrenceRefusal, MessageKey> = {
+  malformedRule: 'recurrenceMalformedRule',
+  missingFrequency: 'recurrenceMissingFrequency',
+  finerFrequency: 'recurrenceFinerFrequency',
+  unsupportedPart: 'recurrenceUnsupportedPart',
+  unknownPart: 'recurrenceUnknownPart',
+  repeatedPart: 'recurrenceRepeatedPart',
+  malformedValue: 'recurrenceMalformedValue',
+  partNotForFrequency: 'recurrencePartNotForFrequency',
+  bySetPosAlone: 'recurrenceBySetPosAlone',
+  countWithUntil: 'recurrenceCountWithUntil',
+  tooManyOccurrences: 'recurrenceTooManyOccurrences',
+  malformedDate: 'recurrenceMalformedDate',
+  tooManyDates: 'recurrenceTooManyDates',
+  untilBeforeStart: 'recurrenceUntilBeforeStart',
+  noOccurrences: 'recurrenceNoOccurrences',
+  tooSparse: 'recurrenceTooSparse',
+}
+
+/** A `recurrence` refused: 400 naming it, with the reason's message. */
+function refusedRecurrence(reason: RecurrenceRefusal) {
+  return invalidParam('recurrence', RECURRENCE_MESSAGES[reason])
+}
+
+/** `recurrence` as a body sends it: undefined (not sent), null (single; an empty form value too), or the series. */
+function sentRecurrence(body: EventBody): RecurrenceInput | null | undefined {
+  const value = (body as { recurrence?: RecurrenceInput | null | '' }).recurrence
+  return value === '' ? null : value
+}
+
+/**
+ * What a write does to an event's series (CONTRACT §17): undefined when it leaves its occurrences as they
+ * are (a single event, or a series whose dates and `recurrence` the body does not touch); else the
+ * `recurrence` column to store and, for a series, its rows expanded up to `now + horizonDays` (pure, before
+ * any transaction), or `rows: null` for an event made single again. A refusal is 400 naming `recurrence`.
+ * `dates`: the event's dates as they will be; `current`: the stored recurrence (undefined on a create).
+ */
+export interface SeriesChange {
+  recurrence: string | null
+  rows: SeriesRows | null
+}
+
+export function seriesChange(body: EventBody, dates: EventDates, current: Event['recurrence'] | undefined, now: Date, horizonDays: number): SeriesChange | undefined {
+  const sent = sentRecurrence(body)
+  const datesTouched = body.timezone !== undefined || body.all_day !== undefined || body.start_date !== undefined || body.end_date !== undefined
+  if (sent === undefined && (current === undefined || current === null || !datesTouched)) return undefined
+  const input = sent === undefined ? current ?? null : sent
+  if (input === null) return current === undefined || current === null ? undefined : { recurrence: null, rows: null }
+  const checked = checkRecurrence(input, dates.all_day)
+  if ('refused' in checked) throw refusedRecurrence(checked.refused)
+  const horizonUtc = formatUtc(new Date(now.getTime() + horizonDays * 86_400_000))
+  const expanded = expandSeries({
+    timezone: dates.timezone, allDay: dates.all_day, start: dates.start_date, end: dates.end_date, startUtc: dates.start_utc, endUtc: dates.end_utc,
+  }, checked, horizonUtc)
+  if ('refused' in expanded) throw refusedRecurrence(expanded.refused)
+  const unbounded = checked.parsed !== null && checked.parsed.count === undefined && checked.parsed.until === undefined
+  return {
+    recurrence: JSON.stringify({ rule: checked.rule, rdates: checked.rdates, exdates: checked.exdates }),
+    rows: { occurrences: expanded.map(rowOf), throughUtc: unbounded ? horizonUtc : null },
+  }
+}
+
 /**
  * The checks of an update body that need no record, made before it is looked up (CONTRACT §1: fields
  * are 400 before 404/410, 403 and 412): the time zone, the syntax of dates, the website, the image and
@@ -74,6 +140,12 @@ export async function precheckEventUpdate(db: Db, body: EventBody, writer: Write
   const website = emptyToNull(body.website)
   if (website !== null && website !== undefined && !isHttpUrl(website)) throw invalidParam('website', 'invalidUrl')
   postDates(body, writer.siteTz, { date: '', date_utc: '' })
+  // The rule's parts need no record (the dates' forms and the limits need its dates).
+  const recurrence = sentRecurrence(body)
+  if (recurrence !== undefined && recurrence !== null && recurrence.rule !== null) {
+    const rule = parseRule(recurrence.rule)
+    if (typeof rule === 'string') throw refusedRecurrence(rule)
+  }
   await checkedImage(db, body.image)
   await checkAuthorExists(db, body.author)
   for (const entry of linkEntries(body.venue) ?? []) if (typeof entry !== 'number') venueFields(entry, writer.geoloc)

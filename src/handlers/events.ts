@@ -7,6 +7,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Event, Language, Schema } from '../contract.js'
 import type { Db } from '../db/unit-of-work.js'
+import type { EventDates } from '../lib/event-dates.js'
 import { ApiError, forbidden, inTrash, notFound } from '../http/errors.js'
 import { checkNotModified, eventEtag, expectedVersion } from '../http/etag.js'
 import { feedEtag, sendFeed, wantsIcal } from '../http/ical.js'
@@ -28,7 +29,7 @@ import { lost, writeRead } from './compare-and-swap.js'
 import type { AppContext } from './context.js'
 import { createOnce } from './idempotency.js'
 import { documentAnswer, eventDocument, listedFromDocuments } from './event-documents.js'
-import { checkEventUpdate, checkNewEvent, datesOf, eventColumns, precheckEventUpdate, type EventBody } from './event-input.js'
+import { checkEventUpdate, checkNewEvent, datesOf, eventColumns, precheckEventUpdate, seriesChange, type EventBody } from './event-input.js'
 import { eventFilterOf, type ListQuery } from './event-list-input.js'
 import { byId, bySlug, lookupLanguage, writerOf } from './linked.js'
 
@@ -180,8 +181,10 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     const language = requestedLanguage(req) ?? ctx.config.defaultLanguage
     const writer = writerOf(ctx, caller)
     const columns = eventColumns(body, undefined, ctx.config.timezone)
+    // The series expanded before the unit of work (pure); the dates are all there on a create.
+    const series = seriesChange(body, columns as EventDates, undefined, writer.now, ctx.config.recurrenceHorizonDays)
     return createOnce(ctx, req, reply,
-      async (trx) => insertEvent(trx, await checkNewEvent(trx, body, columns, language, caller, writer)),
+      async (trx) => insertEvent(trx, { ...await checkNewEvent(trx, body, columns, language, caller, writer), series }),
       async (reader, id) => {
         const answer = await written(id, caller, reader)
         return { body: ctx.json.event(answer.record), location: answer.record.rest_url, etag: answer.etag }
@@ -204,9 +207,10 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
       const expected = expectedVersion(req, () => etag(current, caller), current.version) ?? current.version
       const status = body.status === undefined ? undefined : statusToStore(caller, body.status, record.status)
       const columns = eventColumns(body, datesOf(record), ctx.config.timezone)
+      const series = seriesChange(body, { ...datesOf(record), ...columns } as EventDates, record.recurrence, writer.now, ctx.config.recurrenceHorizonDays)
       return write(async (trx) => {
         const changes = await checkEventUpdate(trx, record, body, columns, status, caller, writer)
-        if (!(await updateEvent(trx, changes, expected))) lost()
+        if (!(await updateEvent(trx, { ...changes, series }, expected))) lost()
         return written(record.id, caller, trx)
       })
     })

@@ -8,6 +8,8 @@
  * value is ever dropped.
  */
 
+import { MAX_DATES } from '../lib/recurrence.js'
+
 /** `base[seg][seg]`: the base and the segments (an empty segment appends). */
 const BRACKETED = /^([^[\]]+)((?:\[[^[\]]*\])+)$/
 
@@ -27,6 +29,12 @@ export const MAX_FIELD_VALUES = 100
 
 /** The most values one name keeps. */
 const MAX_VALUES = MAX_FIELD_VALUES + 1
+
+/**
+ * Fields that take more values than `MAX_FIELD_VALUES` under one name, and how many one name keeps:
+ * `recurrence[rdates][]` and `recurrence[exdates][]` take up to 1,000 dates together (CONTRACT §17).
+ */
+const WIDE_FIELDS: Readonly<Record<string, number>> = { recurrence: MAX_DATES + 1 }
 
 interface Branch {
   children: Map<string, Branch | unknown[]>
@@ -63,14 +71,15 @@ export function nestBracketedNames(entries: Iterable<[string, unknown]>, nests: 
     }
     let branch = trees.get(base)
     if (branch === undefined) trees.set(base, branch = { children: new Map() })
+    const most = Object.hasOwn(WIDE_FIELDS, base) ? WIDE_FIELDS[base] as number : MAX_VALUES
     for (const [i, segment] of path.entries()) {
       const name = segment === '' ? String(branch.children.size) : segment
       const child = branch.children.get(name)
       // Past the most a field takes, validation refuses the field whatever the rest holds.
-      if (child === undefined && branch.children.size >= MAX_VALUES) break
+      if (child === undefined && branch.children.size >= most) break
       if (i === path.length - 1) {
         if (Array.isArray(child)) {
-          if (child.length < MAX_VALUES) child.push(value)
+          if (child.length < most) child.push(value)
         } else branch.children.set(name, [value])
       } else {
         // A name both a value and a parent (`a[0]=1&a[0][x]=2`): the later one stands for it, as in PHP.

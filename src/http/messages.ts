@@ -31,6 +31,11 @@ export const MESSAGE_KEYS = [
   'invalidForm', 'datesDisagree', 'tooManyRequests', 'calendarName', 'webhookAddress', 'webhookHostUnresolved', 'notSent',
   'idempotencyKeyInUse', 'idempotencyKeyMismatch', 'invalidIdempotencyKey',
   'databaseUnavailable',
+  'recurrenceMalformedRule', 'recurrenceMissingFrequency', 'recurrenceFinerFrequency', 'recurrenceUnsupportedPart',
+  'recurrenceUnknownPart', 'recurrenceRepeatedPart', 'recurrenceMalformedValue', 'recurrencePartNotForFrequency',
+  'recurrenceBySetPosAlone', 'recurrenceCountWithUntil', 'recurrenceTooManyOccurrences', 'recurrenceMalformedDate',
+  'recurrenceTooManyDates', 'recurrenceUntilBeforeStart', 'recurrenceNoOccurrences', 'recurrenceTooSparse',
+  'occurrenceNotFound',
   'splitAtFirstOccurrence',
 ] as const
 

@@ -45,7 +45,7 @@ import { writtenBetween } from '../db/unit-of-work.js'
 import type { Site } from './site.js'
 
 /** Raised whenever what a record's assembly makes changes without the contract's Event schema changing. */
-export const DOCUMENT_FORMAT = 3
+export const DOCUMENT_FORMAT = 4
 
 /** Offers waiting to be stored at most (more are passed by: the next read offers again). */
 const MAX_WAITING = 1000

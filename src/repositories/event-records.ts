@@ -217,5 +217,14 @@ function toEventRecord(site: Site, row: EventRow, links: EventLinks): Event {
     tags: links.tags,
     venue: links.venue,
     organizer: links.organizer,
+    recurrence: recurrenceOf(row.recurrence),
+    occurrence: null,
   }
+}
+
+/** The stored `recurrence` column (JSON text `{"rule","rdates","exdates"}`, or null for a single event) as the record shows it. */
+export function recurrenceOf(stored: string | null): Event['recurrence'] {
+  if (stored === null) return null
+  const { rule, rdates, exdates } = JSON.parse(stored) as { rule: string | null; rdates: string[]; exdates: string[] }
+  return { rule, rdates, exdates }
 }

@@ -15,6 +15,7 @@ import { insertLinked, type NewLinked } from './linked.js'
 import { ORGANIZER, type OrganizerColumns } from './organizers.js'
 import { changesRow, deletePost, settleNewPost, trashPost } from './posts.js'
 import { freeSlug, provisionalSlug } from './slugs.js'
+import { singleRowOf, writeOccurrences, type SeriesRows } from './occurrence-writes.js'
 import { moveTermCounts, termIdsOfEvent } from './term-counts.js'
 import { groupSeenOtherwise } from './translations.js'
 import { VENUE, type VenueColumns } from './venues.js'
@@ -43,7 +44,18 @@ export interface NewEvent {
   image: ImageChoice
   links: EventLinks
   now: Date
+  /** The series (CONTRACT §17): its `recurrence` column and rows; undefined for a single event. */
+  series?: SeriesWrite
 }
+
+/** A write of an event's series: the `recurrence` column and the occurrence rows (null: the event is single again). */
+export interface SeriesWrite {
+  recurrence: string | null
+  rows: SeriesRows | null
+}
+
+/** The columns whose change makes a series' set be written again. */
+const SERIES_COLUMNS = ['recurrence', 'timezone', 'all_day', 'start_date', 'end_date', 'start_utc', 'end_utc'] as const
 
 function stored(columns: EventColumns): Updateable<EventsTable> {
   const out: Updateable<EventsTable> = {}
@@ -90,11 +102,15 @@ export async function insertEvent(trx: Tx, event: NewEvent): Promise<number> {
     slug: provisionalSlug('event', slug),
     image_id: image ?? null,
     post_parent: null,
+    recurrence: event.series?.recurrence ?? null,
+    recurrence_through_utc: event.series?.rows?.throughUtc ?? null,
   }
   const columnNames = (Object.keys(row) as Array<keyof EventsTable>).filter((column) => row[column] !== undefined)
   const inserted = (await eventInsert(columnNames.join(','))(trx, ...columnNames.map((column) => row[column]))).rows[0]
   if (inserted === undefined) throw new Error('the new event has no id')
   const id = Number(inserted.id)
+  // A series' rows are its own to write (the insert trigger writes a single event's).
+  if (event.series?.rows != null) await writeOccurrences(trx, id, event.series.rows.occurrences)
   await writeEventSearch(trx, id, eventSearchTexts({ title: columns.title, description: columns.description ?? null, password: null }), true)
   await settleNewPost(trx, 'events', id, 'event', language, slug, event.translationGroup)
   recordChange(trx, { resource: 'event', id, action: 'create' })
@@ -117,6 +133,8 @@ export interface EventUpdate {
   image: ImageChoice
   links: EventLinks
   now: Date
+  /** The series as the write makes it (CONTRACT §17), or undefined when its occurrences stay as they are. */
+  series?: SeriesWrite
 }
 
 /** An event's row. */
@@ -139,6 +157,8 @@ export async function updateEvent(trx: Tx, update: EventUpdate, version: number)
   const row = (await eventRow(trx, update.id)).rows[0]
   if (row === undefined || row.version !== version) return false
   const set: Updateable<EventsTable> = { ...stored(update.columns), version: version + 1 }
+  const series = update.series
+  if (series !== undefined) set.recurrence = series.recurrence
   if (update.slug !== undefined) {
     set.slug = update.slug === update.currentSlug ? update.slug : await freeSlug(trx, 'events', update.language, update.slug, update.id)
   }
@@ -146,10 +166,21 @@ export async function updateEvent(trx: Tx, update: EventUpdate, version: number)
   if (!changesRow(row, set) && image === undefined && !(await changesLinks(trx, update.id, update.links))) return true
   const imageId = await storeImage(trx, image, update.now)
   if (imageId !== undefined) set.image_id = imageId
+  // The set is written again when the series or its dates change (a body repeating them changes nothing).
+  const seriesMoved = series !== undefined && SERIES_COLUMNS.some((column) => set[column] !== undefined && set[column] !== row[column])
+  if (seriesMoved) set.recurrence_through_utc = series.rows?.throughUtc ?? null
   const columns = (Object.keys(set) as Array<keyof EventsTable>).filter((column) => set[column] !== undefined)
   const result = await eventUpdate(columns.join(','))(trx, ...columns.map((column) => set[column]), update.id, version)
   if (Number(result.numAffectedRows) !== 1) return false
   recordChange(trx, { resource: 'event', id: update.id, action: 'update' })
+  if (seriesMoved) {
+    if (series.rows !== null) await writeOccurrences(trx, update.id, series.rows.occurrences)
+    else {
+      // Single again: the one row a single event has, from its dates as they now are.
+      const dates = { all_day: set.all_day ?? row.all_day, start_date: set.start_date ?? row.start_date, start_utc: set.start_utc ?? row.start_utc, end_utc: set.end_utc ?? row.end_utc }
+      await writeOccurrences(trx, update.id, [singleRowOf(dates)], true)
+    }
+  }
   if ((set.status !== undefined && set.status !== row.status) || (set.author !== undefined && set.author !== row.author)) {
     await groupSeenOtherwise(trx, 'events', 'event', update.id)
   }

@@ -94,6 +94,8 @@ export function eventRecord(id: number, fields: Partial<Event> = {}): Event {
     organizer: [],
     ml_language: language,
     translations: { [language]: id },
+    recurrence: null,
+    occurrence: null,
   }
   return { ...record, ...fields, start_date: start, end_date: end, utc_start_date: utcStart, utc_end_date: utcEnd }
 }

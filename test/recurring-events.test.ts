@@ -1,0 +1,267 @@
+/**
+ * Recurring events over HTTP (CONTRACT §17): `recurrence` on create, read, update and clear, in JSON and
+ * form bodies; every refusal is 400 naming `recurrence` with nothing written; the rows of
+ * `event_occurrences` are exactly the series' expansion (docs/recurrence.md), on both engines.
+ */
+import t from 'tap'
+import type { Test } from 'tap'
+import { formatUtc } from '../src/lib/dates.js'
+import { checkRecurrence, expandSeries, type RecurrenceInput } from '../src/lib/recurrence.js'
+import { NOW } from './helpers/build.js'
+import { expectError } from './helpers/errors.js'
+import { EVENTS, eventBody, setup, type Event, type Setup } from './helpers/events.js'
+
+const HORIZON_DAYS = 1826
+
+/** The horizon of the pinned clock: NOW + 1826 days. */
+const HORIZON_UTC = formatUtc(new Date(NOW.getTime() + HORIZON_DAYS * 86_400_000))
+
+interface Row {
+  occurrence: string
+  start_utc: string
+  end_utc: string
+  overridden: number
+  status: string
+  language: string
+}
+
+/** The event's occurrence rows, by id. */
+async function rowsOf(s: Setup, id: number): Promise<Row[]> {
+  const rows = await s.db.selectFrom('event_occurrences').select(['occurrence', 'start_utc', 'end_utc', 'overridden', 'status', 'language'])
+    .where('event_id', '=', id).orderBy('start_utc').orderBy('occurrence').execute()
+  return rows.map((r) => ({ ...r, overridden: Number(r.overridden) }))
+}
+
+/** The rows the expansion of the record's series gives (the single row for a single event). */
+function expectedRows(record: Event): Array<Pick<Row, 'occurrence' | 'start_utc' | 'end_utc'>> {
+  if (record.recurrence === null) {
+    const id = record.all_day ? record.start_date.slice(0, 10).replaceAll('-', '') : `${record.utc_start_date.replace(/[-:]/g, '').replace(' ', 'T')}Z`
+    return [{ occurrence: id, start_utc: record.utc_start_date, end_utc: record.utc_end_date }]
+  }
+  const checked = checkRecurrence(record.recurrence, record.all_day)
+  if ('refused' in checked) throw new Error(checked.refused)
+  const expanded = expandSeries({
+    timezone: record.timezone, allDay: record.all_day, start: record.start_date, end: record.end_date,
+    startUtc: record.utc_start_date, endUtc: record.utc_end_date,
+  }, checked, HORIZON_UTC)
+  if ('refused' in expanded) throw new Error(expanded.refused)
+  return expanded.map((o) => ({ occurrence: o.id, start_utc: o.startUtc, end_utc: o.endUtc }))
+}
+
+async function rowsMatch(t: Test, s: Setup, record: Event, label: string): Promise<void> {
+  const rows = await rowsOf(s, record.id)
+  t.strictSame(rows.map(({ occurrence, start_utc, end_utc }) => ({ occurrence, start_utc, end_utc })), expectedRows(record), `${label}: rows are the expansion`)
+  t.ok(rows.every((r) => r.status === record.status && r.language === record.ml_language), `${label}: rows copy the listing columns`)
+}
+
+async function throughOf(s: Setup, id: number): Promise<string | null> {
+  const row = await s.db.selectFrom('events').select('recurrence_through_utc').where('id', '=', id).executeTakeFirstOrThrow()
+  return row.recurrence_through_utc
+}
+
+const WEEKLY: RecurrenceInput = { rule: 'freq=weekly;byday=tu,th;count=10', rdates: ['2026-08-01 19:00:00'], exdates: ['2026-07-09 19:00:00'] }
+
+t.test('create a series: recurrence as sent (parts upper-cased), occurrence null, rows are the expansion', async (t) => {
+  const s = await setup(t)
+  const created = await s.create(eventBody({ title: 'Jazz', timezone: 'Europe/Berlin', start_date: '2026-07-07 19:00:00', end_date: '2026-07-07 21:30:00', recurrence: WEEKLY }))
+  t.strictSame(created.recurrence, { rule: 'FREQ=WEEKLY;BYDAY=TU,TH;COUNT=10', rdates: ['2026-08-01 19:00:00'], exdates: ['2026-07-09 19:00:00'] })
+  t.equal(created.occurrence, null)
+  const keys = Object.keys(created)
+  t.strictSame(keys.slice(-3), ['translations', 'recurrence', 'occurrence'], 'recurrence and occurrence close the record')
+  const read = await s.get(created.id)
+  t.equal(read.statusCode, 200)
+  const { json_ld: _ld, ...record } = read.json<Event>()
+  t.strictSame(record, created, 'a read shows what the create answered')
+  t.strictSame(Object.keys(read.json()).slice(-3), ['recurrence', 'occurrence', 'json_ld'])
+  await rowsMatch(t, s, created, 'created')
+  t.equal((await rowsOf(s, created.id)).length, 10, 'COUNT=10 less one exdate plus one rdate')
+  t.equal(await throughOf(s, created.id), null, 'a bounded series has no horizon')
+})
+
+t.test('an unbounded series reaches the horizon, and records it', async (t) => {
+  const s = await setup(t)
+  const created = await s.create(eventBody({ timezone: 'America/New_York', start_date: '2026-07-01 09:00:00', end_date: '2026-07-01 10:00:00', recurrence: { rule: 'FREQ=MONTHLY;BYDAY=1WE' } }))
+  t.strictSame(created.recurrence, { rule: 'FREQ=MONTHLY;BYDAY=1WE', rdates: [], exdates: [] }, 'rdates and exdates default to []')
+  await rowsMatch(t, s, created, 'monthly')
+  t.equal(await throughOf(s, created.id), HORIZON_UTC)
+  const rows = await rowsOf(s, created.id)
+  t.ok(rows.length >= 59 && rows.length <= 61, `about five years of months (${rows.length})`)
+  t.ok(rows.every((r) => r.start_utc < HORIZON_UTC), 'no occurrence at or past the horizon')
+})
+
+t.test('all-day series and a series of rdates alone', async (t) => {
+  const s = await setup(t)
+  const allDay = await s.create(eventBody({ all_day: true, start_date: '2026-07-01', end_date: '2026-07-02', timezone: 'Europe/Zurich',
+    recurrence: { rule: 'FREQ=YEARLY;COUNT=3', exdates: ['2027-07-01'] } }))
+  t.strictSame(allDay.recurrence, { rule: 'FREQ=YEARLY;COUNT=3', rdates: [], exdates: ['2027-07-01'] })
+  await rowsMatch(t, s, allDay, 'all-day')
+  t.strictSame((await rowsOf(s, allDay.id)).map((r) => r.occurrence), ['20260701', '20280701'])
+  const dates = await s.create(eventBody({ recurrence: { rule: null, rdates: ['2026-07-03 18:00:00', '2026-07-02 18:00:00'] } }))
+  t.strictSame(dates.recurrence, { rule: null, rdates: ['2026-07-03 18:00:00', '2026-07-02 18:00:00'], exdates: [] })
+  t.strictSame((await rowsOf(s, dates.id)).map((r) => r.occurrence), ['20260701T180000Z', '20260702T180000Z', '20260703T180000Z'])
+})
+
+t.test('update: a new rule, new dates, a new zone rewrite the set; other fields leave it; null makes it single', async (t) => {
+  const s = await setup(t)
+  const created = await s.create(eventBody({ timezone: 'Europe/Berlin', start_date: '2026-07-07 19:00:00', end_date: '2026-07-07 21:00:00', recurrence: WEEKLY }))
+  // An override of an occurrence that stays, and one of an occurrence that goes (written as rec-occ will).
+  await s.db.insertInto('event_overrides').values([
+    { event_id: created.id, occurrence: '20260714T170000Z', title: 'Moved', description: null, excerpt: null, start_date: null, end_date: null, start_utc: '2026-07-15 17:00:00', end_utc: '2026-07-15 19:00:00', cost: null, website: null, venues: null, organizers: null },
+    { event_id: created.id, occurrence: '20260716T170000Z', title: 'Gone', description: null, excerpt: null, start_date: null, end_date: null, start_utc: null, end_utc: null, cost: null, website: null, venues: null, organizers: null },
+  ]).execute()
+
+  let res = await s.patch(created.id, { recurrence: { rule: 'FREQ=WEEKLY;BYDAY=TU;COUNT=4' } })
+  t.equal(res.statusCode, 200)
+  let record = res.json<Event>()
+  t.strictSame(record.recurrence, { rule: 'FREQ=WEEKLY;BYDAY=TU;COUNT=4', rdates: [], exdates: [] })
+  const rows = await rowsOf(s, created.id)
+  t.strictSame(rows.map((r) => [r.occurrence, r.start_utc, r.overridden]), [
+    ['20260707T170000Z', '2026-07-07 17:00:00', 0],
+    ['20260714T170000Z', '2026-07-15 17:00:00', 1],
+    ['20260721T170000Z', '2026-07-21 17:00:00', 0],
+    ['20260728T170000Z', '2026-07-28 17:00:00', 0],
+  ], 'the kept override keeps its moved dates; the others follow the rule')
+  t.strictSame((await s.db.selectFrom('event_overrides').select('occurrence').where('event_id', '=', created.id).execute()).map((r) => r.occurrence),
+    ['20260714T170000Z'], 'the override of an occurrence no longer in the set is gone')
+
+  const version = res.headers.etag
+  res = await s.patch(created.id, { title: 'Renamed' })
+  t.equal(res.statusCode, 200)
+  t.strictSame((await rowsOf(s, created.id)).map((r) => r.start_utc), rows.map((r) => r.start_utc), 'a title leaves the rows')
+  res = await s.patch(created.id, { recurrence: { rule: 'FREQ=WEEKLY;BYDAY=TU;COUNT=4' } })
+  t.equal(res.statusCode, 200)
+  t.not(res.headers.etag, version)
+  const same = res.headers.etag
+  res = await s.patch(created.id, { recurrence: { rule: 'freq=weekly;byday=tu;count=4', rdates: [], exdates: [] } })
+  t.equal(res.headers.etag, same, 'sending the same series again changes nothing')
+
+  res = await s.patch(created.id, { start_date: '2026-07-07 20:00:00', end_date: '2026-07-07 22:00:00' })
+  t.equal(res.statusCode, 200)
+  record = res.json<Event>()
+  await rowsMatch(t, s, record, 'new start time')
+  t.equal((await s.db.selectFrom('event_overrides').select('occurrence').where('event_id', '=', created.id).execute()).length, 0,
+    'a new start time gives every occurrence a new original start: the overrides go')
+
+  res = await s.patch(created.id, { timezone: 'America/New_York' })
+  record = res.json<Event>()
+  await rowsMatch(t, s, record, 'new zone')
+  t.equal((await rowsOf(s, created.id))[0]?.start_utc, '2026-07-08 00:00:00')
+
+  res = await s.patch(created.id, { recurrence: null })
+  t.equal(res.statusCode, 200)
+  record = res.json<Event>()
+  t.equal(record.recurrence, null)
+  await rowsMatch(t, s, record, 'single again')
+  t.equal(await throughOf(s, created.id), null)
+
+  res = await s.patch(created.id, { start_date: '2026-07-09 20:00:00', end_date: '2026-07-09 22:00:00' })
+  record = res.json<Event>()
+  await rowsMatch(t, s, record, 'a single event moved (the trigger)')
+
+  res = await s.patch(created.id, { recurrence: { rule: 'FREQ=DAILY' } })
+  record = res.json<Event>()
+  await rowsMatch(t, s, record, 'single to unbounded')
+  t.equal(await throughOf(s, created.id), HORIZON_UTC)
+  t.equal((await rowsOf(s, created.id)).length, 1802, 'every day from 2026-07-09 to the horizon, 2031-06-15 12:00 UTC')
+
+  res = await s.patch(created.id, { all_day: true })
+  t.equal(res.statusCode, 200)
+  record = res.json<Event>()
+  await rowsMatch(t, s, record, 'all-day now')
+})
+
+t.test('a translation has its own recurrence; deleting an event deletes its rows', async (t) => {
+  const s = await setup(t)
+  const en = await s.create(eventBody({ recurrence: { rule: 'FREQ=DAILY;COUNT=3' } }))
+  const de = await s.create(eventBody({ translation_of: en.id, ml_language: 'de' }))
+  t.equal(de.recurrence, null)
+  t.equal((await rowsOf(s, de.id)).length, 1)
+  t.equal((await rowsOf(s, en.id)).length, 3)
+  t.equal((await s.remove(en.id, '?force=true')).statusCode, 200)
+  t.equal((await rowsOf(s, en.id)).length, 0)
+})
+
+t.test('form bodies: recurrence[rule], recurrence[rdates][], recurrence[exdates][]; recurrence= is null', async (t) => {
+  const s = await setup(t)
+  const form = { 'content-type': 'application/x-www-form-urlencoded' }
+  const payload = new URLSearchParams([
+    ['title', 'Form'], ['start_date', '2026-07-01 18:00:00'], ['end_date', '2026-07-01 19:00:00'],
+    ['recurrence[rule]', 'FREQ=DAILY;COUNT=3'], ['recurrence[rdates][]', '2026-07-10 18:00:00'], ['recurrence[rdates][]', '2026-07-11 18:00:00'],
+    ['recurrence[exdates][]', '2026-07-02 18:00:00'],
+  ]).toString()
+  let res = await s.inject({ method: 'POST', url: EVENTS, headers: { ...s.editor, ...form }, payload })
+  t.equal(res.statusCode, 201, res.body)
+  const created = res.json<Event>()
+  t.strictSame(created.recurrence, { rule: 'FREQ=DAILY;COUNT=3', rdates: ['2026-07-10 18:00:00', '2026-07-11 18:00:00'], exdates: ['2026-07-02 18:00:00'] })
+  await rowsMatch(t, s, created, 'form')
+
+  // Many dates under one name (more than other lists take): none is dropped.
+  const many = Array.from({ length: 400 }, (_, i): [string, string] => ['recurrence[rdates][]', formatUtc(new Date(Date.UTC(2027, 0, 1 + i, 18))).replace(/:\d\d$/, ':00')])
+  res = await s.inject({ method: 'PATCH', url: `${EVENTS}/${created.id}`, headers: { ...s.editor, ...form },
+    payload: new URLSearchParams([['recurrence[rule]', ''], ...many]).toString() })
+  t.equal(res.statusCode, 200, res.body)
+  const updated = res.json<Event>()
+  t.equal(updated.recurrence?.rule, null, 'recurrence[rule]= is null')
+  t.equal(updated.recurrence?.rdates.length, 400)
+  t.equal((await rowsOf(s, created.id)).length, 401)
+
+  res = await s.inject({ method: 'PATCH', url: `${EVENTS}/${created.id}`, headers: { ...s.editor, ...form }, payload: 'recurrence=' })
+  t.equal(res.statusCode, 200, res.body)
+  t.equal(res.json<Event>().recurrence, null)
+  t.equal((await rowsOf(s, created.id)).length, 1)
+})
+
+t.test('every refusal is 400 naming recurrence, with nothing written', async (t) => {
+  const s = await setup(t)
+  const existing = await s.create(eventBody({ title: 'Kept', recurrence: { rule: 'FREQ=DAILY;COUNT=2' } }))
+  const before = await rowsOf(s, existing.id)
+  const cases: Array<[string, Record<string, unknown>]> = [
+    ['malformed rule', { recurrence: { rule: 'FREQ' } }],
+    ['no FREQ', { recurrence: { rule: 'COUNT=3' } }],
+    ['finer frequency', { recurrence: { rule: 'FREQ=HOURLY;COUNT=3' } }],
+    ['unsupported part', { recurrence: { rule: 'FREQ=DAILY;BYHOUR=3' } }],
+    ['unsupported part BYWEEKNO', { recurrence: { rule: 'FREQ=YEARLY;BYWEEKNO=3' } }],
+    ['unknown part', { recurrence: { rule: 'FREQ=DAILY;FOO=1' } }],
+    ['repeated part', { recurrence: { rule: 'FREQ=DAILY;COUNT=2;COUNT=3' } }],
+    ['malformed value', { recurrence: { rule: 'FREQ=DAILY;INTERVAL=0' } }],
+    ['part not for frequency', { recurrence: { rule: 'FREQ=WEEKLY;BYMONTHDAY=3' } }],
+    ['BYSETPOS alone', { recurrence: { rule: 'FREQ=MONTHLY;BYSETPOS=1' } }],
+    ['COUNT with UNTIL', { recurrence: { rule: 'FREQ=DAILY;COUNT=3;UNTIL=20270101T000000Z' } }],
+    ['COUNT over 3,500', { recurrence: { rule: 'FREQ=DAILY;COUNT=3501' } }],
+    ['more than 3,500 occurrences', { recurrence: { rule: 'FREQ=DAILY;UNTIL=20400101' } }],
+    ['UNTIL before the start', { recurrence: { rule: 'FREQ=DAILY;UNTIL=20260601' } }],
+    ['every occurrence excluded', { recurrence: { rule: 'FREQ=DAILY;COUNT=1', exdates: ['2026-07-01 18:00:00'] } }],
+    ['more than 1,000 dates', { recurrence: { rule: 'FREQ=DAILY;COUNT=2', rdates: Array.from({ length: 600 }, (_, i) => `2027-01-01 ${String(i % 24).padStart(2, '0')}:${String(Math.floor(i / 24)).padStart(2, '0')}:00`), exdates: Array.from({ length: 401 }, (_, i) => `2028-01-01 ${String(i % 24).padStart(2, '0')}:${String(Math.floor(i / 24)).padStart(2, '0')}:00`) } }],
+    ['malformed rdate', { recurrence: { rule: 'FREQ=DAILY;COUNT=2', rdates: ['2026-07-05T18:00:00Z'] } }],
+    ['a day where a wall time is due', { recurrence: { rule: null, rdates: ['2026-07-05'] } }],
+    ['malformed exdate', { recurrence: { rule: 'FREQ=DAILY;COUNT=2', exdates: ['2026-02-30 18:00:00'] } }],
+    ['too sparse', { recurrence: { rule: 'FREQ=DAILY;BYMONTH=2;BYMONTHDAY=30;COUNT=3' } }],
+  ]
+  const count = async () => Number((await s.db.selectFrom('events').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n)
+  const rowCount = async () => Number((await s.db.selectFrom('event_occurrences').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n)
+  const events = await count()
+  const rows = await rowCount()
+  for (const [label, body] of cases) {
+    const created = await s.inject({ method: 'POST', url: EVENTS, headers: s.editor, payload: eventBody(body) })
+    const error = expectError(t, created, 400, 'rest_invalid_param', ['recurrence'])
+    const updated = await s.patch(existing.id, body)
+    expectError(t, updated, 400, 'rest_invalid_param', ['recurrence'])
+    t.comment(`${label}: ${JSON.stringify((error.data.params as Record<string, string>).recurrence)}`)
+  }
+  t.equal(await count(), events, 'no event was created')
+  t.equal(await rowCount(), rows, 'no occurrence row was written')
+  t.strictSame(await rowsOf(s, existing.id), before, "the series' rows are as they were")
+  t.strictSame((await s.get(existing.id)).json<Event>().recurrence, existing.recurrence)
+
+  // The dates of an all-day series must be days: a series made all-day with wall-time dates is refused.
+  const timed = await s.create(eventBody({ recurrence: { rule: null, rdates: ['2026-07-05 18:00:00'] } }))
+  expectError(t, await s.patch(timed.id, { all_day: true }), 400, 'rest_invalid_param', ['recurrence'])
+  t.equal((await s.get(timed.id)).json<Event>().all_day, false)
+})
+
+t.test('the refusal is told in the language of the request', async (t) => {
+  const s = await setup(t)
+  const res = await s.inject({ method: 'POST', url: `${EVENTS}?ml_language=de`, headers: { ...s.editor, 'accept-language': 'de' }, payload: eventBody({ recurrence: { rule: 'FREQ=DAILY;COUNT=2;UNTIL=20270101' } }) })
+  const error = expectError(t, res, 400, 'rest_invalid_param', ['recurrence'])
+  t.match(JSON.stringify(error.data.params), /COUNT oder UNTIL/)
+})
