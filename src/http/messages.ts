@@ -36,7 +36,7 @@ export const MESSAGE_KEYS = [
   'recurrenceBySetPosAlone', 'recurrenceCountWithUntil', 'recurrenceTooManyOccurrences', 'recurrenceMalformedDate',
   'recurrenceTooManyDates', 'recurrenceUntilBeforeStart', 'recurrenceNoOccurrences', 'recurrenceTooSparse',
   'occurrenceNotFound',
-  'splitAtFirstOccurrence',
+  'splitAtFirstOccurrence', 'occurrenceOfSingleEvent',
 ] as const
 
 export type MessageKey = (typeof MESSAGE_KEYS)[number]

@@ -1,0 +1,249 @@
+/**
+ * Writes of one occurrence (CONTRACT §17): PATCH/POST/PUT of its own changes, DELETE (cancel) and POST …/split,
+ * on both engines: each success, every refusal with nothing written, ETags, the change log, webhooks' payloads,
+ * split semantics (COUNT and UNTIL rules, a split of a split, overrides moved), Idempotency-Key replays.
+ */
+import t from 'tap'
+import type { Test } from 'tap'
+import { expectError } from './helpers/errors.js'
+import { API } from './helpers/build.js'
+import { EVENTS, eventBody, setup, type Body, type Event, type Setup } from './helpers/events.js'
+
+/** A weekly series: Thursdays 21:00–23:30 in Zürich from 2026-11-26, eight of them. */
+const WEEKLY = { title: 'Late Night Jazz', timezone: 'Europe/Zurich', start_date: '2026-11-26 21:00:00', end_date: '2026-11-26 23:30:00', recurrence: { rule: 'FREQ=WEEKLY;COUNT=8' } }
+/** Its third occurrence, 2026-12-10 21:00 in Zürich. */
+const THIRD = '20261210T200000Z'
+const FIFTH = '20261224T200000Z'
+
+const url = (id: number, occurrence: string, tail = '') => `${EVENTS}/${id}/occurrences/${occurrence}${tail}`
+
+/** Everything a write may change: the series' rows, overrides, occurrences and change log. */
+async function snapshot(s: Setup): Promise<unknown> {
+  const [events, overrides, occurrences, changes] = await Promise.all([
+    s.db.selectFrom('events').select(['id', 'version', 'modified', 'recurrence', 'title']).orderBy('id').execute(),
+    s.db.selectFrom('event_overrides').selectAll().orderBy('event_id').orderBy('occurrence').execute(),
+    s.db.selectFrom('event_occurrences').select(['event_id', 'occurrence', 'start_utc', 'end_utc', 'overridden']).orderBy('event_id').orderBy('occurrence').execute(),
+    s.db.selectFrom('changes').select(['resource', 'record_id', 'action']).execute(),
+  ])
+  return JSON.parse(JSON.stringify({ events, overrides, occurrences: occurrences.map((o) => ({ ...o, overridden: Number(o.overridden) })), changes }))
+}
+
+async function changesOf(s: Setup): Promise<Array<{ record_id: number; action: string }>> {
+  return (await s.db.selectFrom('changes').select(['record_id', 'action']).where('resource', '=', 'events').orderBy('position').execute())
+    .map((c) => ({ record_id: Number(c.record_id), action: c.action }))
+}
+
+async function series(t: Test, s: Setup, fields: Body = {}): Promise<Event> {
+  return s.create(eventBody({ ...WEEKLY, ...fields }))
+}
+
+t.test('PATCH one occurrence: its own title and dates, the series unchanged, the ETag and change log move', async (t) => {
+  const s = await setup(t)
+  const jazz = await series(t, s)
+  const before = await changesOf(s)
+  const res = await s.inject({ method: 'PATCH', url: url(jazz.id, THIRD), headers: s.editor, payload: { title: 'Christmas Special', start_date: '2026-12-10 22:00' } })
+  t.equal(res.statusCode, 200)
+  const occ = res.json<Event>()
+  t.equal(occ.id, jazz.id, 'the series id')
+  t.equal(occ.title, 'Christmas Special')
+  t.equal(occ.start_date, '2026-12-10 22:00:00')
+  t.equal(occ.end_date, '2026-12-11 00:30:00', 'the start alone moves it, keeping its length')
+  t.equal(occ.utc_start_date, '2026-12-10 21:00:00')
+  t.strictSame(occ.occurrence, {
+    id: THIRD, original_start_date: '2026-12-10 21:00:00', original_utc_start_date: '2026-12-10 20:00:00', overridden: true,
+    rest_url: `http://calendar.test${API}/events/${jazz.id}/occurrences/${THIRD}`,
+  })
+  t.strictSame(occ.recurrence, jazz.recurrence)
+  t.match(res.headers.etag, /^"occurrence-/)
+  const row = await s.db.selectFrom('event_occurrences').selectAll().where('event_id', '=', jazz.id).where('occurrence', '=', THIRD).executeTakeFirstOrThrow()
+  t.strictSame([row.start_utc, row.end_utc, Number(row.overridden)], ['2026-12-10 21:00:00', '2026-12-10 23:30:00', 1], 'the row moved and is flagged')
+  const read = await s.get(jazz.id)
+  t.equal(read.json<Event>().title, 'Late Night Jazz', 'the series keeps its title')
+  t.not(read.headers.etag, undefined)
+  const changes = await changesOf(s)
+  t.strictSame(changes.slice(before.length), [{ record_id: jazz.id, action: 'updated' }], 'one updated entry')
+
+  // The same body again changes nothing: same ETag, no entry.
+  const again = await s.inject({ method: 'PATCH', url: url(jazz.id, THIRD), headers: s.editor, payload: { title: 'Christmas Special' } })
+  t.equal(again.statusCode, 200)
+  t.equal(again.headers.etag, res.headers.etag, 'nothing changed: same ETag')
+  t.equal((await changesOf(s)).length, changes.length, 'nothing changed: no entry')
+
+  // POST and PUT behave the same; null drops a change; the last change gone drops the override.
+  const put = await s.inject({ method: 'PUT', url: url(jazz.id, THIRD), headers: s.editor, payload: { start_date: null } })
+  t.equal(put.statusCode, 200)
+  t.equal(put.json<Event>().start_date, '2026-12-10 21:00:00', 'dates back to the series')
+  t.equal(put.json<Event>().title, 'Christmas Special')
+  t.not(put.headers.etag, res.headers.etag)
+  const post = await s.inject({ method: 'POST', url: url(jazz.id, THIRD), headers: s.editor, payload: { title: null } })
+  t.equal(post.statusCode, 200)
+  t.equal(post.json<Event>().title, 'Late Night Jazz')
+  t.equal(post.json<Event>().occurrence?.overridden, false)
+  t.equal(await s.db.selectFrom('event_overrides').select('occurrence').execute().then((r) => r.length), 0, 'no override left')
+})
+
+t.test('PATCH: venue, organizer, cost, website, description of one occurrence; If-Match', async (t) => {
+  const s = await setup(t)
+  const hall = await s.venue({ venue: 'Hall' })
+  const club = await s.organizer({ organizer: 'Club' })
+  const jazz = await series(t, s, { cost: 'CHF 25' })
+  const res = await s.inject({ method: 'PATCH', url: url(jazz.id, THIRD), headers: s.editor, payload: { venue: hall.id, organizer: [club.id], cost: 30, website: 'https://x.example/a', description: 'Special' } })
+  t.equal(res.statusCode, 200)
+  const occ = res.json<Event>()
+  t.strictSame(occ.venue.map((v) => v.id), [hall.id])
+  t.strictSame(occ.organizer.map((o) => o.id), [club.id])
+  t.equal(occ.cost, '30')
+  t.equal(occ.website, 'https://x.example/a')
+  t.equal(occ.description, 'Special')
+  const etag = String(res.headers.etag)
+  const stale = await s.inject({ method: 'PATCH', url: url(jazz.id, THIRD), headers: { ...s.editor, 'if-match': '"occurrence-stale"' }, payload: { title: 'X' } })
+  expectError(t, stale, 412, 'rest-precondition-failed')
+  const fresh = await s.inject({ method: 'PATCH', url: url(jazz.id, THIRD), headers: { ...s.editor, 'if-match': etag }, payload: { title: 'X' } })
+  t.equal(fresh.statusCode, 200, 'the occurrence ETag is accepted')
+  // A change of the series changes the occurrence's ETag too.
+  await s.patch(jazz.id, { excerpt: 'New' })
+  const old = await s.inject({ method: 'PATCH', url: url(jazz.id, THIRD), headers: { ...s.editor, 'if-match': String(fresh.headers.etag) }, payload: { title: 'Y' } })
+  expectError(t, old, 412, 'rest-precondition-failed')
+})
+
+t.test('PATCH refusals: nothing written', async (t) => {
+  const s = await setup(t)
+  const jazz = await series(t, s)
+  const single = await s.event('Single')
+  const author = await s.auth('author')
+  const before = await snapshot(s)
+  expectError(t, await s.inject({ method: 'PATCH', url: url(jazz.id, THIRD), headers: s.editor, payload: { status: 'draft' } }), 400, 'rest_invalid_param', ['status'])
+  expectError(t, await s.inject({ method: 'PATCH', url: url(jazz.id, THIRD), headers: s.editor, payload: { start_date: 'soon' } }), 400, 'rest_invalid_param', ['start_date'])
+  expectError(t, await s.inject({ method: 'PATCH', url: url(jazz.id, THIRD), headers: s.editor, payload: { end_date: '2026-12-10 20:00' } }), 400, 'rest_invalid_param', ['end_date'])
+  expectError(t, await s.inject({ method: 'PATCH', url: url(jazz.id, THIRD), headers: s.editor, payload: { venue: 999 } }), 400, 'rest_invalid_param', ['venue'])
+  expectError(t, await s.inject({ method: 'PATCH', url: url(jazz.id, THIRD), headers: s.editor, payload: { website: 'ftp://x' } }), 400, 'rest_invalid_param', ['website'])
+  expectError(t, await s.inject({ method: 'PATCH', url: url(jazz.id, '20261211T200000Z'), headers: s.editor, payload: { title: 'X' } }), 404, 'rest-event-occurrence-not-found')
+  expectError(t, await s.inject({ method: 'PATCH', url: url(jazz.id, 'tomorrow'), headers: s.editor, payload: { title: 'X' } }), 404, 'rest-event-occurrence-not-found')
+  expectError(t, await s.inject({ method: 'PATCH', url: url(9999, THIRD), headers: s.editor, payload: { title: 'X' } }), 404, 'rest-event-not-found')
+  expectError(t, await s.inject({ method: 'PATCH', url: url(jazz.id, THIRD), headers: author, payload: { title: 'X' } }), 403, 'rest_forbidden')
+  expectError(t, await s.inject({ method: 'PATCH', url: url(jazz.id, THIRD), payload: { title: 'X' } }), 401, 'rest_forbidden')
+  const singleId = `${single.utc_start_date.replace(/[-:]/g, '').replace(' ', 'T')}Z`
+  expectError(t, await s.inject({ method: 'PATCH', url: url(single.id, singleId), headers: s.editor, payload: { title: 'X' } }), 400, 'rest_invalid_param', ['occurrence'])
+  t.strictSame(await snapshot(s), before, 'nothing written')
+  await s.remove(jazz.id)
+  const trashed = await snapshot(s)
+  expectError(t, await s.inject({ method: 'PATCH', url: url(jazz.id, THIRD), headers: s.editor, payload: { title: 'X' } }), 410, 'event-is-in-trash')
+  expectError(t, await s.inject({ method: 'DELETE', url: url(jazz.id, THIRD), headers: s.editor }), 410, 'event-is-in-trash')
+  expectError(t, await s.inject({ method: 'POST', url: url(jazz.id, THIRD, '/split'), headers: s.editor, payload: {} }), 410, 'event-is-in-trash')
+  t.strictSame(await snapshot(s), trashed, 'nothing written in the trash')
+})
+
+t.test('DELETE cancels: the original start joins exdates, the override goes, the row goes', async (t) => {
+  const s = await setup(t)
+  const jazz = await series(t, s)
+  await s.inject({ method: 'PATCH', url: url(jazz.id, THIRD), headers: s.editor, payload: { title: 'Moved', start_date: '2026-12-11 21:00' } })
+  const before = await changesOf(s)
+  const res = await s.inject({ method: 'DELETE', url: url(jazz.id, THIRD), headers: s.editor })
+  t.equal(res.statusCode, 200)
+  const cancelled = res.json<Event>()
+  t.strictSame(cancelled.recurrence, { rule: 'FREQ=WEEKLY;COUNT=8', rdates: [], exdates: ['2026-12-10 21:00:00'] })
+  t.equal(cancelled.occurrence, null)
+  t.not(res.headers.etag, undefined)
+  t.equal(await s.db.selectFrom('event_overrides').select('occurrence').execute().then((r) => r.length), 0, 'the override is dropped')
+  const rows = await s.db.selectFrom('event_occurrences').select('occurrence').where('event_id', '=', jazz.id).execute()
+  t.equal(rows.length, 7)
+  t.notOk(rows.some((r) => r.occurrence === THIRD))
+  t.strictSame((await changesOf(s)).slice(before.length), [{ record_id: jazz.id, action: 'updated' }])
+  const snap = await snapshot(s)
+  expectError(t, await s.inject({ method: 'DELETE', url: url(jazz.id, THIRD), headers: s.editor }), 404, 'rest-event-occurrence-not-found', undefined)
+  expectError(t, await s.inject({ method: 'DELETE', url: url(jazz.id, FIFTH), headers: { ...s.editor, 'if-match': '"x"' } }), 412, 'rest-precondition-failed')
+  t.strictSame(await snapshot(s), snap, 'nothing written by the refusals')
+  // The last occurrence left cannot be cancelled.
+  const once = await s.create(eventBody({ ...WEEKLY, title: 'Once', recurrence: { rule: 'FREQ=WEEKLY;COUNT=1' } }))
+  expectError(t, await s.inject({ method: 'DELETE', url: url(once.id, '20261126T200000Z'), headers: s.editor }), 400, 'rest_invalid_param', ['recurrence'])
+})
+
+t.test('split with COUNT: the series keeps the occurrences before, a new event the rest, overrides moved', async (t) => {
+  const s = await setup(t)
+  const jazz = await series(t, s)
+  const moved = await s.inject({ method: 'PATCH', url: url(jazz.id, '20270107T200000Z'), headers: s.editor, payload: { title: 'New Year' } })
+  t.equal(moved.statusCode, 200)
+  await s.inject({ method: 'PATCH', url: url(jazz.id, THIRD), headers: s.editor, payload: { title: 'Early' } })
+  const before = await changesOf(s)
+  const res = await s.inject({ method: 'POST', url: url(jazz.id, FIFTH, '/split'), headers: s.editor, payload: { title: 'Late Night Jazz (winter)' } })
+  t.equal(res.statusCode, 201)
+  const made = res.json<Event>()
+  t.not(made.id, jazz.id)
+  t.equal(res.headers.location, made.rest_url)
+  t.equal(made.title, 'Late Night Jazz (winter)', 'the body applies to the new event')
+  t.equal(made.slug, 'late-night-jazz-2', 'a new slug (a title sent never changes it)')
+  t.equal(made.start_date, '2026-12-24 21:00:00')
+  t.equal(made.end_date, '2026-12-24 23:30:00')
+  t.strictSame(made.recurrence, { rule: 'FREQ=WEEKLY;COUNT=4', rdates: [], exdates: [] })
+  const old = (await s.get(jazz.id)).json<Event>()
+  t.strictSame(old.recurrence, { rule: 'FREQ=WEEKLY;COUNT=4', rdates: [], exdates: [] })
+  const ids = async (id: number) => (await s.db.selectFrom('event_occurrences').select('occurrence').where('event_id', '=', id).orderBy('occurrence').execute()).map((r) => r.occurrence)
+  t.strictSame(await ids(jazz.id), ['20261126T200000Z', '20261203T200000Z', THIRD, '20261217T200000Z'])
+  t.strictSame(await ids(made.id), [FIFTH, '20261231T200000Z', '20270107T200000Z', '20270114T200000Z'], 'the later ids stay')
+  const overrides = await s.db.selectFrom('event_overrides').select(['event_id', 'occurrence', 'title']).orderBy('occurrence').execute()
+  t.strictSame(overrides.map((o) => [Number(o.event_id), o.occurrence, o.title]), [[jazz.id, THIRD, 'Early'], [made.id, '20270107T200000Z', 'New Year']])
+  const flagged = await s.db.selectFrom('event_occurrences').select(['occurrence', 'overridden']).where('event_id', '=', made.id).where('overridden', '=', 1).execute()
+  t.strictSame(flagged.map((r) => r.occurrence), ['20270107T200000Z'], 'the moved override flags its row')
+  t.strictSame((await changesOf(s)).slice(before.length).sort((a, b) => a.record_id - b.record_id), [{ record_id: jazz.id, action: 'updated' }, { record_id: made.id, action: 'created' }], 'updated old, created new')
+
+  // A split of the split.
+  const again = await s.inject({ method: 'POST', url: url(made.id, '20270107T200000Z', '/split'), headers: s.editor, payload: {} })
+  t.equal(again.statusCode, 201)
+  const third = again.json<Event>()
+  t.strictSame(third.recurrence?.rule, 'FREQ=WEEKLY;COUNT=2')
+  t.equal(third.title, 'Late Night Jazz (winter)')
+  t.strictSame(await ids(made.id), [FIFTH, '20261231T200000Z'])
+  t.strictSame(await ids(third.id), ['20270107T200000Z', '20270114T200000Z'])
+  const last = await s.db.selectFrom('event_overrides').select(['event_id']).where('occurrence', '=', '20270107T200000Z').executeTakeFirstOrThrow()
+  t.equal(Number(last.event_id), third.id, 'the override moved again')
+
+  // Splitting at the first occurrence: 400, nothing written.
+  const snap = await snapshot(s)
+  expectError(t, await s.inject({ method: 'POST', url: url(jazz.id, '20261126T200000Z', '/split'), headers: s.editor, payload: {} }), 400, 'rest_invalid_param', ['occurrence'])
+  expectError(t, await s.inject({ method: 'POST', url: url(jazz.id, '20261127T200000Z', '/split'), headers: s.editor, payload: {} }), 404, 'rest-event-occurrence-not-found')
+  expectError(t, await s.inject({ method: 'POST', url: url(jazz.id, THIRD, '/split'), headers: s.editor, payload: { bogus: 1 } }), 400, 'rest_invalid_param', ['bogus'])
+  t.strictSame(await snapshot(s), snap, 'nothing written')
+})
+
+t.test('split with UNTIL and unbounded rules; rdates and exdates go where they belong', async (t) => {
+  const s = await setup(t)
+  const until = await series(t, s, { recurrence: { rule: 'FREQ=WEEKLY;UNTIL=20270131T000000Z', rdates: ['2026-12-26 21:00:00', '2026-11-28 21:00:00'], exdates: ['2026-12-31 21:00:00', '2026-12-03 21:00:00'] } })
+  const res = await s.inject({ method: 'POST', url: url(until.id, FIFTH, '/split'), headers: s.editor })
+  t.equal(res.statusCode, 201)
+  const made = res.json<Event>()
+  t.strictSame(made.recurrence, { rule: 'FREQ=WEEKLY;UNTIL=20270131T000000Z', rdates: ['2026-12-26 21:00:00'], exdates: ['2026-12-31 21:00:00'] })
+  const old = (await s.get(until.id)).json<Event>()
+  t.strictSame(old.recurrence, { rule: 'FREQ=WEEKLY;UNTIL=20261224T195959Z', rdates: ['2026-11-28 21:00:00'], exdates: ['2026-12-03 21:00:00'] }, 'UNTIL one second before, in UTC')
+  const count = async (id: number) => Number((await s.db.selectFrom('event_occurrences').select((eb) => eb.fn.countAll().as('n')).where('event_id', '=', id).executeTakeFirstOrThrow()).n)
+  t.equal(await count(until.id), 4, '11-26, 11-28, 12-10, 12-17')
+  t.equal(await count(made.id), 6, '12-24, 12-26, 01-07, 01-14, 01-21, 01-28 (12-31 excluded)')
+
+  const open = await series(t, s, { title: 'Open', recurrence: { rule: 'FREQ=WEEKLY' } })
+  const split = await s.inject({ method: 'POST', url: url(open.id, FIFTH, '/split'), headers: s.editor, payload: {} })
+  t.equal(split.statusCode, 201)
+  t.strictSame(split.json<Event>().recurrence?.rule, 'FREQ=WEEKLY')
+  t.strictSame((await s.get(open.id)).json<Event>().recurrence?.rule, 'FREQ=WEEKLY;UNTIL=20261224T195959Z')
+
+  const days = await s.create(eventBody({ title: 'Days', all_day: true, start_date: '2026-11-26', end_date: '2026-11-27', timezone: 'Europe/Zurich', recurrence: { rule: 'FREQ=WEEKLY' } }))
+  const daySplit = await s.inject({ method: 'POST', url: url(days.id, '20261210', '/split'), headers: s.editor, payload: {} })
+  t.equal(daySplit.statusCode, 201)
+  t.equal(daySplit.json<Event>().start_date, '2026-12-10 00:00:00')
+  t.equal(daySplit.json<Event>().end_date, '2026-12-11 23:59:59', 'an all-day occurrence keeps its days')
+  t.strictSame((await s.get(days.id)).json<Event>().recurrence?.rule, 'FREQ=WEEKLY;UNTIL=20261209', 'an all-day series ends on a date')
+})
+
+t.test('split: Idempotency-Key replays the first answer and creates nothing more', async (t) => {
+  const s = await setup(t)
+  const jazz = await series(t, s)
+  const headers = { ...s.editor, 'idempotency-key': 'split-1' }
+  const first = await s.inject({ method: 'POST', url: url(jazz.id, FIFTH, '/split'), headers, payload: { title: 'Winter' } })
+  t.equal(first.statusCode, 201)
+  const snap = await snapshot(s)
+  const replay = await s.inject({ method: 'POST', url: url(jazz.id, FIFTH, '/split'), headers, payload: { title: 'Winter' } })
+  t.equal(replay.statusCode, 201)
+  t.equal(replay.headers['idempotent-replayed'], 'true')
+  t.equal(replay.body, first.body)
+  t.equal(replay.headers.location, first.headers.location)
+  t.strictSame(await snapshot(s), snap, 'nothing created again')
+  expectError(t, await s.inject({ method: 'POST', url: url(jazz.id, FIFTH, '/split'), headers, payload: { title: 'Other' } }), 422, 'rest_idempotency_key_mismatch')
+})
