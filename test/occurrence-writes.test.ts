@@ -6,8 +6,9 @@
 import t from 'tap'
 import type { Test } from 'tap'
 import { expectError } from './helpers/errors.js'
-import { API } from './helpers/build.js'
+import { API, build } from './helpers/build.js'
 import { EVENTS, eventBody, setup, type Body, type Event, type Setup } from './helpers/events.js'
+import { startReceiver } from './helpers/receiver.js'
 
 /** A weekly series: Thursdays 21:00–23:30 in Zürich from 2026-11-26, eight of them. */
 const WEEKLY = { title: 'Late Night Jazz', timezone: 'Europe/Zurich', start_date: '2026-11-26 21:00:00', end_date: '2026-11-26 23:30:00', recurrence: { rule: 'FREQ=WEEKLY;COUNT=8' } }
@@ -246,4 +247,57 @@ t.test('split: Idempotency-Key replays the first answer and creates nothing more
   t.equal(replay.headers.location, first.headers.location)
   t.strictSame(await snapshot(s), snap, 'nothing created again')
   expectError(t, await s.inject({ method: 'POST', url: url(jazz.id, FIFTH, '/split'), headers, payload: { title: 'Other' } }), 422, 'rest_idempotency_key_mismatch')
+})
+
+t.test('webhooks: a change of one occurrence, a cancel and a split are sent with the series\' record (and the new event\'s)', async (t) => {
+  const built = await build(t, {
+    config: { webhooks: { retrySchedule: [1000], disableAfter: 10, allowPrivate: true } },
+    webhooks: { now: () => new Date(), random: () => 0.5, timeoutMs: 5000 },
+  })
+  const admin = await built.auth('administrator')
+  const receiver = await startReceiver(t)
+  const hook = await built.inject({ method: 'POST', url: `${API}/webhooks`, headers: admin, payload: { url: receiver.url, events: ['event.*'] } })
+  receiver.secret = String(hook.json<{ secret: string }>().secret)
+  const send = async (method: 'POST' | 'PATCH' | 'DELETE', path: string, payload?: Body) => {
+    const res = await built.inject({ method, url: path, headers: admin, ...(payload === undefined ? {} : { payload }) })
+    t.ok(res.statusCode < 300, `${method} ${path} → ${res.statusCode}`)
+    return res.json<Event>()
+  }
+  const drain = async () => { while (await built.app.webhooks.runOnce() > 0) { /* until nothing is due */ } }
+  const jazz = await send('POST', EVENTS, eventBody(WEEKLY))
+  await drain()
+  await send('PATCH', url(jazz.id, THIRD), { title: 'Special' })
+  await drain()
+  await send('DELETE', url(jazz.id, '20261217T200000Z'))
+  await drain()
+  const made = await send('POST', url(jazz.id, FIFTH, '/split'), {})
+  await drain()
+  type Sent = { type: string; data: { id: number; record?: Event } }
+  const got = receiver.received.map((r) => r.json as unknown as Sent)
+  t.ok(receiver.received.every((r) => r.verified), 'signed')
+  const types = got.map((g) => `${g.type} ${g.data.id}`)
+  t.equal(types.filter((x) => x === `event.updated ${jazz.id}`).length, 3, 'three updates of the series')
+  t.ok(types.includes(`event.created ${made.id}`), 'the new event is created')
+  const updates = got.filter((g) => g.type === 'event.updated')
+  t.equal(updates[0]?.data.record?.title, 'Late Night Jazz', 'the series\' record, not the occurrence\'s')
+  t.equal(updates[0]?.data.record?.occurrence, null)
+  t.strictSame(updates[1]?.data.record?.recurrence?.exdates, ['2026-12-17 21:00:00'], 'the cancel shows in the series')
+  t.strictSame(updates[2]?.data.record?.recurrence?.rule, 'FREQ=WEEKLY;COUNT=4', 'the split ends the series')
+})
+
+t.test('a form body: text values, an empty value drops the change', async (t) => {
+  const s = await setup(t)
+  const hall = await s.venue({ venue: 'Hall' })
+  const jazz = await series(t, s)
+  const form = { ...s.editor, 'content-type': 'application/x-www-form-urlencoded' }
+  const res = await s.inject({ method: 'POST', url: url(jazz.id, THIRD), headers: form, payload: `title=Form&venue[]=${hall.id}&start_date=2026-12-10+22%3A00` })
+  t.equal(res.statusCode, 200, res.body.slice(0, 200))
+  t.equal(res.json<Event>().title, 'Form')
+  t.strictSame(res.json<Event>().venue.map((v) => v.id), [hall.id])
+  t.equal(res.json<Event>().start_date, '2026-12-10 22:00:00')
+  const cleared = await s.inject({ method: 'PATCH', url: url(jazz.id, THIRD), headers: form, payload: 'title=&start_date=' })
+  t.equal(cleared.statusCode, 200, cleared.body.slice(0, 200))
+  t.equal(cleared.json<Event>().title, 'Late Night Jazz')
+  t.equal(cleared.json<Event>().start_date, '2026-12-10 21:00:00')
+  t.equal(cleared.json<Event>().occurrence?.overridden, true, 'the venue change stays')
 })
