@@ -301,3 +301,40 @@ t.test('a form body: text values, an empty value drops the change', async (t) =>
   t.equal(cleared.json<Event>().start_date, '2026-12-10 21:00:00')
   t.equal(cleared.json<Event>().occurrence?.overridden, true, 'the venue change stays')
 })
+
+t.test('lists filter an overridden occurrence on its own title, venues, organizers, coordinates and moved dates', async (t) => {
+  const s = await setup(t, { config: { extensions: new Set(['geoloc']) } })
+  const hall = await s.venue({ venue: 'Hall' })
+  const club = await s.venue({ venue: 'Club', geo_lat: 47.37, geo_lng: 8.54 })
+  const band = await s.organizer({ organizer: 'Band' })
+  const jazz = await series(t, s, { venue: [hall.id] })
+  const res = await s.inject({ method: 'PATCH', url: url(jazz.id, THIRD), headers: s.editor,
+    payload: { title: 'Christmas Special', description: 'Mulled wine', venue: club.id, organizer: band.id, start_date: '2026-12-11 21:00' } })
+  t.equal(res.statusCode, 200)
+  // Another occurrence changes its venues to none.
+  t.equal((await s.inject({ method: 'PATCH', url: url(jazz.id, FIFTH), headers: s.editor, payload: { venue: [] } })).statusCode, 200)
+  const window = 'start_date=2026-11-01&end_date=2027-03-01&per_page=50'
+  const total = async (query: string) => {
+    const list = await s.list(`?${window}&${query}`)
+    t.equal(list.statusCode, 200, query)
+    return Number(list.headers['x-total'])
+  }
+  t.equal(await total('search=christmas'), 1, 'search: its own title')
+  t.equal(await total('search=mulled'), 1, 'search: its own description')
+  t.equal(await total('search=late%20night'), 7, 'search: the others keep the series\' title')
+  t.equal(await total(`venue=${club.id}`), 1, 'venue: its own venue')
+  t.equal(await total(`venue=${hall.id}`), 6, 'venue: the series\' venue, less the two changed')
+  t.equal(await total(`organizer=${band.id}`), 1, 'organizer: its own')
+  t.equal(await total('geoloc=1'), 1, 'geoloc: its own venue has coordinates')
+  t.equal(await total('geoloc=0'), 7, 'geoloc=0: the others')
+  t.equal(await total(`venue=${club.id}&search=christmas`), 1, 'both, the venue driving')
+  const day = await s.list('?start_date=2026-12-11&end_date=2026-12-11')
+  t.equal(Number(day.headers['x-total']), 1, 'the moved dates: the day it moved to')
+  const before = await s.list('?start_date=2026-12-10&end_date=2026-12-10')
+  t.equal(Number(before.headers['x-total']), 0, 'not the day it moved from')
+  // Dropping the changes puts it back.
+  await s.inject({ method: 'PATCH', url: url(jazz.id, THIRD), headers: s.editor, payload: { title: null, description: null, venue: null, organizer: null, start_date: null } })
+  t.equal(await total('search=christmas'), 0)
+  t.equal(await total(`venue=${club.id}`), 0)
+  t.equal(await total(`venue=${hall.id}`), 7)
+})

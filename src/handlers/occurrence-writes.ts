@@ -206,7 +206,7 @@ export function occurrenceWriteHandlers(ctx: AppContext): OccurrenceHandlers {
         // A body that changes nothing writes nothing (CONTRACT §5).
         if (!same) {
           const dates = { startUtc: merged.start_utc ?? original.startUtc, endUtc: merged.end_utc ?? original.endUtc }
-          if (!(await writeOverride(trx, record.id, params.occurrence, merged, dates, expected, modifiedNow(ctx.now(), ctx.config.timezone)))) lost()
+          if (!(await writeOverride(trx, record.id, params.occurrence, merged, dates, expected, modifiedNow(ctx.now(), ctx.config.timezone), current.password !== null))) lost()
         }
         return occurrenceAnswer(trx, { id: record.id }, params.occurrence, caller)
       })

@@ -7,6 +7,7 @@
  * unit of work of the request; the compare-and-swap on the series' version is the caller's guard.
  */
 import { sql, type Updateable } from 'kysely'
+import { foldCase } from '../db/dialect.js'
 import { prepared } from '../db/prepared.js'
 import type { EventsTable } from '../db/schema.js'
 import { recordChange, type Db, type Tx } from '../db/unit-of-work.js'
@@ -46,16 +47,28 @@ async function touchSeries(trx: Tx, id: number, version: number, set: Updateable
  */
 export async function writeOverride(
   trx: Tx, eventId: number, occurrence: string, columns: OverrideColumns, dates: { startUtc: string; endUtc: string },
-  version: number, stamp: { modified: string; modified_utc: string },
+  version: number, stamp: { modified: string; modified_utc: string }, passwordProtected: boolean,
 ): Promise<boolean> {
   if (!(await touchSeries(trx, eventId, version, stamp))) return false
   const empty = OVERRIDE_FIELDS.every((field) => columns[field] === null)
   if (empty) {
+    // Its link rows go with it (migration 0019: on delete cascade).
     await trx.deleteFrom('event_overrides').where('event_id', '=', eventId).where('occurrence', '=', occurrence).execute()
   } else {
-    await trx.insertInto('event_overrides').values({ event_id: eventId, occurrence, ...columns, version: 1 })
-      .onConflict((oc) => oc.columns(['event_id', 'occurrence']).doUpdateSet({ ...columns, version: sql`event_overrides.version + 1` }))
+    // The texts as the search index folds the event's (a protected event's description is not searched).
+    const searched = {
+      search_title: columns.title === null ? null : foldCase(columns.title),
+      search_description: columns.description === null || passwordProtected ? null : foldCase(columns.description),
+    }
+    await trx.insertInto('event_overrides').values({ event_id: eventId, occurrence, ...columns, ...searched, version: 1 })
+      .onConflict((oc) => oc.columns(['event_id', 'occurrence']).doUpdateSet({ ...columns, ...searched, version: sql`event_overrides.version + 1` }))
       .execute()
+    await trx.deleteFrom('event_override_links').where('event_id', '=', eventId).where('occurrence', '=', occurrence).execute()
+    const links = [
+      ...(columns.venues === null ? [] : (JSON.parse(columns.venues) as number[]).map((id) => ({ kind: 'venue' as const, target_id: id }))),
+      ...(columns.organizers === null ? [] : (JSON.parse(columns.organizers) as number[]).map((id) => ({ kind: 'organizer' as const, target_id: id }))),
+    ]
+    if (links.length > 0) await trx.insertInto('event_override_links').values(links.map((l) => ({ event_id: eventId, occurrence, ...l }))).execute()
   }
   await trx.updateTable('event_occurrences').set({ overridden: empty ? 0 : 1, start_utc: dates.startUtc, end_utc: dates.endUtc })
     .where('event_id', '=', eventId).where('occurrence', '=', occurrence).execute()
