@@ -19,6 +19,7 @@ import { isDatabaseUnavailable } from './db/faults.js'
 import type { AppContext } from './handlers/context.js'
 import { eventHandlers } from './handlers/events.js'
 import { occurrenceWriteHandlers } from './handlers/occurrence-writes.js'
+import { occurrenceHandlers } from './handlers/event-occurrences.js'
 import { eventDocument } from './handlers/event-documents.js'
 import { organizerHandlers } from './handlers/organizers.js'
 import { rootHandlers } from './handlers/root.js'
@@ -250,6 +251,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ...organizerHandlers(ctx),
     ...eventHandlers(ctx),
     ...occurrenceWriteHandlers(ctx),
+    ...occurrenceHandlers(ctx),
     ...changeHandlers(ctx),
     ...webhookHandlers(ctx),
   } satisfies Handlers

@@ -265,3 +265,155 @@ t.test('the refusal is told in the language of the request', async (t) => {
   const error = expectError(t, res, 400, 'rest_invalid_param', ['recurrence'])
   t.match(JSON.stringify(error.data.params), /COUNT oder UNTIL/)
 })
+
+// ------------------------------------------------------------------------------------------- lists
+
+const OCC_URL = (id: number, occurrence: string) => `http://calendar.test/calendar/events/v1/events/${id}/occurrences/${occurrence}`
+
+interface Listed {
+  events: Event[]
+  total: number
+  total_pages: number
+}
+
+/** A weekly series (Tuesdays 19:00 Berlin, 4 times from 2026-07-07) and a single event on 2026-07-15 18:00 UTC. */
+async function seriesAndSingle(s: Setup): Promise<{ series: Event; single: Event }> {
+  const series = await s.create(eventBody({ title: 'Weekly', timezone: 'Europe/Berlin', start_date: '2026-07-07 19:00:00', end_date: '2026-07-07 21:00:00',
+    recurrence: { rule: 'FREQ=WEEKLY;COUNT=4' } }))
+  const single = await s.create(eventBody({ title: 'Single', start_date: '2026-07-15 18:00:00', end_date: '2026-07-15 19:00:00' }))
+  return { series, single }
+}
+
+t.test('GET /events lists occurrences: one item per occurrence in start order, each the record for it', async (t) => {
+  const s = await setup(t)
+  const { series, single } = await seriesAndSingle(s)
+  // An override of the third occurrence (as the occurrence routes write it): moved a day, retitled, another cost.
+  await s.db.insertInto('event_overrides').values({ event_id: series.id, occurrence: '20260721T170000Z', title: 'Moved one', description: null, excerpt: null,
+    start_date: '2026-07-22 20:00:00', end_date: '2026-07-22 22:00:00', start_utc: '2026-07-22 18:00:00', end_utc: '2026-07-22 20:00:00', cost: '5 EUR', website: null, venues: null, organizers: null }).execute()
+  await s.db.updateTable('event_occurrences').set({ start_utc: '2026-07-22 18:00:00', end_utc: '2026-07-22 20:00:00', overridden: 1 })
+    .where('event_id', '=', series.id).where('occurrence', '=', '20260721T170000Z').execute()
+
+  for (const [who, headers] of [['anonymous', {}], ['anonymous again (documents, cache)', {}], ['editor', s.editor]] as const) {
+    const res = await s.list('', headers)
+    t.equal(res.statusCode, 200)
+    const body = res.json<Listed>()
+    t.equal(body.total, 5, `${who}: total counts occurrences`)
+    t.equal(res.headers['x-total'], '5')
+    t.strictSame(body.events.map((e) => [e.id, e.title, e.start_date, e.occurrence?.id ?? null]), [
+      [series.id, 'Weekly', '2026-07-07 19:00:00', '20260707T170000Z'],
+      [series.id, 'Weekly', '2026-07-14 19:00:00', '20260714T170000Z'],
+      [single.id, 'Single', '2026-07-15 18:00:00', null],
+      [series.id, 'Moved one', '2026-07-22 20:00:00', '20260721T170000Z'],
+      [series.id, 'Weekly', '2026-07-28 19:00:00', '20260728T170000Z'],
+    ], `${who}: in order of the occurrences' start`)
+    const second = body.events[1] as Event
+    t.strictSame(second.occurrence, { id: '20260714T170000Z', original_start_date: '2026-07-14 19:00:00', original_utc_start_date: '2026-07-14 17:00:00', overridden: false, rest_url: OCC_URL(series.id, '20260714T170000Z') })
+    t.equal(second.utc_start_date, '2026-07-14 17:00:00')
+    t.equal(second.utc_end_date, '2026-07-14 19:00:00')
+    t.equal(second.end_date, '2026-07-14 21:00:00')
+    t.strictSame(second.start_date_details, { year: 2026, month: 7, day: 14, hour: 19, minutes: 0, seconds: 0 })
+    t.equal(second.id, series.id)
+    t.equal(second.rest_url, series.rest_url)
+    t.strictSame(second.recurrence, series.recurrence)
+    const moved = body.events[3] as Event
+    t.strictSame(moved.occurrence, { id: '20260721T170000Z', original_start_date: '2026-07-21 19:00:00', original_utc_start_date: '2026-07-21 17:00:00', overridden: true, rest_url: OCC_URL(series.id, '20260721T170000Z') })
+    t.equal(moved.utc_start_date, '2026-07-22 18:00:00')
+    t.equal(moved.cost, '5 EUR')
+    t.strictSame(moved.cost_details.values, [5])
+  }
+
+  const first = await s.list('?hide_subsequent_recurrences=true')
+  t.equal(first.statusCode, 200)
+  t.strictSame(first.json<Listed>().events.map((e) => [e.id, e.occurrence?.id ?? null]), [[series.id, '20260707T170000Z'], [single.id, null]], 'the first occurrence of each series')
+  t.equal(first.json<Listed>().total, 2)
+  const later = await s.list('?hide_subsequent_recurrences=1&start_date=2026-07-20')
+  t.strictSame(later.json<Listed>().events.map((e) => [e.id, e.occurrence?.id ?? null]), [[series.id, '20260721T170000Z']], 'the first that matches the dates')
+
+  const window = await s.list('?start_date=2026-07-13&end_date=2026-07-20')
+  t.strictSame(window.json<Listed>().events.map((e) => e.occurrence?.id ?? null), ['20260714T170000Z', null], 'the date filters apply per occurrence')
+
+  const paged = await s.list('?per_page=2&page=2')
+  t.strictSame(paged.json<Listed>().events.map((e) => e.occurrence?.id ?? null), [null, '20260721T170000Z'], 'pages count occurrences')
+  t.equal(paged.json<Listed>().total_pages, 3)
+
+  const wholes = await s.list(`?include=${series.id},${single.id}`)
+  t.strictSame(wholes.json<Listed>().events.map((e) => [e.id, e.occurrence, e.start_date]), [[series.id, null, '2026-07-07 19:00:00'], [single.id, null, '2026-07-15 18:00:00']], 'include lists wholes')
+  t.equal(wholes.json<Listed>().total, 2)
+})
+
+t.test('GET /events/{id}/occurrences: pages, totals, links, the date filters without a default window', async (t) => {
+  const s = await setup(t)
+  const { series, single } = await seriesAndSingle(s)
+  const url = `${EVENTS}/${series.id}/occurrences`
+  let res = await s.inject({ url: `${url}?per_page=3` })
+  t.equal(res.statusCode, 200)
+  let body = res.json<{ occurrences: Event[]; total: number; total_pages: number; rest_url: string; next_rest_url?: string }>()
+  t.strictSame(Object.keys(body), ['occurrences', 'rest_url', 'next_rest_url', 'total', 'total_pages'])
+  t.equal(body.total, 4)
+  t.equal(body.total_pages, 2)
+  t.equal(res.headers['x-total'], '4')
+  t.match(String(res.headers.link), /rel="next"/)
+  t.strictSame(body.occurrences.map((o) => o.occurrence?.id), ['20260707T170000Z', '20260714T170000Z', '20260721T170000Z'])
+  t.equal(body.rest_url, `http://calendar.test${url}?page=1&per_page=3`)
+  res = await s.inject({ url: body.next_rest_url?.replace('http://calendar.test', '') ?? '' })
+  t.strictSame(res.json<{ occurrences: Event[] }>().occurrences.map((o) => o.occurrence?.id), ['20260728T170000Z'])
+
+  // Past ones too: no default window; start_date and end_date as §4 (whole days).
+  const past = await s.create(eventBody({ start_date: '2025-01-01 10:00:00', end_date: '2025-01-01 11:00:00', recurrence: { rule: 'FREQ=YEARLY;COUNT=3' } }))
+  res = await s.inject({ url: `${EVENTS}/${past.id}/occurrences` })
+  t.equal(res.json<{ total: number }>().total, 3, 'occurrences before today are listed')
+  res = await s.inject({ url: `${EVENTS}/${past.id}/occurrences?start_date=2026-01-01&end_date=2026-01-01` })
+  t.strictSame(res.json<{ occurrences: Event[] }>().occurrences.map((o) => o.occurrence?.id), ['20260101T100000Z'])
+  res = await s.inject({ url: `${EVENTS}/${past.id}/occurrences?start_date=2026-01-01+10:00:01&strict_dates=true` })
+  t.strictSame(res.json<{ occurrences: Event[] }>().occurrences.map((o) => o.occurrence?.id), ['20270101T100000Z'])
+  expectError(t, await s.inject({ url: `${EVENTS}/${past.id}/occurrences?start_date=soon` }), 400, 'rest_invalid_param', ['start_date'])
+  expectError(t, await s.inject({ url: `${EVENTS}/${past.id}/occurrences?page=9` }), 404, 'event-archive-page-not-found')
+
+  res = await s.inject({ url: `${EVENTS}/${single.id}/occurrences` })
+  body = res.json()
+  t.equal(body.total, 1, 'a single event has one')
+  t.strictSame(body.occurrences[0]?.occurrence, { id: '20260715T180000Z', original_start_date: '2026-07-15 18:00:00', original_utc_start_date: '2026-07-15 18:00:00', overridden: false, rest_url: OCC_URL(single.id, '20260715T180000Z') })
+
+  expectError(t, await s.inject({ url: `${EVENTS}/999/occurrences` }), 404, 'rest-event-not-found')
+  const draft = await s.create(eventBody({ status: 'draft', recurrence: { rule: 'FREQ=DAILY;COUNT=2' } }))
+  expectError(t, await s.inject({ url: `${EVENTS}/${draft.id}/occurrences` }), 403, 'event-not-accessible')
+  t.equal((await s.inject({ url: `${EVENTS}/${draft.id}/occurrences`, headers: s.editor })).statusCode, 200)
+  const locked = await s.create(eventBody({ recurrence: { rule: 'FREQ=DAILY;COUNT=2' } }))
+  t.equal((await s.patch(locked.id, { password: 'sesame' })).statusCode, 200)
+  expectError(t, await s.inject({ url: `${EVENTS}/${locked.id}/occurrences` }), 403, 'event-password-protected')
+  t.equal((await s.inject({ url: `${EVENTS}/${locked.id}/occurrences?password=sesame` })).statusCode, 200)
+  t.equal((await s.remove(series.id)).statusCode, 200)
+  expectError(t, await s.inject({ url: `${EVENTS}/${series.id}/occurrences` }), 410, 'event-no-longer-available')
+})
+
+t.test('GET /events/{id}/occurrences/{occurrence}: the record for it, with JSON-LD and an ETag; 404 for an id not in the set', async (t) => {
+  const s = await setup(t)
+  const series = await s.create(eventBody({ timezone: 'Europe/Berlin', start_date: '2026-07-07 19:00:00', end_date: '2026-07-07 21:00:00',
+    recurrence: { rule: 'FREQ=WEEKLY;COUNT=4', exdates: ['2026-07-14 19:00:00'] } }))
+  const url = `${EVENTS}/${series.id}/occurrences/20260721T170000Z`
+  const res = await s.inject({ url })
+  t.equal(res.statusCode, 200)
+  const record = res.json<Event>()
+  t.equal(record.start_date, '2026-07-21 19:00:00')
+  t.equal(record.occurrence?.id, '20260721T170000Z')
+  t.match(record.json_ld, { startDate: '2026-07-21T19:00:00+02:00' })
+  const etag = String(res.headers.etag)
+  t.match(etag, /^"event-\d+-\d+-[\w-]{16}"$/)
+  t.not(etag, (await s.get(series.id)).headers.etag, 'not the series\' tag')
+  t.equal((await s.inject({ url, headers: { 'if-none-match': etag } })).statusCode, 304)
+  const other = await s.inject({ url: `${EVENTS}/${series.id}/occurrences/20260728T170000Z` })
+  t.not(other.headers.etag, etag, 'each occurrence its own tag')
+  t.equal((await s.inject({ url, headers: s.editor })).statusCode, 200)
+  await s.patch(series.id, { title: 'Renamed' })
+  const after = await s.inject({ url, headers: { 'if-none-match': etag } })
+  t.equal(after.statusCode, 200, 'a change of the series changes the tag')
+  t.equal(after.json<Event>().title, 'Renamed')
+  for (const id of ['20260714T170000Z', '20260722T170000Z', '2026-07-21', '20260721', 'x'.repeat(32)]) {
+    expectError(t, await s.inject({ url: `${EVENTS}/${series.id}/occurrences/${id}` }), 404, 'rest-event-occurrence-not-found')
+  }
+  const allDay = await s.create(eventBody({ all_day: true, start_date: '2026-07-01', end_date: '2026-07-01', recurrence: { rule: 'FREQ=DAILY;COUNT=3' } }))
+  const day = await s.inject({ url: `${EVENTS}/${allDay.id}/occurrences/20260702` })
+  t.equal(day.statusCode, 200)
+  t.match(day.json<Event>(), { start_date: '2026-07-02 00:00:00', end_date: '2026-07-02 23:59:59', occurrence: { id: '20260702', original_start_date: '2026-07-02 00:00:00' } })
+  expectError(t, await s.inject({ url: `${EVENTS}/${allDay.id}/occurrences/20260702T000000Z` }), 404, 'rest-event-occurrence-not-found')
+})

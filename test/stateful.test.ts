@@ -508,7 +508,7 @@ function renderEvent(m: Model, e: MEvent, viewer: Caller, list: boolean): Json {
     website: e.website, ...e.flags,
     categories: terms(e.categories), tags: terms(e.tags),
     venue: linked(e.venues, m.venues, renderVenue), organizer: linked(e.organizers, m.organizers, renderOrganizer),
-    ml_language: e.lang, translations: translations(m, 'event', e, viewer),
+    ml_language: e.lang, translations: translations(m, 'event', e, viewer), recurrence: null, occurrence: null,
   }
 }
 
@@ -517,7 +517,7 @@ const EVENT_KEYS = [
   'excerpt', 'slug', 'image', 'all_day', 'start_date', 'start_date_details', 'end_date', 'end_date_details', 'utc_start_date',
   'utc_start_date_details', 'utc_end_date', 'utc_end_date_details', 'timezone', 'timezone_abbr', 'cost', 'cost_details',
   'website', 'show_map', 'show_map_link', 'hide_from_listings', 'sticky', 'featured', 'categories', 'tags', 'venue', 'organizer',
-  'ml_language', 'translations',
+  'ml_language', 'translations', 'recurrence', 'occurrence',
 ]
 
 function renderPost(m: Model, kind: PostKind, post: MPost, viewer: Caller, list: boolean): Json {

@@ -104,6 +104,26 @@ export interface paths {
         patch: operations["updateEvent"];
         trace?: never;
     };
+    "/events/{id}/occurrences": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the occurrences of an event
+         * @description The occurrences of one series (CONTRACT §17), in order of their start, then occurrence id; a single event has one. Each is the event's record as it stands for that occurrence (its dates, its own changes) with `occurrence` set; `id`, `rest_url` and `recurrence` stay the series'. Paged like every list; `start_date` and `end_date` filter as on `GET /events` but there is no default window. Reading it needs what reading the event needs: a non-published event the caller may not edit is 403 `event-not-accessible`, a trashed one 410 `event-no-longer-available`, a password-protected one `password` or edit rights (403 `event-password-protected`).
+         */
+        get: operations["listEventOccurrences"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/events/{id}/occurrences/{occurrence}": {
         parameters: {
             query?: never;
@@ -111,7 +131,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Get one occurrence of an event
+         * @description One occurrence of a series (CONTRACT §17): the event's record as it stands for it, with its schema.org `json_ld` and `occurrence` set. Its ETag changes with the series and with the occurrence's own changes. An occurrence id that is not in the series (never was, removed by `exdates`, or malformed) is 404 `rest-event-occurrence-not-found`. Reading it needs what reading the event needs (403, 410 as for the event).
+         */
+        get: operations["getEventOccurrence"];
         /**
          * Change one occurrence (PUT)
          * @description Changes one occurrence of a series alone (CONTRACT §17): `title`, `description`, `excerpt`, `start_date`, `end_date`, `venue`, `organizer`, `cost` and `website`; any other field is 400 naming it. A field sent replaces the series' value for this occurrence, `null` drops that change (back to the series' value). `start_date` alone moves the occurrence and keeps its length; dates are in the event's time zone and the end may not be before the start. `venue` and `organizer` name existing records by id. POST, PUT and PATCH behave the same. Rights, statuses and the trash are those of updating the event; a stale `If-Match` (the occurrence's ETag) is 412 and nothing is written. The change is a change of the event: its ETag, `modified`, the change log and webhooks follow. An occurrence id not in the series is 404 `rest-event-occurrence-not-found`.
@@ -973,6 +997,30 @@ export interface components {
             ml_language: components["schemas"]["Language"];
             /** @description Ids of the versions of this tag in each language of its translation group, itself included. */
             translations: components["schemas"]["Translations"];
+        };
+        /** @description One page of the occurrences of an event, with the links and totals needed to walk through all pages. */
+        OccurrenceList: {
+            /** @description The occurrences on this page, each as the event's record for it, in order of start. */
+            occurrences: components["schemas"]["Event"][];
+            /**
+             * Format: uri
+             * @description URL of this page.
+             */
+            rest_url: string;
+            /**
+             * Format: uri
+             * @description URL of the next page; absent on the last page.
+             */
+            next_rest_url?: string;
+            /**
+             * Format: uri
+             * @description URL of the previous page; absent on the first page.
+             */
+            previous_rest_url?: string;
+            /** @description Number of occurrences that match, over all pages. */
+            total: number;
+            /** @description Number of pages. */
+            total_pages: number;
         };
         /** @description One page of events, with the links and totals needed to walk through all pages. */
         EventList: {
@@ -2289,6 +2337,11 @@ export interface components {
          */
         Force: boolean;
         /**
+         * @description The occurrence id: its original start in UTC, `YYYYMMDDTHHMMSSZ` (all-day events: its local day, `YYYYMMDD`). One that is not in the series is 404 `rest-event-occurrence-not-found`.
+         * @example 20261210T200000Z
+         */
+        OccurrenceId: string;
+        /**
          * @description Password of a password-protected event. Reading such an event needs it unless the caller may edit the event; it is compared in constant time.
          * @example members-only
          */
@@ -2692,6 +2745,8 @@ export interface operations {
                 geoloc_lng?: number;
                 /** @description Keep only the events with these ids; every date filter, default window included, is then ignored. Repeated (`include=1&include=2`), bracketed (`include[]=1&include[]=2`) and comma-separated (`include=1,2`) forms are all accepted. */
                 include?: number[];
+                /** @description Show only the first occurrence that matches the filters of each recurring event (CONTRACT §17); the totals count that way too. Accepts `true`, `false`, `1` or `0`. */
+                hide_subsequent_recurrences?: boolean;
                 /** @description Keep events whose parent is this event; it must be an existing event id. */
                 post_parent?: number;
                 /** @description Filter by tickets. This service has no ticketing module: true is a 400 `event-tickets-not-active` and false filters nothing. Accepts `true`, `false`, `1` or `0`. */
@@ -3058,6 +3113,133 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
+        };
+    };
+    listEventOccurrences: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Password of a password-protected event. Reading such an event needs it unless the caller may edit the event; it is compared in constant time.
+                 * @example members-only
+                 */
+                password?: components["parameters"]["EventPassword"];
+                /**
+                 * @description Page of results to return, starting at 1.
+                 * @example 1
+                 */
+                page?: components["parameters"]["Page"];
+                /**
+                 * @description Number of records per page; values above 50 are clamped to 50.
+                 * @example 10
+                 */
+                per_page?: components["parameters"]["PerPage"];
+                /** @description Keep the occurrences that start at or after this date (the start of its day in the site time zone unless `strict_dates`). No default. */
+                start_date?: string;
+                /** @description Keep the occurrences that end at or before this date (the end of its day in the site time zone unless `strict_dates`). No default. */
+                end_date?: string;
+                /** @description Compare `start_date` and `end_date` as the exact instants sent instead of whole days. Accepts `true`, `false`, `1` or `0`. */
+                strict_dates?: boolean;
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
+                ml_language?: components["parameters"]["MlLanguage"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`.
+                 * @example 1
+                 */
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of occurrences. */
+            200: {
+                headers: {
+                    "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Total": components["headers"]["X-Total"];
+                    "X-Total-Pages": components["headers"]["X-Total-Pages"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OccurrenceList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            410: components["responses"]["Gone"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
+        };
+    };
+    getEventOccurrence: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Password of a password-protected event. Reading such an event needs it unless the caller may edit the event; it is compared in constant time.
+                 * @example members-only
+                 */
+                password?: components["parameters"]["EventPassword"];
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
+                ml_language?: components["parameters"]["MlLanguage"];
+            };
+            header?: {
+                /** @description Entity tag of a version the caller already has; when it still matches, the answer is 304 without a body. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /**
+                 * @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`.
+                 * @example 1
+                 */
+                id: components["parameters"]["Id"];
+                /**
+                 * @description The occurrence id: its original start in UTC, `YYYYMMDDTHHMMSSZ` (all-day events: its local day, `YYYYMMDD`). One that is not in the series is 404 `rest-event-occurrence-not-found`.
+                 * @example 20261210T200000Z
+                 */
+                occurrence: components["parameters"]["OccurrenceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The occurrence. */
+            200: {
+                headers: {
+                    "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Event"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            410: components["responses"]["Gone"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];

@@ -61,6 +61,16 @@ export function eventDocument(ctx: AppContext, stored: StoredEvent): OfferedDocu
   }
 }
 
+const SINGLE_TAIL = Buffer.from(',"recurrence":null,"occurrence":null')
+
+/**
+ * Whether a document is a single event's (`"recurrence":null` closes its record before the JSON-LD): a
+ * series' list items are its occurrences, made from its record instead.
+ */
+export function isSingleDocument(document: EventDocument): boolean {
+  return document.ldFrom >= SINGLE_TAIL.length && document.body.subarray(document.ldFrom - SINGLE_TAIL.length, document.ldFrom).equals(SINGLE_TAIL)
+}
+
 /** The JSON of `items`, comma-separated. */
 function joined(items: readonly Buffer[]): Buffer[] {
   return items.flatMap((item, i) => (i === 0 ? [item] : [COMMA, item]))

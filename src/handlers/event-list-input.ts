@@ -57,6 +57,7 @@ export async function eventFilterOf(ctx: AppContext, req: FastifyRequest, query:
     ...(organizerIds !== undefined ? { organizers: organizerIds } : {}),
     ...(query.featured !== undefined ? { featured: query.featured } : {}),
     ...(query.post_parent !== undefined ? { postParent: query.post_parent } : {}),
+    ...(query.hide_subsequent_recurrences === true ? { hideSubsequent: true } : {}),
     ...modified,
   }
   return { filter, shown }

@@ -17,18 +17,20 @@ import { checkPage, listLinks, pageOf, sendList } from '../http/pagination.js'
 import { asSent, sentQueryOf } from '../http/query.js'
 import { sendSerialized, type Serialized, type SerializedPieces } from '../http/serialized.js'
 import { listed, seenBy, withJsonLd } from '../lib/event-view.js'
+import { occurrenceRecord } from '../lib/occurrence-view.js'
 import { FEED_FORMAT, icalFeed, type FeedEvent } from '../lib/ical.js'
 import { samePassword } from '../lib/passwords.js'
 import { modifiedNow } from '../lib/post-dates.js'
 import { canEdit, canRead, editsAll, statusToStore, type Caller, type Owned } from '../lib/rights.js'
-import { countEvents, eventIds } from '../repositories/event-filters.js'
+import { countEvents, eventEntries, eventIds, type ListEntry } from '../repositories/event-filters.js'
 import { eventAccess, findEvent, rememberedEvents, storedEvents, type StoredEvent } from '../repositories/event-records.js'
 import { deleteEvent, insertEvent, trashEvent, updateEvent } from '../repositories/event-writes.js'
+import { entryKey, occurrencesOf } from '../repositories/occurrences.js'
 import type { PostRef } from '../repositories/posts.js'
 import { lost, writeRead } from './compare-and-swap.js'
 import type { AppContext } from './context.js'
 import { createOnce } from './idempotency.js'
-import { documentAnswer, eventDocument, listedFromDocuments } from './event-documents.js'
+import { documentAnswer, eventDocument, isSingleDocument, listedFromDocuments } from './event-documents.js'
 import { checkEventUpdate, checkNewEvent, datesOf, eventColumns, precheckEventUpdate, seriesChange, type EventBody } from './event-input.js'
 import { eventFilterOf, type ListQuery } from './event-list-input.js'
 import { byId, bySlug, lookupLanguage, writerOf } from './linked.js'
@@ -42,7 +44,7 @@ type EventHandlers = Pick<Handlers,
  * Refuses a single read the caller may not have (CONTRACT §6), in this order: a trashed event (410 for
  * everyone), one the caller may not read (403), a protected one without its password or edit rights (403).
  */
-function refuseRead(caller: Caller | null, event: Owned, protectedBy: string | null, password: string | undefined): void {
+export function refuseRead(caller: Caller | null, event: Owned, protectedBy: string | null, password: string | undefined): void {
   if (event.status === 'trash') throw new ApiError(410, 'event-no-longer-available', 'noLongerAvailable')
   if (!canRead(caller, event)) throw new ApiError(403, 'event-not-accessible', 'notAccessible', { resource: 'event' })
   if (protectedBy !== null && !canEdit(caller, event) && (password === undefined || !samePassword(password, protectedBy))) {
@@ -103,8 +105,9 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     const page = pageOf(query)
     const total = await countEvents(ctx.db, filter)
     const totalPages = checkPage('event', page, total)
-    const ids = total === 0 ? [] : await eventIds(ctx.db, filter, page.offset, page.perPage, total)
-    const items = await listedEvents(req.user, ids)
+    const entries = total === 0 ? [] : await eventEntries(ctx.db, filter, page.offset, page.perPage, total)
+    // `include` lists wholes (CONTRACT §17): one item per event named, `occurrence: null`.
+    const items = await listedEvents(req.user, entries, filter.include !== undefined)
     // The effective window replaces the date filters sent; one ignored (under include) still shows as sent.
     const windowNames = new Set(shown.map(([name]) => name))
     const sent = sentQueryOf(req)
@@ -116,28 +119,42 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
 
   /**
    * The records of a list page as `caller` is shown them, as JSON: for anonymous callers from the events'
-   * stored documents where there are some, the others assembled (and offered to be stored).
+   * stored documents where there are some (single events: a series' occurrences are made from its record),
+   * the others assembled (and offered to be stored). Each entry of a series shows its occurrence
+   * (lib/occurrence-view.ts), unless the page lists `wholes`.
    */
-  async function listedEvents(caller: Caller | null, ids: readonly number[]): Promise<Array<Serialized<Event> | SerializedPieces<Event>>> {
+  async function listedEvents(caller: Caller | null, entries: readonly ListEntry[], wholes: boolean): Promise<Array<Serialized<Event> | SerializedPieces<Event>>> {
+    const ids = [...new Set(entries.map((e) => e.id))]
     // In lists a protected event keeps its place with description and excerpt null, for every caller (§6).
     const shown = (stored: StoredEvent) => ctx.json.event(listed(seenBy(caller, stored.record), stored.password !== null))
     // Anonymous: the records the read cache holds (their JSON made once), then stored documents, then assembled.
     const remembered = caller === null ? await rememberedEvents(ctx.db, ids) : new Map<number, StoredEvent>()
     const rest = remembered.size === 0 ? ids : ids.filter((id) => !remembered.has(id))
     const documents = caller === null && rest.length > 0 ? await ctx.documents.readMany(rest, ctx.apiUrl) : undefined
-    const fromDocuments = documents === undefined ? new Map<number, SerializedPieces<Event>>() : await listedFromDocuments(ctx, [...documents.found.values()])
+    const singles = documents === undefined ? [] : [...documents.found.values()].filter((d) => wholes || isSingleDocument(d))
+    const fromDocuments = singles.length === 0 ? new Map<number, SerializedPieces<Event>>() : await listedFromDocuments(ctx, singles)
     const missing = fromDocuments.size === 0 ? rest : rest.filter((id) => !fromDocuments.has(id))
     const assembled = new Map((await storedEvents(ctx.db, ctx.site, missing)).map((stored) => {
-      if (documents?.version !== undefined) {
+      if (documents?.version !== undefined && !documents.found.has(stored.record.id)) {
         const offered = eventDocument(ctx, stored)
         if (offered !== undefined) ctx.documents.offer(documents.version, ctx.apiUrl, offered)
       }
-      return [stored.record.id, shown(stored)]
+      return [stored.record.id, stored]
     }))
+    const storedOf = (id: number) => remembered.get(id) ?? assembled.get(id)
+    // The occurrences a series' entries show, their overrides with them (one statement for the page).
+    const ofSeries = wholes ? [] : entries.filter((e) => storedOf(e.id)?.record.recurrence != null)
+    const occurrences = await occurrencesOf(ctx.db, ctx.site, ofSeries)
     const items: Array<Serialized<Event> | SerializedPieces<Event>> = []
-    for (const id of ids) {
-      const stored = remembered.get(id)
-      const item = stored !== undefined ? shown(stored) : fromDocuments.get(id) ?? assembled.get(id)
+    for (const entry of entries) {
+      const stored = storedOf(entry.id)
+      const occurrence = occurrences.get(entryKey(entry.id, entry.occurrence))
+      if (stored !== undefined && occurrence !== undefined) {
+        const record = occurrenceRecord(stored.record, occurrence.state, occurrence.override)
+        items.push(ctx.json.event(listed(seenBy(caller, record), stored.password !== null)))
+        continue
+      }
+      const item = stored !== undefined ? shown(stored) : fromDocuments.get(entry.id)
       if (item !== undefined) items.push(item)
     }
     return items

@@ -9,14 +9,14 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Event, Language, Schema } from '../contract.js'
 import type { Db, Tx } from '../db/unit-of-work.js'
-import { ApiError, forbidden, inTrash, invalidParam, notFound, preconditionFailed } from '../http/errors.js'
-import { eventEtag, expectedVersion } from '../http/etag.js'
+import { forbidden, inTrash, invalidParam, notFound, occurrenceNotFound, preconditionFailed } from '../http/errors.js'
+import { eventEtag, expectedVersion, occurrenceEtag } from '../http/etag.js'
 import { requestedLanguage } from '../http/language.js'
 import type { Handlers } from '../http/operations.js'
 import type { Serialized } from '../http/serialized.js'
 import { addDays, formatUtc, parseBodyDate, utcToWall, wallToUtc } from '../lib/dates.js'
 import { seenBy } from '../lib/event-view.js'
-import { occurrenceEtag, occurrenceRecord, OVERRIDE_FIELDS, type OriginalOccurrence, type OverrideColumns, type OverrideLinks } from '../lib/occurrence-record.js'
+import { occurrenceRecord } from '../lib/occurrence-view.js'
 import { modifiedNow, nowDates } from '../lib/post-dates.js'
 import { checkRecurrence, expandSeries, parseOccurrenceId, parseRule, type RecurrenceInput } from '../lib/recurrence.js'
 import { canEdit, canRead, editsAll, statusToStore, type Caller } from '../lib/rights.js'
@@ -25,12 +25,11 @@ import { emptyToNull } from '../lib/text.js'
 import { isHttpUrl } from '../lib/urls.js'
 import { findEvent, type StoredEvent } from '../repositories/event-records.js'
 import { insertEvent, updateEvent, type NewEvent } from '../repositories/event-writes.js'
-import { linkable, linkedRecords } from '../repositories/linked.js'
-import { findOverride, hasOccurrence, moveOverrides, rewriteSeries, writeOverride, type StoredOverride } from '../repositories/occurrence-overrides.js'
+import { linkable } from '../repositories/linked.js'
+import { findOverride, hasOccurrence, moveOverrides, OVERRIDE_FIELDS, rewriteSeries, writeOverride, type OverrideColumns, type StoredOverride } from '../repositories/occurrence-overrides.js'
 import { rowOf, writeOccurrences, type SeriesRows } from '../repositories/occurrence-writes.js'
-import { ORGANIZER } from '../repositories/organizers.js'
+import { occurrenceOf as storedOccurrence } from '../repositories/occurrences.js'
 import type { PostRef } from '../repositories/posts.js'
-import { VENUE } from '../repositories/venues.js'
 import { lost, writeRead } from './compare-and-swap.js'
 import type { AppContext } from './context.js'
 import { checkEventUpdate, datesOf, eventColumns, precheckEventUpdate, refusedRecurrence, seriesChange, type EventBody } from './event-input.js'
@@ -42,9 +41,16 @@ type OccurrenceHandlers = Pick<Handlers,
 
 type OccurrenceBody = Schema<'OccurrenceUpdate'>
 
-const occurrenceNotFound = (id: string) => new ApiError(404, 'rest-event-occurrence-not-found', 'occurrenceNotFound', { id })
-
 const DAY_MS = 86_400_000
+
+/** An occurrence's original dates (wall times in the series' zone, and UTC), as the expansion gives them. */
+interface OriginalOccurrence {
+  id: string
+  start: string
+  end: string
+  startUtc: string
+  endUtc: string
+}
 
 /** The series a stored event is: its recurrence as the expansion takes it (a single event: no rule, no dates). */
 function recurrenceInput(record: Event): RecurrenceInput {
@@ -103,22 +109,15 @@ export function occurrenceWriteHandlers(ctx: AppContext): OccurrenceHandlers {
     return original
   }
 
-  /** The records of the venues and organizers an override shows instead of the series'. */
-  async function linksOf(reader: Db, override: OverrideColumns | undefined): Promise<OverrideLinks> {
-    const links: OverrideLinks = {}
-    if (override?.venues != null) links.venue = await linkedRecords(reader, ctx.site, VENUE, JSON.parse(override.venues) as number[])
-    if (override?.organizers != null) links.organizer = await linkedRecords(reader, ctx.site, ORGANIZER, JSON.parse(override.organizers) as number[])
-    return links
-  }
-
-  /** An occurrence as `caller` is shown it, with its ETag, read with `reader`. */
-  async function occurrenceAnswer(reader: Db, ref: PostRef, id: string, caller: Caller): Promise<{ record: Event; etag: string }> {
-    const stored = await find(ref, undefined, reader)
-    const original = await occurrenceOf(reader, stored.record, id)
-    const override = await findOverride(reader, stored.record.id, id)
-    const series = seenBy(caller, stored.record)
-    const record = seenBy(caller, occurrenceRecord(series, original, override, await linksOf(reader, override)))
-    return { record, etag: occurrenceEtag(seriesEtag(stored, caller), id, override?.version ?? 0) }
+  /**
+   * An occurrence as `caller` is shown it (lib/occurrence-view.ts, as its reads show it), with its ETag (the one
+   * `GET /events/{id}/occurrences/{occurrence}` gives, which `If-Match` names), read with `reader`.
+   */
+  async function occurrenceAnswer(reader: Db, stored: StoredEvent, id: string, caller: Caller): Promise<{ record: Event; etag: string }> {
+    const found = await storedOccurrence(reader, ctx.site, stored.record.id, id)
+    if (found === undefined) throw occurrenceNotFound(id)
+    const record = seenBy(caller, occurrenceRecord(stored.record, found.state, found.override))
+    return { record, etag: occurrenceEtag(seriesEtag(stored, caller), stored.record.id, stored.version, id, found.overrideVersion, record) }
   }
 
   /** The checks of an occurrence body that need no record (CONTRACT §1: 400 before 404, 403, 412). */
@@ -199,7 +198,8 @@ export function occurrenceWriteHandlers(ctx: AppContext): OccurrenceHandlers {
       const original = await occurrenceOf(reader, record, params.occurrence)
       if (record.recurrence === null) throw invalidParam('occurrence', 'occurrenceOfSingleEvent')
       const override = await findOverride(reader, record.id, params.occurrence)
-      const expected = expectedVersion(req, () => occurrenceEtag(seriesEtag(current, caller), params.occurrence, override?.version ?? 0), current.version) ?? current.version
+      const shown = await occurrenceAnswer(reader, current, params.occurrence, caller)
+      const expected = expectedVersion(req, () => shown.etag, current.version) ?? current.version
       const merged = await mergedOverride(reader, record, original, override, body, caller)
       const same = OVERRIDE_FIELDS.every((f) => merged[f] === (override?.[f] ?? null))
       return write(async (trx) => {
@@ -208,7 +208,7 @@ export function occurrenceWriteHandlers(ctx: AppContext): OccurrenceHandlers {
           const dates = { startUtc: merged.start_utc ?? original.startUtc, endUtc: merged.end_utc ?? original.endUtc }
           if (!(await writeOverride(trx, record.id, params.occurrence, merged, dates, expected, modifiedNow(ctx.now(), ctx.config.timezone), current.password !== null))) lost()
         }
-        return occurrenceAnswer(trx, { id: record.id }, params.occurrence, caller)
+        return occurrenceAnswer(trx, await find({ id: record.id }, undefined, trx), params.occurrence, caller)
       })
     })
     reply.header('ETag', answer.etag)
@@ -241,8 +241,8 @@ export function occurrenceWriteHandlers(ctx: AppContext): OccurrenceHandlers {
       const { record } = current
       refuseWrite(caller, record)
       const original = await occurrenceOf(reader, record, params.occurrence)
-      const override = await findOverride(reader, record.id, params.occurrence)
-      const expected = expectedVersion(req, () => occurrenceEtag(seriesEtag(current, caller), params.occurrence, override?.version ?? 0), current.version) ?? current.version
+      const shown = await occurrenceAnswer(reader, current, params.occurrence, caller)
+      const expected = expectedVersion(req, () => shown.etag, current.version) ?? current.version
       const recurrence = recurrenceInput(record)
       const key = wallKey(record, original)
       const exdates = recurrence.exdates?.includes(key) === true ? recurrence.exdates : [...recurrence.exdates ?? [], key]
@@ -304,8 +304,8 @@ export function occurrenceWriteHandlers(ctx: AppContext): OccurrenceHandlers {
     const { record } = current
     refuseWrite(caller, record)
     const original = await occurrenceOf(trx, record, params.occurrence)
-    const override = await findOverride(trx, record.id, params.occurrence)
-    const expected = expectedVersion(req, () => occurrenceEtag(seriesEtag(current, caller), params.occurrence, override?.version ?? 0), current.version) ?? current.version
+    const shown = await occurrenceAnswer(trx, current, params.occurrence, caller)
+    const expected = expectedVersion(req, () => shown.etag, current.version) ?? current.version
     const earlier = await trx.selectFrom('event_occurrences').select('occurrence').where('event_id', '=', record.id)
       .where('occurrence', '<', params.occurrence).limit(1).executeTakeFirst()
     if (earlier === undefined) throw invalidParam('occurrence', 'splitAtFirstOccurrence')

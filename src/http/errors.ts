@@ -37,6 +37,10 @@ export class ApiError extends Error {
 export const notFound = (resource: Resource, id: number | string, by: 'id' | 'slug' = 'id'): ApiError =>
   new ApiError(404, `rest-${resource}-not-found`, by === 'id' ? 'notFoundById' : 'notFoundBySlug', { resource, id: String(id) })
 
+/** An occurrence id that is not in the event's set of occurrences (CONTRACT §17). */
+export const occurrenceNotFound = (occurrence: string): ApiError =>
+  new ApiError(404, 'rest-event-occurrence-not-found', 'occurrenceNotFound', { id: occurrence })
+
 export const archivePageNotFound = (resource: Resource): ApiError =>
   new ApiError(404, `${resource}-archive-page-not-found`, 'archivePageNotFound', { resource })
 

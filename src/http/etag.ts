@@ -68,6 +68,15 @@ export function eventEtag(record: EventParts, version: number): string {
   return composedEventEtag(record.id, version, eventDigest(record), record.categories, record.tags)
 }
 
+/**
+ * The ETag of one occurrence of a series (CONTRACT §17): a digest of the series' ETag (as the caller sees
+ * it), the occurrence id, its override's version (0 without one) and the occurrence's record, so that a
+ * change of the series, of the occurrence alone or of what its record shows changes it.
+ */
+export function occurrenceEtag(seriesEtag: string, id: number, version: number, occurrence: string, overrideVersion: number, record: object): string {
+  return `"event-${id}-${version}-${sha256([seriesEtag, occurrence, String(overrideVersion), digestOf(record)].join('|'))}"`
+}
+
 /** The content codings answers may be sent in (compression.ts), most preferred first. */
 export const CODINGS = ['br', 'gzip', 'deflate'] as const
 export type Coding = (typeof CODINGS)[number]

@@ -7,7 +7,9 @@
  * A list reads the events' occurrences (`event_occurrences` as `o`, migration 0017: one row per
  * occurrence, a single event's its own), in list order (start, event id, occurrence id): the dates and
  * the columns every list checks are the occurrence's, the rest (links, search, parent, `modified`) its
- * event's, looked up by `o.event_id`. Totals and pages count occurrences; the page's ids are events'.
+ * event's, looked up by `o.event_id`. Totals and pages count occurrences; a page is (event id, occurrence id)
+ * pairs (`ListEntry`). `hideSubsequent` keeps the first matching occurrence of each event, `include` the
+ * first occurrence of each event named (its whole is shown).
  */
 import { sql, type Expression, type SqlBool } from 'kysely'
 import type { Language } from '../contract.js'
@@ -44,6 +46,27 @@ export interface EventFilter {
   hasGeo?: boolean
   /** Events with a published venue within `km` of the point. */
   near?: Circle
+  /** `hide_subsequent_recurrences`: the first matching occurrence of each event only (CONTRACT §17). */
+  hideSubsequent?: boolean
+}
+
+/** An item of a list page: the event and the occurrence it shows (a single event's own row's id). */
+export interface ListEntry {
+  id: number
+  occurrence: string
+}
+
+/** Entries as the read cache keeps them: ids and occurrence ids in turn. */
+type FlatEntries = Array<number | string>
+
+function flat(entries: readonly ListEntry[]): FlatEntries {
+  return entries.flatMap((e) => [e.id, e.occurrence])
+}
+
+function entriesOf(list: readonly (number | string)[], from = 0, to = list.length / 2): ListEntry[] {
+  const out: ListEntry[] = []
+  for (let i = from; i < Math.min(to, list.length / 2); i++) out.push({ id: list[2 * i] as number, occurrence: list[2 * i + 1] as string })
+  return out
 }
 
 type LinkFilter = readonly ['event_terms' | 'event_venues' | 'event_organizers', 'term_id' | 'venue_id' | 'organizer_id', number[]]
@@ -163,14 +186,13 @@ function filterCondition(db: Db, f: EventFilter, links: readonly LinkFilter[], s
     scopeCondition('o', f.scope),
   ]
   if (f.include !== undefined) c.push(inIdList(db, sql.ref('o.event_id'), f.include))
-  if (f.startGte !== undefined) c.push(sql<SqlBool>`o.start_utc >= ${f.startGte}`)
-  if (f.startGt !== undefined) c.push(sql<SqlBool>`o.start_utc > ${f.startGt}`)
-  if (f.startLt !== undefined) c.push(sql<SqlBool>`o.start_utc < ${f.startLt}`)
-  // Every occurrence ends at or after its start (held by the database: migration 0017's CHECK): an end bound
-  // bounds the start too, where the listing index can stop (a 30-day window counted 620 entries, not 11,293).
-  if (f.endLte !== undefined) c.push(sql<SqlBool>`o.end_utc <= ${f.endLte} and o.start_utc <= ${f.endLte}`)
-  if (f.endGt !== undefined) c.push(sql<SqlBool>`o.end_utc > ${f.endGt}`)
-  if (f.endLt !== undefined) c.push(sql<SqlBool>`o.end_utc < ${f.endLt} and o.start_utc < ${f.endLt}`)
+  c.push(...dateConditions(f, 'o'))
+  // One item per event: its first occurrence (`include` lists wholes), or its first that matches the dates.
+  if (f.include !== undefined || f.hideSubsequent === true) {
+    const dates = f.include !== undefined ? [] : dateConditions(f, 'p')
+    c.push(sql<SqlBool>`not exists (select 1 from event_occurrences p where p.event_id = o.event_id
+      and (p.start_utc < o.start_utc or (p.start_utc = o.start_utc and p.occurrence < o.occurrence))${sql.join(dates.map((d) => sql` and ${d}`), sql``)})`)
+  }
   // The search index holds the folded title, and the description unless the event is password-protected.
   if (searched !== false && hasSearch(f)) {
     const found = searchedIds(db, f.search)
@@ -232,6 +254,24 @@ async function hasOverrides(db: Db): Promise<boolean> {
     ((await db.selectFrom('event_overrides').select('event_id').limit(1).executeTakeFirst()) === undefined ? 0 : 1))) === 1
 }
 
+/**
+ * The date bounds on the occurrence `alias` (`o`, or another occurrence of the same event). Every occurrence
+ * ends at or after its start (held by the database: migration 0017's CHECK): an end bound bounds the start
+ * too, where the listing index can stop (a 30-day window counted 620 entries, not 11,293).
+ */
+function dateConditions(f: EventFilter, alias: 'o' | 'p'): Array<Expression<SqlBool>> {
+  const c: Array<Expression<SqlBool>> = []
+  const start = sql.ref(`${alias}.start_utc`)
+  const end = sql.ref(`${alias}.end_utc`)
+  if (f.startGte !== undefined) c.push(sql<SqlBool>`${start} >= ${f.startGte}`)
+  if (f.startGt !== undefined) c.push(sql<SqlBool>`${start} > ${f.startGt}`)
+  if (f.startLt !== undefined) c.push(sql<SqlBool>`${start} < ${f.startLt}`)
+  if (f.endLte !== undefined) c.push(sql<SqlBool>`${end} <= ${f.endLte} and ${start} <= ${f.endLte}`)
+  if (f.endGt !== undefined) c.push(sql<SqlBool>`${end} > ${f.endGt}`)
+  if (f.endLt !== undefined) c.push(sql<SqlBool>`${end} < ${f.endLt} and ${start} < ${f.endLt}`)
+  return c
+}
+
 /** Events with a published venue within `km` of the point: its bounding box on the coordinates index first, then the exact distance. */
 function nearCondition(db: Db, near: Circle): Expression<SqlBool> {
   const box = boundingBox(near)
@@ -278,8 +318,9 @@ export async function countEvents(db: Db, f: EventFilter): Promise<number> {
 async function countByWindowMembership(db: Db, f: EventFilter & { search: string }, ids: Expression<{ id: number }>): Promise<number> {
   const window = { ...f, search: undefined }
   const member = await rememberedResult(db, `ids:events:window:${JSON.stringify(window)}`, async () =>
-    membershipOf(await listIds(db, eventsFrom(db, window, true, false).select('o.event_id as id'))))
-  // Ids past what such a list holds (a database filled by hand): the statement that checks each event counts.
+    membershipOf(await listIds(db, eventsFrom(db, window, true, false).select('o.event_id as id')), true))
+  // Ids past what such a list holds (a database filled by hand), or an event with several occurrences in the
+  // window (a series: one byte per event cannot count them): the statement that checks each occurrence counts.
   if (member === undefined) return Number((await eventCountQuery(db, f, false).executeTakeFirstOrThrow()).n)
   const { rows } = await sql<{ n: number }>`select count(*) as n from ${ids} as found where substr(${member}, found.id + 1, 1) = x'01'`.execute(db)
   return Number(rows[0]?.n ?? 0)
@@ -300,7 +341,7 @@ export const searchPlanBounds = { eventIdsUpTo: 100_000, lookedUpCountedUpTo: 20
 /** A searched list's matches in a window: how many, and a page of them in list order. */
 interface SearchedInWindow {
   count: number
-  page: (offset: number, limit: number) => number[]
+  page: (offset: number, limit: number) => ListEntry[]
 }
 
 /**
@@ -325,8 +366,12 @@ async function searchedInWindow(db: Db, f: EventFilter): Promise<SearchedInWindo
     Number((await db.selectFrom('events').select((eb) => eb.fn.max('id').as('top')).executeTakeFirst())?.top ?? 0))
   if (top > searchPlanBounds.eventIdsUpTo) return undefined
   const window: EventFilter = { ...f, search: undefined }
+  // The window's occurrences in list order: event ids, and their occurrence ids at the same places.
   const order = await rememberedResult(db, `ids:${listKey(window)}:in-order`, async () =>
     Int32Array.from(await listIds(db, inListOrder(eventsFrom(db, window, true, false).select('o.event_id as id')))))
+  const occurrences = await rememberedResult(db, `ids:${listKey(window)}:in-order:occurrences`, async () =>
+    (await inListOrder(eventsFrom(db, window, true, false).select('o.occurrence')).execute()).map((r) => r.occurrence))
+  if (occurrences.length !== order.length) return undefined
   // Word 0: how many bits are set; then the bits, one per place of `order`.
   const bits = await rememberedResult(db, `ids:${listKey(f)}:in-order`, async () => {
     const matched = membershipOf(await listIds(db, db.selectFrom(sql<{ id: number }>`${found.ids}`.as('found')).select('found.id')))
@@ -343,10 +388,13 @@ async function searchedInWindow(db: Db, f: EventFilter): Promise<SearchedInWindo
   })
   // The bits are for this order (both are dropped at any change of events; checked all the same).
   if (bits === null || bits.length !== 1 + Math.ceil(order.length / 32)) return undefined
-  return { count: bits[0] as number, page: (offset, limit) => placesSet(bits, order, offset, limit) }
+  return {
+    count: bits[0] as number,
+    page: (offset, limit) => placesSet(bits, order, offset, limit).map((place) => ({ id: order[place] as number, occurrence: occurrences[place] as string })),
+  }
 }
 
-/** The ids of `order` at the places whose bits are set in `bits` (word 0 a count, then the bits), the `offset`th set one first, `limit` at most. */
+/** The places of `order` whose bits are set in `bits` (word 0 a count, then the bits), the `offset`th set one first, `limit` at most. */
 function placesSet(bits: Uint32Array, order: Int32Array, offset: number, limit: number): number[] {
   const ids: number[] = []
   let skip = offset
@@ -361,7 +409,7 @@ function placesSet(bits: Uint32Array, order: Int32Array, offset: number, limit: 
     while (w !== 0 && ids.length < limit) {
       const low = w & -w
       if (skip > 0) skip--
-      else ids.push(order[((word - 1) << 5) + 31 - Math.clz32(low)] as number)
+      else ids.push(((word - 1) << 5) + 31 - Math.clz32(low))
       w = (w ^ low) >>> 0
     }
   }
@@ -378,13 +426,19 @@ function bitCount(word: number): number {
 /** Ids below this have a byte in a window's membership (8 MB at most). */
 const MEMBERSHIP_UP_TO = 2 ** 23
 
-/** One byte per id up to the largest of `ids`, 1 at each of them; undefined when one is MEMBERSHIP_UP_TO or more. */
-function membershipOf(ids: readonly number[]): Buffer | undefined {
+/**
+ * One byte per id up to the largest of `ids`, 1 at each of them; undefined when one is MEMBERSHIP_UP_TO or
+ * more, or with `once`, when an id comes more than once (an event with several occurrences).
+ */
+function membershipOf(ids: readonly number[], once = false): Buffer | undefined {
   let top = 0
   for (const id of ids) if (id > top) top = id
   if (top >= MEMBERSHIP_UP_TO) return undefined
   const bytes = Buffer.alloc(top + 1)
-  for (const id of ids) bytes[id] = 1
+  for (const id of ids) {
+    if (once && bytes[id] === 1) return undefined
+    bytes[id] = 1
+  }
   return bytes
 }
 
@@ -396,7 +450,7 @@ export const linkedPlanBounds = { allUpTo: 1000 }
 
 /** The matches of a filter with links in list order (all of them, or the first ones), and how many there are. */
 interface LinkedIds {
-  ids: readonly number[]
+  entries: readonly ListEntry[]
   total: number
 }
 
@@ -411,48 +465,54 @@ interface LinkedIds {
 async function linkedIds(db: Db, f: EventFilter): Promise<LinkedIds | undefined> {
   if (linkFilters(f).length === 0) return undefined
   const upTo = linkedPlanBounds.allUpTo
-  const found = await rememberedResult(db, `all:${listKey(f)}`, async () => {
+  const found = await rememberedResult(db, `all:${listKey(f)}`, async (): Promise<FlatEntries> => {
     const rows = await allLinkedIdsQuery(db, f, upTo + 1).execute()
     const total = rows.length === 0 ? 0 : Number(rows[0]?.total)
-    // Ids then the total, one array (what the read cache sizes).
-    return [...rows.slice(0, upTo).map((r) => r.id), total]
+    // Entries (id, occurrence in turn) then the total, one array (what the read cache sizes).
+    return [...flat(rows.slice(0, upTo)), total]
   }, async (found, changed) => {
-    const ids = found.slice(0, -1)
+    const entries = entriesOf(found.slice(0, -1))
     // Only a list that holds every match can be rechecked.
-    return ids.length === found.at(-1) && stillAllLinked(db, f, ids, changed)
+    return entries.length === found.at(-1) && stillAllLinked(db, f, entries, changed)
   })
-  return { ids: found.slice(0, -1), total: found.at(-1) as number }
+  return { entries: entriesOf(found.slice(0, -1)), total: found.at(-1) as number }
 }
 
 /**
- * Whether `ids`, every match of `f` in list order, still are after the events `changed` changed (and nothing
- * else the list depends on): each changed event matches now exactly when it is in the list, and each in the
- * list is still in its place, after the one before it and before the one after it by (start, id) as they
- * stand now. The other pairs of neighbours did not change, so the whole list is still in order.
+ * Whether `entries`, every match of `f` in list order, still are after the events `changed` changed (and
+ * nothing else the list depends on): the occurrences of each changed event that match now are exactly its
+ * entries in the list, and each of those is still in its place, after the one before it and before the one
+ * after it by (start, id, occurrence) as they stand now. The other pairs of neighbours did not change, so the
+ * whole list is still in order.
  */
-async function stillAllLinked(db: Db, f: EventFilter, ids: readonly number[], changed: readonly number[]): Promise<boolean> {
-  const at = new Map<number, number>()
-  for (const id of changed) {
-    const i = ids.indexOf(id)
-    if (i >= 0) at.set(id, i)
-  }
-  const matching = new Set((await changedMatchesQuery(db, f, changed, changed.length).execute()).map((r) => r.id))
-  if (changed.some((id) => at.has(id) !== matching.has(id))) return false
-  if (at.size === 0) return true
+async function stillAllLinked(db: Db, f: EventFilter, entries: readonly ListEntry[], changed: readonly number[]): Promise<boolean> {
+  const key = (e: ListEntry) => `${e.id} ${e.occurrence}`
+  const changedSet = new Set(changed)
+  const at: number[] = []
+  entries.forEach((e, i) => {
+    if (changedSet.has(e.id)) at.push(i)
+  })
+  // More than the list holds cannot match: one past it is enough to tell.
+  const matching = (await changedMatchesQuery(db, f, changed, entries.length + 1).execute()).map(key)
+  const listed = new Set(at.map((i) => key(entries[i] as ListEntry)))
+  if (matching.length !== listed.size || matching.some((k) => !listed.has(k))) return false
+  if (at.length === 0) return true
   const around = new Set<number>()
-  for (const i of at.values()) for (let j = Math.max(0, i - 1); j <= Math.min(ids.length - 1, i + 1); j++) around.add(ids[j] as number)
-  const starts = new Map((await db.selectFrom('events').select(['id', 'start_utc']).where(inIdList(db, sql.ref('id'), [...around])).execute())
-    .map((r) => [r.id, r.start_utc]))
+  for (const i of at) for (let j = Math.max(0, i - 1); j <= Math.min(entries.length - 1, i + 1); j++) around.add(j)
+  const ids = [...new Set([...around].map((j) => (entries[j] as ListEntry).id))]
+  const starts = new Map((await db.selectFrom('event_occurrences').select(['event_id', 'occurrence', 'start_utc'])
+    .where(inIdList(db, sql.ref('event_id'), ids)).execute()).map((r) => [`${r.event_id} ${r.occurrence}`, r.start_utc]))
   // `start_utc` is a fixed-width UTC text (YYYY-MM-DD HH:MM:SS): compared as text, it sorts as the list's statement does.
-  const before = (a: number, b: number): boolean => {
-    const startA = starts.get(a)
-    const startB = starts.get(b)
-    return startA !== undefined && startB !== undefined && (startA < startB || (startA === startB && a < b))
+  const before = (a: ListEntry, b: ListEntry): boolean => {
+    const startA = starts.get(key(a))
+    const startB = starts.get(key(b))
+    if (startA === undefined || startB === undefined) return false
+    return startA < startB || (startA === startB && (a.id < b.id || (a.id === b.id && a.occurrence < b.occurrence)))
   }
-  for (const i of at.values()) {
-    const id = ids[i] as number
-    if (i > 0 && !before(ids[i - 1] as number, id)) return false
-    if (i < ids.length - 1 && !before(id, ids[i + 1] as number)) return false
+  for (const i of at) {
+    const entry = entries[i] as ListEntry
+    if (i > 0 && !before(entries[i - 1] as ListEntry, entry)) return false
+    if (i < entries.length - 1 && !before(entry, entries[i + 1] as ListEntry)) return false
   }
   return true
 }
@@ -470,12 +530,12 @@ export function changedMatchesQuery(db: Db, f: EventFilter, ids: readonly number
   return db.selectFrom(changed.as('changed')).crossJoin(occurrencesOfEvent(db))
     .where(sql<SqlBool>`o.event_id = changed.id`)
     .where(filterCondition(db, f, linkFilters(f), true))
-    .select('o.event_id as id').limit(limit)
+    .select(['o.event_id as id', 'o.occurrence']).limit(limit)
 }
 
 /** The statement `linkedIds` runs (also for the query-plan tests). */
 export function allLinkedIdsQuery(db: Db, f: EventFilter, limit: number) {
-  return inListOrder(eventsFrom(db, f, true, false).select(['o.event_id as id', sql<number | string>`count(*) over ()`.as('total')])).limit(limit)
+  return inListOrder(eventsFrom(db, f, true, false).select(['o.event_id as id', 'o.occurrence', sql<number | string>`count(*) over ()`.as('total')])).limit(limit)
 }
 
 /** The statement `countEvents` runs (also for the query-plan tests). */
@@ -524,20 +584,27 @@ function matchesCountedUpTo(found: SearchedIds): number {
 const SORT_LINKED_UP_TO = 5000
 
 /**
- * The ids of a page, in list order. With link filters, the plan follows the total (already counted):
- * a few thousand matches at most are read from the links and sorted; more are found by reading the
- * listing index in order and checking the links per event, which stops once the page is full.
+ * The entries of a page (event and occurrence), in list order. With link filters, the plan follows the
+ * total (already counted): a few thousand matches at most are read from the links and sorted; more are
+ * found by reading the listing index in order and checking the links per event, which stops once the page
+ * is full.
  */
-export async function eventIds(db: Db, f: EventFilter, offset: number, limit: number, total: number): Promise<readonly number[]> {
+export async function eventEntries(db: Db, f: EventFilter, offset: number, limit: number, total: number): Promise<readonly ListEntry[]> {
   const linked = await linkedIds(db, f)
-  if (linked !== undefined && (linked.ids.length === linked.total || offset + limit <= linked.ids.length)) return linked.ids.slice(offset, offset + limit)
+  if (linked !== undefined && (linked.entries.length === linked.total || offset + limit <= linked.entries.length)) return linked.entries.slice(offset, offset + limit)
   const searched = await searchedInWindow(db, f)
   if (searched !== undefined) return searched.page(offset, limit)
-  return rememberedResult(db, `ids:${listKey(f)}:${offset}:${limit}`, async () => {
+  const found = await rememberedResult(db, `ids:${listKey(f)}:${offset}:${limit}`, async (): Promise<FlatEntries> => {
     const drives = await searchDrives(db, f)
     const lookUp = !drives && total > 0 && await searchLooksUp(db, f, offset + limit, total)
-    return (await eventIdsQuery(db, f, offset, limit, total, drives, lookUp).execute()).map((r) => r.id)
+    return flat(await eventIdsQuery(db, f, offset, limit, total, drives, lookUp).execute())
   })
+  return entriesOf(found)
+}
+
+/** The event ids of a page's entries (`eventEntries`), in list order (an event as often as it has occurrences there). */
+export async function eventIds(db: Db, f: EventFilter, offset: number, limit: number, total: number): Promise<readonly number[]> {
+  return (await eventEntries(db, f, offset, limit, total)).map((e) => e.id)
 }
 
 /** Events of the window read per match of the index it lists, at most, for a page to look each up (see `searchLooksUp`). */
@@ -560,7 +627,7 @@ async function searchLooksUp(db: Db, f: EventFilter, upTo: number, total: number
 
 /** The statement `eventIds` runs (also for the query-plan tests). */
 export function eventIdsQuery(db: Db, f: EventFilter, offset: number, limit: number, total: number, searchDrives: boolean, lookUp = false) {
-  return inListOrder(eventsFrom(db, f, total <= SORT_LINKED_UP_TO, searchDrives, lookUp).select('o.event_id as id'))
+  return inListOrder(eventsFrom(db, f, total <= SORT_LINKED_UP_TO, searchDrives, lookUp).select(['o.event_id as id', 'o.occurrence']))
     .limit(limit).offset(offset)
 }
 

@@ -17,7 +17,7 @@ const compiled = new Map<string, ReturnType<typeof ajv.compile>>()
 
 const routes = Object.keys(RESOLVED.paths).map((path) => ({
   path,
-  pattern: new RegExp(`^${path.replace(/\{id\}/g, '\\d+').replace(/\{(slug|occurrence)\}/g, '[^/]+')}$`),
+  pattern: new RegExp(`^${path.replace(/\{id\}/g, '\\d+').replace(/\{[a-z_]+\}/g, '[^/]+')}$`),
 }))
 
 export interface ResponseLike {

@@ -1,0 +1,88 @@
+/**
+ * Reading the occurrences of an event (CONTRACT §17): `GET /events/{id}/occurrences` (a page of them, with
+ * `start_date`/`end_date` and no default window) and `GET /events/{id}/occurrences/{occurrence}` (one, with
+ * its ETag). Each is the record lib/occurrence-view.ts makes; reading them needs what reading the event needs.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { Event } from '../contract.js'
+import { invalidParam, notFound, occurrenceNotFound } from '../http/errors.js'
+import { checkNotModified, eventEtag, occurrenceEtag } from '../http/etag.js'
+import type { Handlers } from '../http/operations.js'
+import { checkPage, listLinks, pageOf, sendList } from '../http/pagination.js'
+import { asSent, sentQueryOf } from '../http/query.js'
+import { sendSerialized, type Serialized } from '../http/serialized.js'
+import { endOfDayUtc, parseFilterDate, startOfDayUtc } from '../lib/dates.js'
+import { seenBy, withJsonLd } from '../lib/event-view.js'
+import { occurrenceRecord } from '../lib/occurrence-view.js'
+import { parseOccurrenceId } from '../lib/recurrence.js'
+import type { Caller } from '../lib/rights.js'
+import { findEvent, type StoredEvent } from '../repositories/event-records.js'
+import { countOccurrences, occurrenceOf, occurrencePage, type OccurrenceWindow, type StoredOccurrence } from '../repositories/occurrences.js'
+import type { AppContext } from './context.js'
+import { refuseRead } from './events.js'
+import { lookupLanguage } from './linked.js'
+
+type OccurrenceHandlers = Pick<Handlers, 'listEventOccurrences' | 'getEventOccurrence'>
+
+export function occurrenceHandlers(ctx: AppContext): OccurrenceHandlers {
+  /** The event `id` (in `language` when given), refused as a read of it would be. */
+  async function readable(req: FastifyRequest, id: number, language: Event['ml_language'] | undefined, password: string | undefined): Promise<StoredEvent> {
+    const stored = await findEvent(ctx.db, ctx.site, { id }, lookupLanguage(ctx, { id }, language))
+    if (stored === undefined) throw notFound('event', id, 'id')
+    refuseRead(req.user, stored.record, stored.password, password)
+    return stored
+  }
+
+  /** The record `caller` is shown for an occurrence of `stored`. */
+  const shown = (caller: Caller | null, stored: StoredEvent, occurrence: StoredOccurrence): Event =>
+    seenBy(caller, occurrenceRecord(stored.record, occurrence.state, occurrence.override))
+
+  /** `start_date`/`end_date` as §4 reads them (whole site days unless `strict_dates`), without a default. */
+  function windowOf(query: { start_date?: string; end_date?: string; strict_dates?: boolean }): OccurrenceWindow {
+    const window: OccurrenceWindow = {}
+    const tz = ctx.config.timezone
+    for (const name of ['start_date', 'end_date'] as const) {
+      const value = query[name]
+      if (value === undefined) continue
+      const parsed = parseFilterDate(value, tz, ctx.now())
+      if (parsed === null) throw invalidParam(name, 'invalidFilterDate')
+      const instant = query.strict_dates === true ? parsed.utc : name === 'start_date' ? startOfDayUtc(parsed.localDay, tz) : endOfDayUtc(parsed.localDay, tz)
+      if (name === 'start_date') window.startGte = instant
+      else window.endLte = instant
+    }
+    return window
+  }
+
+  async function list(req: Parameters<OccurrenceHandlers['listEventOccurrences']>[0], reply: FastifyReply) {
+    const query = req.query ?? {}
+    const window = windowOf(query)
+    const stored = await readable(req, req.params.id, query.ml_language, query.password)
+    const page = pageOf(query)
+    const total = await countOccurrences(ctx.db, stored.record.id, window)
+    const totalPages = checkPage('event', page, total)
+    const rows = total === 0 ? [] : await occurrencePage(ctx.db, ctx.site, stored.record.id, window, page.offset, page.perPage)
+    const items = rows.map((occurrence) => ctx.json.event(shown(req.user, stored, occurrence)))
+    // The query as sent (the password left out of links), after page and per_page.
+    const sent = sentQueryOf(req).filter((name) => name !== 'password')
+      .map((name): [string, unknown] => [name, asSent(req, (query as Record<string, unknown>)[name])])
+    const links = listLinks(`${ctx.apiUrl}/events/${stored.record.id}/occurrences`, page, totalPages, sent)
+    return sendList(reply, 'occurrences', { links, total, totalPages }, items)
+  }
+
+  async function get(req: Parameters<OccurrenceHandlers['getEventOccurrence']>[0], reply: FastifyReply): Promise<Serialized<Event>> {
+    const query = req.query ?? {}
+    const stored = await readable(req, req.params.id, query.ml_language, query.password)
+    const id = req.params.occurrence
+    const found = parseOccurrenceId(id, stored.record.all_day) === null ? undefined : await occurrenceOf(ctx.db, ctx.site, stored.record.id, id)
+    if (found === undefined) throw occurrenceNotFound(id)
+    const record = shown(req.user, stored, found)
+    const seriesEtag = eventEtag(seenBy(req.user, stored.record), stored.version)
+    checkNotModified(req, reply, occurrenceEtag(seriesEtag, stored.record.id, stored.version, id, found.overrideVersion, record))
+    return sendSerialized(reply, ctx.json.event(withJsonLd(record)))
+  }
+
+  return {
+    listEventOccurrences: (req, reply) => list(req, reply),
+    getEventOccurrence: (req, reply) => get(req, reply),
+  }
+}
