@@ -331,6 +331,13 @@ t.test('lists filter an overridden occurrence on its own title, venues, organize
   t.equal(await total('geoloc=1'), 1, 'geoloc: its own venue has coordinates')
   t.equal(await total('geoloc=0'), 7, 'geoloc=0: the others')
   t.equal(await total(`venue=${club.id}&search=christmas`), 1, 'both, the venue driving')
+  // hide_subsequent_recurrences keeps the first occurrence that matches, its own changes counted.
+  const first = await s.list(`?${window}&venue=${club.id}&hide_subsequent_recurrences=true`)
+  t.strictSame(first.json<{ events: Event[] }>().events.map((e) => e.occurrence?.id), [THIRD], 'the first matching occurrence is the changed one')
+  const firstJazz = await s.list(`?${window}&search=late%20night&hide_subsequent_recurrences=true`)
+  t.strictSame(firstJazz.json<{ events: Event[] }>().events.map((e) => e.occurrence?.id), ['20261126T200000Z'])
+  const firstSpecial = await s.list(`?${window}&search=christmas&hide_subsequent_recurrences=true`)
+  t.strictSame(firstSpecial.json<{ events: Event[] }>().events.map((e) => e.title), ['Christmas Special'], 'lists show the occurrence as changed')
   const day = await s.list('?start_date=2026-12-11&end_date=2026-12-11')
   t.equal(Number(day.headers['x-total']), 1, 'the moved dates: the day it moved to')
   const before = await s.list('?start_date=2026-12-10&end_date=2026-12-10')

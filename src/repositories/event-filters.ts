@@ -69,6 +69,9 @@ function entriesOf(list: readonly (number | string)[], from = 0, to = list.lengt
   return out
 }
 
+/** The occurrence a condition is on: the listed one (`o`), or an earlier one of its event (`p`). */
+type Alias = 'o' | 'p'
+
 type LinkFilter = readonly ['event_terms' | 'event_venues' | 'event_organizers', 'term_id' | 'venue_id' | 'organizer_id', number[]]
 
 /** The link filters sent (venue, organizer, tags, categories), the most selective kinds first. */
@@ -95,20 +98,22 @@ const OVERRIDDEN_LINKS = {
  * CONTRACT §17: `venue`, `organizer` and `geoloc*` look at an occurrence's own venues). Only overridden occurrences
  * pay: `o.overridden` is read first, from the index the list reads.
  */
-function ownLinks(table: 'event_venues' | 'event_organizers', condition: (id: Expression<unknown>) => Expression<SqlBool>, viaEvent: Expression<SqlBool>): Expression<SqlBool> {
+function ownLinks(table: 'event_venues' | 'event_organizers', condition: (id: Expression<unknown>) => Expression<SqlBool>, viaEvent: Expression<SqlBool>, alias: Alias = 'o'): Expression<SqlBool> {
   const { column, kind } = OVERRIDDEN_LINKS[table]
-  const changed = sql<SqlBool>`exists (select 1 from event_overrides w where w.event_id = o.event_id and w.occurrence = o.occurrence and w.${sql.raw(column)} is not null)`
+  const a = sql.raw(alias)
+  const changed = sql<SqlBool>`exists (select 1 from event_overrides w where w.event_id = ${a}.event_id and w.occurrence = ${a}.occurrence and w.${sql.raw(column)} is not null)`
   const viaOverride = sql<SqlBool>`exists (select 1 from event_override_links k
-    where k.event_id = o.event_id and k.occurrence = o.occurrence and k.kind = ${kind} and ${condition(sql.ref('k.target_id'))})`
-  return sql<SqlBool>`(${viaEvent} and (o.overridden = 0 or not ${changed}) or o.overridden = 1 and ${viaOverride})`
+    where k.event_id = ${a}.event_id and k.occurrence = ${a}.occurrence and k.kind = ${kind} and ${condition(sql.ref('k.target_id'))})`
+  return sql<SqlBool>`(${viaEvent} and (${a}.overridden = 0 or not ${changed}) or ${a}.overridden = 1 and ${viaOverride})`
 }
 
 /** An occurrence linked to one of `ids` through `table` (its own venues and organizers when changed on it alone), checked per occurrence. */
-function linkedCondition(db: Db, [table, column, ids]: LinkFilter): Expression<SqlBool> {
+function linkedCondition(db: Db, [table, column, ids]: LinkFilter, alias: Alias = 'o'): Expression<SqlBool> {
+  const a = sql.raw(alias)
   if (ids.length === 0) return sql<SqlBool>`1 = 0`
-  const viaEvent = sql<SqlBool>`exists (select 1 from ${sql.table(table)} l where l.event_id = o.event_id and ${inIdList(db, sql.ref(`l.${column}`), ids)})`
+  const viaEvent = sql<SqlBool>`exists (select 1 from ${sql.table(table)} l where l.event_id = ${a}.event_id and ${inIdList(db, sql.ref(`l.${column}`), ids)})`
   if (table === 'event_terms') return viaEvent
-  return ownLinks(table, (id) => inIdList(db, id, ids), viaEvent)
+  return ownLinks(table, (id) => inIdList(db, id, ids), viaEvent, alias)
 }
 
 /**
@@ -189,16 +194,12 @@ function filterCondition(db: Db, f: EventFilter, links: readonly LinkFilter[], s
   c.push(...dateConditions(f, 'o'))
   // One item per event: its first occurrence (`include` lists wholes), or its first that matches the dates.
   if (f.include !== undefined || f.hideSubsequent === true) {
-    const dates = f.include !== undefined ? [] : dateConditions(f, 'p')
+    // The earlier occurrence must match as this one would: its dates, and what it may have changed on its own
+    // (the driving link filter included: every occurrence of a driving event is not one that matches).
+    const dates = f.include !== undefined ? [] : [...dateConditions(f, 'p'), ...ownConditions(db, f, linkFilters(f), true, 'p')]
     c.push(sql<SqlBool>`not exists (select 1 from event_occurrences p where p.event_id = o.event_id
       and (p.start_utc < o.start_utc or (p.start_utc = o.start_utc and p.occurrence < o.occurrence))${sql.join(dates.map((d) => sql` and ${d}`), sql``)})`)
   }
-  // The search index holds the folded title, and the description unless the event is password-protected.
-  if (searched !== false && hasSearch(f)) {
-    const found = searchedIds(db, f.search)
-    c.push(ownSearch(db, f.search, (searched === 'looked-up' ? found.looksUp ?? found.holds : found.holds)(sql.ref('o.event_id'))))
-  }
-  for (const link of links) c.push(linkedCondition(db, link))
   if (f.featured !== undefined) c.push(sql<SqlBool>`o.featured = ${f.featured ? 1 : 0}`)
   // What only the event's row holds, looked up by its id (the primary key).
   const own: Expression<SqlBool>[] = []
@@ -206,15 +207,33 @@ function filterCondition(db: Db, f: EventFilter, links: readonly LinkFilter[], s
   if (f.modifiedAfter !== undefined) own.push(sql<SqlBool>`events.modified_utc > ${f.modifiedAfter}`)
   if (f.modifiedBefore !== undefined) own.push(sql<SqlBool>`events.modified_utc < ${f.modifiedBefore}`)
   if (own.length > 0) c.push(sql<SqlBool>`exists (select 1 from events where events.id = o.event_id and ${sql.join(own, sql` and `)})`)
+  c.push(...ownConditions(db, f, links, searched, 'o'))
+  return sql<SqlBool>`${sql.join(c, sql` and `)}`
+}
+
+/**
+ * The filters an occurrence changed on its own may answer otherwise than its event (CONTRACT §17): `search`, the
+ * venue and organizer links, `geoloc*`, checked on the occurrence `alias` (`o`, or an earlier one `p` of the same
+ * event, which `hide_subsequent_recurrences` must find matching). Categories and tags are the event's.
+ */
+function ownConditions(db: Db, f: EventFilter, links: readonly LinkFilter[], searched: boolean | 'looked-up', alias: Alias): Array<Expression<SqlBool>> {
+  const c: Array<Expression<SqlBool>> = []
+  const a = sql.raw(alias)
+  // The search index holds the folded title, and the description unless the event is password-protected.
+  if (searched !== false && hasSearch(f)) {
+    const found = searchedIds(db, f.search)
+    c.push(ownSearch(db, f.search, (searched === 'looked-up' ? found.looksUp ?? found.holds : found.holds)(sql.ref(`${alias}.event_id`)), alias))
+  }
+  for (const link of links) if (alias === 'o' || link[0] !== 'event_terms') c.push(linkedCondition(db, link, alias))
   if (f.hasGeo !== undefined) {
     const withCoordinates = (id: Expression<unknown>) => sql<SqlBool>`exists (select 1 from venues v where v.id = ${id}
       and v.status = 'publish' and v.geo_lat is not null and v.geo_lng is not null)`
     const located = ownLinks('event_venues', withCoordinates, sql<SqlBool>`exists (select 1 from event_venues l inner join venues v on v.id = l.venue_id
-      where l.event_id = o.event_id and v.status = 'publish' and v.geo_lat is not null and v.geo_lng is not null)`)
+      where l.event_id = ${a}.event_id and v.status = 'publish' and v.geo_lat is not null and v.geo_lng is not null)`, alias)
     c.push(f.hasGeo ? located : sql<SqlBool>`not ${located}`)
   }
-  if (f.near !== undefined) c.push(nearCondition(db, f.near))
-  return sql<SqlBool>`${sql.join(c, sql` and `)}`
+  if (f.near !== undefined) c.push(nearCondition(db, f.near, alias))
+  return c
 }
 
 /** `%needle%` folded, for LIKE (backslash escapes: SQLite's clause below, PostgreSQL's default). */
@@ -232,14 +251,15 @@ function likeFolded(db: Db, text: Expression<unknown>, needle: string): Expressi
  * for an occurrence not changed alone; for an overridden one, each text the override changes (folded as the index
  * folds: migration 0019) and the event's others. Only overridden occurrences pay: `o.overridden` is read first.
  */
-function ownSearch(db: Db, needle: string, holds: Expression<SqlBool>): Expression<SqlBool> {
+function ownSearch(db: Db, needle: string, holds: Expression<SqlBool>, alias: Alias = 'o'): Expression<SqlBool> {
+  const a = sql.raw(alias)
   const eventText = (column: 'title' | 'description') => isPostgres(db)
-    ? sql<SqlBool>`exists (select 1 from event_search s where s.event_id = o.event_id and ${likeFolded(db, sql.ref(`s.${column}`), needle)})`
-    : sql<SqlBool>`exists (select 1 from event_search_content s where s.id = o.event_id and ${likeFolded(db, sql.ref(column === 'title' ? 's.c0' : 's.c1'), needle)})`
-  const own = sql<SqlBool>`exists (select 1 from event_overrides w where w.event_id = o.event_id and w.occurrence = o.occurrence and (
+    ? sql<SqlBool>`exists (select 1 from event_search s where s.event_id = ${a}.event_id and ${likeFolded(db, sql.ref(`s.${column}`), needle)})`
+    : sql<SqlBool>`exists (select 1 from event_search_content s where s.id = ${a}.event_id and ${likeFolded(db, sql.ref(column === 'title' ? 's.c0' : 's.c1'), needle)})`
+  const own = sql<SqlBool>`exists (select 1 from event_overrides w where w.event_id = ${a}.event_id and w.occurrence = ${a}.occurrence and (
     case when w.search_title is null then ${eventText('title')} else ${likeFolded(db, sql.ref('w.search_title'), needle)} end
     or case when w.search_description is null and w.description is null then ${eventText('description')} else ${likeFolded(db, sql.ref('w.search_description'), needle)} end))`
-  return sql<SqlBool>`(o.overridden = 0 and ${holds} or o.overridden = 1 and ${own})`
+  return sql<SqlBool>`(${a}.overridden = 0 and ${holds} or ${a}.overridden = 1 and ${own})`
 }
 
 /** The events whose overrides' own texts hold the needle (overrides are few: read whole), for plans the search index drives. */
@@ -273,7 +293,8 @@ function dateConditions(f: EventFilter, alias: 'o' | 'p'): Array<Expression<SqlB
 }
 
 /** Events with a published venue within `km` of the point: its bounding box on the coordinates index first, then the exact distance. */
-function nearCondition(db: Db, near: Circle): Expression<SqlBool> {
+function nearCondition(db: Db, near: Circle, alias: Alias = 'o'): Expression<SqlBool> {
+  const a = sql.raw(alias)
   const box = boundingBox(near)
   const lng = box.lng
   let lngRange: Expression<SqlBool>
@@ -284,7 +305,7 @@ function nearCondition(db: Db, near: Circle): Expression<SqlBool> {
       and v.geo_lat between ${box.minLat} and ${box.maxLat} and ${lngRange}
       and ${distanceKm(db, sql.ref('v.geo_lat'), sql.ref('v.geo_lng'), near.lat, near.lng)} <= ${near.km}`
   return ownLinks('event_venues', (id) => sql<SqlBool>`exists (select 1 from venues v where v.id = ${id} and ${within})`,
-    sql<SqlBool>`exists (select 1 from event_venues l inner join venues v on v.id = l.venue_id where l.event_id = o.event_id and ${within})`)
+    sql<SqlBool>`exists (select 1 from event_venues l inner join venues v on v.id = l.venue_id where l.event_id = ${a}.event_id and ${within})`, alias)
 }
 
 const listKey = (f: EventFilter) => `events:${JSON.stringify(f)}`
