@@ -15,10 +15,10 @@ type Json = Record<string, unknown>
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const
 const LANGUAGES = ['at', 'en', 'de', 'es', 'ch-fr', 'ch-de'] as const
 const RESOLVED = dereference(SPEC.document)
-/** The source's routes, and those CONTRACT §1 adds (`/changes`, §12). */
+/** The source's routes, and those CONTRACT §1 adds (`/changes`, §12; an event's occurrences, §17). */
 const SOURCE_PATHS = [
   '/', '/doc',
-  '/events', '/events/{id}', '/events/by-slug/{slug}',
+  '/events', '/events/{id}', '/events/{id}/occurrences', '/events/{id}/occurrences/{occurrence}', '/events/by-slug/{slug}',
   '/venues', '/venues/{id}', '/venues/by-slug/{slug}',
   '/organizers', '/organizers/{id}', '/organizers/by-slug/{slug}',
   '/categories', '/categories/{id}',
@@ -36,9 +36,9 @@ function isJson(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
-/** `path` of the spec as a URL: `{id}` → 1, `{slug}` → `some-slug`. */
+/** `path` of the spec as a URL: `{id}` → 1, `{slug}` → `some-slug`, `{occurrence}` → an occurrence id. */
 function urlOf(path: string): string {
-  return `${API}${path === '/' ? '' : path}`.replace('{id}', '1').replace('{slug}', 'some-slug')
+  return `${API}${path === '/' ? '' : path}`.replace('{id}', '1').replace('{slug}', 'some-slug').replace('{occurrence}', '20260701T180000Z')
 }
 
 function operationsOf(path: string): Array<{ method: (typeof METHODS)[number]; operation: Json }> {

@@ -232,6 +232,7 @@ t.test('every refusal is 400 naming recurrence, with nothing written', async (t)
     ['UNTIL before the start', { recurrence: { rule: 'FREQ=DAILY;UNTIL=20260601' } }],
     ['every occurrence excluded', { recurrence: { rule: 'FREQ=DAILY;COUNT=1', exdates: ['2026-07-01 18:00:00'] } }],
     ['more than 1,000 dates', { recurrence: { rule: 'FREQ=DAILY;COUNT=2', rdates: Array.from({ length: 600 }, (_, i) => `2027-01-01 ${String(i % 24).padStart(2, '0')}:${String(Math.floor(i / 24)).padStart(2, '0')}:00`), exdates: Array.from({ length: 401 }, (_, i) => `2028-01-01 ${String(i % 24).padStart(2, '0')}:${String(Math.floor(i / 24)).padStart(2, '0')}:00`) } }],
+    ['more than 1,000 rdates in one list', { recurrence: { rule: null, rdates: Array.from({ length: 1001 }, (_, i) => `2027-01-01 ${String(i % 24).padStart(2, '0')}:${String(Math.floor(i / 24)).padStart(2, '0')}:00`) } }],
     ['malformed rdate', { recurrence: { rule: 'FREQ=DAILY;COUNT=2', rdates: ['2026-07-05T18:00:00Z'] } }],
     ['a day where a wall time is due', { recurrence: { rule: null, rdates: ['2026-07-05'] } }],
     ['malformed exdate', { recurrence: { rule: 'FREQ=DAILY;COUNT=2', exdates: ['2026-02-30 18:00:00'] } }],
@@ -416,4 +417,42 @@ t.test('GET /events/{id}/occurrences/{occurrence}: the record for it, with JSON-
   t.equal(day.statusCode, 200)
   t.match(day.json<Event>(), { start_date: '2026-07-02 00:00:00', end_date: '2026-07-02 23:59:59', occurrence: { id: '20260702', original_start_date: '2026-07-02 00:00:00' } })
   expectError(t, await s.inject({ url: `${EVENTS}/${allDay.id}/occurrences/20260702T000000Z` }), 404, 'rest-event-occurrence-not-found')
+})
+
+t.test('lists of occurrences through every plan: linked events, the search index, categories, and their totals', async (t) => {
+  const s = await setup(t)
+  const venue = await s.venue({ venue: 'Hall' })
+  const category = await s.category('Jazz')
+  const series = await s.create(eventBody({ title: 'Saxophone night', venue: [venue.id], categories: [category.id], start_date: '2026-07-01 18:00:00', end_date: '2026-07-01 19:00:00',
+    recurrence: { rule: 'FREQ=WEEKLY;COUNT=5' } }))
+  const single = await s.create(eventBody({ title: 'Saxophone single', venue: [venue.id], categories: [category.id], start_date: '2026-07-09 18:00:00', end_date: '2026-07-09 19:00:00' }))
+  await s.create(eventBody({ title: 'Other', start_date: '2026-07-02 18:00:00', end_date: '2026-07-02 19:00:00' }))
+  const expected = [
+    [series.id, '20260701T180000Z'], [series.id, '20260708T180000Z'], [single.id, null], [series.id, '20260715T180000Z'],
+    [series.id, '20260722T180000Z'], [series.id, '20260729T180000Z'],
+  ]
+  for (const query of [`?venue=${venue.id}`, `?categories=${category.id}`, '?search=saxophone', `?venue=${venue.id}&search=saxo`]) {
+    for (const headers of [{}, s.editor]) {
+      const res = await s.list(query, headers)
+      t.equal(res.statusCode, 200)
+      const body = res.json<Listed>()
+      t.strictSame(body.events.map((e) => [e.id, e.occurrence?.id ?? null]), expected, `${query}: every occurrence, in order`)
+      t.equal(body.total, 6)
+      const second = await s.list(`${query}&per_page=2&page=2`, headers)
+      t.strictSame(second.json<Listed>().events.map((e) => [e.id, e.occurrence?.id ?? null]), expected.slice(2, 4), `${query}: page 2`)
+      const first = await s.list(`${query}&hide_subsequent_recurrences=true`, headers)
+      t.strictSame(first.json<Listed>().events.map((e) => [e.id, e.occurrence?.id ?? null]), [expected[0], expected[2]], `${query}: the first of each`)
+      t.equal(first.json<Listed>().total, 2)
+    }
+  }
+  // An edit of the series (a list rechecked after it, or read again) moves its occurrences.
+  t.equal((await s.patch(series.id, { start_date: '2026-07-02 18:00:00', end_date: '2026-07-02 19:00:00' })).statusCode, 200)
+  const moved = await s.list(`?venue=${venue.id}`)
+  t.strictSame(moved.json<Listed>().events.map((e) => [e.id, e.occurrence?.id ?? null]), [
+    // The same start as the single event's: the event id decides (CONTRACT §17).
+    [series.id, '20260702T180000Z'], [series.id, '20260709T180000Z'], [single.id, null], [series.id, '20260716T180000Z'],
+    [series.id, '20260723T180000Z'], [series.id, '20260730T180000Z'],
+  ])
+  const category2 = await s.list(`?categories=${category.id}&search=saxophone`)
+  t.equal(category2.json<Listed>().total, 6)
 })

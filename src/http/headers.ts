@@ -45,7 +45,8 @@ export function commonHeaders(language: Language): Record<string, string> {
 export function registerPreflight(app: FastifyInstance, document: LoadedSpec['document']): void {
   for (const [path, item] of Object.entries(document.paths)) {
     const methods = ['get', 'post', 'put', 'patch', 'delete'].filter((m) => m in item).map((m) => m.toUpperCase())
-    const url = `${PREFIX}${path === '/' ? '' : path}`.replace(/\{id\}/g, ':id(^\\d+$)').replace(/\{slug\}/g, ':slug')
+    // `{id}` is digits; any other parameter (`{slug}`, `{occurrence}`) one segment.
+    const url = `${PREFIX}${path === '/' ? '' : path}`.replace(/\{id\}/g, ':id(^\\d+$)').replace(/\{([a-z_]+)\}/g, ':$1')
     app.options(url, { schema: { hide: true } }, async (_req, reply) => {
       reply.code(204)
         .header('Access-Control-Allow-Methods', [...methods, 'OPTIONS'].join(', '))

@@ -388,10 +388,11 @@ async function searchedInWindow(db: Db, f: EventFilter): Promise<SearchedInWindo
   if (top > searchPlanBounds.eventIdsUpTo) return undefined
   const window: EventFilter = { ...f, search: undefined }
   // The window's occurrences in list order: event ids, and their occurrence ids at the same places.
-  const order = await rememberedResult(db, `ids:${listKey(window)}:in-order`, async () =>
-    Int32Array.from(await listIds(db, inListOrder(eventsFrom(db, window, true, false).select('o.event_id as id')))))
-  const occurrences = await rememberedResult(db, `ids:${listKey(window)}:in-order:occurrences`, async () =>
-    (await inListOrder(eventsFrom(db, window, true, false).select('o.occurrence')).execute()).map((r) => r.occurrence))
+  // One statement reads both (each remembered on its own; one forgotten alone is read again with the other).
+  let read: Promise<Array<{ id: number; occurrence: string }>> | undefined
+  const inOrder = () => (read ??= inListOrder(eventsFrom(db, window, true, false).select(['o.event_id as id', 'o.occurrence'])).execute())
+  const order = await rememberedResult(db, `ids:${listKey(window)}:in-order`, async () => Int32Array.from((await inOrder()).map((r) => r.id)))
+  const occurrences = await rememberedResult(db, `ids:${listKey(window)}:in-order:occurrences`, async () => (await inOrder()).map((r) => r.occurrence))
   if (occurrences.length !== order.length) return undefined
   // Word 0: how many bits are set; then the bits, one per place of `order`.
   const bits = await rememberedResult(db, `ids:${listKey(f)}:in-order`, async () => {
