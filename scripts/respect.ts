@@ -3,9 +3,12 @@
  * its examples, against a server loaded with the demo calendar (`npm run demo`), with an administrator key (the
  * webhook operations are administrators' only; webhook URLs are not checked against DNS here).
  * A fresh temporary database and server on a free port each run; `redocly generate-arazzo` makes one
- * workflow per operation (59), `redocly respect` runs them in the document's order and checks each
+ * workflow per operation (61), `redocly respect` runs them in the document's order and checks each
  * answer's status, media type and schema. Prints the summary and every failed workflow; exits 1 when
- * fewer than `--min` (default 59) pass. `--keep <dir>` keeps the document, the workflows and the JSON
+ * fewer than `--min` (default 61) pass. The reads of an event's occurrences name an event and an occurrence
+ * of the demo calendar as it was loaded (`withOccurrenceExamples`): occurrence ids are dates, which the demo
+ * makes from today, and the event of the examples (1) is trashed by the workflow of `DELETE /events/{id}`,
+ * which runs before them. `--keep <dir>` keeps the document, the workflows and the JSON
  * report there.
  */
 import { execFile } from 'node:child_process'
@@ -41,8 +44,39 @@ interface Report {
   executedWorkflows?: Array<{ workflowId?: string; status?: string; executedSteps?: Array<{ stepId?: string; response?: { statusCode?: number }; checks?: Array<{ name?: string; passed?: boolean; message?: string }> }> }>
 }
 
+type Json = Record<string, unknown>
+
+/**
+ * The document with the examples of the occurrence reads (`/events/{id}/occurrences…`) naming a published
+ * event of the demo other than 1, and its first occurrence.
+ */
+async function withOccurrenceExamples(base: string, document: Json): Promise<Json> {
+  const api = `${base}/calendar/events/v1`
+  const listed = await (await fetch(`${api}/events?per_page=50`)).json() as { events: Array<{ id: number }> }
+  const id = listed.events.find((e) => e.id !== 1)?.id
+  if (id === undefined) throw new Error('the demo calendar lists no event but 1')
+  const occurrences = await (await fetch(`${api}/events/${id}/occurrences?per_page=1`)).json() as { occurrences: Array<{ occurrence: { id: string } }> }
+  const occurrence = occurrences.occurrences[0]?.occurrence.id
+  if (occurrence === undefined) throw new Error(`event ${id} of the demo calendar has no occurrence`)
+  const paths = document.paths as Record<string, Record<string, { parameters?: unknown[] }>>
+  for (const [path, item] of Object.entries(paths)) {
+    if (!path.startsWith('/events/{id}/occurrences')) continue
+    const get = item.get
+    if (get?.parameters === undefined) continue
+    const shared = ((document.components as Json | undefined)?.parameters ?? {}) as Record<string, Json>
+    get.parameters = get.parameters.map((parameter) => {
+      const ref = (parameter as Json).$ref
+      const p = typeof ref === 'string' ? shared[ref.replace('#/components/parameters/', '')] ?? {} : parameter as Json
+      if (p.in !== 'path') return parameter
+      const { examples: _examples, ...rest } = p
+      return { ...rest, example: p.name === 'id' ? id : occurrence }
+    })
+  }
+  return document
+}
+
 async function main(): Promise<number> {
-  const minimum = Number(option('min') ?? '59')
+  const minimum = Number(option('min') ?? '61')
   const keep = option('keep')
   const dir = keep ?? mkdtempSync(join(tmpdir(), 'respect-'))
   mkdirSync(dir, { recursive: true })
@@ -61,7 +95,7 @@ async function main(): Promise<number> {
     const loaded = await loadDemo(app, `Bearer ${key}`, config, now)
     await app.listen({ host: '127.0.0.1', port })
     const doc = await (await fetch(`${base}/calendar/events/v1/doc`)).text()
-    writeFileSync(join(dir, 'openapi.json'), doc)
+    writeFileSync(join(dir, 'openapi.json'), JSON.stringify(await withOccurrenceExamples(base, JSON.parse(doc) as Json)))
     const generated = await run(['generate-arazzo', 'openapi.json', '-o', 'auto.arazzo.yaml'], dir)
     if (generated.code !== 0) throw new Error(`generate-arazzo failed:\n${generated.output}`)
     const respect = await run(['respect', 'auto.arazzo.yaml', '--input', `bearerAuth=${key}`, '--json-output', 'respect.json'], dir)

@@ -7,7 +7,7 @@ import t from 'tap'
 import type { Test } from 'tap'
 import { formatUtc } from '../src/lib/dates.js'
 import { checkRecurrence, expandSeries, type RecurrenceInput } from '../src/lib/recurrence.js'
-import { NOW } from './helpers/build.js'
+import { API, NOW } from './helpers/build.js'
 import { expectError } from './helpers/errors.js'
 import { EVENTS, eventBody, setup, type Event, type Setup } from './helpers/events.js'
 
@@ -455,4 +455,19 @@ t.test('lists of occurrences through every plan: linked events, the search index
   ])
   const category2 = await s.list(`?categories=${category.id}&search=saxophone`)
   t.equal(category2.json<Listed>().total, 6)
+})
+
+t.test('the change log carries the series: its record with recurrence (and occurrence null), an update of the series an update', async (t) => {
+  const s = await setup(t)
+  const series = await s.create(eventBody({ recurrence: { rule: 'FREQ=DAILY;COUNT=3' } }))
+  const first = await s.inject({ url: `${API}/changes`, headers: s.editor })
+  t.equal(first.statusCode, 200)
+  const body = first.json<{ changes: Array<{ action: string; id: number; record?: Event }>; next_cursor: string }>()
+  const change = body.changes.find((c) => c.id === series.id)
+  t.strictSame(change?.record?.recurrence, { rule: 'FREQ=DAILY;COUNT=3', rdates: [], exdates: [] })
+  t.equal(change?.record?.occurrence, null)
+  await s.patch(series.id, { recurrence: { rule: 'FREQ=DAILY;COUNT=4' } })
+  const next = await s.inject({ url: `${API}/changes?since=${body.next_cursor}`, headers: s.editor })
+  const later = next.json<{ changes: Array<{ action: string; id: number; record?: Event }> }>().changes
+  t.strictSame(later.map((c) => [c.action, c.id, c.record?.recurrence?.rule]), [['updated', series.id, 'FREQ=DAILY;COUNT=4']])
 })

@@ -93,6 +93,12 @@ function sentRecurrence(body: EventBody): RecurrenceInput | null | undefined {
   return value === '' ? null : value
 }
 
+/** What a write makes of an event's series: the `recurrence` column, and its rows (null: single again). */
+export interface SeriesChange {
+  recurrence: string | null
+  rows: SeriesRows | null
+}
+
 /**
  * What a write does to an event's series (CONTRACT §17): undefined when it leaves its occurrences as they
  * are (a single event, or a series whose dates and `recurrence` the body does not touch); else the
@@ -100,11 +106,6 @@ function sentRecurrence(body: EventBody): RecurrenceInput | null | undefined {
  * any transaction), or `rows: null` for an event made single again. A refusal is 400 naming `recurrence`.
  * `dates`: the event's dates as they will be; `current`: the stored recurrence (undefined on a create).
  */
-export interface SeriesChange {
-  recurrence: string | null
-  rows: SeriesRows | null
-}
-
 export function seriesChange(body: EventBody, dates: EventDates, current: Event['recurrence'] | undefined, now: Date, horizonDays: number): SeriesChange | undefined {
   const sent = sentRecurrence(body)
   const datesTouched = body.timezone !== undefined || body.all_day !== undefined || body.start_date !== undefined || body.end_date !== undefined

@@ -63,9 +63,9 @@ function flat(entries: readonly ListEntry[]): FlatEntries {
   return entries.flatMap((e) => [e.id, e.occurrence])
 }
 
-function entriesOf(list: readonly (number | string)[], from = 0, to = list.length / 2): ListEntry[] {
+function entriesOf(list: readonly (number | string)[]): ListEntry[] {
   const out: ListEntry[] = []
-  for (let i = from; i < Math.min(to, list.length / 2); i++) out.push({ id: list[2 * i] as number, occurrence: list[2 * i + 1] as string })
+  for (let i = 0; i + 1 < list.length; i += 2) out.push({ id: list[i] as number, occurrence: list[i + 1] as string })
   return out
 }
 

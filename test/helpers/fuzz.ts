@@ -870,6 +870,10 @@ export const CONTRACT_RULES: readonly ContractRule[] = [
     applies: (values) => values.some((v) => /^https?:/i.test(String(v))),
   },
   { name: 'end before start (on the merged record)', contract: '§5', codes: ['rest_invalid_param'], fields: ['end_date'] },
+  {
+    name: 'a recurrence the contract refuses (the RRULE subset, the forms of rdates and exdates, the limits of a series): the schema types the rule and the dates as strings',
+    contract: '§17', codes: ['rest_invalid_param'], fields: ['recurrence'],
+  },
   { name: 'date and date_utc sent together that name different instants', contract: '§5', codes: ['rest_invalid_param'], fields: ['date_utc'] },
   {
     name: 'dates the schema types as strings but the contract does not parse (or that leave years 0001–9999 in a time zone)',
