@@ -3,9 +3,9 @@
  * its examples, against a server loaded with the demo calendar (`npm run demo`), with an administrator key (the
  * webhook operations are administrators' only; webhook URLs are not checked against DNS here).
  * A fresh temporary database and server on a free port each run; `redocly generate-arazzo` makes one
- * workflow per operation (61), `redocly respect` runs them in the document's order and checks each
+ * workflow per operation (66), `redocly respect` runs them in the document's order and checks each
  * answer's status, media type and schema. Prints the summary and every failed workflow; exits 1 when
- * fewer than `--min` (default 61) pass. The reads of an event's occurrences name an event and an occurrence
+ * fewer than `--min` (default 66) pass. The reads of an event's occurrences name an event and an occurrence
  * of the demo calendar as it was loaded (`withOccurrenceExamples`): occurrence ids are dates, which the demo
  * makes from today, and the event of the examples (1) is trashed by the workflow of `DELETE /events/{id}`,
  * which runs before them. `--keep <dir>` keeps the document, the workflows and the JSON
@@ -75,8 +75,44 @@ async function withOccurrenceExamples(base: string, document: Json): Promise<Jso
   return document
 }
 
+/**
+ * The document with the examples of the writes of one occurrence (`PATCH`/`PUT`/`POST` and `DELETE
+ * /events/{id}/occurrences/{occurrence}`, `POST …/split`) naming a weekly series made for them here (the demo's
+ * events are single): its second occurrence is changed, its third cancelled, its fourth split off, in the
+ * document's order.
+ */
+async function withOccurrenceWriteExamples(base: string, authorization: string, document: Json): Promise<Json> {
+  const api = `${base}/calendar/events/v1`
+  const day = new Date(Date.now() + 7 * 86_400_000).toISOString().slice(0, 10)
+  const created = await fetch(`${api}/events`, {
+    method: 'POST', headers: { authorization, 'content-type': 'application/json' },
+    body: JSON.stringify({ title: 'Weekly Jam', start_date: `${day} 19:00`, end_date: `${day} 21:00`, timezone: 'UTC', recurrence: { rule: 'FREQ=WEEKLY;COUNT=10' } }),
+  })
+  const id = (await created.json() as { id?: number }).id
+  if (id === undefined) throw new Error(`the series for the occurrence writes was not created (${created.status})`)
+  const listed = await (await fetch(`${api}/events/${id}/occurrences?per_page=4`)).json() as { occurrences: Array<{ occurrence: { id: string } }> }
+  const ids = listed.occurrences.map((o) => o.occurrence.id)
+  const paths = document.paths as Record<string, Record<string, { parameters?: unknown[] }>>
+  const shared = ((document.components as Json | undefined)?.parameters ?? {}) as Record<string, Json>
+  const name = (method: string, path: string): string | undefined => path.endsWith('/split') ? ids[3] : method === 'delete' ? ids[2] : ids[1]
+  for (const [path, item] of Object.entries(paths)) {
+    if (!path.startsWith('/events/{id}/occurrences/{occurrence}')) continue
+    for (const [method, operation] of Object.entries(item)) {
+      if (method === 'get' || operation.parameters === undefined) continue
+      operation.parameters = operation.parameters.map((parameter) => {
+        const ref = (parameter as Json).$ref
+        const p = typeof ref === 'string' ? shared[ref.replace('#/components/parameters/', '')] ?? {} : parameter as Json
+        if (p.in !== 'path') return parameter
+        const { examples: _examples, ...rest } = p
+        return { ...rest, example: p.name === 'id' ? id : name(method, path) }
+      })
+    }
+  }
+  return document
+}
+
 async function main(): Promise<number> {
-  const minimum = Number(option('min') ?? '61')
+  const minimum = Number(option('min') ?? '66')
   const keep = option('keep')
   const dir = keep ?? mkdtempSync(join(tmpdir(), 'respect-'))
   mkdirSync(dir, { recursive: true })
@@ -95,7 +131,8 @@ async function main(): Promise<number> {
     const loaded = await loadDemo(app, `Bearer ${key}`, config, now)
     await app.listen({ host: '127.0.0.1', port })
     const doc = await (await fetch(`${base}/calendar/events/v1/doc`)).text()
-    writeFileSync(join(dir, 'openapi.json'), JSON.stringify(await withOccurrenceExamples(base, JSON.parse(doc) as Json)))
+    const document = await withOccurrenceWriteExamples(base, `Bearer ${key}`, await withOccurrenceExamples(base, JSON.parse(doc) as Json))
+    writeFileSync(join(dir, 'openapi.json'), JSON.stringify(document))
     const generated = await run(['generate-arazzo', 'openapi.json', '-o', 'auto.arazzo.yaml'], dir)
     if (generated.code !== 0) throw new Error(`generate-arazzo failed:\n${generated.output}`)
     const respect = await run(['respect', 'auto.arazzo.yaml', '--input', `bearerAuth=${key}`, '--json-output', 'respect.json'], dir)

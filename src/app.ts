@@ -18,6 +18,7 @@ import { databaseReady, migrationsReady, onDatabaseFault, poolStats } from './db
 import { isDatabaseUnavailable } from './db/faults.js'
 import type { AppContext } from './handlers/context.js'
 import { eventHandlers } from './handlers/events.js'
+import { occurrenceWriteHandlers } from './handlers/occurrence-writes.js'
 import { occurrenceHandlers } from './handlers/event-occurrences.js'
 import { eventDocument } from './handlers/event-documents.js'
 import { organizerHandlers } from './handlers/organizers.js'
@@ -249,6 +250,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ...venueHandlers(ctx),
     ...organizerHandlers(ctx),
     ...eventHandlers(ctx),
+    ...occurrenceWriteHandlers(ctx),
     ...occurrenceHandlers(ctx),
     ...changeHandlers(ctx),
     ...webhookHandlers(ctx),

@@ -77,7 +77,7 @@ t.test('every request body has a valid example for JSON and for the form', async
       }
     }
   }
-  t.equal(checked, 2 * 31, 'JSON and form examples of every write')
+  t.equal(checked, 2 * 35, 'JSON and form examples of every write')
 })
 
 t.test('every response with a body has valid examples', async (t) => {

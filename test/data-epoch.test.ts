@@ -16,7 +16,7 @@ import { insertEvent } from './helpers/fixtures.js'
 import { startReceiver } from './helpers/receiver.js'
 
 /** Tables whose content cached records, lists and lookups read: every write moves the epoch. */
-const TRIGGERED = ['events', 'venues', 'organizers', 'terms', 'event_terms', 'event_venues', 'event_organizers', 'images', 'event_occurrences', 'event_overrides']
+const TRIGGERED = ['events', 'venues', 'organizers', 'terms', 'event_terms', 'event_venues', 'event_organizers', 'images', 'event_occurrences', 'event_overrides', 'event_override_links']
 
 /** Tables no cached read reads, and why: their writes leave the cache alone. */
 const EXCLUDED: Record<string, string> = {

@@ -12,6 +12,7 @@ import { sql, type Kysely } from 'kysely'
 import t from 'tap'
 import { migrateToLatest } from '../src/db/migrate.js'
 import * as recurringEvents from '../src/db/migrations/0018-recurring-events.js'
+import * as occurrenceFilters from '../src/db/migrations/0019-occurrence-filters.js'
 import type { Database } from '../src/db/schema.js'
 import { formatOccurrenceId } from '../src/lib/recurrence.js'
 import { build, type Built } from './helpers/build.js'
@@ -150,6 +151,8 @@ t.test('the migration fills the occurrences of the events already there', async 
   const first = await insertEvent(s.db, { start_utc: '2026-07-01 16:00:00', end_utc: '2026-07-01 19:00:00' })
   const allDay = await insertEvent(s.db, { all_day: 1, start_date: '2026-07-02 00:00:00', start_utc: '2026-07-01 22:00:00', end_utc: '2026-07-02 21:59:59' })
   // Back to the schema before it, with the events kept, then forward again: the rows come from the events.
+  await occurrenceFilters.down(s.db)
+  await sql`delete from kysely_migration where name = '0019-occurrence-filters'`.execute(s.db)
   await recurringEvents.down(s.db)
   await sql`delete from kysely_migration where name = '0018-recurring-events'`.execute(s.db)
   await sql`delete from event_occurrences`.execute(s.db)

@@ -15,10 +15,11 @@ type Json = Record<string, unknown>
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const
 const LANGUAGES = ['at', 'en', 'de', 'es', 'ch-fr', 'ch-de'] as const
 const RESOLVED = dereference(SPEC.document)
-/** The source's routes, and those CONTRACT §1 adds (`/changes`, §12; an event's occurrences, §17). */
+/** The source's routes, and those CONTRACT §1 adds (`/changes`, §12; an event's occurrences and a split, §17). */
 const SOURCE_PATHS = [
   '/', '/doc',
-  '/events', '/events/{id}', '/events/{id}/occurrences', '/events/{id}/occurrences/{occurrence}', '/events/by-slug/{slug}',
+  '/events', '/events/{id}', '/events/{id}/occurrences', '/events/{id}/occurrences/{occurrence}', '/events/{id}/occurrences/{occurrence}/split',
+  '/events/by-slug/{slug}',
   '/venues', '/venues/{id}', '/venues/by-slug/{slug}',
   '/organizers', '/organizers/{id}', '/organizers/by-slug/{slug}',
   '/categories', '/categories/{id}',

@@ -67,7 +67,7 @@ t.test('a history missing a migration has it applied on open', async (t) => {
   const applied = (await sql<{ name: string }>`select name from kysely_migration order by name`.execute(first.db)).rows.map((r) => r.name)
   const last = '0014-event-documents-body-last'
   t.ok(applied.includes(last))
-  t.equal(applied.at(-1), '0018-recurring-events')
+  t.equal(applied.at(-1), '0019-occurrence-filters')
   t.equal((await documentColumns(first.db)).at(-1), 'body', 'a new database stores the body last')
   t.strictSame(await documentIndexes(first.db), ['event_documents_context', 'event_documents_group'].filter((i) => TEST_ENGINE === 'sqlite' || i !== 'event_documents_context'))
   const { down } = await import('../src/db/migrations/0014-event-documents-body-last.js')
@@ -119,8 +119,11 @@ t.test('every event ends at or after its start, whoever writes (migration 0010),
     { start_utc: '2026-07-01 12:00:00', end_utc: '2026-07-01 13:00:00' }, 'both moved together is an ordinary update')
 
   // A database made before 0010 (and so before the occurrences of 0017, which hold the same rule) that holds an
-  // inverted event (raw SQL): the migration names it and stops. 0018's `down` leaves the occurrences without
+  // inverted event (raw SQL): the migration names it and stops (0019 undone first). 0018's `down` leaves the occurrences without
   // the triggers 0017's `down` drops: their table goes by hand (0010 stops the migration before 0017 again).
+  const { down: beforeFilters } = await import('../src/db/migrations/0019-occurrence-filters.js')
+  await beforeFilters(first.db)
+  await sql`delete from kysely_migration where name = '0019-occurrence-filters'`.execute(first.db)
   const { down: beforeSeries } = await import('../src/db/migrations/0018-recurring-events.js')
   await beforeSeries(first.db)
   await sql`delete from kysely_migration where name = '0018-recurring-events'`.execute(first.db)

@@ -135,6 +135,8 @@ async function records(s: Built, language: string, editor: { authorization: stri
   const event = await post('/events', { title: 'Open Air Cinema', slug: 'open-air-cinema', start_date: '2026-12-11 21:00', end_date: '2026-12-11 23:30', status: 'publish' })
   const venue = await post('/venues', { venue: 'Rote Fabrik', slug: 'rote-fabrik', status: 'publish' })
   const organizer = await post('/organizers', { organizer: 'Kino am See', slug: 'kino-am-see', status: 'publish' })
+  // A weekly series (UTC, Thursdays 21:00 from 2026-12-03): its second occurrence is changed, its third split off.
+  const series = await post('/events', { title: 'Late Night Jazz', start_date: '2026-12-03 21:00', end_date: '2026-12-03 23:30', timezone: 'UTC', status: 'publish', recurrence: { rule: 'FREQ=WEEKLY;COUNT=6' } })
   const admin = await s.auth('administrator')
   const webhook = await s.inject({ method: 'POST', url: `${API}/webhooks`, headers: admin, payload: { url: 'https://partner.example.com/hooks/a', events: ['*'] } })
   t.equal(webhook.statusCode, 201)
@@ -143,6 +145,8 @@ async function records(s: Built, language: string, editor: { authorization: stri
     '/events/{id}': String(event.id), '/events/by-slug/{slug}': String(event.slug), '/venues/{id}': String(venue.id),
     '/venues/by-slug/{slug}': String(venue.slug), '/organizers/{id}': String(organizer.id), '/organizers/by-slug/{slug}': String(organizer.slug),
     '/categories/{id}': String(category.id), '/tags/{id}': String(tag.id), '/webhooks/{id}': String(webhook.json().id),
+    '/events/{id}/occurrences/{occurrence}': `/events/${String(series.id)}/occurrences/20261210T210000Z`,
+    '/events/{id}/occurrences/{occurrence}/split': `/events/${String(series.id)}/occurrences/20261217T210000Z/split`,
   }
 }
 
@@ -166,7 +170,8 @@ for (const language of ['en', 'de'] as const) {
       }
       const body = formSent(schema)
       t.strictSame(Object.fromEntries(body), Object.fromEntries(Object.entries(example).map(([k, v]) => [k, String(v)])), `${method} ${path}: the form sends its example`)
-      const target = path.replace(/\{(id|slug)\}$/, () => ids[path] ?? 'unknown')
+      // An occurrence's paths name two records: their whole path is given.
+      const target = path.includes('/occurrences/') ? ids[path] ?? path : path.replace(/\{(id|slug)\}$/, () => ids[path] ?? 'unknown')
       const sendsLanguage = Array.isArray(op.parameters) && op.parameters.some((p) => resolve(ui, p).name === 'ml_language')
       const res = await s.inject({
         method: method.toUpperCase(), url: `${API}${target}${sendsLanguage ? `?ml_language=${language}` : ''}`,
@@ -175,6 +180,6 @@ for (const language of ['en', 'de'] as const) {
       t.ok(res.statusCode === 200 || res.statusCode === 201, `${method.toUpperCase()} ${path} as a form: ${res.statusCode} ${res.body.slice(0, 300)}`)
       tried++
     }
-    t.equal(tried, 31, 'every write that takes a form')
+    t.equal(tried, 35, 'every write that takes a form')
   })
 }

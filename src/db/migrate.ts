@@ -21,6 +21,7 @@ import * as documentsByContext from './migrations/0015-event-documents-by-contex
 import * as idempotencyKeys from './migrations/0016-idempotency-keys.js'
 import * as eventOccurrences from './migrations/0017-event-occurrences.js'
 import * as recurringEvents from './migrations/0018-recurring-events.js'
+import * as occurrenceFilters from './migrations/0019-occurrence-filters.js'
 
 const migrations: Record<string, Migration> = {
   '0001-initial': initial,
@@ -41,6 +42,7 @@ const migrations: Record<string, Migration> = {
   '0016-idempotency-keys': idempotencyKeys,
   '0017-event-occurrences': eventOccurrences,
   '0018-recurring-events': recurringEvents,
+  '0019-occurrence-filters': occurrenceFilters,
 }
 
 /**

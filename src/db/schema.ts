@@ -191,6 +191,17 @@ export interface EventOverridesTable {
   venues: string | null
   organizers: string | null
   version: Generated<number>
+  /** The override's title and description folded as the search index folds them (migration 0019), or null. */
+  search_title: string | null
+  search_description: string | null
+}
+
+/** The venues and organizers an override shows, one row per target (migration 0019), for the list filters. */
+export interface EventOverrideLinksTable {
+  event_id: number
+  occurrence: string
+  kind: 'venue' | 'organizer'
+  target_id: number
 }
 
 /** The stored answer to an anonymous single read of an event, its terms left out (migration 0009, repositories/event-documents.ts). */
@@ -301,6 +312,7 @@ export interface Database {
   event_organizers: EventOrganizersTable
   event_occurrences: EventOccurrencesTable
   event_overrides: EventOverridesTable
+  event_override_links: EventOverrideLinksTable
   changes: ChangesTable
   change_log: ChangeLogTable
   data_epoch: DataEpochTable

@@ -136,8 +136,44 @@ export interface paths {
          * @description One occurrence of a series (CONTRACT §17): the event's record as it stands for it, with its schema.org `json_ld` and `occurrence` set. Its ETag changes with the series and with the occurrence's own changes. An occurrence id that is not in the series (never was, removed by `exdates`, or malformed) is 404 `rest-event-occurrence-not-found`. Reading it needs what reading the event needs (403, 410 as for the event).
          */
         get: operations["getEventOccurrence"];
+        /**
+         * Change one occurrence (PUT)
+         * @description Changes one occurrence of a series alone (CONTRACT §17): `title`, `description`, `excerpt`, `start_date`, `end_date`, `venue`, `organizer`, `cost` and `website`; any other field is 400 naming it. A field sent replaces the series' value for this occurrence, `null` drops that change (back to the series' value). `start_date` alone moves the occurrence and keeps its length; dates are in the event's time zone and the end may not be before the start. `venue` and `organizer` name existing records by id. POST, PUT and PATCH behave the same. Rights, statuses and the trash are those of updating the event; a stale `If-Match` (the occurrence's ETag) is 412 and nothing is written. The change is a change of the event: its ETag, `modified`, the change log and webhooks follow. An occurrence id not in the series is 404 `rest-event-occurrence-not-found`.
+         */
+        put: operations["updateEventOccurrencePut"];
+        /**
+         * Change one occurrence (POST)
+         * @description Changes one occurrence of a series alone (CONTRACT §17): `title`, `description`, `excerpt`, `start_date`, `end_date`, `venue`, `organizer`, `cost` and `website`; any other field is 400 naming it. A field sent replaces the series' value for this occurrence, `null` drops that change (back to the series' value). `start_date` alone moves the occurrence and keeps its length; dates are in the event's time zone and the end may not be before the start. `venue` and `organizer` name existing records by id. POST, PUT and PATCH behave the same. Rights, statuses and the trash are those of updating the event; a stale `If-Match` (the occurrence's ETag) is 412 and nothing is written. The change is a change of the event: its ETag, `modified`, the change log and webhooks follow. An occurrence id not in the series is 404 `rest-event-occurrence-not-found`.
+         */
+        post: operations["updateEventOccurrencePost"];
+        /**
+         * Cancel one occurrence
+         * @description Cancels one occurrence of a series (CONTRACT §17): its original start (a wall time in the event's time zone) joins the series' `exdates` and its own changes are dropped. Answers 200 with the series. Rights, statuses and the trash are those of updating the event; a stale `If-Match` (the occurrence's ETag) is 412 and nothing is written. Cancelling the only occurrence left is 400 naming `recurrence`.
+         */
+        delete: operations["cancelEventOccurrence"];
+        options?: never;
+        head?: never;
+        /**
+         * Change one occurrence (PATCH)
+         * @description Changes one occurrence of a series alone (CONTRACT §17): `title`, `description`, `excerpt`, `start_date`, `end_date`, `venue`, `organizer`, `cost` and `website`; any other field is 400 naming it. A field sent replaces the series' value for this occurrence, `null` drops that change (back to the series' value). `start_date` alone moves the occurrence and keeps its length; dates are in the event's time zone and the end may not be before the start. `venue` and `organizer` name existing records by id. POST, PUT and PATCH behave the same. Rights, statuses and the trash are those of updating the event; a stale `If-Match` (the occurrence's ETag) is 412 and nothing is written. The change is a change of the event: its ETag, `modified`, the change log and webhooks follow. An occurrence id not in the series is 404 `rest-event-occurrence-not-found`.
+         */
+        patch: operations["updateEventOccurrence"];
+        trace?: never;
+    };
+    "/events/{id}/occurrences/{occurrence}/split": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
         put?: never;
-        post?: never;
+        /**
+         * Split a series at an occurrence
+         * @description "This and following" (CONTRACT §17): the series ends before this occurrence (its rule gains an `UNTIL` one second before the occurrence's original start, or a smaller `COUNT`), and a new event starts with it: a new id and slug, the same fields and links, the rule with the remaining `COUNT`, and the later `rdates`, `exdates` and occurrences' own changes (their occurrence ids stay). Event fields sent in the body are applied to the new event. One unit of work: 201 with the new event, its `Location` and `ETag`. Splitting at the first occurrence is 400 naming `occurrence`. Rights, statuses and the trash are those of updating the event; a stale `If-Match` (the occurrence's ETag) is 412 and nothing is written.
+         */
+        post: operations["splitEventOccurrence"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1298,6 +1334,32 @@ export interface components {
             /** @description Password that protects the event; readers then need it as `?password=` unless they may edit the event. Null removes the protection. */
             password?: string | null;
         };
+        /** @description Changes of one occurrence of a series (CONTRACT §17). A field sent replaces the series' value for this occurrence; `null` drops that change. Unknown fields are rejected. */
+        OccurrenceUpdate: {
+            /** @description Title of this occurrence. */
+            title?: string | null;
+            /** @description Description of this occurrence. */
+            description?: string | null;
+            /** @description Short summary of this occurrence. */
+            excerpt?: string | null;
+            /** @description Start of this occurrence, as `YYYY-MM-DD HH:MM[:SS]` (wall time in the time zone of the event) or ISO 8601 with an offset or `Z`; sent alone, the occurrence keeps its length. Null drops the change of both dates. */
+            start_date?: string | null;
+            /** @description End of this occurrence, as `YYYY-MM-DD HH:MM[:SS]` (wall time in the time zone of the event) or ISO 8601 with an offset or `Z`; it may not be before the start. Null drops the change of both dates. */
+            end_date?: string | null;
+            /** @description Venues of this occurrence, by id (a single id is a list of one); `[]` shows none. */
+            venue?: number[] | number | null;
+            /** @description Organizers of this occurrence, by id (a single id is a list of one); `[]` shows none. */
+            organizer?: number[] | number | null;
+            /** @description Cost of this occurrence as free text (for example "$10 - $20" or "Free"). */
+            cost?: string | number | null;
+            /**
+             * Format: uri
+             * @description Website of this occurrence, an absolute http(s) URL.
+             */
+            website?: string | null;
+            /** @description Language of the request, as the `ml_language` query parameter; when both are sent, this one wins. */
+            ml_language?: components["schemas"]["Language"];
+        };
         /** @description Fields to change on an event addressed by slug; the password can only be set through the routes by id. Partial update: omitted fields keep their value, null clears a nullable field, and an array replaces the whole set. Unknown fields are rejected. */
         EventUpdateBySlug: {
             /** @description Id of the user to set as author of the event; only editors and administrators may set it. Defaults to the caller. */
@@ -2245,6 +2307,11 @@ export interface components {
          */
         Id: number;
         /**
+         * @description The occurrence id: its original start in UTC, `YYYYMMDDTHHMMSSZ` (all-day events: its local day, `YYYYMMDD`). An id that is not in the series (never was, cancelled, or malformed) is 404 `rest-event-occurrence-not-found`.
+         * @example 20261210T200000Z
+         */
+        OccurrenceWriteId: string;
+        /**
          * @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`.
          * @example 2
          */
@@ -2336,6 +2403,19 @@ export interface components {
                  */
                 "application/json": components["schemas"]["EventUpdate"];
                 "application/x-www-form-urlencoded": components["schemas"]["EventUpdate"];
+            };
+        };
+        /** @description The changes of this occurrence alone, as JSON or as a form. Omitted fields keep their value; `null` (an empty form value) drops the change of that field. */
+        OccurrenceUpdate: {
+            content: {
+                /**
+                 * @example {
+                 *       "title": "Late Night Jazz – Christmas Special",
+                 *       "start_date": "2026-12-10 22:00"
+                 *     }
+                 */
+                "application/json": components["schemas"]["OccurrenceUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["OccurrenceUpdate"];
             };
         };
         /** @description Fields to change on the event, as JSON or as a form. Partial update: omitted fields keep their value. An empty body changes nothing. */
@@ -3160,6 +3240,295 @@ export interface operations {
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
             410: components["responses"]["Gone"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
+        };
+    };
+    updateEventOccurrencePut: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
+                ml_language?: components["parameters"]["MlLanguage"];
+            };
+            header?: {
+                /** @description Entity tag of the version the change is based on; when it no longer matches the stored version the request fails with 412 `rest-precondition-failed` and nothing is written. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /**
+                 * @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`.
+                 * @example 1
+                 */
+                id: components["parameters"]["Id"];
+                /**
+                 * @description The occurrence id: its original start in UTC, `YYYYMMDDTHHMMSSZ` (all-day events: its local day, `YYYYMMDD`). An id that is not in the series (never was, cancelled, or malformed) is 404 `rest-event-occurrence-not-found`.
+                 * @example 20261210T200000Z
+                 */
+                occurrence: components["parameters"]["OccurrenceWriteId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: components["requestBodies"]["OccurrenceUpdate"];
+        responses: {
+            /** @description The occurrence after the change. */
+            200: {
+                headers: {
+                    "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Event"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            410: components["responses"]["Gone"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
+        };
+    };
+    updateEventOccurrencePost: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
+                ml_language?: components["parameters"]["MlLanguage"];
+            };
+            header?: {
+                /** @description Entity tag of the version the change is based on; when it no longer matches the stored version the request fails with 412 `rest-precondition-failed` and nothing is written. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /**
+                 * @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`.
+                 * @example 1
+                 */
+                id: components["parameters"]["Id"];
+                /**
+                 * @description The occurrence id: its original start in UTC, `YYYYMMDDTHHMMSSZ` (all-day events: its local day, `YYYYMMDD`). An id that is not in the series (never was, cancelled, or malformed) is 404 `rest-event-occurrence-not-found`.
+                 * @example 20261210T200000Z
+                 */
+                occurrence: components["parameters"]["OccurrenceWriteId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: components["requestBodies"]["OccurrenceUpdate"];
+        responses: {
+            /** @description The occurrence after the change. */
+            200: {
+                headers: {
+                    "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Event"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            410: components["responses"]["Gone"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
+        };
+    };
+    cancelEventOccurrence: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
+                ml_language?: components["parameters"]["MlLanguage"];
+            };
+            header?: {
+                /** @description Entity tag of the version the change is based on; when it no longer matches the stored version the request fails with 412 `rest-precondition-failed` and nothing is written. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /**
+                 * @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`.
+                 * @example 1
+                 */
+                id: components["parameters"]["Id"];
+                /**
+                 * @description The occurrence id: its original start in UTC, `YYYYMMDDTHHMMSSZ` (all-day events: its local day, `YYYYMMDD`). An id that is not in the series (never was, cancelled, or malformed) is 404 `rest-event-occurrence-not-found`.
+                 * @example 20261210T200000Z
+                 */
+                occurrence: components["parameters"]["OccurrenceWriteId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The series after the cancel. */
+            200: {
+                headers: {
+                    "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Event"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            410: components["responses"]["Gone"];
+            412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
+        };
+    };
+    updateEventOccurrence: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
+                ml_language?: components["parameters"]["MlLanguage"];
+            };
+            header?: {
+                /** @description Entity tag of the version the change is based on; when it no longer matches the stored version the request fails with 412 `rest-precondition-failed` and nothing is written. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /**
+                 * @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`.
+                 * @example 1
+                 */
+                id: components["parameters"]["Id"];
+                /**
+                 * @description The occurrence id: its original start in UTC, `YYYYMMDDTHHMMSSZ` (all-day events: its local day, `YYYYMMDD`). An id that is not in the series (never was, cancelled, or malformed) is 404 `rest-event-occurrence-not-found`.
+                 * @example 20261210T200000Z
+                 */
+                occurrence: components["parameters"]["OccurrenceWriteId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: components["requestBodies"]["OccurrenceUpdate"];
+        responses: {
+            /** @description The occurrence after the change. */
+            200: {
+                headers: {
+                    "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Event"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            410: components["responses"]["Gone"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
+        };
+    };
+    splitEventOccurrence: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Language to serve, one of `at`, `en`, `de`, `es`, `ch-fr`, `ch-de` (case-sensitive). It selects the language of the records and of every description and error message. On writes it may also be sent in the body, which wins. Defaults to the site default language.
+                 * @example en
+                 */
+                ml_language?: components["parameters"]["MlLanguage"];
+            };
+            header?: {
+                /** @description A key of your choice (1–255 printable ASCII characters, such as a UUID) that makes the create safe to retry: a request with a key you already used, with the same method, path and body, is answered with the first answer again (status, body, `Location`, `ETag`, and `Idempotent-Replayed: true`) and creates nothing; the same key with another method, path or body is 422 `rest_idempotency_key_mismatch`; while the first request with the key is still being processed, 409 `rest_idempotency_key_in_use`. Keys belong to the caller and are kept `CALENDAR_IDEMPOTENCY_HOURS` (24 by default) from their first use; only answers that created something are remembered. A malformed key is 400 `rest_invalid_param` naming the header. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Entity tag of the version the change is based on; when it no longer matches the stored version the request fails with 412 `rest-precondition-failed` and nothing is written. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /**
+                 * @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`.
+                 * @example 1
+                 */
+                id: components["parameters"]["Id"];
+                /**
+                 * @description The occurrence id: its original start in UTC, `YYYYMMDDTHHMMSSZ` (all-day events: its local day, `YYYYMMDD`). An id that is not in the series (never was, cancelled, or malformed) is 404 `rest-event-occurrence-not-found`.
+                 * @example 20261210T200000Z
+                 */
+                occurrence: components["parameters"]["OccurrenceWriteId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: components["requestBodies"]["EventUpdate"];
+        responses: {
+            /** @description The new event, from the occurrence on. */
+            201: {
+                headers: {
+                    "Content-Language": components["headers"]["Content-Language"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    Location: components["headers"]["Location"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Event"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            410: components["responses"]["Gone"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyMismatch"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];

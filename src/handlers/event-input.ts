@@ -84,7 +84,7 @@ const RECURRENCE_MESSAGES: Record<RecurrenceRefusal, MessageKey> = {
 }
 
 /** A `recurrence` refused: 400 naming it, with the reason's message. */
-function refusedRecurrence(reason: RecurrenceRefusal) {
+export function refusedRecurrence(reason: RecurrenceRefusal) {
   return invalidParam('recurrence', RECURRENCE_MESSAGES[reason])
 }
 

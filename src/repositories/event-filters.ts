@@ -13,7 +13,7 @@
  */
 import { sql, type Expression, type SqlBool } from 'kysely'
 import type { Language } from '../contract.js'
-import { distanceKm, inIdList, isPostgres, listIds, searchedIds, type SearchedIds } from '../db/dialect.js'
+import { distanceKm, foldCase, inIdList, isPostgres, listIds, searchedIds, type SearchedIds } from '../db/dialect.js'
 import type { Taxonomy } from '../db/schema.js'
 import type { Db } from '../db/unit-of-work.js'
 import { boundingBox, type Circle } from '../lib/geo.js'
@@ -69,6 +69,9 @@ function entriesOf(list: readonly (number | string)[]): ListEntry[] {
   return out
 }
 
+/** The occurrence a condition is on: the listed one (`o`), or an earlier one of its event (`p`). */
+type Alias = 'o' | 'p'
+
 type LinkFilter = readonly ['event_terms' | 'event_venues' | 'event_organizers', 'term_id' | 'venue_id' | 'organizer_id', number[]]
 
 /** The link filters sent (venue, organizer, tags, categories), the most selective kinds first. */
@@ -82,10 +85,48 @@ function linkFilters(f: EventFilter): LinkFilter[] {
   return all.flatMap(([table, column, ids]) => (ids === undefined ? [] : [[table, column, ids] as const]))
 }
 
-/** An occurrence whose event is linked to one of `ids` through `table`, checked per occurrence. */
-function linkedCondition(db: Db, [table, column, ids]: LinkFilter): Expression<SqlBool> {
+/** The override column that changes the links of `table` on one occurrence, and the kind of its link rows (terms are the series' only). */
+const OVERRIDDEN_LINKS = {
+  event_venues: { column: 'venues', kind: 'venue' },
+  event_organizers: { column: 'organizers', kind: 'organizer' },
+  event_terms: undefined,
+} as const
+
+/**
+ * The links of the occurrence `o` through `table`, a condition on their targets: the event's (`viaEvent`), or, for
+ * an overridden occurrence whose override changes them, the override's (`event_override_links`, migration 0019;
+ * CONTRACT §17: `venue`, `organizer` and `geoloc*` look at an occurrence's own venues). Only overridden occurrences
+ * pay: `o.overridden` is read first, from the index the list reads.
+ */
+function ownLinks(table: 'event_venues' | 'event_organizers', condition: (id: Expression<unknown>) => Expression<SqlBool>, viaEvent: Expression<SqlBool>, alias: Alias = 'o'): Expression<SqlBool> {
+  const { column, kind } = OVERRIDDEN_LINKS[table]
+  const a = sql.raw(alias)
+  const changed = sql<SqlBool>`exists (select 1 from event_overrides w where w.event_id = ${a}.event_id and w.occurrence = ${a}.occurrence and w.${sql.raw(column)} is not null)`
+  const viaOverride = sql<SqlBool>`exists (select 1 from event_override_links k
+    where k.event_id = ${a}.event_id and k.occurrence = ${a}.occurrence and k.kind = ${kind} and ${condition(sql.ref('k.target_id'))})`
+  return sql<SqlBool>`(${viaEvent} and (${a}.overridden = 0 or not ${changed}) or ${a}.overridden = 1 and ${viaOverride})`
+}
+
+/** An occurrence linked to one of `ids` through `table` (its own venues and organizers when changed on it alone), checked per occurrence. */
+function linkedCondition(db: Db, [table, column, ids]: LinkFilter, alias: Alias = 'o'): Expression<SqlBool> {
+  const a = sql.raw(alias)
   if (ids.length === 0) return sql<SqlBool>`1 = 0`
-  return sql<SqlBool>`exists (select 1 from ${sql.table(table)} l where l.event_id = o.event_id and ${inIdList(db, sql.ref(`l.${column}`), ids)})`
+  const viaEvent = sql<SqlBool>`exists (select 1 from ${sql.table(table)} l where l.event_id = ${a}.event_id and ${inIdList(db, sql.ref(`l.${column}`), ids)})`
+  if (table === 'event_terms') return viaEvent
+  return ownLinks(table, (id) => inIdList(db, id, ids), viaEvent, alias)
+}
+
+/**
+ * The events a link filter drives a list from: those linked to one of `ids`, and those with an occurrence whose
+ * own venues or organizers hold one (overrides are few: read whole). Each occurrence is then checked itself.
+ */
+function linkedEvents(db: Db, [table, column, ids]: LinkFilter): Expression<{ id: number }> {
+  const distinct = new Set(ids).size > 1 ? sql`distinct ` : sql``
+  const linked = sql<{ id: number }>`select ${distinct}l.event_id as id from ${sql.table(table)} l where ${inIdList(db, sql.ref(`l.${column}`), ids)}`
+  const overridden = OVERRIDDEN_LINKS[table]
+  if (overridden === undefined) return sql<{ id: number }>`(${linked})`
+  return sql<{ id: number }>`(${linked} union select k.event_id as id from event_override_links k
+    where k.kind = ${overridden.kind} and ${inIdList(db, sql.ref('k.target_id'), ids)})`
 }
 
 /**
@@ -106,17 +147,22 @@ function eventsFrom(db: Db, f: EventFilter, drive: boolean, searchDrives: boolea
     const found = searchDrives && hasSearch(f) ? searchedIds(db, f.search) : undefined
     if (found?.indexed !== true) return db.selectFrom('event_occurrences as o').where(filterCondition(db, f, links, lookUp ? 'looked-up' : true))
     // No link filter, a needle the trigram index finds in few events: those drive, as linked ones do.
-    return db.selectFrom(sql<{ id: number }>`${found.ids}`.as('found')).crossJoin(occurrencesOfEvent(db))
+    // Its events and those whose overrides' own texts match drive; each occurrence is then checked itself (its
+    // event's match, or its override's: `ownSearch`).
+    const ids = sql<{ id: number }>`(select m.id as id from ${found.ids} as m union ${overridesSearched(db, f.search ?? '')})`
+    return db.selectFrom(ids.as('found')).crossJoin(occurrencesOfEvent(db))
       .where(sql<SqlBool>`o.event_id = found.id`)
-      .where(filterCondition(db, f, links, false))
+      .where(filterCondition(db, f, links, true))
   }
-  const [table, column, ids] = driver
   // A link is unique per event and target (the link tables' keys): the events linked to one target are distinct already.
-  const distinct = new Set(ids).size > 1 ? sql`distinct ` : sql``
-  const linked = sql<{ id: number }>`(select ${distinct}l.event_id as id from ${sql.table(table)} l where ${inIdList(db, sql.ref(`l.${column}`), ids)})`
+  const linked = sql<{ id: number }>`${linkedEvents(db, driver)}`
+  // Venues and organizers drive with the events whose overrides link the target: each occurrence is checked itself
+  // (its event's links, or its override's).
+  const own = driver[0] === 'event_terms' ? sql<SqlBool>`1 = 1` : linkedCondition(db, driver)
   return db.selectFrom(linked.as('linked')).crossJoin(occurrencesOfEvent(db))
     .where(sql<SqlBool>`o.event_id = linked.id`)
     .where(filterCondition(db, f, links.slice(1), true))
+    .where(own)
 }
 
 /**
@@ -148,16 +194,12 @@ function filterCondition(db: Db, f: EventFilter, links: readonly LinkFilter[], s
   c.push(...dateConditions(f, 'o'))
   // One item per event: its first occurrence (`include` lists wholes), or its first that matches the dates.
   if (f.include !== undefined || f.hideSubsequent === true) {
-    const dates = f.include !== undefined ? [] : dateConditions(f, 'p')
+    // The earlier occurrence must match as this one would: its dates, and what it may have changed on its own
+    // (the driving link filter included: every occurrence of a driving event is not one that matches).
+    const dates = f.include !== undefined ? [] : [...dateConditions(f, 'p'), ...ownConditions(db, f, linkFilters(f), true, 'p')]
     c.push(sql<SqlBool>`not exists (select 1 from event_occurrences p where p.event_id = o.event_id
       and (p.start_utc < o.start_utc or (p.start_utc = o.start_utc and p.occurrence < o.occurrence))${sql.join(dates.map((d) => sql` and ${d}`), sql``)})`)
   }
-  // The search index holds the folded title, and the description unless the event is password-protected.
-  if (searched !== false && hasSearch(f)) {
-    const found = searchedIds(db, f.search)
-    c.push((searched === 'looked-up' ? found.looksUp ?? found.holds : found.holds)(sql.ref('o.event_id')))
-  }
-  for (const link of links) c.push(linkedCondition(db, link))
   if (f.featured !== undefined) c.push(sql<SqlBool>`o.featured = ${f.featured ? 1 : 0}`)
   // What only the event's row holds, looked up by its id (the primary key).
   const own: Expression<SqlBool>[] = []
@@ -165,13 +207,71 @@ function filterCondition(db: Db, f: EventFilter, links: readonly LinkFilter[], s
   if (f.modifiedAfter !== undefined) own.push(sql<SqlBool>`events.modified_utc > ${f.modifiedAfter}`)
   if (f.modifiedBefore !== undefined) own.push(sql<SqlBool>`events.modified_utc < ${f.modifiedBefore}`)
   if (own.length > 0) c.push(sql<SqlBool>`exists (select 1 from events where events.id = o.event_id and ${sql.join(own, sql` and `)})`)
+  c.push(...ownConditions(db, f, links, searched, 'o'))
+  return sql<SqlBool>`${sql.join(c, sql` and `)}`
+}
+
+/**
+ * The filters an occurrence changed on its own may answer otherwise than its event (CONTRACT §17): `search`, the
+ * venue and organizer links, `geoloc*`, checked on the occurrence `alias` (`o`, or an earlier one `p` of the same
+ * event, which `hide_subsequent_recurrences` must find matching). Categories and tags are the event's.
+ */
+function ownConditions(db: Db, f: EventFilter, links: readonly LinkFilter[], searched: boolean | 'looked-up', alias: Alias): Array<Expression<SqlBool>> {
+  const c: Array<Expression<SqlBool>> = []
+  const a = sql.raw(alias)
+  // The search index holds the folded title, and the description unless the event is password-protected.
+  if (searched !== false && hasSearch(f)) {
+    const found = searchedIds(db, f.search)
+    c.push(ownSearch(db, f.search, (searched === 'looked-up' ? found.looksUp ?? found.holds : found.holds)(sql.ref(`${alias}.event_id`)), alias))
+  }
+  for (const link of links) if (alias === 'o' || link[0] !== 'event_terms') c.push(linkedCondition(db, link, alias))
   if (f.hasGeo !== undefined) {
-    const located = sql<SqlBool>`exists (select 1 from event_venues l inner join venues v on v.id = l.venue_id
-      where l.event_id = o.event_id and v.status = 'publish' and v.geo_lat is not null and v.geo_lng is not null)`
+    const withCoordinates = (id: Expression<unknown>) => sql<SqlBool>`exists (select 1 from venues v where v.id = ${id}
+      and v.status = 'publish' and v.geo_lat is not null and v.geo_lng is not null)`
+    const located = ownLinks('event_venues', withCoordinates, sql<SqlBool>`exists (select 1 from event_venues l inner join venues v on v.id = l.venue_id
+      where l.event_id = ${a}.event_id and v.status = 'publish' and v.geo_lat is not null and v.geo_lng is not null)`, alias)
     c.push(f.hasGeo ? located : sql<SqlBool>`not ${located}`)
   }
-  if (f.near !== undefined) c.push(nearCondition(db, f.near))
-  return sql<SqlBool>`${sql.join(c, sql` and `)}`
+  if (f.near !== undefined) c.push(nearCondition(db, f.near, alias))
+  return c
+}
+
+/** `%needle%` folded, for LIKE (backslash escapes: SQLite's clause below, PostgreSQL's default). */
+function likePattern(needle: string): string {
+  return `%${foldCase(needle).replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+}
+
+/** `text` holds the folded needle (a LIKE with `likePattern`). */
+function likeFolded(db: Db, text: Expression<unknown>, needle: string): Expression<SqlBool> {
+  return isPostgres(db) ? sql<SqlBool>`${text} like ${likePattern(needle)}` : sql<SqlBool>`${text} like ${likePattern(needle)} escape '\\'`
+}
+
+/**
+ * `search` on the occurrence `o` (CONTRACT §17: over its own title and description): `holds`, the event's match,
+ * for an occurrence not changed alone; for an overridden one, each text the override changes (folded as the index
+ * folds: migration 0019) and the event's others. Only overridden occurrences pay: `o.overridden` is read first.
+ */
+function ownSearch(db: Db, needle: string, holds: Expression<SqlBool>, alias: Alias = 'o'): Expression<SqlBool> {
+  const a = sql.raw(alias)
+  const eventText = (column: 'title' | 'description') => isPostgres(db)
+    ? sql<SqlBool>`exists (select 1 from event_search s where s.event_id = ${a}.event_id and ${likeFolded(db, sql.ref(`s.${column}`), needle)})`
+    : sql<SqlBool>`exists (select 1 from event_search_content s where s.id = ${a}.event_id and ${likeFolded(db, sql.ref(column === 'title' ? 's.c0' : 's.c1'), needle)})`
+  const own = sql<SqlBool>`exists (select 1 from event_overrides w where w.event_id = ${a}.event_id and w.occurrence = ${a}.occurrence and (
+    case when w.search_title is null then ${eventText('title')} else ${likeFolded(db, sql.ref('w.search_title'), needle)} end
+    or case when w.search_description is null and w.description is null then ${eventText('description')} else ${likeFolded(db, sql.ref('w.search_description'), needle)} end))`
+  return sql<SqlBool>`(${a}.overridden = 0 and ${holds} or ${a}.overridden = 1 and ${own})`
+}
+
+/** The events whose overrides' own texts hold the needle (overrides are few: read whole), for plans the search index drives. */
+function overridesSearched(db: Db, needle: string): Expression<{ id: number }> {
+  return sql<{ id: number }>`select w.event_id as id from event_overrides w
+    where ${likeFolded(db, sql.ref('w.search_title'), needle)} or ${likeFolded(db, sql.ref('w.search_description'), needle)}`
+}
+
+/** Whether any occurrence is changed on its own (remembered until the data changes): the event-level search plans then step aside. */
+async function hasOverrides(db: Db): Promise<boolean> {
+  return (await rememberedResult(db, 'exist:event_overrides', async () =>
+    ((await db.selectFrom('event_overrides').select('event_id').limit(1).executeTakeFirst()) === undefined ? 0 : 1))) === 1
 }
 
 /**
@@ -193,17 +293,19 @@ function dateConditions(f: EventFilter, alias: 'o' | 'p'): Array<Expression<SqlB
 }
 
 /** Events with a published venue within `km` of the point: its bounding box on the coordinates index first, then the exact distance. */
-function nearCondition(db: Db, near: Circle): Expression<SqlBool> {
+function nearCondition(db: Db, near: Circle, alias: Alias = 'o'): Expression<SqlBool> {
+  const a = sql.raw(alias)
   const box = boundingBox(near)
   const lng = box.lng
   let lngRange: Expression<SqlBool>
   if (lng === undefined) lngRange = sql<SqlBool>`1 = 1`
   else if (lng.west > lng.east) lngRange = sql<SqlBool>`(v.geo_lng >= ${lng.west} or v.geo_lng <= ${lng.east})`
   else lngRange = sql<SqlBool>`v.geo_lng between ${lng.west} and ${lng.east}`
-  return sql<SqlBool>`exists (select 1 from event_venues l inner join venues v on v.id = l.venue_id
-    where l.event_id = o.event_id and v.status = 'publish'
+  const within = sql<SqlBool>`v.status = 'publish'
       and v.geo_lat between ${box.minLat} and ${box.maxLat} and ${lngRange}
-      and ${distanceKm(db, sql.ref('v.geo_lat'), sql.ref('v.geo_lng'), near.lat, near.lng)} <= ${near.km})`
+      and ${distanceKm(db, sql.ref('v.geo_lat'), sql.ref('v.geo_lng'), near.lat, near.lng)} <= ${near.km}`
+  return ownLinks('event_venues', (id) => sql<SqlBool>`exists (select 1 from venues v where v.id = ${id} and ${within})`,
+    sql<SqlBool>`exists (select 1 from event_venues l inner join venues v on v.id = l.venue_id where l.event_id = ${a}.event_id and ${within})`, alias)
 }
 
 const listKey = (f: EventFilter) => `events:${JSON.stringify(f)}`
@@ -216,7 +318,7 @@ export async function countEvents(db: Db, f: EventFilter): Promise<number> {
   if (searched !== undefined) return searched.count
   return rememberedResult(db, `count:${listKey(f)}`, async () => {
     const drives = await searchDrives(db, f)
-    if (!drives && hasSearch(f) && linkFilters(f).length === 0 && !isPostgres(db)) {
+    if (!drives && hasSearch(f) && linkFilters(f).length === 0 && !isPostgres(db) && !(await hasOverrides(db))) {
       const found = searchedIds(db, f.search)
       if (found.indexed) return countByWindowMembership(db, f, found.ids)
     }
@@ -278,7 +380,7 @@ interface SearchedInWindow {
  * not apply.
  */
 async function searchedInWindow(db: Db, f: EventFilter): Promise<SearchedInWindow | undefined> {
-  if (!hasSearch(f) || linkFilters(f).length > 0) return undefined
+  if (!hasSearch(f) || linkFilters(f).length > 0 || await hasOverrides(db)) return undefined
   const found = searchedIds(db, f.search)
   if (!found.indexed) return undefined
   const top = await rememberedResult(db, 'count:events:top-id', async () =>

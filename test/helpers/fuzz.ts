@@ -744,7 +744,12 @@ export function classify(request: WireRequest): Classified {
   template.forEach((part, i) => {
     const m = /^\{(\w+)\}$/.exec(part)
     const raw = segments[i]
-    if (m === null || raw === undefined) return
+    if (m === null) return
+    // An empty last segment (`…/occurrences/`, its slash dropped as the router drops it) names no route either.
+    if (raw === undefined) {
+      result.noRoute = true
+      return
+    }
     const name = m[1] ?? ''
     if (raw.length > MAX_PARAM_LENGTH || raw === '' || raw === '.' || raw === '..') result.noRoute = true
     const text = decodeURIComponent(raw)
@@ -896,6 +901,9 @@ export const CONTRACT_RULES: readonly ContractRule[] = [
   { name: 'coordinates come in pairs', contract: '§8', codes: ['rest_invalid_param'], fields: ['geoloc_lat', 'geoloc_lng', 'geo_lat', 'geo_lng'] },
   { name: 'ticketed=true without a ticketing module', contract: '§4', codes: ['event-tickets-not-active'], fields: ['ticketed'] },
   { name: 'list status not allowed for the caller', contract: '§6', codes: ['rest_invalid_param'], fields: ['status'] },
+  // The RRULE subset, its limits and the forms of rdates and exdates are checked by the server only (CONTRACT §17).
+  { name: 'recurrence rules, dates and limits the contract refuses', contract: '§17', codes: ['rest_invalid_param'], fields: ['recurrence'] },
+  { name: 'a split at the first occurrence, or a change of a single event\'s only occurrence', contract: '§17', codes: ['rest_invalid_param'], fields: ['occurrence'] },
 ]
 
 interface ErrorBody {
