@@ -409,7 +409,7 @@ t.test('GET /events/{id}/occurrences/{occurrence}: the record for it, with JSON-
   const after = await s.inject({ url, headers: { 'if-none-match': etag } })
   t.equal(after.statusCode, 200, 'a change of the series changes the tag')
   t.equal(after.json<Event>().title, 'Renamed')
-  for (const id of ['20260714T170000Z', '20260722T170000Z', '2026-07-21', '20260721', 'x'.repeat(32)]) {
+  for (const id of ['20260714T170000Z', '20260722T170000Z', '2026-07-21', '20260721', 'x'.repeat(32), 'x'.repeat(5000), '%C3%A9t%C3%A9']) {
     expectError(t, await s.inject({ url: `${EVENTS}/${series.id}/occurrences/${id}` }), 404, 'rest-event-occurrence-not-found')
   }
   const allDay = await s.create(eventBody({ all_day: true, start_date: '2026-07-01', end_date: '2026-07-01', recurrence: { rule: 'FREQ=DAILY;COUNT=3' } }))

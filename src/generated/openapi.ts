@@ -2307,11 +2307,6 @@ export interface components {
          */
         Id: number;
         /**
-         * @description The occurrence id: its original start in UTC, `YYYYMMDDTHHMMSSZ` (all-day events: its local day, `YYYYMMDD`). An id that is not in the series (never was, cancelled, or malformed) is 404 `rest-event-occurrence-not-found`.
-         * @example 20261210T200000Z
-         */
-        OccurrenceWriteId: string;
-        /**
          * @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`.
          * @example 2
          */
@@ -2337,7 +2332,7 @@ export interface components {
          */
         Force: boolean;
         /**
-         * @description The occurrence id: its original start in UTC, `YYYYMMDDTHHMMSSZ` (all-day events: its local day, `YYYYMMDD`). One that is not in the series is 404 `rest-event-occurrence-not-found`.
+         * @description The occurrence id: its original start in UTC, `YYYYMMDDTHHMMSSZ` (all-day events: its local day, `YYYYMMDD`). An id that is not in the series (never was, cancelled, or malformed) is 404 `rest-event-occurrence-not-found`.
          * @example 20261210T200000Z
          */
         OccurrenceId: string;
@@ -3212,7 +3207,7 @@ export interface operations {
                  */
                 id: components["parameters"]["Id"];
                 /**
-                 * @description The occurrence id: its original start in UTC, `YYYYMMDDTHHMMSSZ` (all-day events: its local day, `YYYYMMDD`). One that is not in the series is 404 `rest-event-occurrence-not-found`.
+                 * @description The occurrence id: its original start in UTC, `YYYYMMDDTHHMMSSZ` (all-day events: its local day, `YYYYMMDD`). An id that is not in the series (never was, cancelled, or malformed) is 404 `rest-event-occurrence-not-found`.
                  * @example 20261210T200000Z
                  */
                 occurrence: components["parameters"]["OccurrenceId"];
@@ -3269,7 +3264,7 @@ export interface operations {
                  * @description The occurrence id: its original start in UTC, `YYYYMMDDTHHMMSSZ` (all-day events: its local day, `YYYYMMDD`). An id that is not in the series (never was, cancelled, or malformed) is 404 `rest-event-occurrence-not-found`.
                  * @example 20261210T200000Z
                  */
-                occurrence: components["parameters"]["OccurrenceWriteId"];
+                occurrence: components["parameters"]["OccurrenceId"];
             };
             cookie?: never;
         };
@@ -3326,7 +3321,7 @@ export interface operations {
                  * @description The occurrence id: its original start in UTC, `YYYYMMDDTHHMMSSZ` (all-day events: its local day, `YYYYMMDD`). An id that is not in the series (never was, cancelled, or malformed) is 404 `rest-event-occurrence-not-found`.
                  * @example 20261210T200000Z
                  */
-                occurrence: components["parameters"]["OccurrenceWriteId"];
+                occurrence: components["parameters"]["OccurrenceId"];
             };
             cookie?: never;
         };
@@ -3383,7 +3378,7 @@ export interface operations {
                  * @description The occurrence id: its original start in UTC, `YYYYMMDDTHHMMSSZ` (all-day events: its local day, `YYYYMMDD`). An id that is not in the series (never was, cancelled, or malformed) is 404 `rest-event-occurrence-not-found`.
                  * @example 20261210T200000Z
                  */
-                occurrence: components["parameters"]["OccurrenceWriteId"];
+                occurrence: components["parameters"]["OccurrenceId"];
             };
             cookie?: never;
         };
@@ -3438,7 +3433,7 @@ export interface operations {
                  * @description The occurrence id: its original start in UTC, `YYYYMMDDTHHMMSSZ` (all-day events: its local day, `YYYYMMDD`). An id that is not in the series (never was, cancelled, or malformed) is 404 `rest-event-occurrence-not-found`.
                  * @example 20261210T200000Z
                  */
-                occurrence: components["parameters"]["OccurrenceWriteId"];
+                occurrence: components["parameters"]["OccurrenceId"];
             };
             cookie?: never;
         };
@@ -3497,7 +3492,7 @@ export interface operations {
                  * @description The occurrence id: its original start in UTC, `YYYYMMDDTHHMMSSZ` (all-day events: its local day, `YYYYMMDD`). An id that is not in the series (never was, cancelled, or malformed) is 404 `rest-event-occurrence-not-found`.
                  * @example 20261210T200000Z
                  */
-                occurrence: components["parameters"]["OccurrenceWriteId"];
+                occurrence: components["parameters"]["OccurrenceId"];
             };
             cookie?: never;
         };
