@@ -3,12 +3,12 @@
  * occurrences up to `CALENDAR_RECURRENCE_HORIZON_DAYS` after today, and the horizon moves forward every day by
  * itself, on every node. Every node runs this at start and then once a day (server.ts): the series whose rows
  * end before now + the horizon days are read a batch at a time (`events_recurrence_through`), and each is
- * extended in a unit of work of its own (repositories/occurrence-horizon.ts: the new rows inserted with
+ * extended by its own compare-and-swap, a few series per unit of work (repositories/occurrence-horizon.ts: the new rows inserted with
  * `on conflict do nothing`, the horizon moved by compare-and-swap). Two nodes moving the same series, or a run
  * redone after a crash, leave the same rows; no change-log entry is written.
  *
- * The expansion is pure and runs outside the unit of work, so a write lock is held only for one series' inserts.
- * A run stops between series when asked (shutdown). Errors end the run and go to `onError` (server.ts logs them
+ * The expansion is pure and runs outside the unit of work, so a write lock is held only for a few series' inserts.
+ * A run stops between units of work when asked (shutdown). Errors end the run and go to `onError` (server.ts logs them
  * and, for a database that cannot serve, runs again a minute later, as retention does).
  */
 import type { Kysely } from 'kysely'
@@ -20,6 +20,13 @@ import { extendSeries, occurrencesToAdd, seriesBehind } from './repositories/occ
 
 /** Series read per statement. */
 export const HORIZON_BATCH = 100
+
+/**
+ * Series moved per unit of work: each move is two statements, so a unit of work of its own per series spent most of
+ * its time beginning and committing (PostgreSQL: 4.7–5.9 s for a day of 550 series, docs/performance.md); a
+ * write lock is still held only for a few milliseconds.
+ */
+export const HORIZON_UNIT = 25
 
 /** What a run did. */
 export interface HorizonRun {
@@ -39,8 +46,8 @@ export function horizonAt(now: Date, days: number): string {
 
 /**
  * Moves every unbounded series whose rows end before `now + days` to that horizon, a batch of series at a
- * time and a unit of work per series, with a turn of the event loop between batches. `stopped` is asked
- * between series: a run stopped early leaves the rest for the next.
+ * time and HORIZON_UNIT series per unit of work, with a turn of the event loop between batches. `stopped` is asked
+ * between units of work: a run stopped early leaves the rest for the next.
  */
 export async function moveHorizons(db: Kysely<Database>, now: Date, days: number, stopped: () => boolean = () => false): Promise<HorizonRun> {
   const horizon = horizonAt(now, days)
@@ -48,16 +55,25 @@ export async function moveHorizons(db: Kysely<Database>, now: Date, days: number
   let after: { through: string; id: number } | undefined
   for (;;) {
     const batch = await seriesBehind(db, horizon, after, HORIZON_BATCH)
-    for (const series of batch) {
+    for (let from = 0; from < batch.length; from += HORIZON_UNIT) {
       if (stopped()) return run
-      const occurrences = occurrencesToAdd(series, horizon)
-      if (await withTransaction(db, (trx) => extendSeries(trx, series, horizon, occurrences))) {
-        run.series++
-        run.occurrences += occurrences.length
-      } else {
-        run.lost++
-      }
-      after = { through: series.through, id: series.id }
+      const unit = batch.slice(from, from + HORIZON_UNIT).map((series) => ({ series, occurrences: occurrencesToAdd(series, horizon) }))
+      // Each series still moves by its own compare-and-swap: one lost leaves the others of its unit as they are.
+      const moved = await withTransaction(db, async (trx) => {
+        const done: boolean[] = []
+        for (const { series, occurrences } of unit) done.push(await extendSeries(trx, series, horizon, occurrences))
+        return done
+      })
+      moved.forEach((done, i) => {
+        if (done) {
+          run.series++
+          run.occurrences += unit[i]?.occurrences.length ?? 0
+        } else {
+          run.lost++
+        }
+      })
+      const last = unit.at(-1)?.series
+      if (last !== undefined) after = { through: last.through, id: last.id }
     }
     if (batch.length < HORIZON_BATCH) return run
     await new Promise<void>((resolve) => setImmediate(resolve))
