@@ -348,3 +348,104 @@ t.test('lists filter an overridden occurrence on its own title, venues, organize
   t.equal(await total(`venue=${club.id}`), 0)
   t.equal(await total(`venue=${hall.id}`), 7)
 })
+
+/** `GET /events/{id}/occurrences`, every page: each occurrence's id, original and own dates, and title. */
+async function occurrenceSet(t: Test, s: Setup, id: number): Promise<string[][]> {
+  const rows: string[][] = []
+  for (let page = 1; ; page++) {
+    const res = await s.inject({ url: `${EVENTS}/${id}/occurrences?per_page=50&page=${page}` })
+    t.equal(res.statusCode, 200)
+    const body = res.json<{ occurrences: Event[]; total_pages: number }>()
+    for (const o of body.occurrences) {
+      const occ = o.occurrence as { id: string; original_start_date: string; original_utc_start_date: string }
+      rows.push([occ.id, occ.original_utc_start_date, o.start_date, o.end_date, o.utc_start_date, o.utc_end_date, o.title])
+    }
+    if (page >= body.total_pages) return rows
+  }
+}
+
+const sorted = (rows: string[][]): string[][] => [...rows].sort((a, b) => (a[0] as string).localeCompare(b[0] as string))
+
+/**
+ * A split at `at` of a new series `fields` whose occurrence `changed` has its own title: 201, the two series'
+ * sets together are the original's (ids, dates, titles: the override moved with its occurrence).
+ */
+async function splitKeepsSet(t: Test, s: Setup, fields: Body, at: string, changed: string): Promise<{ old: Event; made: Event }> {
+  const created = await s.create(eventBody({ status: 'publish', ...fields }))
+  const patched = await s.inject({ method: 'PATCH', url: url(created.id, changed), headers: s.editor, payload: { title: 'Changed' } })
+  t.equal(patched.statusCode, 200)
+  const original = await occurrenceSet(t, s, created.id)
+  t.ok(original.some((o) => o[0] === changed && o[6] === 'Changed'), 'the override is in the original set')
+  const res = await s.inject({ method: 'POST', url: url(created.id, at, '/split'), headers: s.editor, payload: {} })
+  t.equal(res.statusCode, 201)
+  const made = res.json<Event>()
+  const head = await occurrenceSet(t, s, created.id)
+  const tail = await occurrenceSet(t, s, made.id)
+  t.strictSame(head, original.filter((o) => (o[0] as string) < at), 'the old series keeps the occurrences before')
+  t.strictSame(sorted([...head, ...tail]), sorted(original), 'the union of both sets is the original set')
+  t.equal(tail[0]?.[0], at, 'the new series starts at the split occurrence')
+  const override = await s.db.selectFrom('event_overrides').select(['event_id']).where('occurrence', '=', changed).where('event_id', 'in', [created.id, made.id]).executeTakeFirstOrThrow()
+  t.equal(Number(override.event_id), made.id, 'the later override moved')
+  return { old: (await s.get(created.id)).json<Event>(), made }
+}
+
+t.test('split at an rdate: the rule cannot continue from it, so the new series lists its dates (sets kept)', async (t) => {
+  const s = await setup(t)
+  // Mondays 4, 11, 18, 25 Jan, 1, 8 Feb and Wednesdays 6, 20 Jan; split at Wednesday 20 Jan.
+  const weekly = await splitKeepsSet(t, s, {
+    title: 'T13', start_date: '2027-01-04 10:00:00', end_date: '2027-01-04 23:59:00', timezone: 'UTC',
+    recurrence: { rule: 'FREQ=WEEKLY;COUNT=6', rdates: ['2027-01-06 10:00:00', '2027-01-20 10:00:00'] },
+  }, '20270120T100000Z', '20270201T100000Z')
+  t.strictSame(weekly.made.recurrence, { rule: null, rdates: ['2027-01-25 10:00:00', '2027-02-01 10:00:00', '2027-02-08 10:00:00'], exdates: [] })
+  t.strictSame(weekly.old.recurrence, { rule: 'FREQ=WEEKLY;COUNT=3', rdates: ['2027-01-06 10:00:00'], exdates: [] })
+
+  // A daily 10:00 rule (UNTIL) with an 18:00 rdate: the time of day is the rule's.
+  const daily = await splitKeepsSet(t, s, {
+    title: 'Daily', start_date: '2027-01-04 10:00:00', end_date: '2027-01-04 11:00:00', timezone: 'Europe/Zurich',
+    recurrence: { rule: 'FREQ=DAILY;UNTIL=20270108T235959Z', rdates: ['2027-01-05 18:00:00'] },
+  }, '20270105T170000Z', '20270107T090000Z')
+  t.strictSame(daily.made.recurrence, { rule: null, rdates: ['2027-01-06 10:00:00', '2027-01-07 10:00:00', '2027-01-08 10:00:00'], exdates: [] })
+
+  // A COUNT rule every other Monday with an rdate on an off Monday: same weekday and time, not the rule's phase.
+  const phase = await splitKeepsSet(t, s, {
+    title: 'Phase', start_date: '2027-01-04 10:00:00', end_date: '2027-01-04 12:00:00', timezone: 'UTC',
+    recurrence: { rule: 'FREQ=WEEKLY;INTERVAL=2;COUNT=4', rdates: ['2027-01-11 10:00:00'], exdates: ['2027-02-15 10:00:00'] },
+  }, '20270111T100000Z', '20270201T100000Z')
+  t.strictSame(phase.made.recurrence, { rule: null, rdates: ['2027-01-18 10:00:00', '2027-02-01 10:00:00'], exdates: [] })
+  t.strictSame(phase.old.recurrence, { rule: 'FREQ=WEEKLY;INTERVAL=2;COUNT=1', rdates: [], exdates: [] })
+
+  // All-day: the rdates the new series lists are days.
+  const days = await splitKeepsSet(t, s, {
+    title: 'Days', all_day: true, start_date: '2027-01-04', end_date: '2027-01-04', timezone: 'Europe/Zurich',
+    recurrence: { rule: 'FREQ=WEEKLY;COUNT=3', rdates: ['2027-01-06'] },
+  }, '20270106', '20270118')
+  t.strictSame(days.made.recurrence, { rule: null, rdates: ['2027-01-11', '2027-01-18'], exdates: [] })
+
+  // A split at an occurrence of the rule keeps the rule, as before.
+  const kept = await splitKeepsSet(t, s, {
+    title: 'Kept', start_date: '2027-01-04 10:00:00', end_date: '2027-01-04 12:00:00', timezone: 'UTC',
+    recurrence: { rule: 'FREQ=WEEKLY;COUNT=6', rdates: ['2027-01-06 10:00:00', '2027-01-20 10:00:00'] },
+  }, '20270118T100000Z', '20270201T100000Z')
+  t.strictSame(kept.made.recurrence, { rule: 'FREQ=WEEKLY;COUNT=4', rdates: ['2027-01-20 10:00:00'], exdates: [] })
+})
+
+t.test('split at an rdate of an unbounded rule: 400 naming occurrence, nothing written', async (t) => {
+  const s = await setup(t)
+  const open = await s.create(eventBody({
+    title: 'Open', status: 'publish', start_date: '2027-01-04 10:00:00', end_date: '2027-01-04 11:00:00', timezone: 'UTC',
+    recurrence: { rule: 'FREQ=DAILY', rdates: ['2027-01-05 18:00:00'] },
+  }))
+  const patched = await s.inject({ method: 'PATCH', url: url(open.id, '20270107T100000Z'), headers: s.editor, payload: { title: 'Changed' } })
+  t.equal(patched.statusCode, 200)
+  const original = await occurrenceSet(t, s, open.id)
+  const snap = await snapshot(s)
+  const res = await s.inject({ method: 'POST', url: url(open.id, '20270105T180000Z', '/split'), headers: { ...s.editor, 'accept-language': 'de' }, payload: {} })
+  expectError(t, res, 400, 'rest_invalid_param', ['occurrence'])
+  t.match(res.body, /rdates/, 'the message says the occurrence was added by rdates')
+  t.strictSame(await snapshot(s), snap, 'nothing written')
+  t.strictSame(await occurrenceSet(t, s, open.id), original, 'the set is unchanged')
+  // At an occurrence of the rule the split goes on as before.
+  const split = await s.inject({ method: 'POST', url: url(open.id, '20270106T100000Z', '/split'), headers: s.editor, payload: {} })
+  t.equal(split.statusCode, 201)
+  t.strictSame(split.json<Event>().recurrence, { rule: 'FREQ=DAILY', rdates: [], exdates: [] })
+})

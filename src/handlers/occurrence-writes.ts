@@ -18,7 +18,7 @@ import { addDays, formatUtc, parseBodyDate, utcToWall, wallToUtc } from '../lib/
 import { seenBy } from '../lib/event-view.js'
 import { occurrenceRecord } from '../lib/occurrence-view.js'
 import { modifiedNow, nowDates } from '../lib/post-dates.js'
-import { checkRecurrence, expandSeries, parseOccurrenceId, parseRule, type RecurrenceInput } from '../lib/recurrence.js'
+import { checkRecurrence, expandSeries, MAX_DATES, parseOccurrenceId, parseRule, type RecurrenceInput } from '../lib/recurrence.js'
 import { canEdit, canRead, editsAll, statusToStore, type Caller } from '../lib/rights.js'
 import { wantedSlug } from '../lib/slug.js'
 import { emptyToNull } from '../lib/text.js'
@@ -27,7 +27,7 @@ import { findEvent, type StoredEvent } from '../repositories/event-records.js'
 import { insertEvent, updateEvent, type NewEvent } from '../repositories/event-writes.js'
 import { linkable } from '../repositories/linked.js'
 import { findOverride, hasOccurrence, moveOverrides, OVERRIDE_FIELDS, rewriteSeries, writeOverride, type OverrideColumns, type StoredOverride } from '../repositories/occurrence-overrides.js'
-import { rowOf, writeOccurrences, type SeriesRows } from '../repositories/occurrence-writes.js'
+import { rowOf, writeOccurrences, type OccurrenceRow, type SeriesRows } from '../repositories/occurrence-writes.js'
 import { occurrenceOf as storedOccurrence } from '../repositories/occurrences.js'
 import type { PostRef } from '../repositories/posts.js'
 import { lost, writeRead } from './compare-and-swap.js'
@@ -79,6 +79,13 @@ function originalOf(record: Event, id: string): OriginalOccurrence | undefined {
   } catch {
     return undefined
   }
+}
+
+/** Whether two expansions are the same occurrences (ids and dates). */
+function sameSet(a: readonly OccurrenceRow[], b: readonly OccurrenceRow[]): boolean {
+  const key = (o: OccurrenceRow): string => `${o.id} ${o.startUtc} ${o.endUtc}`
+  const keys = new Set(a.map(key))
+  return a.length === b.length && keys.size === a.length && b.every((o) => keys.has(key(o)))
 }
 
 /** An exdate or rdate of the occurrence: its original start as the series writes dates (all-day: the day). */
@@ -318,9 +325,24 @@ export function occurrenceWriteHandlers(ctx: AppContext): OccurrenceHandlers {
       rule: rules.before, rdates: (recurrence.rdates ?? []).filter((d) => d < key), exdates: (recurrence.exdates ?? []).filter((d) => d < key),
     }, firstOf(record), now)
     const started = { start: original.start, end: original.end, startUtc: original.startUtc, endUtc: original.endUtc }
-    const later = rowsOf(record, {
+    let later = rowsOf(record, {
       rule: rules.after, rdates: (recurrence.rdates ?? []).filter((d) => d > key), exdates: (recurrence.exdates ?? []).filter((d) => d >= key),
     }, started, now)
+    // The invariant (docs/recurrence.md): the two series' sets together are the original's, each occurrence
+    // keeping its id and dates. A rule is anchored on DTSTART (weekday, time of day, INTERVAL phase, COUNT), so
+    // a new series starting at an rdate may not continue it: then the new one lists its dates (finite tail), or
+    // the split is refused; nothing is written unless both sets are the original's.
+    const whole = rowsOf(record, recurrence, firstOf(record), now).rows.occurrences
+    const head = whole.filter((o) => o.id < params.occurrence)
+    const tail = whole.filter((o) => o.id >= params.occurrence)
+    if (!sameSet(old.rows.occurrences, head)) throw invalidParam('occurrence', 'splitChangesSeries')
+    if (!sameSet(later.rows.occurrences, tail)) {
+      const parsed = recurrence.rule === null ? null : parseRule(recurrence.rule)
+      const finite = parsed === null || (typeof parsed !== 'string' && (parsed.count !== undefined || parsed.until !== undefined))
+      if (!finite || tail.length - 1 > MAX_DATES) throw invalidParam('occurrence', 'splitAtRdate')
+      later = rowsOf(record, { rule: null, rdates: tail.slice(1).map((o) => wallKey(record, originalOf(record, o.id) as OriginalOccurrence)), exdates: [] }, started, now)
+      if (!sameSet(later.rows.occurrences, tail)) throw invalidParam('occurrence', 'splitChangesSeries')
+    }
     const row = await trx.selectFrom('events').selectAll().where('id', '=', record.id).where('version', '=', expected).executeTakeFirst()
     if (row === undefined) throw preconditionFailed()
     const created: NewEvent = {

@@ -36,7 +36,7 @@ export const MESSAGE_KEYS = [
   'recurrenceBySetPosAlone', 'recurrenceCountWithUntil', 'recurrenceTooManyOccurrences', 'recurrenceMalformedDate',
   'recurrenceTooManyDates', 'recurrenceUntilBeforeStart', 'recurrenceRdateBeforeStart', 'recurrenceNoOccurrences', 'recurrenceTooSparse',
   'occurrenceNotFound',
-  'splitAtFirstOccurrence', 'occurrenceOfSingleEvent',
+  'splitAtFirstOccurrence', 'occurrenceOfSingleEvent', 'splitAtRdate', 'splitChangesSeries',
 ] as const
 
 export type MessageKey = (typeof MESSAGE_KEYS)[number]
