@@ -11,7 +11,14 @@
  * If-None-Match); a clock that moves one second per command, so `modified` and list orders are exact.
  * The model is a second, independent reading of the contract: it never calls the server's code.
  *
- * STATEFUL_SEED, STATEFUL_RUNS and STATEFUL_MAX change the seed and size; STATEFUL_SHRINK=1 shrinks a
+ * A second model (CONTRACT §17) runs sequences over recurring series: creates (DAILY/WEEKLY with COUNT, an
+ * rdate, an exdate; UTC and Europe/Berlin), PATCH of the whole series, PATCH and DELETE of one occurrence and
+ * splits, checked after each command by the occurrence lists, single occurrence reads, window totals of
+ * `GET /events`, ETags and `/changes`; its expansion is src/lib/recurrence.ts `expandSeries`.
+ *
+ * STATEFUL_SEED, STATEFUL_RUNS and STATEFUL_MAX change the seed and size (STATEFUL_SERIES_RUNS and
+ * STATEFUL_SERIES_MAX those of the series model; STATEFUL_SPLIT_AT_RDATES=1 also splits at occurrences only
+ * an rdate makes, a known defect until branch split-fix is merged); STATEFUL_SHRINK=1 shrinks a
  * failure (slow: every step builds an app); STATEFUL_OUTCOMES=1 (or 2) lists the answers the runs reached.
  */
 import t, { type Test } from 'tap'
@@ -2301,7 +2308,7 @@ t.test('model-based sequences over the five resources agree with the model', asy
 // has after each write, which changes of one occurrence stay, what lists count, ETags and the change log.
 // Dates stay in June–September 2026, so Europe/Berlin is UTC+2 throughout (OFFSET).
 
-const SERIES_RUNS = Number(process.env.STATEFUL_SERIES_RUNS ?? propertyRuns(12))
+const SERIES_RUNS = Number(process.env.STATEFUL_SERIES_RUNS ?? propertyRuns(10))
 const SERIES_MAX = Number(process.env.STATEFUL_SERIES_MAX ?? 40)
 const SPLIT_AT_RDATES = process.env.STATEFUL_SPLIT_AT_RDATES === '1'
 const SERIES_HORIZON = '2031-06-15 12:00:00'
@@ -2405,7 +2412,9 @@ async function checkSeries(m: SeriesModel, s: Sut, e: MSeries, r: number): Promi
   const res = await s.call('anon', 'GET', `${occUrl(e.id)}?per_page=50`)
   assert.equal(res.status, 200, `occurrences of ${e.id}`)
   const shown = (res.body.occurrences as Json[]).map((o) => ({ ...pickKeys(o, ['id', 'title', 'start_date', 'end_date', 'utc_start_date', 'utc_end_date', 'recurrence', 'occurrence']) }))
-  assert.deepEqual(shown, expected.map((o) => occurrenceView(e, o)), `occurrences of ${e.id}`)
+  // Ordered as lists are (CONTRACT §17): by the occurrence's UTC start as it stands (moved or not), then occurrence id.
+  const views = expected.map((o) => occurrenceView(e, o)).sort((a, b) => byText(String(a.utc_start_date), String(b.utc_start_date)) || byText(String((a.occurrence as Json).id), String((b.occurrence as Json).id)))
+  assert.deepEqual(shown, views, `occurrences of ${e.id}`)
   assert.equal(res.body.total, expected.length, `occurrences of ${e.id}: total`)
   const one = pickOf(expected, r)
   if (one === undefined) return
@@ -2414,6 +2423,8 @@ async function checkSeries(m: SeriesModel, s: Sut, e: MSeries, r: number): Promi
   assert.deepEqual(pickKeys(read.body, ['id', 'title', 'start_date', 'end_date', 'utc_start_date', 'utc_end_date', 'recurrence', 'occurrence']), occurrenceView(e, one), `occurrence ${e.id}/${one.id}`)
   etagOf(read)
 }
+
+const byText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
 
 function pickKeys(record: Json, keys: string[]): Json {
   return Object.fromEntries(keys.map((k) => [k, record[k]]))
@@ -2756,6 +2767,7 @@ t.test('model-based sequences over recurring series: occurrences, their own chan
   }), { seed: SEED, numRuns: SERIES_RUNS, endOnFailure: process.env.STATEFUL_SHRINK === undefined })
   const seconds = ((Date.now() - started) / 1000).toFixed(1)
   t.comment(`stateful series: ${commands} commands in ${runs} runs, ${seconds} s, seed ${SEED}`)
+  if (process.env.STATEFUL_OUTCOMES !== undefined) t.comment([...outcomes].sort().map(([k, n]) => `${k}: ${n}`).join('\n'))
   if (result.failed) {
     const error = result.errorInstance
     t.fail(`${error instanceof Error ? error.message : String(error)}\n${fc.defaultReportMessage(result) ?? 'a sequence failed'}`)
