@@ -17,8 +17,7 @@
  * `GET /events`, ETags and `/changes`; its expansion is src/lib/recurrence.ts `expandSeries`.
  *
  * STATEFUL_SEED, STATEFUL_RUNS and STATEFUL_MAX change the seed and size (STATEFUL_SERIES_RUNS and
- * STATEFUL_SERIES_MAX those of the series model; STATEFUL_SPLIT_AT_RDATES=1 also splits at occurrences only
- * an rdate makes, a known defect until branch split-fix is merged); STATEFUL_SHRINK=1 shrinks a
+ * STATEFUL_SERIES_MAX those of the series model); STATEFUL_SHRINK=1 shrinks a
  * failure (slow: every step builds an app); STATEFUL_OUTCOMES=1 (or 2) lists the answers the runs reached.
  */
 import t, { type Test } from 'tap'
@@ -2310,7 +2309,6 @@ t.test('model-based sequences over the five resources agree with the model', asy
 
 const SERIES_RUNS = Number(process.env.STATEFUL_SERIES_RUNS ?? propertyRuns(10))
 const SERIES_MAX = Number(process.env.STATEFUL_SERIES_MAX ?? 40)
-const SPLIT_AT_RDATES = process.env.STATEFUL_SPLIT_AT_RDATES === '1'
 const SERIES_HORIZON = '2031-06-15 12:00:00'
 const SERIES_TITLES = ['Series A', 'Series B', 'Series C']
 const OCCURRENCE_TITLES = ['Special', 'Moved one']
@@ -2638,12 +2636,8 @@ class SplitSeries implements fc.AsyncCommand<SeriesModel, Sut> {
     s.tick()
     const e = pickSeries(m, this.r) as MSeries
     const all = occurrencesOf(e)
-    // Known defect (report of this branch; fixed on branch split-fix): a split at an occurrence that only an rdate
-    // makes moves the rule's DTSTART onto it, and the rule's later occurrences change. Until that fix is merged the
-    // sequences split at the rule's occurrences only; STATEFUL_SPLIT_AT_RDATES=1 splits anywhere.
-    const ruled = SPLIT_AT_RDATES || e.rule === null ? null : new Set((expandModel({ ...e, rdates: [] }) ?? []).map((x) => x.id))
-    const choices = all.map((_, i) => i).filter((i) => ruled === null || i === 0 || ruled.has((all[i] as Occurrence).id))
-    const at = choices[this.k % choices.length] as number
+    // Anywhere, an occurrence only an rdate makes included (the series then keeps its set: CONTRACT §17, docs/recurrence.md).
+    const at = this.k % all.length
     const o = all[at] as Occurrence
     const body: Json = this.title === null ? {} : { title: SERIES_TITLES[this.title % SERIES_TITLES.length] }
     const what = `split ${e.id} at ${o.id} ${JSON.stringify(body)}`
