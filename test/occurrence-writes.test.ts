@@ -325,6 +325,12 @@ t.test('lists filter an overridden occurrence on its own title, venues, organize
   t.equal(await total('search=christmas'), 1, 'search: its own title')
   t.equal(await total('search=mulled'), 1, 'search: its own description')
   t.equal(await total('search=late%20night'), 7, 'search: the others keep the series\' title')
+  // The window's plan serves with overrides present (event-filters.ts `searchedInWindow`): the pages, not only the totals.
+  const own = await s.list(`?${window}&search=christmas`)
+  t.strictSame(own.json<{ events: Event[] }>().events.map((e) => [e.occurrence?.id, e.title]), [[THIRD, 'Christmas Special']], 'search: the page holds the changed occurrence')
+  const others = (await s.list(`?${window}&search=late%20night`)).json<{ events: Event[] }>().events.map((e) => e.occurrence?.id)
+  t.equal(others.length, 7)
+  t.notOk(others.includes(THIRD), 'search: the series\' title no longer finds the changed occurrence')
   t.equal(await total(`venue=${club.id}`), 1, 'venue: its own venue')
   t.equal(await total(`venue=${hall.id}`), 6, 'venue: the series\' venue, less the two changed')
   t.equal(await total(`organizer=${band.id}`), 1, 'organizer: its own')

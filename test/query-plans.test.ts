@@ -27,7 +27,7 @@ import { createUserWithKey } from '../src/repositories/users.js'
 import { withTransaction } from '../src/db/unit-of-work.js'
 import { createCompilers } from '../src/http/compilers.js'
 import { cursorOf } from '../src/handlers/changes.js'
-import { changedMatchesQuery, type EventFilter } from '../src/repositories/event-filters.js'
+import { changedMatchesQuery, overriddenMatchesQuery, type EventFilter } from '../src/repositories/event-filters.js'
 import { contractProblems, SPEC } from './helpers/contract.js'
 import { freshDatabaseUrl } from './helpers/database.js'
 import { seededRandom } from './helpers/property.js'
@@ -267,6 +267,54 @@ t.test('every list filter is served by an index on the engine under test', async
       if (scans.length > 0) found.push(`GET ${path}: ${scans.join(' | ')} in ${statement.sql} ${JSON.stringify(statement.parameters)}\n  ${plan.join('\n  ')}`)
     }
   }
+  // Occurrences changed alone (CONTRACT §17) keep the search plan of the window (`searchedInWindow`): a searched list
+  // runs what it ran without them, and one statement over the overrides, each looked up in the occurrences by its key;
+  // no statement checks the needle per occurrence of the window. Venue and hide_subsequent lists stay index-bound.
+  const statementsOf = async (path: string): Promise<LoggedStatement[]> => {
+    captured = []
+    const res = decoded(await app.inject({ url: `${API}${path}` }))
+    const statements = captured
+    captured = undefined
+    t.same(contractProblems('GET', `${API}${path}`, res), [], `GET ${path} keeps the contract`)
+    t.equal(res.statusCode, 200, `GET ${path}`)
+    return statements
+  }
+  const otherVenue = (await db.selectFrom('venues').select('id').where('language', '=', 'en').where('status', '=', 'publish').where('id', '>', venue).orderBy('id').executeTakeFirstOrThrow()).id
+  const searched = `/events?search=${encodeURIComponent('event 12')}`
+  const without = new Set((await statementsOf(searched)).map((s) => s.sql))
+  const created = decoded(await app.inject({ method: 'POST', url: `${API}/events`, headers: { ...editor, 'content-type': 'application/json' },
+    payload: JSON.stringify({ title: 'Weekly Jam', start_date: '2026-07-02 20:00:00', end_date: '2026-07-02 22:00:00', venue: venue, recurrence: { rule: 'FREQ=WEEKLY;COUNT=20' } }) }))
+  t.equal(created.statusCode, 201, created.body.slice(0, 200))
+  const series = created.json<{ id: number }>().id
+  const occurrence = (await db.selectFrom('event_occurrences').select('occurrence').where('event_id', '=', series).orderBy('start_utc').offset(3).limit(1).executeTakeFirstOrThrow()).occurrence
+  const changed = await app.inject({ method: 'PATCH', url: `${API}/events/${series}/occurrences/${occurrence}`, headers: { ...editor, 'content-type': 'application/json' },
+    payload: JSON.stringify({ title: 'Event 12 Special', venue: otherVenue }) })
+  t.equal(changed.statusCode, 200, changed.body.slice(0, 200))
+  const withOverrides = await statementsOf(searched)
+  // The list's own statements (over the occurrences as `o`; the records of a page differ, the changed occurrence among them).
+  const listing = (sql: string) => /from "event_occurrences" as "o"|event_occurrences as o indexed by|"event_overrides" as "v"/.test(sql)
+  const overridesSql = overriddenMatchesQuery(db, 'event 12').compile().sql
+  const added = [...new Set(withOverrides.map((s) => s.sql).filter((s) => listing(s) && !without.has(s)))]
+  t.same(added, [overridesSql], 'with an override, a searched list runs the statements it ran without, and one over the overrides')
+  t.same([...without].filter((s) => listing(s) && !withOverrides.some((w) => w.sql === s)), [], 'and every list statement it ran without')
+  const overrides = withOverrides.find((s) => s.sql === overridesSql)
+  if (overrides !== undefined) {
+    const plan = await explain(overrides)
+    explained += 1
+    t.same(fullScans(plan).filter((line) => !/^SCAN v\b/.test(line.trim())), [], `the overrides' statement reads only the overrides whole\n  ${plan.join('\n  ')}`)
+    if (!postgres) t.ok(plan.some((line) => /^SEARCH o USING .*\(event_id=\? AND occurrence=\?\)/.test(line.trim())), `each override's occurrence looked up by its key\n  ${plan.join('\n  ')}`)
+  }
+  const special = decoded(await app.inject({ url: `${API}/events?search=special&start_date=2026-07-01&end_date=2026-12-31` }))
+  t.equal(special.headers['x-total'], '1', 'the changed occurrence is found by its own title, and it alone')
+  for (const path of [`/events?venue=${otherVenue}`, '/events?hide_subsequent_recurrences=true', '/events']) {
+    for (const statement of (await statementsOf(path)).filter((s) => /^\s*(select|with)\b/i.test(s.sql) && new RegExp(`\\b(from|join) "?(${big})"?\\b`, 'i').test(s.sql))) {
+      const plan = await explain(statement)
+      explained += 1
+      const scans = fullScans(plan)
+      if (scans.length > 0) found.push(`GET ${path} (overrides present): ${scans.join(' | ')} in ${statement.sql} ${JSON.stringify(statement.parameters)}\n  ${plan.join('\n  ')}`)
+    }
+  }
+
   // The recheck of a list kept across event edits (read-cache.ts `Recheck`): the changed events looked up by id.
   const anonymousWindow: EventFilter = { language: 'en', scope: { kind: 'all', statuses: ['publish'] }, startGte: '2026-06-15 00:00:00', endLte: '2028-06-15 23:59:59' }
   for (const filter of [{ ...anonymousWindow, categories: [4, 7] }, { ...anonymousWindow, venues: [venue], featured: true }]) {

@@ -380,7 +380,11 @@ interface SearchedInWindow {
  * not apply.
  */
 async function searchedInWindow(db: Db, f: EventFilter): Promise<SearchedInWindow | undefined> {
-  if (!hasSearch(f) || linkFilters(f).length > 0 || await hasOverrides(db)) return undefined
+  if (!hasSearch(f) || linkFilters(f).length > 0) return undefined
+  const overridden = await hasOverrides(db)
+  // `hide_subsequent_recurrences` keeps an event's first occurrence that matches: with occurrences changed alone,
+  // not always the window's first (an override's own texts may match where its event's do not): the statements serve.
+  if (overridden && f.hideSubsequent === true && f.include === undefined) return undefined
   const found = searchedIds(db, f.search)
   if (!found.indexed) return undefined
   const top = await rememberedResult(db, 'count:events:top-id', async () =>
@@ -398,10 +402,14 @@ async function searchedInWindow(db: Db, f: EventFilter): Promise<SearchedInWindo
   const bits = await rememberedResult(db, `ids:${listKey(f)}:in-order`, async () => {
     const matched = membershipOf(await listIds(db, db.selectFrom(sql<{ id: number }>`${found.ids}`.as('found')).select('found.id')))
     if (matched === undefined) return null
+    // An occurrence changed alone matches by its own texts (`ownSearch`), whatever its event's match: one statement
+    // over the overrides (few), each looked up in the occurrences by its key.
+    const own = overridden ? await overriddenMatches(db, f.search) : new Map<string, boolean>()
     const words = new Uint32Array(1 + Math.ceil(order.length / 32))
     let count = 0
     for (let place = 0; place < order.length; place++) {
-      if (matched[order[place] as number] !== 1) continue
+      const id = order[place] as number
+      if (!(own.size > 0 ? own.get(`${id} ${occurrences[place] as string}`) ?? matched[id] === 1 : matched[id] === 1)) continue
       words[1 + (place >>> 5)] = (words[1 + (place >>> 5)] as number) | (1 << (place & 31))
       count++
     }
@@ -414,6 +422,23 @@ async function searchedInWindow(db: Db, f: EventFilter): Promise<SearchedInWindo
     count: bits[0] as number,
     page: (offset, limit) => placesSet(bits, order, offset, limit).map((place) => ({ id: order[place] as number, occurrence: occurrences[place] as string })),
   }
+}
+
+/**
+ * Whether each overridden occurrence holds `needle` by its own texts (`ownSearch`: the override's folded texts, its
+ * event's for those it keeps), keyed `event id, occurrence id`: one statement whose rows are the overrides (also for
+ * the query-plan tests).
+ */
+export function overriddenMatchesQuery(db: Db, needle: string) {
+  // A CROSS JOIN: the overrides drive (SQLite takes it as the order to loop in; else it read the listing index whole).
+  return db.selectFrom('event_overrides as v').crossJoin('event_occurrences as o')
+    .whereRef('o.event_id', '=', 'v.event_id').whereRef('o.occurrence', '=', 'v.occurrence').where('o.overridden', '=', 1)
+    .select(['o.event_id as id', 'o.occurrence', sql<number>`case when ${ownSearch(db, needle, sql<SqlBool>`1 = 0`)} then 1 else 0 end`.as('hit')])
+}
+
+async function overriddenMatches(db: Db, needle: string): Promise<Map<string, boolean>> {
+  const rows = await overriddenMatchesQuery(db, needle).execute()
+  return new Map(rows.map((r) => [`${r.id} ${r.occurrence}`, Number(r.hit) === 1]))
 }
 
 /** The places of `order` whose bits are set in `bits` (word 0 a count, then the bits), the `offset`th set one first, `limit` at most. */
