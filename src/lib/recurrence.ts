@@ -223,6 +223,28 @@ export function parseOccurrenceId(id: string, allDay: boolean): { startUtc: stri
   return allDay ? { day: msToString(ms).slice(0, 10) } : { startUtc: msToString(ms) }
 }
 
+/** How every occurrence of a series lasts: as long as the first (all-day: the same wall duration), in its zone. */
+interface Lasting {
+  allDay: boolean
+  offsetAt: OffsetAt
+  wallDuration: number
+  exactDuration: number
+}
+
+/** The occurrences that start at `starts`, in order of UTC start then id; one that would end past the year 9999 (the last date the API can write) is not one. */
+function occurrencesOf(starts: Iterable<Start>, { allDay, offsetAt, wallDuration, exactDuration }: Lasting): Occurrence[] {
+  const occurrences: Occurrence[] = []
+  for (const { wallMs, utcMs } of starts) {
+    const endUtcMs = allDay ? wallMsToUtcMs(wallMs + wallDuration, offsetAt) : utcMs + exactDuration
+    const endWallMs = allDay ? wallMs + wallDuration : utcMsToWallMs(endUtcMs, offsetAt)
+    if (Math.max(endUtcMs, endWallMs) > LAST_MS) continue
+    const start = msToString(wallMs)
+    const startUtc = msToString(utcMs)
+    occurrences.push({ id: formatOccurrenceId(startUtc, start, allDay), start, end: msToString(endWallMs), startUtc, endUtc: msToString(endUtcMs) })
+  }
+  return occurrences.sort((a, b) => (a.startUtc < b.startUtc ? -1 : a.startUtc > b.startUtc ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+}
+
 /**
  * Every occurrence of a series, in order of UTC start then id: DTSTART, the rule's occurrences (gaps
  * skipped and not counted; up to COUNT, UNTIL, or for a rule with neither, starts before `horizonUtc`),
@@ -273,17 +295,7 @@ export function expandSeries(series: SeriesStart, recurrence: Recurrence, horizo
   if (starts.size > MAX_OCCURRENCES) return { refused: 'tooManyOccurrences' }
   if (starts.size === 0) return { refused: 'noOccurrences' }
 
-  const occurrences: Occurrence[] = []
-  for (const { wallMs, utcMs } of starts.values()) {
-    const endUtcMs = allDay ? wallMsToUtcMs(wallMs + wallDuration, offsetAt) : utcMs + exactDuration
-    const endWallMs = allDay ? wallMs + wallDuration : utcMsToWallMs(endUtcMs, offsetAt)
-    // The year 9999 ends the dates the API can write: an occurrence past it is not one.
-    if (Math.max(endUtcMs, endWallMs) > LAST_MS) continue
-    const start = msToString(wallMs)
-    const startUtc = msToString(utcMs)
-    occurrences.push({ id: formatOccurrenceId(startUtc, start, allDay), start, end: msToString(endWallMs), startUtc, endUtc: msToString(endUtcMs) })
-  }
-  return occurrences.sort((a, b) => (a.startUtc < b.startUtc ? -1 : a.startUtc > b.startUtc ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+  return occurrencesOf(starts.values(), { allDay, offsetAt, wallDuration, exactDuration })
 }
 
 /** The occurrences that start in [fromUtc, toUtc): a page of the series, or what a horizon move adds. */
@@ -334,14 +346,5 @@ export function occurrencesInWindow(series: SeriesStart, recurrence: Recurrence,
     if (start !== null && inWindow(start.utcMs) && !starts.has(wallMs)) starts.set(wallMs, start)
   }
   for (const exdate of recurrence.exdates) starts.delete(datesMs(exdate, allDay) as number)
-  const occurrences: Occurrence[] = []
-  for (const { wallMs, utcMs } of starts.values()) {
-    const endUtcMs = allDay ? wallMsToUtcMs(wallMs + wallDuration, offsetAt) : utcMs + exactDuration
-    const endWallMs = allDay ? wallMs + wallDuration : utcMsToWallMs(endUtcMs, offsetAt)
-    if (Math.max(endUtcMs, endWallMs) > LAST_MS) continue
-    const start = msToString(wallMs)
-    const startUtc = msToString(utcMs)
-    occurrences.push({ id: formatOccurrenceId(startUtc, start, allDay), start, end: msToString(endWallMs), startUtc, endUtc: msToString(endUtcMs) })
-  }
-  return occurrences.sort((a, b) => (a.startUtc < b.startUtc ? -1 : a.startUtc > b.startUtc ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+  return occurrencesOf(starts.values(), { allDay, offsetAt, wallDuration, exactDuration })
 }

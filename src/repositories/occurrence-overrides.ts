@@ -9,25 +9,12 @@
 import { sql, type Updateable } from 'kysely'
 import { foldCase } from '../db/dialect.js'
 import { prepared } from '../db/prepared.js'
-import type { EventsTable } from '../db/schema.js'
+import type { EventOverridesTable, EventsTable } from '../db/schema.js'
 import { recordChange, type Db, type Tx } from '../db/unit-of-work.js'
 import { writeOccurrences, type SeriesRows } from './occurrence-writes.js'
 
-/** The changes of one occurrence as `event_overrides` holds them (null: not changed). */
-export interface OverrideColumns {
-  title: string | null
-  description: string | null
-  excerpt: string | null
-  start_date: string | null
-  end_date: string | null
-  start_utc: string | null
-  end_utc: string | null
-  cost: string | null
-  website: string | null
-  /** JSON arrays of ids, or null. */
-  venues: string | null
-  organizers: string | null
-}
+/** The changes of one occurrence as `event_overrides` holds them (null: not changed; venues and organizers as JSON arrays of ids). */
+export type OverrideColumns = Pick<EventOverridesTable, (typeof OVERRIDE_FIELDS)[number]>
 
 export const OVERRIDE_FIELDS = ['title', 'description', 'excerpt', 'start_date', 'end_date', 'start_utc', 'end_utc', 'cost', 'website', 'venues', 'organizers'] as const
 
