@@ -15,8 +15,11 @@ import type { AppContext } from './context.js'
 
 export type ListQuery = QueryOf<'listEvents'>
 
-/** The filter of a list query, and the window's bounds as the list's `rest_url` shows them. */
-export async function eventFilterOf(ctx: AppContext, req: FastifyRequest, query: ListQuery): Promise<{ filter: EventFilter; shown: Array<[string, string]> }> {
+/**
+ * The filter of a list query, and the window's bounds as the list's `rest_url` shows them; `now` is the clock
+ * the date and `modified_*` windows are read at (`today`, `now`, the default window).
+ */
+export async function eventFilterOf(ctx: AppContext, req: FastifyRequest, query: ListQuery, now = ctx.now()): Promise<{ filter: EventFilter; shown: Array<[string, string]> }> {
   if (query.ticketed === true) {
     throw new ApiError(400, 'event-tickets-not-active', 'ticketsInactive', {}, { reasons: { ticketed: { key: 'ticketsInactive', vars: {} } } })
   }
@@ -24,10 +27,10 @@ export async function eventFilterOf(ctx: AppContext, req: FastifyRequest, query:
   const scope = listScope(req.user, query.status)
   if (scope.kind === 'refused') throw invalidParam('status', 'statusNotAllowed')
   const language = query.ml_language ?? ctx.config.defaultLanguage
-  const window = dateWindow(query, ctx.config.timezone, ctx.now())
+  const window = dateWindow(query, ctx.config.timezone, now)
   if ('invalid' in window) throw invalidParam(window.invalid, 'invalidFilterDate')
   const { bounds, shown } = window
-  const modified = modifiedWindow(query, ctx.config.timezone, ctx.now())
+  const modified = modifiedWindow(query, ctx.config.timezone, now)
   if ('invalid' in modified) throw invalidParam(modified.invalid, 'invalidFilterDate')
   const nonEmpty = <T>(list: T[] | undefined): T[] | undefined => (list === undefined || list.length === 0 ? undefined : list)
   const categories = nonEmpty(query.categories)
@@ -61,6 +64,22 @@ export async function eventFilterOf(ctx: AppContext, req: FastifyRequest, query:
     ...modified,
   }
   return { filter, shown }
+}
+
+/**
+ * What the clock makes of a list query at `now`: the UTC bounds its date and `modified_*` windows resolve to
+ * (the default window is the site's day … two years on), as text; undefined when a date is not one (the
+ * list answers 400). All else a list answers is a function of its URL, its caller and the data, so a hot
+ * answer keyed by the URL and this is never served after its window moved (at midnight, or a `now` a second on).
+ */
+export function windowKeyOf(ctx: AppContext, query: ListQuery, now: Date): string | undefined {
+  const window = dateWindow(query, ctx.config.timezone, now)
+  if ('invalid' in window) return undefined
+  const modified = modifiedWindow(query, ctx.config.timezone, now)
+  if ('invalid' in modified) return undefined
+  const bounds = window.bounds
+  return [bounds.start_date, bounds.end_date, bounds.starts_after, bounds.starts_before, bounds.ends_after, bounds.ends_before,
+    modified.modifiedAfter, modified.modifiedBefore].map((b) => b ?? '').join(' ')
 }
 
 function geoFilter(ctx: AppContext, query: ListQuery): Pick<EventFilter, 'hasGeo' | 'near'> {

@@ -13,7 +13,7 @@ import { checkNotModified, eventEtag, expectedVersion } from '../http/etag.js'
 import { feedEtag, sendFeed, wantsIcal } from '../http/ical.js'
 import { requestedLanguage } from '../http/language.js'
 import type { Handlers } from '../http/operations.js'
-import { checkPage, listLinks, pageOf, sendList } from '../http/pagination.js'
+import { checkPage, listLinks, pageOf, sendList, setListHeaders, type ListEnvelope, type ListPage } from '../http/pagination.js'
 import { asSent, sentQueryOf } from '../http/query.js'
 import { sendSerialized, type Serialized, type SerializedPieces } from '../http/serialized.js'
 import { listed, seenBy, withJsonLd } from '../lib/event-view.js'
@@ -34,7 +34,7 @@ import type { AppContext } from './context.js'
 import { createOnce } from './idempotency.js'
 import { documentAnswer, eventDocument, isSingleDocument, listedFromDocuments } from './event-documents.js'
 import { checkEventUpdate, checkNewEvent, datesOf, eventColumns, precheckEventUpdate, seriesChange, type EventBody } from './event-input.js'
-import { eventFilterOf, type ListQuery } from './event-list-input.js'
+import { eventFilterOf, windowKeyOf, type ListQuery } from './event-list-input.js'
 import { byId, bySlug, lookupLanguage, writerOf } from './linked.js'
 
 type EventHandlers = Pick<Handlers,
@@ -60,6 +60,13 @@ interface HotEvent {
   apiUrl: string
   etag: string
   body: Serialized<Event>
+}
+
+/** An anonymous JSON list's answer (one URL, one window), kept as bytes while the data stays as it was. */
+interface HotList {
+  /** What its X-Total, X-Total-Pages and Link headers say. */
+  page: ListPage
+  body: Serialized<ListEnvelope<'events', Event>>
 }
 
 export function eventHandlers(ctx: AppContext): EventHandlers {
@@ -124,7 +131,17 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
 
   async function list(req: FastifyRequest, query: ListQuery, reply: FastifyReply) {
     if (wantsIcal(req, reply, query.ical)) return listFeed(req, query, reply)
-    const { filter, shown } = await eventFilterOf(ctx, req, query)
+    // An anonymous JSON list: the answer sent last for the same URL and window if the data has not changed
+    // since (kept as bytes by the read cache, with its headers' values), else made from the data.
+    const now = ctx.now()
+    const windowKey = req.user === null ? windowKeyOf(ctx, query, now) : undefined
+    const hotKey = windowKey === undefined ? '' : `answer:events:${ctx.apiUrl} ${req.url} ${windowKey}`
+    const hot = windowKey === undefined ? undefined : await hotAnswer<HotList>(ctx.db, hotKey)
+    if (hot?.value !== undefined) {
+      setListHeaders(reply, hot.value.page.total, hot.value.page.totalPages, hot.value.page.links)
+      return sendSerialized(reply, hot.value.body)
+    }
+    const { filter, shown } = await eventFilterOf(ctx, req, query, now)
     const page = pageOf(query)
     const total = await countEvents(ctx.db, filter)
     const totalPages = checkPage('event', page, total)
@@ -137,7 +154,10 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
       .filter((name) => !windowNames.has(name))
       .map((name): [string, unknown] => [name, asSent(req, (query as Record<string, unknown>)[name])])
     const links = listLinks(`${ctx.apiUrl}/events`, page, totalPages, [...shown, ...sent])
-    return sendList(reply, 'events', { links, total, totalPages }, items)
+    const listPage = { links, total, totalPages }
+    const body = sendList(reply, 'events', listPage, items)
+    if (windowKey !== undefined) keepHotAnswer(ctx.db, hot?.generation, hotKey, { page: listPage, body } satisfies HotList, body.length)
+    return body
   }
 
   /**
