@@ -134,11 +134,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (isDatabaseUnavailable(error)) app.log.warn({ err: error }, `${what}: the database cannot serve, tried again later`)
     else app.log.error({ err: error }, what)
   }
-  const site: Site = { get apiUrl() { return `${base.base}${PREFIX}` }, geoloc: config.extensions.has('geoloc'), timeZone: config.timezone }
+  // The API's URL, made again only when the base moves (the bound port): one string, which hot reads compare by identity.
+  let api = { base: base.base, url: `${base.base}${PREFIX}` }
+  const apiUrl = (): string => {
+    if (api.base !== base.base) api = { base: base.base, url: `${base.base}${PREFIX}` }
+    return api.url
+  }
+  const site: Site = { get apiUrl() { return apiUrl() }, geoloc: config.extensions.has('geoloc'), timeZone: config.timezone }
   const ctx: AppContext = {
     db, config, spec, catalog: texts.catalog,
     get publicUrl() { return base.base },
-    get apiUrl() { return `${base.base}${PREFIX}` },
+    get apiUrl() { return apiUrl() },
     site,
     now,
     json: recordSerializers(spec.document),

@@ -132,3 +132,39 @@ t.test('hot answers are for anonymous reads in the event\'s own language only', 
   await s.inject({ url: `${API}/events/${id}` })
   t.equal(readCacheStats(s.db)?.hits.answers ?? 0, before + 1, 'an anonymous read is')
 })
+
+t.test('a hot answer, 200 or 304, is the answer made from the data, header by header', async (t: Test) => {
+  const s = await build(t)
+  const editor = await s.auth('editor')
+  const create = (title: string) => s.inject({
+    method: 'POST', url: `${API}/events`, headers: editor,
+    payload: { title, status: 'publish', start_date: '2026-07-03 20:00:00', end_date: '2026-07-03 22:00:00' },
+  })
+  const id = (await create('Open air')).json<{ id: number }>().id
+  const url = `${API}/events/${id}`
+  const hits = () => readCacheStats(s.db)?.hits.answers ?? 0
+  const perRequest = new Set(['date', 'x-request-id'])
+  const headersOf = (res: { headers: Record<string, unknown> }) =>
+    Object.fromEntries(Object.entries(res.headers).filter(([name]) => !perRequest.has(name)).sort(([a], [b]) => a.localeCompare(b)))
+  for (const headers of [{}, { origin: 'https://widget.example', 'accept-encoding': 'gzip', 'accept-language': 'de' }]) {
+    const first = await s.inject({ url, headers })
+    await s.app.eventDocuments.settled()
+    // Another event created: every hot answer is left unused, and the next read is made from the data again.
+    await create('Elsewhere')
+    const before = hits()
+    // A 304 made from the data keeps nothing; the 200 after it keeps its answer.
+    const made304 = await s.inject({ url, headers: { ...headers, 'if-none-match': String(first.headers.etag) } })
+    const made = await s.inject({ url, headers })
+    t.equal(hits(), before, 'both made from the data')
+    const hot = await s.inject({ url, headers })
+    const hot304 = await s.inject({ url, headers: { ...headers, 'if-none-match': String(first.headers.etag) } })
+    t.equal(hits(), before + 2, 'both answered from the hot answer')
+    t.equal(made.statusCode, 200)
+    t.equal(made304.statusCode, 304)
+    t.same(headersOf(hot), headersOf(made), `${JSON.stringify(headers)}: the hot 200's headers are the made one's`)
+    t.same(headersOf(made), headersOf(first), 'and the first answer\'s')
+    t.equal(hot.rawPayload.toString('base64'), made.rawPayload.toString('base64'), 'the same bytes')
+    t.same(headersOf(hot304), headersOf(made304), `${JSON.stringify(headers)}: the hot 304's headers are the made one's`)
+    t.equal(hot304.body, '')
+  }
+})

@@ -24,7 +24,7 @@ import { modifiedNow } from '../lib/post-dates.js'
 import { canEdit, canRead, editsAll, statusToStore, type Caller, type Owned } from '../lib/rights.js'
 import { countEvents, eventEntries, eventIds, type ListEntry } from '../repositories/event-filters.js'
 import { eventAccess, findEvent, rememberedEvents, storedEvents, type StoredEvent } from '../repositories/event-records.js'
-import { hotAnswer, keepHotAnswer } from '../repositories/read-cache.js'
+import { hotAnswer, hotAnswerNow, keepHotAnswer } from '../repositories/read-cache.js'
 import { changedOccurrences, type ChangedOccurrence } from '../repositories/override-reads.js'
 import { deleteEvent, insertEvent, trashEvent, updateEvent } from '../repositories/event-writes.js'
 import { entryKey, occurrencesOf } from '../repositories/occurrences.js'
@@ -129,18 +129,34 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     return feed(req, reply, events, req.user, name)
   }
 
-  async function list(req: FastifyRequest, query: ListQuery, reply: FastifyReply) {
+  function list(req: FastifyRequest, query: ListQuery, reply: FastifyReply): Promise<Serialized<ListEnvelope<'events', Event>> | string> | Serialized<ListEnvelope<'events', Event>> {
     if (wantsIcal(req, reply, query.ical)) return listFeed(req, query, reply)
     // An anonymous JSON list: the answer sent last for the same URL and window if the data has not changed
-    // since (kept as bytes by the read cache, with its headers' values), else made from the data.
+    // since (kept as bytes by the read cache, with its headers' values), else made from the data. Answered at
+    // once when the look at the data version is (SQLite), without a promise.
     const now = ctx.now()
     const windowKey = req.user === null ? windowKeyOf(ctx, query, now) : undefined
     const hotKey = windowKey === undefined ? '' : `answer:events:${ctx.apiUrl} ${req.url} ${windowKey}`
-    const hot = windowKey === undefined ? undefined : await hotAnswer<HotList>(ctx.db, hotKey)
-    if (hot?.value !== undefined) {
-      setListHeaders(reply, hot.value.page.total, hot.value.page.totalPages, hot.value.page.links)
-      return sendSerialized(reply, hot.value.body)
-    }
+    const looked = windowKey === undefined ? undefined : hotAnswerNow<HotList>(ctx.db, hotKey)
+    if (looked?.value !== undefined) return sendHotList(reply, looked.value)
+    return madeList(req, query, reply, now, hotKey, windowKey === undefined ? undefined : looked)
+  }
+
+  function sendHotList(reply: FastifyReply, hot: HotList): Serialized<ListEnvelope<'events', Event>> {
+    setListHeaders(reply, hot.page.total, hot.page.totalPages, hot.page.links)
+    return sendSerialized(reply, hot.body)
+  }
+
+  /**
+   * A JSON list made from the data (see `list`); `hotKey` names its hot answer when it may have one, '' when
+   * not, and `looked` is that answer's look if it was taken.
+   */
+  async function madeList(
+    req: FastifyRequest, query: ListQuery, reply: FastifyReply, now: Date,
+    hotKey: string, looked: { generation: number | undefined; value: HotList | undefined } | undefined,
+  ): Promise<Serialized<ListEnvelope<'events', Event>>> {
+    const hot = hotKey === '' ? undefined : looked ?? await hotAnswer<HotList>(ctx.db, hotKey)
+    if (hot?.value !== undefined) return sendHotList(reply, hot.value)
     const { filter, shown } = await eventFilterOf(ctx, req, query, now)
     const page = pageOf(query)
     const total = await countEvents(ctx.db, filter)
@@ -156,7 +172,7 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     const links = listLinks(`${ctx.apiUrl}/events`, page, totalPages, [...shown, ...sent])
     const listPage = { links, total, totalPages }
     const body = sendList(reply, 'events', listPage, items)
-    if (windowKey !== undefined) keepHotAnswer(ctx.db, hot?.generation, hotKey, { page: listPage, body } satisfies HotList, body.length)
+    if (hotKey !== '') keepHotAnswer(ctx.db, hot?.generation, hotKey, { page: listPage, body } satisfies HotList, body.length)
     return body
   }
 
@@ -203,19 +219,33 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     return items
   }
 
-  async function get(req: FastifyRequest, ref: PostRef, language: Language | undefined, password: string | undefined, ical: boolean | undefined, reply: FastifyReply): Promise<Serialized<Event> | string> {
-    const caller = req.user
+  function get(req: FastifyRequest, ref: PostRef, language: Language | undefined, password: string | undefined, ical: boolean | undefined, reply: FastifyReply): Promise<Serialized<Event> | string> | Serialized<Event> {
     const asFeed = wantsIcal(req, reply, ical)
     // An anonymous JSON read by id in the event's own language: the answer sent last if the data has not
-    // changed since (kept as bytes by the read cache), else its stored document when there is one.
-    const fromDocument = caller === null && !asFeed && 'id' in ref && language === undefined && Number.isSafeInteger(ref.id)
-    const hotKey = fromDocument ? `answer:event:${ref.id}` : ''
-    const hot = fromDocument ? await hotAnswer<HotEvent>(ctx.db, hotKey) : undefined
+    // changed since (kept as bytes by the read cache), else its stored document when there is one. Answered
+    // at once when the look at the data version is (SQLite), without a promise.
+    const fromDocument = req.user === null && !asFeed && 'id' in ref && language === undefined && Number.isSafeInteger(ref.id)
+    const hotKey = fromDocument ? `answer:event:${(ref as { id: number }).id}` : ''
+    const looked = fromDocument ? hotAnswerNow<HotEvent>(ctx.db, hotKey) : undefined
+    if (looked?.value !== undefined && looked.value.apiUrl === ctx.apiUrl) {
+      checkNotModified(req, reply, looked.value.etag)
+      return sendSerialized(reply, looked.value.body)
+    }
+    return made(req, ref, language, password, asFeed, reply, fromDocument, hotKey, looked)
+  }
+
+  /** A single read made from the data (see `get`); `looked`: the hot answer's look, if it was taken. */
+  async function made(
+    req: FastifyRequest, ref: PostRef, language: Language | undefined, password: string | undefined, asFeed: boolean, reply: FastifyReply,
+    fromDocument: boolean, hotKey: string, looked: { generation: number | undefined; value: HotEvent | undefined } | undefined,
+  ): Promise<Serialized<Event> | string> {
+    const caller = req.user
+    const hot = fromDocument ? looked ?? await hotAnswer<HotEvent>(ctx.db, hotKey) : undefined
     if (hot?.value !== undefined && hot.value.apiUrl === ctx.apiUrl) {
       checkNotModified(req, reply, hot.value.etag)
       return sendSerialized(reply, hot.value.body)
     }
-    const document = fromDocument ? await ctx.documents.read(ref.id, ctx.apiUrl) : undefined
+    const document = fromDocument && 'id' in ref ? await ctx.documents.read(ref.id, ctx.apiUrl) : undefined
     if (document?.found === true) {
       const answer = await documentAnswer(ctx, document.document)
       if (answer !== undefined) {

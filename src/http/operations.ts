@@ -13,7 +13,11 @@ export type RequestOf<O extends OperationId> = FastifyRequest<{
   Headers: HeadersOf<O>
 }>
 
-/** A handler answers with the success body, or with its JSON text made by the contract's schema (`Serialized`). */
-export type Handler<O extends OperationId> = (req: RequestOf<O>, reply: FastifyReply) => Promise<SuccessOf<O> | Serialized<SuccessOf<O>>>
+/**
+ * A handler answers with the success body, or with its JSON text made by the contract's schema (`Serialized`);
+ * a handler that has its answer at once (a hot answer) may give that text without a promise (Fastify sends a
+ * value a handler returns; what it throws is an error answer, as a rejection is).
+ */
+export type Handler<O extends OperationId> = (req: RequestOf<O>, reply: FastifyReply) => Promise<SuccessOf<O> | Serialized<SuccessOf<O>>> | Serialized<SuccessOf<O>>
 
 export type Handlers = { [O in OperationId]: Handler<O> }

@@ -61,6 +61,9 @@ import { changesBetween as changesInLog } from './changes.js'
 
 export const DEFAULT_CACHE_ENTRIES = 1000
 
+/** What `syncNow` answers when the look must be waited for. */
+export const WAIT: unique symbol = Symbol('wait')
+
 /** A record changed since the last look at the log, as the log names it. */
 export interface ChangedRecord {
   resource: ChangeResource
@@ -76,6 +79,11 @@ export type ChangesBetween = (db: Db, from: number, to: number) => Promise<reado
 export interface ReadCache {
   /** The generation of this read, after taking in what changed since the last look; undefined: caching off. */
   sync(db: Db): Promise<number | undefined>
+  /**
+   * `sync` when it can answer without waiting (the last look still holds, or SQLite's probe answers at once
+   * and finds no change to take in), else WAIT (then `sync`: a change it found is being taken in already).
+   */
+  syncNow(db: Db): number | undefined | typeof WAIT
   /**
    * Any computed result, remembered under `key` (`<kind>:<table>:…`) until its resources change (undefined
    * is not remembered). With `recheck`, a change of events only (no other resource it depends on) keeps it
@@ -331,12 +339,44 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
     return holds
   }
 
+  /**
+   * Takes in a look at the data `version` (asked when `moments()` was `at` and `reads` versions had been read):
+   * the generation it belongs to, undefined when there is no version, or WAIT when a change is being taken
+   * in (this look began taking it in, or another had): then look again once it is.
+   */
+  function settle(db: Db, version: DataVersion | undefined, at: number | undefined, reads: number): number | undefined | typeof WAIT {
+    if (version === undefined) return undefined
+    // Another read began taking in a change while this one asked: wait for it, then look again.
+    if (catchingUp !== undefined) return WAIT
+    if (seen === undefined) {
+      cache.invalidate()
+      seen = version
+    } else if (version.head !== seen.head) {
+      // Nothing begun before this point is kept, and every read waits until the change is taken in.
+      generation += 1
+      const from = seen
+      seen = version
+      catchingUp = takeIn(db, from, version).catch(() => cache.invalidate()).finally(() => {
+        catchingUp = undefined
+      })
+      return WAIT
+    } else if (version.epoch !== seen.epoch) {
+      cache.invalidate()
+      seen = version
+    }
+    // Its own read is the one counted since `reads`; any other (concurrent) one leaves the look unusable.
+    last = at === undefined ? undefined : { generation, at, reads: reads + 1 }
+    return generation
+  }
+
+  /** Whether the last look still answers for this read (see "One look per request" above). */
+  const lastHolds = (): boolean =>
+    last !== undefined && moments !== undefined && catchingUp === undefined && last.at === moments() && last.reads === versionsReadSoFar()
+
   const cache: ReadCache = {
     async sync(db) {
       if (maxEntries <= 0) return undefined
-      if (last !== undefined && moments !== undefined && catchingUp === undefined && last.at === moments() && last.reads === versionsReadSoFar()) {
-        return last.generation
-      }
+      if (lastHolds()) return (last as { generation: number }).generation
       for (;;) {
         if (catchingUp !== undefined) {
           await catchingUp
@@ -345,30 +385,18 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
         const at = moments?.()
         const reads = versionsReadSoFar()
         const probe = versionProbeOf(db)
-        const version = probe !== undefined ? probe() : await dataVersion(db)
-        if (version === undefined) return undefined
-        // Another read began taking in a change while this one asked: wait for it, then look again.
-        if (catchingUp !== undefined) continue
-        if (seen === undefined) {
-          cache.invalidate()
-          seen = version
-        } else if (version.head !== seen.head) {
-          // Nothing begun before this point is kept, and every read waits until the change is taken in.
-          generation += 1
-          const from = seen
-          seen = version
-          catchingUp = takeIn(db, from, version).catch(() => cache.invalidate()).finally(() => {
-            catchingUp = undefined
-          })
-          continue
-        } else if (version.epoch !== seen.epoch) {
-          cache.invalidate()
-          seen = version
-        }
-        // Its own read is the one counted since `reads`; any other (concurrent) one leaves the look unusable.
-        last = at === undefined ? undefined : { generation, at, reads: reads + 1 }
-        return generation
+        const looked = settle(db, probe !== undefined ? probe() : await dataVersion(db), at, reads)
+        if (looked !== WAIT) return looked
       }
+    },
+    syncNow(db) {
+      if (maxEntries <= 0) return undefined
+      if (lastHolds()) return (last as { generation: number }).generation
+      const probe = versionProbeOf(db)
+      if (catchingUp !== undefined || probe === undefined) return WAIT
+      const at = moments?.()
+      const reads = versionsReadSoFar()
+      return settle(db, probe(), at, reads)
     },
     async remember<T>(db: Db, key: string, compute: () => Promise<T>, recheck?: Recheck<T>): Promise<T> {
       const current = await cache.sync(db)
@@ -550,6 +578,17 @@ export async function hotAnswer<T>(db: Db, key: string): Promise<{ generation: n
   if (cache === undefined) return { generation: undefined, value: undefined }
   const generation = await cache.sync(db)
   return { generation, value: cache.answer<T>(generation, key) }
+}
+
+/**
+ * `hotAnswer` when it is known without waiting (SQLite's probe, no change to take in: see `syncNow`), else
+ * undefined (then ask `hotAnswer`). A read answered from it never yields: no promise, no turn of the loop.
+ */
+export function hotAnswerNow<T>(db: Db, key: string): { generation: number | undefined; value: T | undefined } | undefined {
+  const cache = bound.get(db)
+  if (cache === undefined) return { generation: undefined, value: undefined }
+  const generation = cache.syncNow(db)
+  return generation === WAIT ? undefined : { generation, value: cache.answer<T>(generation, key) }
 }
 
 /**
