@@ -42,11 +42,13 @@
  *
  * It counts its hits and misses (`stats`), which the metrics module reads through `readCacheStats`.
  *
- * Hot answers (issue 49): the bytes and ETag of an answer a read sent (an anonymous single read of an event),
- * kept for the generation they were made in and served only while it is the current one: any change taken in
- * (a write of this process or of another node, a raw write that moved the epoch) leaves them all unused, and
- * the next read makes its answer again. A URL asked again and again (a front page, a widget, a probe) is then
- * one look at the data version and bytes out. At most MAX_ANSWERS of them within MAX_ANSWER_BYTES, the least
+ * Hot answers (issue 49): the bytes of an answer a read sent and what its headers say (an anonymous single read
+ * of an event: its ETag; an anonymous JSON list of events: X-Total, X-Total-Pages, Link, keyed by its URL and
+ * the window the clock makes of it), kept for the generation they were made in and served only while it is the
+ * current one: any change taken in (a write of this process or of another node, a raw write that moved the
+ * epoch) leaves them all unused, and the next read makes its answer again. A URL asked again and again (a front
+ * page, a widget, a probe) is then one look at the data version and bytes out; on SQLite without a promise
+ * (`hotAnswerNow`), the probe answering at once. At most MAX_ANSWERS of them within MAX_ANSWER_BYTES, the least
  * recently used dropped first.
  *
  * Bounded: at most `maxEntries` records, and `maxEntries × RESULTS_PER_RECORD` list results and lookups
