@@ -44,7 +44,7 @@ import { loadSpec } from '../src/http/spec.js'
 import { documentContext } from '../src/repositories/event-documents.js'
 import { runScenario, type Scenario, type ScenarioResult } from './bench/driver.js'
 import { buildDatabase, dayStartMs, removeDatabaseFiles, type LoadResult } from './bench/loader.js'
-import { copyToPostgres, dropBenchSchema } from './bench/postgres.js'
+import { benchSchema, copyToPostgres, dropBenchSchema } from './bench/postgres.js'
 import { recurrenceBench, recurrenceTable } from './bench/recurrence.js'
 import { makeSeries, type SeriesResult } from './bench/series.js'
 import {
@@ -86,6 +86,8 @@ interface Options {
   only: string[] | undefined
   /** A PostgreSQL URL the servers use (the data copied into a schema of its own), undefined: the SQLite file. */
   databaseUrl: string | undefined
+  /** The schema's name instead of calendar_bench_<events> (undefined: that). */
+  pgSchema: string | undefined
   /** API processes on the one database. */
   nodes: number
   /** CALENDAR_EVENT_DOCUMENTS of the API server: stored single-read documents (default on; the run waits for their fill). */
@@ -125,6 +127,8 @@ const USAGE = `usage: node --import tsx scripts/bench.ts [options]
                     of scripts/bench/report.ts REALISTIC_TARGETS
   --database-url U  a postgres:// URL: the servers run on PostgreSQL, the data copied into the schema
                     calendar_bench_<events> (default: DATABASE_URL when it is a PostgreSQL URL, else SQLite)
+  --pg-schema NAME  the PostgreSQL schema's name instead of calendar_bench_<events> (runs side by side on one
+                    server; dropped first like that one)
   --nodes N         API processes on the one database, connections spread over them (default 1)
   --no-documents    the server's CALENDAR_EVENT_DOCUMENTS=false (every single read assembles); by default the
                     run waits until the server has stored its event documents (a server that has been
@@ -164,6 +168,7 @@ function parseArgs(argv: string[]): Options {
     cacheEntries: undefined,
     only: undefined,
     databaseUrl: isPostgresUrl(process.env.DATABASE_URL ?? '') ? process.env.DATABASE_URL : undefined,
+    pgSchema: undefined,
     nodes: 1,
     documents: true,
     recurrence: false,
@@ -219,6 +224,12 @@ function parseArgs(argv: string[]): Options {
         const raw = value()
         if (raw === undefined || !isPostgresUrl(raw)) throw new UsageError('--database-url needs a postgres:// or postgresql:// URL')
         options.databaseUrl = raw
+        break
+      }
+      case '--pg-schema': {
+        const raw = value()
+        if (raw === undefined || !/^[a-z_][a-z0-9_]{0,40}$/.test(raw)) throw new UsageError('--pg-schema needs a lower-case name (letters, digits, _)')
+        options.pgSchema = raw
         break
       }
       case '--nodes': options.nodes = integer('nodes', value(), 1, 16); break
@@ -356,7 +367,7 @@ async function load(options: Options, events: number, now: Date, series = 0, bas
   const key = await createKey(file)
   if (options.databaseUrl === undefined) return { ...result, serverUrl: file, key }
   log(`copying into PostgreSQL at ${shownUrl(options.databaseUrl)}`)
-  return { ...result, serverUrl: await copyToPostgres(file, options.databaseUrl, events, log, series), key }
+  return { ...result, serverUrl: await copyToPostgres(file, options.databaseUrl, benchSchema(events, series, options.pgSchema), log), key }
 }
 
 /** How much more a kept database may hold than it was built with (earlier runs' creates) and still be reused: a tenth. */
@@ -390,7 +401,7 @@ async function unload(options: Options, database: Loaded): Promise<void> {
   if (options.keepDb) return
   removeDatabaseFiles(database.file)
   rmSync(`${database.file}.json`, { force: true })
-  if (options.databaseUrl !== undefined) await dropBenchSchema(options.databaseUrl, database.events, database.series?.fraction ?? 0)
+  if (options.databaseUrl !== undefined) await dropBenchSchema(options.databaseUrl, benchSchema(database.events, database.series?.fraction ?? 0, options.pgSchema))
 }
 
 /** The ceiling process; `bodyFile`: the already-serialized body its `GET /bytes` sends (default: its own object's JSON). */

@@ -18,9 +18,12 @@ const MAX_PARAMETERS = 30_000
 
 const quote = (name: string) => `"${name.replace(/"/g, '""')}"`
 
-/** The schema the benchmark of `events` events uses (`series`: the fraction of them made series, `--series`). */
-export function benchSchema(events: number, series = 0): string {
-  return series > 0 ? `calendar_bench_${events}_series${Math.round(series * 100)}` : `calendar_bench_${events}`
+/**
+ * The schema the benchmark of `events` events uses (`series`: the fraction of them made series, `--series`);
+ * `base`: another name than `calendar_bench_<events>` (`--pg-schema`, for runs side by side on one server).
+ */
+export function benchSchema(events: number, series = 0, base = `calendar_bench_${events}`): string {
+  return series > 0 ? `${base}_series${Math.round(series * 100)}` : base
 }
 
 /** `url` with the benchmark's schema (the server's DATABASE_URL). */
@@ -57,9 +60,8 @@ function parentsFirst(sqlite: SQLite.Database, tables: readonly string[]): strin
   return ordered
 }
 
-/** Copies every table of the SQLite file into the benchmark's schema; returns the server's DATABASE_URL. */
-export async function copyToPostgres(file: string, url: string, events: number, log: (message: string) => void, series = 0): Promise<string> {
-  const schema = benchSchema(events, series)
+/** Copies every table of the SQLite file into the benchmark's schema (`benchSchema`); returns the server's DATABASE_URL. */
+export async function copyToPostgres(file: string, url: string, schema: string, log: (message: string) => void): Promise<string> {
   const target = schemaUrl(url, schema)
   await withClient(url, (client) => client.query(`drop schema if exists ${quote(schema)} cascade`))
   const migrated = await openDatabase(target)
@@ -128,6 +130,6 @@ export async function copyToPostgres(file: string, url: string, events: number, 
 }
 
 /** Drops the benchmark's schema. */
-export async function dropBenchSchema(url: string, events: number, series = 0): Promise<void> {
-  await withClient(url, (client) => client.query(`drop schema if exists ${quote(benchSchema(events, series))} cascade`))
+export async function dropBenchSchema(url: string, schema: string): Promise<void> {
+  await withClient(url, (client) => client.query(`drop schema if exists ${quote(schema)} cascade`))
 }
