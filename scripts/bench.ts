@@ -9,12 +9,16 @@
  *                                      [--realistic]
  *                                      [--database-url postgres://…] [--nodes N]
  *                                      [--recurrence [--recurrence-creates N] [--recurrence-series N]]
+ *                                      [--series F] [--series-compare [--series-rounds N]] [--pg-schema NAME]
  *
  * `--scale` runs the list and filter routes at 1,000, 100,000 and 1,000,000 events instead (one
  * database and one server process per size) and reports how p50 grows and the server's peak RSS.
  *
  * `--recurrence` measures recurring events instead (scripts/bench/recurrence.ts): creating a series of 3,500
  * occurrences, and the horizon job's day of work over many unbounded series.
+ *
+ * `--series F` makes that fraction of the events recurring series before the server starts (scripts/bench/series.ts);
+ * `--series-compare` measures issue 45's random reads on the database without series and with them, in one run.
  *
  * `--database-url postgres://…` (or a PostgreSQL DATABASE_URL in the environment) runs the servers on
  * PostgreSQL: the data set built in the file is copied into a schema of its own there
