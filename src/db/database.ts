@@ -309,8 +309,8 @@ async function openPostgres(url: string, poolSize: number, log?: Logger, timeout
   // query (answered 503), and the listener only keeps the event from ending the process.
   // JIT off for the session (the first statement of every new connection, queued before any other): a list's
   // statement over tens of thousands of occurrences passes `jit_above_cost`, and compiling it took 0.6 s of a
-  // 0.05 s count (docs/performance.md "Issue 45"). Not a startup option, which PgBouncer refuses (docs/scaling.md):
-  // behind a pooler in transaction mode, set it on the role or database (`alter role … set jit = off`) as well.
+  // 0.07 s count (docs/performance.md "Issue 45: random reads with recurring events"). Not a startup option,
+  // which PgBouncer refuses (docs/scaling.md): behind a pooler in transaction mode, set it on the role as well.
   pool.on('connect', (client) => {
     client.on('error', () => undefined)
     client.query('set jit = off').catch(() => undefined)

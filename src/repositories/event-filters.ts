@@ -415,7 +415,7 @@ async function searchedInWindow(db: Db, f: EventFilter): Promise<SearchedInWindo
     if (own.size > 0) {
       // Then the overridden occurrences' places, found once per window (the overrides are the same for every
       // needle): a map asked per place of a window of 48,000 occurrences cost 3–10 ms a needle at 20,000 events
-      // with a fifth of them series (docs/performance.md "Recurring events").
+      // with a fifth of them series (docs/performance.md "Issue 45: random reads with recurring events").
       const places = await rememberedResult(db, `ids:${listKey(window)}:in-order:overridden`, async () => {
         const found: number[] = []
         for (let place = 0; place < order.length; place++) {
