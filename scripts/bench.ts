@@ -9,12 +9,16 @@
  *                                      [--realistic]
  *                                      [--database-url postgres://…] [--nodes N]
  *                                      [--recurrence [--recurrence-creates N] [--recurrence-series N]]
+ *                                      [--series F] [--series-compare [--series-rounds N]] [--pg-schema NAME]
  *
  * `--scale` runs the list and filter routes at 1,000, 100,000 and 1,000,000 events instead (one
  * database and one server process per size) and reports how p50 grows and the server's peak RSS.
  *
  * `--recurrence` measures recurring events instead (scripts/bench/recurrence.ts): creating a series of 3,500
  * occurrences, and the horizon job's day of work over many unbounded series.
+ *
+ * `--series F` makes that fraction of the events recurring series before the server starts (scripts/bench/series.ts);
+ * `--series-compare` measures issue 45's random reads on the database without series and with them, in one run.
  *
  * `--database-url postgres://…` (or a PostgreSQL DATABASE_URL in the environment) runs the servers on
  * PostgreSQL: the data set built in the file is copied into a schema of its own there
@@ -30,6 +34,7 @@
  */
 import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
+import SQLite from 'better-sqlite3'
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { dirname, join, resolve } from 'node:path'
@@ -43,13 +48,15 @@ import { loadSpec } from '../src/http/spec.js'
 import { documentContext } from '../src/repositories/event-documents.js'
 import { runScenario, type Scenario, type ScenarioResult } from './bench/driver.js'
 import { buildDatabase, dayStartMs, removeDatabaseFiles, type LoadResult } from './bench/loader.js'
-import { copyToPostgres, dropBenchSchema } from './bench/postgres.js'
+import { benchSchema, copyToPostgres, dropBenchSchema } from './bench/postgres.js'
 import { recurrenceBench, recurrenceTable } from './bench/recurrence.js'
+import { makeSeries, type SeriesResult } from './bench/series.js'
 import {
   allowedCpus, anonSampler, freePort, hasTaskset, killAllChildren, memoryOf, pinSelf, startProcess, stopProcess, type Managed, type MemoryStatus,
 } from './bench/processes.js'
 import {
-  FAILED_ANSWERS, REALISTIC_KEYS, memoryTarget, runTargets, scaleTable, scaleTargets, scenarioTable, targetLines, type ScalePoint, type TargetCheck,
+  FAILED_ANSWERS, REALISTIC_KEYS, SERIES_MIN_RATIO, memoryTarget, runTargets, scaleTable, scaleTargets, scenarioTable, seriesComparisons, seriesTable, seriesTargets,
+  targetLines, type ScalePoint, type TargetCheck,
 } from './bench/report.js'
 import {
   PREFIX, allScenarios, bytesCeilingScenario, ceilingScenario, listScenarios, realScenarios, sampleData, type Samples,
@@ -58,6 +65,8 @@ import {
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 /** The bulk loader's source: a database it built is reused (--reuse-db) only by the same loader. */
 const LOADER_SOURCE = resolve(ROOT, 'scripts/bench/loader.ts')
+/** What makes the series of `--series`: a database with series is reused only when the same code made them. */
+const SERIES_SOURCE = resolve(ROOT, 'scripts/bench/series.ts')
 const SERVER_CORE = 0
 const CLIENT_CORE = 1
 
@@ -81,6 +90,8 @@ interface Options {
   only: string[] | undefined
   /** A PostgreSQL URL the servers use (the data copied into a schema of its own), undefined: the SQLite file. */
   databaseUrl: string | undefined
+  /** The schema's name instead of calendar_bench_<events> (undefined: that). */
+  pgSchema: string | undefined
   /** API processes on the one database. */
   nodes: number
   /** CALENDAR_EVENT_DOCUMENTS of the API server: stored single-read documents (default on; the run waits for their fill). */
@@ -89,6 +100,12 @@ interface Options {
   recurrence: boolean
   recurrenceCreates: number
   recurrenceSeries: number
+  /** The fraction of the events made series before the server starts (scripts/bench/series.ts); 0: none. */
+  series: number
+  /** Issue 45: the random reads on the database without series and with `series`, in one run, against one ceiling. */
+  seriesCompare: boolean
+  /** Rounds of --series-compare (each workload on both databases per round, which goes first alternating). */
+  seriesRounds: number
 }
 
 const USAGE = `usage: node --import tsx scripts/bench.ts [options]
@@ -114,6 +131,8 @@ const USAGE = `usage: node --import tsx scripts/bench.ts [options]
                     of scripts/bench/report.ts REALISTIC_TARGETS
   --database-url U  a postgres:// URL: the servers run on PostgreSQL, the data copied into the schema
                     calendar_bench_<events> (default: DATABASE_URL when it is a PostgreSQL URL, else SQLite)
+  --pg-schema NAME  the PostgreSQL schema's name instead of calendar_bench_<events> (runs side by side on one
+                    server; dropped first like that one)
   --nodes N         API processes on the one database, connections spread over them (default 1)
   --no-documents    the server's CALENDAR_EVENT_DOCUMENTS=false (every single read assembles); by default the
                     run waits until the server has stored its event documents (a server that has been
@@ -123,7 +142,16 @@ const USAGE = `usage: node --import tsx scripts/bench.ts [options]
                     day of work over many unbounded series (with --database-url: on PostgreSQL)
   --recurrence-creates N   series of 3,500 occurrences created and timed (default 20)
   --recurrence-series N    unbounded daily series the horizon job moves, ~1,826 occurrences each (default 550:
-                    about a million occurrences; loading them takes minutes)`
+                    about a million occurrences; loading them takes minutes)
+  --series F        before the server starts, make the fraction F (0–1) of the events recurring series through the
+                    API in process (weekly, daily, monthly, COUNT 20–72: about 200,000 occurrences at 20,000 events
+                    and 0.2) and a few hundred of their occurrences overrides (scripts/bench/series.ts); adds
+                    random-by-occurrence (random GET /events/{id}/occurrences/{occurrence}) to --realistic
+  --series-compare  issue 45: random-by-id, random-filter, random-search on the database without series and on the
+                    same one with --series (default 0.2), random-by-occurrence on the latter, two servers measured
+                    alternately against one bytes ceiling, at 20,000 events unless --events; prints the ratios of
+                    with to without (target >= ${SERIES_MIN_RATIO})
+  --series-rounds N rounds of --series-compare (default 2; the database measured first alternates)`
 
 class UsageError extends Error {}
 
@@ -144,11 +172,15 @@ function parseArgs(argv: string[]): Options {
     cacheEntries: undefined,
     only: undefined,
     databaseUrl: isPostgresUrl(process.env.DATABASE_URL ?? '') ? process.env.DATABASE_URL : undefined,
+    pgSchema: undefined,
     nodes: 1,
     documents: true,
     recurrence: false,
     recurrenceCreates: 20,
     recurrenceSeries: 550,
+    series: 0,
+    seriesCompare: false,
+    seriesRounds: 2,
   }
   const integer = (name: string, raw: string | undefined, min: number, max: number): number => {
     const value = Number(raw)
@@ -198,17 +230,38 @@ function parseArgs(argv: string[]): Options {
         options.databaseUrl = raw
         break
       }
+      case '--pg-schema': {
+        const raw = value()
+        if (raw === undefined || !/^[a-z_][a-z0-9_]{0,40}$/.test(raw)) throw new UsageError('--pg-schema needs a lower-case name (letters, digits, _)')
+        options.pgSchema = raw
+        break
+      }
       case '--nodes': options.nodes = integer('nodes', value(), 1, 16); break
       case '--recurrence': options.recurrence = true; break
       case '--recurrence-creates': options.recurrenceCreates = integer('recurrence-creates', value(), 1, 10_000); break
       case '--recurrence-series': options.recurrenceSeries = integer('recurrence-series', value(), 1, 100_000); break
+      case '--series': {
+        const raw = value()
+        const fraction = Number(raw)
+        if (raw === undefined || !/^(0?\.\d+|1(\.0*)?)$/.test(raw) || !(fraction > 0 && fraction <= 1)) throw new UsageError('--series must be a fraction above 0, at most 1 (e.g. 0.2)')
+        options.series = fraction
+        break
+      }
+      case '--series-compare': options.seriesCompare = true; break
+      case '--series-rounds': options.seriesRounds = integer('series-rounds', value(), 1, 20); break
       case '--help': case '-h': process.stdout.write(`${USAGE}\n`); process.exit(0); break
       default: throw new UsageError(`unknown option ${flag}`)
     }
   }
   if (realistic) {
     if (options.only !== undefined || options.scale) throw new UsageError('--realistic chooses the scenarios: not with --only or --scale')
-    options.only = [...REALISTIC_KEYS]
+    options.only = [...REALISTIC_KEYS, ...(options.series > 0 ? ['random-by-occurrence'] : [])]
+    if (!eventsGiven) options.events = 20_000
+  }
+  if (options.series > 0 && options.scale) throw new UsageError('--series is not for --scale')
+  if (options.seriesCompare) {
+    if (realistic || options.scale || options.recurrence || options.only !== undefined) throw new UsageError('--series-compare chooses its workloads: not with --realistic, --scale, --recurrence or --only')
+    if (options.series === 0) options.series = 0.2
     if (!eventsGiven) options.events = 20_000
   }
   options.sizes.sort((a, b) => a - b)
@@ -257,17 +310,26 @@ async function createKey(file: string): Promise<string> {
 }
 
 interface Loaded extends LoadResult {
+  /** What `--series` made of the database (undefined: no series). */
+  series?: SeriesResult
   /** What the servers' DATABASE_URL is: the file, or the PostgreSQL schema the data was copied into. */
   serverUrl: string
   /** The editor key for the writes (made before the copy, so it is on either engine). */
   key: string
 }
 
-/** Builds the file database of `events` events, with the bench's key, and copies it to PostgreSQL when asked. */
-async function load(options: Options, events: number, now: Date): Promise<Loaded> {
-  const file = join(options.dbDir, `bench-${events}.db`)
-  // What a kept database was built for (beside it): reused only for the same events, day and loader.
-  const built = { events, day: formatUtc(new Date(dayStartMs(now))), loader: createHash('sha256').update(readFileSync(LOADER_SOURCE)).digest('hex') }
+/**
+ * Builds the file database of `events` events, with the bench's key, and copies it to PostgreSQL when asked.
+ * `series` > 0: that fraction of the events made series, and some of their occurrences overrides (scripts/bench/series.ts),
+ * in a file of its own; `base`: a database of the same events without series, copied rather than loaded again.
+ */
+async function load(options: Options, events: number, now: Date, series = 0, base?: Loaded): Promise<Loaded> {
+  const file = join(options.dbDir, series > 0 ? `bench-${events}-series${Math.round(series * 100)}.db` : `bench-${events}.db`)
+  // What a kept database was built for (beside it): reused only for the same events, day, loader and series.
+  const built = {
+    events, day: formatUtc(new Date(dayStartMs(now))), loader: createHash('sha256').update(readFileSync(LOADER_SOURCE)).digest('hex'),
+    ...(series > 0 ? { series, seriesMaker: createHash('sha256').update(readFileSync(SERIES_SOURCE)).digest('hex') } : {}),
+  }
   let kept = options.reuseDb ? keptDatabase(file, built) : undefined
   if (kept !== undefined) {
     // Every run's creates stay in a kept database: figures are for about the size asked, or it is built again.
@@ -279,20 +341,37 @@ async function load(options: Options, events: number, now: Date): Promise<Loaded
       log(`reusing ${file} (kept by an earlier run on ${built.day.slice(0, 10)}, with that run's writes): ${held.toLocaleString('en')} events`)
     }
   }
-  let result: LoadResult
+  let result: LoadResult & { series?: SeriesResult }
   if (kept !== undefined) {
     result = kept
   } else {
-    log(`loading ${events.toLocaleString('en')} events into ${file}`)
-    result = await buildDatabase({ file, events, now, log })
-    log(`loaded in ${result.seconds.toFixed(1)} s, ${(result.bytes / 1048576).toFixed(0)} MB, ${result.eventsInWindow} events in the default window`)
+    if (base !== undefined) {
+      log(`copying ${base.file} into ${file}`)
+      removeDatabaseFiles(file)
+      const source = new SQLite(base.file, { readonly: true, fileMustExist: true })
+      try {
+        await source.backup(file)
+      } finally {
+        source.close()
+      }
+      const { serverUrl: _url, key: _key, series: _series, ...loaded } = base
+      result = { ...loaded, file }
+    } else {
+      log(`loading ${events.toLocaleString('en')} events into ${file}`)
+      result = await buildDatabase({ file, events, now, log })
+      log(`loaded in ${result.seconds.toFixed(1)} s, ${(result.bytes / 1048576).toFixed(0)} MB, ${result.eventsInWindow} events in the default window`)
+    }
+    if (series > 0) {
+      log(`making ${(100 * series).toFixed(0)} % of the events series (through the API, in process)`)
+      result = { ...result, series: await makeSeries(file, series, log) }
+    }
     if (options.keepDb) writeJson(`${file}.json`, { built, result })
     else rmSync(`${file}.json`, { force: true })
   }
   const key = await createKey(file)
   if (options.databaseUrl === undefined) return { ...result, serverUrl: file, key }
   log(`copying into PostgreSQL at ${shownUrl(options.databaseUrl)}`)
-  return { ...result, serverUrl: await copyToPostgres(file, options.databaseUrl, events, log), key }
+  return { ...result, serverUrl: await copyToPostgres(file, options.databaseUrl, benchSchema(events, series, options.pgSchema), log), key }
 }
 
 /** How much more a kept database may hold than it was built with (earlier runs' creates) and still be reused: a tenth. */
@@ -310,10 +389,11 @@ async function eventsIn(file: string): Promise<number> {
 }
 
 /** The load result kept beside `file` when it was built for `built` and the file is still there. */
-function keptDatabase(file: string, built: { events: number; day: string; loader: string }): LoadResult | undefined {
+function keptDatabase(file: string, built: { events: number; day: string; loader: string; series?: number; seriesMaker?: string }): LoadResult | undefined {
   try {
     const sidecar = JSON.parse(readFileSync(`${file}.json`, 'utf8')) as { built?: typeof built; result?: LoadResult }
     const same = sidecar.built?.events === built.events && sidecar.built.day === built.day && sidecar.built.loader === built.loader
+      && sidecar.built.series === built.series && sidecar.built.seriesMaker === built.seriesMaker
     return same && existsSync(file) ? sidecar.result : undefined
   } catch {
     return undefined
@@ -325,7 +405,7 @@ async function unload(options: Options, database: Loaded): Promise<void> {
   if (options.keepDb) return
   removeDatabaseFiles(database.file)
   rmSync(`${database.file}.json`, { force: true })
-  if (options.databaseUrl !== undefined) await dropBenchSchema(options.databaseUrl, database.events)
+  if (options.databaseUrl !== undefined) await dropBenchSchema(options.databaseUrl, benchSchema(database.events, database.series?.fraction ?? 0, options.pgSchema))
 }
 
 /** The ceiling process; `bodyFile`: the already-serialized body its `GET /bytes` sends (default: its own object's JSON). */
@@ -522,7 +602,7 @@ async function eventBody(origin: string, samples: Samples, out: string): Promise
 }
 
 async function defaultRun(options: Options, core: number | undefined, now: Date) {
-  const database = await load(options, options.events, now)
+  const database = await load(options, options.events, now, options.series)
   try {
     const key = database.key
     const samples = sampleData(database.file, options.events, now)
@@ -566,6 +646,80 @@ async function defaultRun(options: Options, core: number | undefined, now: Date)
     }
   } finally {
     await unload(options, database)
+  }
+}
+
+/** The workloads `--series-compare` runs on both databases (`random-by-occurrence` only has series to read). */
+const SERIES_COMPARE_KEYS = ['random-by-id', 'random-by-occurrence', 'random-filter', 'random-search']
+
+/**
+ * Issue 45's speed section: the random reads on the database without series and on the same database with
+ * `--series` of its events made series, two servers side by side, each workload measured on one then the other
+ * (who goes first alternating by round, with the same seeded requests on both in a round and other ones the next),
+ * all against one bytes ceiling measured before and after (its body: an event as the server without series answers it).
+ */
+async function seriesCompareRun(options: Options, core: number | undefined, now: Date) {
+  const plain = await load(options, options.events, now)
+  let series: Loaded | undefined
+  try {
+    series = await load(options, options.events, now, options.series, plain)
+    const databases = { without: plain, with: series }
+    const samples = { without: sampleData(plain.file, options.events, now), with: sampleData(series.file, options.events, now) }
+    log(`random-by-occurrence: ${samples.with.occurrences.length.toLocaleString('en')} occurrences of series sampled`)
+    const servers: { without?: Servers; with?: Servers } = {}
+    let ceilingProcess: Managed | undefined
+    try {
+      const documents: { without?: { count: number; fillMs: number }; with?: { count: number; fillMs: number } } = {}
+      for (const side of ['without', 'with'] as const) {
+        log(`API server on the database ${side} series`)
+        const server = await startServers(databases[side].serverUrl, core, options)
+        servers[side] = server
+        if (options.documents) documents[side] = await documentsStored(databases[side].serverUrl)
+      }
+      const body = await eventBody(servers.without?.origins[0] ?? '', samples.without, options.out)
+      log(`bytes ceiling body: event ${body.id} as the API answers it, ${body.bytes} bytes`)
+      ceilingProcess = await startCeiling(core, body.file)
+      const bytesRuns = [await measure(bytesCeilingScenario(), targetOf(ceilingProcess), options)]
+      const results: { without: ScenarioResult[]; with: ScenarioResult[] } = { without: [], with: [] }
+      for (let round = 0; round < options.seriesRounds; round++) {
+        const seed = 20261125 + round
+        const scenarios = {
+          without: realScenarios(samples.without, plain.key, now, seed),
+          with: realScenarios(samples.with, series.key, now, seed),
+        }
+        const order = round % 2 === 0 ? (['without', 'with'] as const) : (['with', 'without'] as const)
+        for (const key of SERIES_COMPARE_KEYS) {
+          for (const side of order) {
+            const scenario = scenarios[side].find((s) => s.key === key)
+            const server = servers[side]
+            if (scenario === undefined || server === undefined) continue
+            const labelled = { ...scenario, label: `${scenario.label} (${side} series, round ${round + 1})` }
+            const result = await measure(labelled, server, options)
+            results[side].push({ ...result, label: scenario.label })
+          }
+        }
+      }
+      const memory = { without: servers.without?.pids[0], with: servers.with?.pids[0] }
+      for (const side of ['without', 'with'] as const) {
+        const server = servers[side]
+        if (server !== undefined) await stopServers(server)
+        servers[side] = undefined
+      }
+      bytesRuns.push(await measure(bytesCeilingScenario(), targetOf(ceilingProcess), options))
+      const bytesCeiling = { ...ceilingOf(bytesRuns), bodyBytes: body.bytes }
+      const rated = { without: withRatios(results.without, bytesCeiling), with: withRatios(results.with, bytesCeiling) }
+      const comparisons = seriesComparisons(rated.without, rated.with)
+      return {
+        databases: { without: plain, with: series }, bytesCeiling, documents, pids: memory, results: rated, comparisons,
+        targets: seriesTargets(comparisons, rated.without, rated.with),
+      }
+    } finally {
+      for (const server of [servers.without, servers.with]) if (server !== undefined) await stopServers(server)
+      if (ceilingProcess !== undefined) await stopProcess(ceilingProcess)
+    }
+  } finally {
+    if (series !== undefined) await unload(options, series)
+    await unload(options, plain)
   }
 }
 
@@ -621,8 +775,10 @@ async function main(): Promise<void> {
     + `${pinned ? `, server on core ${SERVER_CORE}, client on core ${CLIENT_CORE}` : ', not pinned'}`)
 
   // Watchdog: generous, but bounded (loading 1M events takes a minute or two on this machine).
-  const scenarioCount = options.scale ? options.sizes.length * 6 + 2 : 16
-  const loadBudgetS = (options.scale ? options.sizes : [options.events]).reduce((sum, n) => sum + 60 + (n / 1e6) * 600, 0)
+  const scenarioCount = options.scale ? options.sizes.length * 6 + 2 : options.seriesCompare ? options.seriesRounds * 7 + 2 : 16
+  // Making series: about 40 s per 4,000 series on this machine (and the load again with --series-compare).
+  const seriesBudgetS = options.series > 0 ? 120 + (options.events * options.series / 1000) * 30 : 0
+  const loadBudgetS = (options.scale ? options.sizes : [options.events]).reduce((sum, n) => sum + 60 + (n / 1e6) * 600, 0) * (options.seriesCompare ? 2 : 1) + seriesBudgetS
   // Per scenario: warm-up, run, up to 3 × 180 s waiting for the server to work off abandoned requests, probes.
   const budgetS = scenarioCount * (options.duration + options.warmup + 600) + loadBudgetS + 120
   const watchdog = setTimeout(() => {
@@ -639,6 +795,8 @@ async function main(): Promise<void> {
     engine: options.databaseUrl === undefined ? 'sqlite' : 'postgres',
     nodes: options.nodes,
     documents: options.documents,
+    series: options.series > 0 ? options.series : undefined,
+    seriesCompare: options.seriesCompare ? { rounds: options.seriesRounds } : undefined,
   }
   const where = `${settings.engine === 'sqlite' ? 'SQLite' : 'PostgreSQL'}, ${options.nodes} node${options.nodes === 1 ? '' : 's'}`
   buildServer()
@@ -660,6 +818,33 @@ async function main(): Promise<void> {
       targetLines(run.targets),
     ].join('\n')
     output = { kind: 'scale', settings, machine: info, ceiling: run.ceiling, points: run.points, targets: run.targets }
+  } else if (options.seriesCompare) {
+    const run = await seriesCompareRun(options, core, now)
+    const made = run.databases.with.series
+    text = [
+      `## Issue 45: random reads without and with series (${options.events.toLocaleString('en')} events, ${where}, ${options.connections} connections, ${options.duration} s after ${options.warmup} s warm-up, ${options.seriesRounds} round${options.seriesRounds === 1 ? '' : 's'})`,
+      '',
+      made === undefined ? '' : `With series: ${made.series.toLocaleString('en')} of the events made series (${(100 * made.fraction).toFixed(0)} %: weekly, daily, monthly, COUNT 20–72),`
+        + ` ${made.occurrences.toLocaleString('en')} occurrences in all, ${made.overrides} of them changed alone (overrides). Ratios: means over the rounds, each against the run's bytes ceiling; target: with ÷ without ≥ ${SERIES_MIN_RATIO}.`,
+      '',
+      seriesTable(run.comparisons),
+      '',
+      ceilingNote(run.bytesCeiling, `Bytes ceiling (bare fastify, a constant already-serialized event of ${run.bytesCeiling.bodyBytes} bytes as the API without series answers it)`),
+      COLUMNS,
+      '',
+      '### Without series, every run',
+      '',
+      scenarioTable(run.results.without),
+      '',
+      '### With series, every run',
+      '',
+      scenarioTable(run.results.with),
+      '',
+      '### Targets',
+      '',
+      targetLines(run.targets),
+    ].join('\n')
+    output = { kind: 'series-compare', settings, machine: info, ...run }
   } else {
     const run = await defaultRun(options, core, now)
     const memory = run.server.memory

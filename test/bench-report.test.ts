@@ -5,7 +5,8 @@
  */
 import t from 'tap'
 import {
-  BUSY_MARK, MAX_TAIL_RATIO, REALISTIC_KEYS, REALISTIC_TARGETS, memoryTarget, runTargets, scenarioTable, tailRatio, targetLines,
+  BUSY_MARK, MAX_TAIL_RATIO, REALISTIC_KEYS, REALISTIC_TARGETS, SERIES_PARTNERS, memoryTarget, runTargets, scenarioTable, seriesComparisons, seriesTable,
+  seriesTargets, tailRatio, targetLines,
 } from '../scripts/bench/report.js'
 import { parseMemoryStatus } from '../scripts/bench/processes.js'
 import { allScenarios, realScenarios, type Samples } from '../scripts/bench/scenarios.js'
@@ -96,10 +97,42 @@ t.test('the other repeated-URL workloads keep their targets', async (t) => {
 t.test('every realistic target names a workload the benchmark runs', async (t) => {
   const samples: Samples = {
     reads: [{ id: 1, slug: 'a' }], patchIds: [1], filters: [{ category: 1, venue: 1 }], filterStart: '2026-01-01', filterEnd: '2027-01-01',
-    categories: [1], tags: [1], venues: [1], organizers: [1], allIds: [1],
+    categories: [1], tags: [1], venues: [1], organizers: [1], allIds: [1], occurrences: [],
   }
   const now = new Date('2026-11-27T00:00:00Z')
   const keys = new Set([...allScenarios(samples, 'key', now), ...realScenarios(samples, 'key', now)].map((s) => s.key))
   t.same(REALISTIC_KEYS.filter((k) => !keys.has(k)), [])
   t.same(REALISTIC_KEYS, Object.keys(REALISTIC_TARGETS))
+  t.notOk(keys.has('random-by-occurrence'), 'no occurrence read without series')
+  // With series: every workload --series-compare compares, and an occurrence read that asks each occurrence once.
+  const occurrences = [{ id: 7, occurrence: '20261206T190000Z' }, { id: 7, occurrence: '20261213T190000Z' }, { id: 9, occurrence: '20261207' }]
+  const withSeries = realScenarios({ ...samples, occurrences }, 'key', now)
+  t.same(Object.keys(SERIES_PARTNERS).filter((k) => !withSeries.some((s) => s.key === k)), [])
+  const byOccurrence = withSeries.find((s) => s.key === 'random-by-occurrence')
+  const paths = Array.from({ length: 3 }, () => byOccurrence?.next().path)
+  t.same([...paths].sort(), occurrences.map((o) => `/calendar/events/v1/events/${o.id}/occurrences/${o.occurrence}`).sort(), 'every occurrence once, then again')
+})
+
+t.test('--series-compare rates each workload with series against its partner without, means over the rounds', async (t) => {
+  const rated = (key: string, ratio: number, cpuRatio: number): ScenarioResult => ({ ...result(key, 'single', ratio, 2), cpuRatio })
+  const without = [rated('random-by-id', 0.30, 0.20), rated('random-filter', 0.10, 0.08), rated('random-by-id', 0.20, 0.20), rated('random-filter', 0.10, 0.08)]
+  const withSeries = [rated('random-by-id', 0.25, 0.19), rated('random-by-occurrence', 0.15, 0.12), rated('random-filter', 0.072, 0.072),
+    rated('random-by-id', 0.25, 0.19), rated('random-by-occurrence', 0.25, 0.14), rated('random-filter', 0.092, 0.072)]
+  const rows = seriesComparisons(without, withSeries)
+  t.same(rows.map((r) => [r.key, r.partner]), [['random-by-id', 'random-by-id'], ['random-filter', 'random-filter'], ['random-by-occurrence', 'random-by-id']])
+  const row = (key: string) => rows.find((r) => r.key === key)
+  t.equal(row('random-by-id')?.ratio.toFixed(3), '1.000', '0.25 against the mean 0.25')
+  t.same(row('random-by-id')?.roundRatios.map((x) => x.toFixed(3)), ['0.833', '1.250'], 'round by round')
+  t.equal(row('random-by-occurrence')?.ratio.toFixed(3), '0.800', 'the occurrence read against the read by id: 0.20 ÷ 0.25')
+  t.equal(row('random-by-occurrence')?.cpuRatio.toFixed(3), '0.650')
+  t.equal(row('random-filter')?.ratio.toFixed(3), '0.820')
+  const checks = seriesTargets(rows, without, withSeries)
+  t.same(checks.map((c) => [c.subject, c.pass]), [
+    ['random-by-id (against random-by-id)', true], ['random-filter (against random-filter)', true], ['random-by-occurrence (against random-by-id)', true],
+  ], '0.8 and above are met')
+  const table = seriesTable(rows)
+  t.match(table, /\| random-by-occurrence \| random-by-id \| 0\.25 \| 0\.20 \| 0\.80 \(0\.50, 1\.25\) \| ≥ 0\.8 \| met \| 0\.20 \| 0\.13 \| 0\.65 \| missed \|/)
+  const failing = seriesTargets(seriesComparisons(without, [{ ...rated('random-filter', 0.079, 0.08), unexpected: 3 }]), without, [])
+  t.same(failing.map((c) => [c.target.slice(0, 8), c.pass]), [['issue 45', false]])
+  t.same(seriesTargets([], [], [{ ...rated('random-filter', 0.079, 0.08), unexpected: 3 }]).map((c) => c.subject), ['random-filter (with series)'], 'a failed answer fails')
 })

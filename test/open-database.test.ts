@@ -31,6 +31,19 @@ t.test('a new database is migrated; opened again, one statement reads its histor
   t.ok(await migrationsApplied(again.db))
 })
 
+t.test('PostgreSQL: every connection of the pool runs without JIT (a list over many occurrences compiled for 0.6 s)', async (t) => {
+  if (TEST_ENGINE === 'sqlite') {
+    t.pass('SQLite: no JIT')
+    return
+  }
+  const handle = await openDatabase(await freshUrl(t))
+  t.teardown(() => handle.close())
+  // Several connections at once (each new one set on connect), and one of them again.
+  const settings = await Promise.all(Array.from({ length: 3 }, () => sql<{ jit: string }>`select current_setting('jit') as jit from pg_sleep(0.05)`.execute(handle.db)))
+  t.same(settings.map((r) => r.rows[0]?.jit), ['off', 'off', 'off'])
+  t.equal((await sql<{ jit: string }>`select current_setting('jit') as jit`.execute(handle.db)).rows[0]?.jit, 'off')
+})
+
 t.test('a history naming a migration this build does not know is refused, as a newer database is', async (t) => {
   const url = await freshUrl(t)
   const first = await openDatabase(url)

@@ -18,9 +18,12 @@ const MAX_PARAMETERS = 30_000
 
 const quote = (name: string) => `"${name.replace(/"/g, '""')}"`
 
-/** The schema the benchmark of `events` events uses. */
-export function benchSchema(events: number): string {
-  return `calendar_bench_${events}`
+/**
+ * The schema the benchmark of `events` events uses (`series`: the fraction of them made series, `--series`);
+ * `base`: another name than `calendar_bench_<events>` (`--pg-schema`, for runs side by side on one server).
+ */
+export function benchSchema(events: number, series = 0, base = `calendar_bench_${events}`): string {
+  return series > 0 ? `${base}_series${Math.round(series * 100)}` : base
 }
 
 /** `url` with the benchmark's schema (the server's DATABASE_URL). */
@@ -57,9 +60,8 @@ function parentsFirst(sqlite: SQLite.Database, tables: readonly string[]): strin
   return ordered
 }
 
-/** Copies every table of the SQLite file into the benchmark's schema; returns the server's DATABASE_URL. */
-export async function copyToPostgres(file: string, url: string, events: number, log: (message: string) => void): Promise<string> {
-  const schema = benchSchema(events)
+/** Copies every table of the SQLite file into the benchmark's schema (`benchSchema`); returns the server's DATABASE_URL. */
+export async function copyToPostgres(file: string, url: string, schema: string, log: (message: string) => void): Promise<string> {
   const target = schemaUrl(url, schema)
   await withClient(url, (client) => client.query(`drop schema if exists ${quote(schema)} cascade`))
   const migrated = await openDatabase(target)
@@ -73,14 +75,17 @@ export async function copyToPostgres(file: string, url: string, events: number, 
       // search index, which refers to events, is copied last, its event id from FTS5's rowid).
       const shared = new Set((await client.query<{ name: string }>(
         "select table_name as name from information_schema.tables where table_schema = $1 and table_type = 'BASE TABLE'", [schema])).rows.map((r) => r.name))
-      // The events' occurrences are not copied: the events' insert trigger (migration 0017) writes them as the events come.
+      // The single events' occurrences are not copied: the events' insert trigger (migrations 0017, 0018) writes them as
+      // the events come. A series' rows (the trigger leaves them to the app) are copied after the events, all of them.
       const tables = present.filter((t) => shared.has(t) && t !== 'event_search' && t !== 'event_occurrences')
       const searchIndex = present.includes('event_search') && shared.has('event_search')
       await client.query(`set search_path = ${quote(schema)}`)
       await client.query('begin')
       await client.query(`truncate ${[...tables, ...(searchIndex ? ['event_search'] : [])].map(quote).join(', ')} cascade`)
-      for (const table of [...parentsFirst(sqlite, tables), ...(searchIndex ? ['event_search'] : [])]) {
+      const seriesOccurrences = present.includes('event_occurrences') && shared.has('event_occurrences')
+      for (const table of [...parentsFirst(sqlite, tables), ...(searchIndex ? ['event_search'] : []), ...(seriesOccurrences ? ['event_occurrences'] : [])]) {
         const search = table === 'event_search'
+        const occurrences = table === 'event_occurrences'
         const columns = search ? ['event_id', 'title', 'description']
           : (sqlite.prepare('select name from pragma_table_info(?) order by cid').all(table) as Array<{ name: string }>).map((r) => r.name)
         const identity = (await client.query<{ column_name: string }>(
@@ -97,7 +102,9 @@ export async function copyToPostgres(file: string, url: string, events: number, 
           copied += batch.length
           batch = []
         }
-        const select = search ? 'select rowid, title, description from event_search order by rowid' : `select ${columns.map(quote).join(', ')} from ${quote(table)}${order}`
+        const select = search ? 'select rowid, title, description from event_search order by rowid'
+          : occurrences ? `select ${columns.map((c) => `o.${quote(c)}`).join(', ')} from events e join event_occurrences o on o.event_id = e.id where e.recurrence is not null order by o.event_id, o.occurrence`
+            : `select ${columns.map(quote).join(', ')} from ${quote(table)}${order}`
         for (const row of sqlite.prepare(select).raw().iterate() as Iterable<unknown[]>) {
           batch.push(row)
           if (batch.length >= perInsert) await flush()
@@ -123,6 +130,6 @@ export async function copyToPostgres(file: string, url: string, events: number, 
 }
 
 /** Drops the benchmark's schema. */
-export async function dropBenchSchema(url: string, events: number): Promise<void> {
-  await withClient(url, (client) => client.query(`drop schema if exists ${quote(benchSchema(events))} cascade`))
+export async function dropBenchSchema(url: string, schema: string): Promise<void> {
+  await withClient(url, (client) => client.query(`drop schema if exists ${quote(schema)} cascade`))
 }

@@ -26,6 +26,8 @@ export interface Samples {
   organizers: number[]
   /** Every published, unprotected, listed en event (up to 1,000,000): random reads and writes. */
   allIds: number[]
+  /** Occurrences of the published, unprotected, listed en series (up to 200,000; none without series): `random-by-occurrence`. */
+  occurrences: Array<{ id: number; occurrence: string }>
 }
 
 const ids = (rows: unknown[]): number[] => rows.map((r) => (r as { id: number }).id)
@@ -60,7 +62,12 @@ export function sampleData(file: string, events: number, now: Date): Samples {
     for (const [name, list] of Object.entries({ reads, patchIds, filters, categories, tags, venues, organizers, allIds })) {
       if (list.length === 0) throw new Error(`bench: no sample for ${name} in ${file}`)
     }
-    return { reads, patchIds, filters, filterStart, filterEnd, categories, tags, venues, organizers, allIds }
+    // The series' occurrences (recurring events, `--series`): by the primary key, a bounded sample spread over the events.
+    const occurrences = db.prepare(`select o.event_id as id, o.occurrence from events e
+        join event_occurrences o on o.event_id = e.id
+      where e.recurrence is not null and e.language = 'en' and e.status = 'publish' and e.password is null and e.hide_from_listings = 0
+      order by o.event_id, o.occurrence limit 200000`).all() as Array<{ id: number; occurrence: string }>
+    return { reads, patchIds, filters, filterStart, filterEnd, categories, tags, venues, organizers, allIds, occurrences }
   } finally {
     db.close()
   }
@@ -181,9 +188,9 @@ export function allScenarios(s: Samples, key: string, now: Date): Scenario[] {
  * random searches, and a mix of reads with interleaved writes (90 % reads, 10 % PATCH of random
  * events), which is what a read cache meets on a real site. Pages past the last are 404: accepted.
  */
-export function realScenarios(s: Samples, key: string, now: Date): Scenario[] {
-  // Seeded: every run sends the same "random" traffic.
-  const rnd = prng(20261125)
+export function realScenarios(s: Samples, key: string, now: Date, seed = 20261125): Scenario[] {
+  // Seeded: every run sends the same "random" traffic (`seed`: another sequence, e.g. a later round of --series-compare).
+  const rnd = prng(seed)
   const pick = <T>(list: readonly T[]): T => list[Math.floor(rnd() * list.length)] as T
   const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
   const today = dayStartMs(now)
@@ -222,10 +229,25 @@ export function realScenarios(s: Samples, key: string, now: Date): Scenario[] {
     const r = rnd()
     return r < 0.1 ? patch() : r < 0.55 ? byId() : filtered()
   }
+  // The series' occurrences in a seeded order, each asked once until all have been (200,000 at 20,000 events).
+  const occurrences = [...s.occurrences]
+  for (let i = occurrences.length - 1; i > 0; i--) {
+    const j = Math.floor(rnd() * (i + 1))
+    ;[occurrences[i], occurrences[j]] = [occurrences[j] as Samples['occurrences'][number], occurrences[i] as Samples['occurrences'][number]]
+  }
+  const occurrence = cycle(occurrences)
+  const byOccurrence = (): BenchRequest => {
+    const o = occurrence()
+    return get(`/events/${o.id}/occurrences/${encodeURIComponent(o.occurrence)}`)
+  }
   return [
     { key: 'random-by-id', label: 'random GET /events/{id}', kind: 'single', expect: 200, next: byId },
     { key: 'random-filter', label: 'random filtered GET /events, random page', kind: 'page10', expect: 200, accept: [404], next: filtered },
     { key: 'random-search', label: 'random GET /events?search=', kind: 'page10', expect: 200, accept: [404], next: search },
+    // Only with series (`--series`): one occurrence of a series, every request a different one.
+    ...(occurrences.length === 0 ? [] : [
+      { key: 'random-by-occurrence', label: 'random GET /events/{id}/occurrences/{occurrence}', kind: 'single' as const, expect: 200, next: byOccurrence },
+    ]),
     // The reads are the anonymous ones above; only the PATCH carries the key (an authenticated read is an editor's view).
     { key: 'mixed-90-10', label: 'mixed: 90 % random reads above, 10 % PATCH', kind: 'page10', expect: 200, accept: [404], next: mixed },
   ]

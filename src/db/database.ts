@@ -307,7 +307,14 @@ async function openPostgres(url: string, poolSize: number, log?: Logger, timeout
   pool.on('error', (error) => reportFault(db, { level: 'warn', message: `an idle PostgreSQL connection failed and was dropped: ${faultCause(error)}`, error }))
   // A connection in use has no listener of the pool's: its failure reaches the caller through its next
   // query (answered 503), and the listener only keeps the event from ending the process.
-  pool.on('connect', (client) => { client.on('error', () => undefined) })
+  // JIT off for the session (the first statement of every new connection, queued before any other): a list's
+  // statement over tens of thousands of occurrences passes `jit_above_cost`, and compiling it took 0.6 s of a
+  // 0.07 s count (docs/performance.md "Issue 45: random reads with recurring events"). Not a startup option,
+  // which PgBouncer refuses (docs/scaling.md): behind a pooler in transaction mode, set it on the role as well.
+  pool.on('connect', (client) => {
+    client.on('error', () => undefined)
+    client.query('set jit = off').catch(() => undefined)
+  })
   try {
     // One transaction for all of it, under a transaction-level lock: a connection pooler in transaction
     // mode (PgBouncer) keeps a transaction on one server connection, so every lock taken in it (Kysely

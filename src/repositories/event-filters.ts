@@ -404,14 +404,39 @@ async function searchedInWindow(db: Db, f: EventFilter): Promise<SearchedInWindo
     if (matched === undefined) return null
     // An occurrence changed alone matches by its own texts (`ownSearch`), whatever its event's match: one statement
     // over the overrides (few), each looked up in the occurrences by its key.
-    const own = overridden ? await overriddenMatches(db, f.search) : new Map<string, boolean>()
+    const own = overridden ? await overriddenMatches(db, f.search) : new Map<number, Map<string, boolean>>()
     const words = new Uint32Array(1 + Math.ceil(order.length / 32))
     let count = 0
     for (let place = 0; place < order.length; place++) {
-      const id = order[place] as number
-      if (!(own.size > 0 ? own.get(`${id} ${occurrences[place] as string}`) ?? matched[id] === 1 : matched[id] === 1)) continue
+      if (matched[order[place] as number] !== 1) continue
       words[1 + (place >>> 5)] = (words[1 + (place >>> 5)] as number) | (1 << (place & 31))
       count++
+    }
+    if (own.size > 0) {
+      // Then the overridden occurrences' places, found once per window (the overrides are the same for every
+      // needle): a map asked per place of a window of 48,000 occurrences cost 3–10 ms a needle at 20,000 events
+      // with a fifth of them series (docs/performance.md "Issue 45: random reads with recurring events").
+      const places = await rememberedResult(db, `ids:${listKey(window)}:in-order:overridden`, async () => {
+        const found: number[] = []
+        for (let place = 0; place < order.length; place++) {
+          if (own.get(order[place] as number)?.has(occurrences[place] as string) === true) found.push(place)
+        }
+        return Int32Array.from(found)
+      })
+      for (const place of places) {
+        const hit = own.get(order[place] as number)?.get(occurrences[place] as string)
+        if (hit === undefined) continue
+        const word = 1 + (place >>> 5)
+        const bit = 1 << (place & 31)
+        const set = ((words[word] as number) & bit) !== 0
+        if (hit && !set) {
+          words[word] = (words[word] as number) | bit
+          count++
+        } else if (!hit && set) {
+          words[word] = (words[word] as number) & ~bit
+          count--
+        }
+      }
     }
     words[0] = count
     return words
@@ -436,9 +461,15 @@ export function overriddenMatchesQuery(db: Db, needle: string) {
     .select(['o.event_id as id', 'o.occurrence', sql<number>`case when ${ownSearch(db, needle, sql<SqlBool>`1 = 0`)} then 1 else 0 end`.as('hit')])
 }
 
-async function overriddenMatches(db: Db, needle: string): Promise<Map<string, boolean>> {
-  const rows = await overriddenMatchesQuery(db, needle).execute()
-  return new Map(rows.map((r) => [`${r.id} ${r.occurrence}`, Number(r.hit) === 1]))
+/** `overriddenMatchesQuery`'s answer by event id, then occurrence id: whether the overridden occurrence holds the needle. */
+async function overriddenMatches(db: Db, needle: string): Promise<Map<number, Map<string, boolean>>> {
+  const byEvent = new Map<number, Map<string, boolean>>()
+  for (const r of await overriddenMatchesQuery(db, needle).execute()) {
+    let hits = byEvent.get(r.id)
+    if (hits === undefined) byEvent.set(r.id, (hits = new Map()))
+    hits.set(r.occurrence, Number(r.hit) === 1)
+  }
+  return byEvent
 }
 
 /** The places of `order` whose bits are set in `bits` (word 0 a count, then the bits), the `offset`th set one first, `limit` at most. */
