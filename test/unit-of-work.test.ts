@@ -223,3 +223,18 @@ t.test(`SQLite: a shared transaction runs at most ${SHARED_UNITS} units of work`
   t.equal(commits() - before, 3, `${n} units in three commits`)
   t.equal((await handle.db.selectFrom('users').select('id').execute()).length, n)
 })
+
+t.test('SQLite: while a shared transaction waits for its commit, a read takes the version committed before it', async (t) => {
+  const { handle } = await counted(t)
+  const trace: string[] = []
+  const from = await dataVersion(handle.db)
+  let during: Promise<unknown> | undefined
+  await withTransaction(handle.db, async (trx) => {
+    await deleting(1, trace)(trx)
+    // Runs in the turn the shared transaction gives the event loop before it commits.
+    setImmediate(() => { during = dataVersion(handle.db) })
+  })
+  t.ok(during !== undefined, 'read before the commit')
+  t.same(await during, from, 'the version committed before the transaction, not what it wrote')
+  t.not((await dataVersion(handle.db))?.head, from?.head, 'the commit moved it')
+})

@@ -16,7 +16,7 @@ import { dirname } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { Kysely, sql, type LogEvent, type SqliteDatabase, type SqliteStatement } from 'kysely'
 import pg from 'pg'
-import { VERSION_QUERY, foldCase, haversineKm, isWriteConflict, setIdLister, setVersionProbe, versionOf } from './dialect.js'
+import { VERSION_QUERY, foldCase, haversineKm, isWriteConflict, setIdLister, setVersionProbe, versionOf, type DataVersion } from './dialect.js'
 import { faultCause } from './faults.js'
 import { watchFile, type FileWatch } from './file-watch.js'
 import { markMigrated, migrateToLatest, migrationMayBeRetried, migrationsApplied, migrationsCurrent, migrationsKnown } from './migrate.js'
@@ -231,7 +231,15 @@ function refuseUnwritable(url: string): void {
 function withVersionProbe(db: Kysely<Database>, sqlite: SQLite.Database, watch: FileWatch | undefined): DatabaseHandle & { sqlite: SQLite.Database } {
   markMigrated(db)
   const version = sqlite.prepare(VERSION_QUERY)
-  setVersionProbe(db, () => versionOf(version.get() as { h: number; e: number }))
+  // Inside a write transaction the connection would read what its units of work wrote and have not committed
+  // (a shared transaction gives the event loop a turn before its commit: unit-of-work.ts), which may yet be
+  // rolled back: a read then takes the version last read outside one, committed, older than or the same as
+  // what it will read once the commit lets it have the connection.
+  let committed: DataVersion = versionOf(version.get() as { h: number; e: number })
+  setVersionProbe(db, () => {
+    if (sqlite.inTransaction) return committed
+    return committed = versionOf(version.get() as { h: number; e: number })
+  })
   // Its own statements (the query builder's cache must not be switched to plucking): a few list shapes.
   const listers = new Map<string, SQLite.Statement>()
   setIdLister(db, (text, parameters) => {

@@ -1,7 +1,8 @@
 /**
- * The one way to write. A unit of work is one transaction, asked for by the handler that decides the
- * write; repositories take its transaction as their `db` and never open one of their own, so that what
- * a write causes (links, counts, inline records, images) commits with it or not at all.
+ * The one way to write. A unit of work is one transaction (on SQLite a savepoint of a transaction that
+ * units of work queued together share, committed once for all of them: `shared` below), asked for by the
+ * handler that decides the write; repositories take its transaction as their `db` and never open one of
+ * their own, so that what a write causes (links, counts, inline records, images) commits with it or not at all.
  *
  * Three things belong to every write and live here, once:
  * - how a write transaction begins and when it is tried again, which is the engine's business: the
@@ -223,8 +224,10 @@ async function runShared(db: Kysely<Database>, queue: Queue, units: Queued[]): P
       await db.transaction().execute(async (trx) => {
         for (let i = 0; i < units.length; i++) {
           await runUnit(db, trx, units[i] as Queued)
-          // Units that came while these ran join, up to the bound.
-          if (i === units.length - 1 && units.length < SHARED_UNITS && queue.waiting.length > 0) {
+          if (i === units.length - 1 && units.length < SHARED_UNITS) {
+            // A unit of work runs to its end without giving the event loop a turn (SQLite's statements are
+            // synchronous): requests that came meanwhile are given one, and those that reach a unit of work join.
+            if (queue.waiting.length === 0) await new Promise((resolve) => setImmediate(resolve))
             units.push(...queue.waiting.splice(0, SHARED_UNITS - units.length))
           }
         }
