@@ -173,6 +173,28 @@ t.test('SQLite: a unit of work that throws in a shared transaction rolls back al
   t.same(heard, [{ ids: [1], committed: true }, { ids: [2], committed: false }, { ids: [3], committed: true }])
 })
 
+t.test('SQLite: the first unit of work of a shared transaction (no savepoint) that throws rolls back alone', async (t) => {
+  const { handle, commits } = await counted(t)
+  const heard: Array<{ ids: number[]; committed: boolean }> = []
+  onWritten(handle.db, (changes, committed) => heard.push({ ids: changes.map((c) => c.id), committed }))
+  const trace: string[] = []
+  const before = commits()
+  const results = await Promise.allSettled([
+    withTransaction(handle.db, async (trx) => {
+      await deleting(1, trace)(trx)
+      throw new Error('refused')
+    }),
+    withTransaction(handle.db, deleting(2, trace)),
+    withTransaction(handle.db, deleting(3, trace)),
+  ])
+  t.same(results.map((r) => r.status), ['rejected', 'fulfilled', 'fulfilled'])
+  t.match(results[0], { reason: { message: 'refused' } })
+  t.equal(commits() - before, 1, 'the others in one commit')
+  t.same((await handle.db.selectFrom('users').select('name').orderBy('id').execute()).map((r) => r.name), ['user-2', 'user-3'])
+  t.same((await handle.db.selectFrom('changes').select('record_id').orderBy('position').execute()).map((r) => r.record_id), [2, 3])
+  t.same(heard, [{ ids: [1], committed: false }, { ids: [2], committed: true }, { ids: [3], committed: true }])
+})
+
 t.test('SQLite: a conflict lost inside a shared transaction runs that unit again, in its savepoint', async (t) => {
   const { handle } = await counted(t)
   const trace: string[] = []
