@@ -10,7 +10,7 @@ import { once } from 'node:events'
 import { join } from 'node:path'
 import { sql } from 'kysely'
 import { openDatabase, openSqlite } from '../src/db/database.js'
-import { dataVersion } from '../src/db/dialect.js'
+import { dataVersion, versionInWrite } from '../src/db/dialect.js'
 import { onWritten, recordChange, SHARED_UNITS, withTransaction, writtenBetween, type Change } from '../src/db/unit-of-work.js'
 
 /** A conflict lost at once (WAL: the snapshot moved), not a lock waited for: worth running again. */
@@ -259,4 +259,18 @@ t.test('SQLite: while a shared transaction waits for its commit, a read takes th
   t.ok(during !== undefined, 'read before the commit')
   t.same(await during, from, 'the version committed before the transaction, not what it wrote')
   t.not((await dataVersion(handle.db))?.head, from?.head, 'the commit moved it')
+})
+
+t.test('SQLite: inside a write transaction, a read takes the version of the last commit, though nothing read it since', async (t) => {
+  const { handle } = await counted(t)
+  const trace: string[] = []
+  await withTransaction(handle.db, deleting(1, trace))
+  let began: unknown
+  let during: Promise<unknown> | undefined
+  await withTransaction(handle.db, async (trx) => {
+    began = await versionInWrite(trx)
+    await deleting(2, trace)(trx)
+    setImmediate(() => { during = dataVersion(handle.db) })
+  })
+  t.same(await during, began, 'the first unit of work\'s commit, as the second began')
 })
