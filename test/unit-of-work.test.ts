@@ -1,14 +1,17 @@
 /**
  * The unit of work (src/db/unit-of-work.ts): on SQLite a write transaction takes the write lock when it
  * begins, a unit of work that lost to another connection runs again (whole, a bounded number of times),
- * and its listeners learn what it changed and whether it committed.
+ * and its listeners learn what it changed and whether it committed. On SQLite, units of work that wait for the
+ * write lock together share one transaction and its commit, a savepoint each (issue 49).
  */
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { join } from 'node:path'
+import { sql } from 'kysely'
 import { openDatabase, openSqlite } from '../src/db/database.js'
-import { onWritten, recordChange, withTransaction, type Change } from '../src/db/unit-of-work.js'
+import { dataVersion, versionInWrite } from '../src/db/dialect.js'
+import { onWritten, recordChange, SHARED_UNITS, withTransaction, writtenBetween, type Change } from '../src/db/unit-of-work.js'
 
 /** A conflict lost at once (WAL: the snapshot moved), not a lock waited for: worth running again. */
 const busy = (): Error => Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY_SNAPSHOT' })
@@ -105,4 +108,169 @@ t.test('listeners learn what a unit of work changed, and whether it committed', 
     { changes: [{ resource: 'tag', id: 3, action: 'delete', language: 'en' }], committed: false },
   ])
   t.throws(() => recordChange(handle.db as never, { resource: 'tag', id: 4, action: 'create' }), /outside a unit of work/, 'a write outside a unit of work is refused')
+})
+
+/** A SQLite file whose statements are counted: `commits()` says how many commits were asked for. */
+async function counted(t: Test) {
+  let commits = 0
+  const handle = await openSqlite(join(t.testdir(), 'calendar.db'), (statement) => {
+    if (statement.sql === 'commit') commits += 1
+  })
+  t.teardown(() => handle.close())
+  return { handle, commits: () => commits }
+}
+
+/** A unit of work that logs the delete of tag `id` (so that the change log's head moves) and adds a user. */
+const deleting = (id: number, trace: string[]) => async (trx: Parameters<Parameters<typeof withTransaction>[1]>[0]) => {
+  trace.push(`ran ${id}`)
+  recordChange(trx, { resource: 'tag', id, action: 'delete', language: 'en' })
+  await trx.insertInto('users').values({ name: `user-${id}`, role: 'editor', created_at: '' }).execute()
+  return id
+}
+
+t.test('SQLite: units of work that queue together share one commit, and each is answered after it', async (t) => {
+  const { handle, commits } = await counted(t)
+  const heard: boolean[] = []
+  onWritten(handle.db, (_, committed) => heard.push(committed))
+  const from = await dataVersion(handle.db)
+  const trace: string[] = []
+  const before = commits()
+  const answers = await Promise.all([1, 2, 3, 4, 5].map((id) => withTransaction(handle.db, deleting(id, trace)).then((answer) => {
+    trace.push(`answered ${answer}`)
+    return answer
+  })))
+  t.same(answers, [1, 2, 3, 4, 5])
+  t.equal(commits() - before, 1, 'one commit for the five')
+  t.same(trace, ['ran 1', 'ran 2', 'ran 3', 'ran 4', 'ran 5', 'answered 1', 'answered 2', 'answered 3', 'answered 4', 'answered 5'],
+    'none answered before the last ran (and the commit)')
+  t.same(heard, [true, true, true, true, true], 'each told it committed')
+  const to = await dataVersion(handle.db)
+  t.ok(from !== undefined && to !== undefined)
+  t.same(writtenBetween(handle.db, from!, to!, 100)?.map((c) => c.id), [1, 2, 3, 4, 5], 'the journal holds each unit, one after the other')
+  t.same((await handle.db.selectFrom('changes').select('record_id').orderBy('position').execute()).map((r) => r.record_id), [1, 2, 3, 4, 5],
+    'the change log in their order')
+})
+
+t.test('SQLite: a unit of work that throws in a shared transaction rolls back alone', async (t) => {
+  const { handle, commits } = await counted(t)
+  const heard: Array<{ ids: number[]; committed: boolean }> = []
+  onWritten(handle.db, (changes, committed) => heard.push({ ids: changes.map((c) => c.id), committed }))
+  const trace: string[] = []
+  const before = commits()
+  const results = await Promise.allSettled([
+    withTransaction(handle.db, deleting(1, trace)),
+    withTransaction(handle.db, async (trx) => {
+      await deleting(2, trace)(trx)
+      throw new Error('refused')
+    }),
+    withTransaction(handle.db, deleting(3, trace)),
+  ])
+  t.same(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled'])
+  t.match(results[1], { reason: { message: 'refused' } })
+  t.equal(commits() - before, 1, 'one commit')
+  t.same((await handle.db.selectFrom('users').select('name').orderBy('id').execute()).map((r) => r.name), ['user-1', 'user-3'], 'its row rolled back, the others kept')
+  t.same((await handle.db.selectFrom('changes').select('record_id').orderBy('position').execute()).map((r) => r.record_id), [1, 3], 'and its change log entry')
+  t.same(heard, [{ ids: [1], committed: true }, { ids: [2], committed: false }, { ids: [3], committed: true }])
+})
+
+t.test('SQLite: the first unit of work of a shared transaction (no savepoint) that throws rolls back alone', async (t) => {
+  const { handle, commits } = await counted(t)
+  const heard: Array<{ ids: number[]; committed: boolean }> = []
+  onWritten(handle.db, (changes, committed) => heard.push({ ids: changes.map((c) => c.id), committed }))
+  const trace: string[] = []
+  const before = commits()
+  const results = await Promise.allSettled([
+    withTransaction(handle.db, async (trx) => {
+      await deleting(1, trace)(trx)
+      throw new Error('refused')
+    }),
+    withTransaction(handle.db, deleting(2, trace)),
+    withTransaction(handle.db, deleting(3, trace)),
+  ])
+  t.same(results.map((r) => r.status), ['rejected', 'fulfilled', 'fulfilled'])
+  t.match(results[0], { reason: { message: 'refused' } })
+  t.equal(commits() - before, 1, 'the others in one commit')
+  t.same((await handle.db.selectFrom('users').select('name').orderBy('id').execute()).map((r) => r.name), ['user-2', 'user-3'])
+  t.same((await handle.db.selectFrom('changes').select('record_id').orderBy('position').execute()).map((r) => r.record_id), [2, 3])
+  t.same(heard, [{ ids: [1], committed: false }, { ids: [2], committed: true }, { ids: [3], committed: true }])
+})
+
+t.test('SQLite: a conflict lost inside a shared transaction runs that unit again, in its savepoint', async (t) => {
+  const { handle } = await counted(t)
+  const trace: string[] = []
+  let runs = 0
+  const answers = await Promise.all([
+    withTransaction(handle.db, deleting(1, trace)),
+    withTransaction(handle.db, async (trx) => {
+      runs += 1
+      await deleting(2, trace)(trx)
+      if (runs === 1) throw busy()
+      return 2
+    }),
+  ])
+  t.same(answers, [1, 2])
+  t.equal(runs, 2)
+  t.same((await handle.db.selectFrom('users').select('name').orderBy('id').execute()).map((r) => r.name), ['user-1', 'user-2'], 'its first run rolled back, once')
+})
+
+t.test('SQLite: a shared commit that fails fails every unit of work in it', async (t) => {
+  const { handle, commits } = await counted(t)
+  await sql`create table parent (id integer primary key)`.execute(handle.db)
+  await sql`create table child (id integer primary key, parent integer references parent (id) deferrable initially deferred)`.execute(handle.db)
+  const heard: boolean[] = []
+  onWritten(handle.db, (_, committed) => heard.push(committed))
+  const trace: string[] = []
+  const before = commits()
+  const results = await Promise.allSettled([
+    withTransaction(handle.db, deleting(1, trace)),
+    // Checked at the commit only: the savepoint is released, the commit refused.
+    withTransaction(handle.db, async (trx) => { await sql`insert into child (id, parent) values (1, 99)`.execute(trx) }),
+    withTransaction(handle.db, deleting(3, trace)),
+  ])
+  t.same(results.map((r) => r.status), ['rejected', 'rejected', 'rejected'])
+  t.match(results[0], { reason: { code: 'SQLITE_CONSTRAINT_FOREIGNKEY' } }, 'with the commit\'s error')
+  t.equal(commits() - before, 1, 'one commit tried')
+  t.same(heard, [false, false, false], 'each told it did not commit')
+  t.same(await handle.db.selectFrom('users').select('name').execute(), [], 'nothing committed')
+  t.same(await handle.db.selectFrom('changes').select('record_id').execute(), [])
+  t.same(await withTransaction(handle.db, deleting(4, trace)), 4, 'the next unit of work commits')
+})
+
+t.test(`SQLite: a shared transaction runs at most ${SHARED_UNITS} units of work`, async (t) => {
+  const { handle, commits } = await counted(t)
+  const trace: string[] = []
+  const before = commits()
+  const n = SHARED_UNITS * 2 + 1
+  await Promise.all(Array.from({ length: n }, (_, i) => withTransaction(handle.db, deleting(i + 1, trace))))
+  t.equal(commits() - before, 3, `${n} units in three commits`)
+  t.equal((await handle.db.selectFrom('users').select('id').execute()).length, n)
+})
+
+t.test('SQLite: while a shared transaction waits for its commit, a read takes the version committed before it', async (t) => {
+  const { handle } = await counted(t)
+  const trace: string[] = []
+  const from = await dataVersion(handle.db)
+  let during: Promise<unknown> | undefined
+  await withTransaction(handle.db, async (trx) => {
+    await deleting(1, trace)(trx)
+    // Runs in the turn the shared transaction gives the event loop before it commits.
+    setImmediate(() => { during = dataVersion(handle.db) })
+  })
+  t.ok(during !== undefined, 'read before the commit')
+  t.same(await during, from, 'the version committed before the transaction, not what it wrote')
+  t.not((await dataVersion(handle.db))?.head, from?.head, 'the commit moved it')
+})
+
+t.test('SQLite: inside a write transaction, a read takes the version of the last commit, though nothing read it since', async (t) => {
+  const { handle } = await counted(t)
+  const trace: string[] = []
+  await withTransaction(handle.db, deleting(1, trace))
+  let began: unknown
+  let during: Promise<unknown> | undefined
+  await withTransaction(handle.db, async (trx) => {
+    began = await versionInWrite(trx)
+    await deleting(2, trace)(trx)
+    setImmediate(() => { during = dataVersion(handle.db) })
+  })
+  t.same(await during, began, 'the first unit of work\'s commit, as the second began')
 })

@@ -16,7 +16,7 @@ import { dirname } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { Kysely, sql, type LogEvent, type SqliteDatabase, type SqliteStatement } from 'kysely'
 import pg from 'pg'
-import { VERSION_QUERY, foldCase, haversineKm, isWriteConflict, setIdLister, setVersionProbe, versionOf } from './dialect.js'
+import { VERSION_QUERY, foldCase, haversineKm, isWriteConflict, setIdLister, setVersionProbe, versionOf, type DataVersion } from './dialect.js'
 import { faultCause } from './faults.js'
 import { watchFile, type FileWatch } from './file-watch.js'
 import { markMigrated, migrateToLatest, migrationMayBeRetried, migrationsApplied, migrationsCurrent, migrationsKnown } from './migrate.js'
@@ -182,9 +182,12 @@ export async function openSqlite(url: string, log?: Logger, timeoutMs = BUSY_TIM
       ? haversineKm(latA, lngA, latB, lngB) : null)
   // The file as opened: a write transaction first checks it is still the file at the path (file-watch.ts).
   let watch: FileWatch | undefined
+  // What the version probe learns as a write transaction begins (`withVersionProbe`).
+  const begins: { beforeWrite?: () => void } = {}
   const beforeWrite = (): void => {
     const lost = watch?.check()
     if (lost !== undefined) throw lost
+    begins.beforeWrite?.()
   }
   const db = new Kysely<Database>({ dialect: new WriteLockingSqliteDialect({ database: withStatementCache(sqlite) }, beforeWrite), ...logged(log) })
   if (url !== ':memory:') {
@@ -201,7 +204,7 @@ export async function openSqlite(url: string, log?: Logger, timeoutMs = BUSY_TIM
     watches.set(db, watch)
   }
   try {
-    if (await migrationsCurrent(db)) return withVersionProbe(db, sqlite, watch)
+    if (await migrationsCurrent(db)) return withVersionProbe(db, sqlite, watch, begins)
     // One write transaction for all of it (the write lock taken first): processes that open one new file
     // at once migrate it once, one after the other (Kysely takes no lock on SQLite, and runs each
     // migration on its own).
@@ -211,7 +214,7 @@ export async function openSqlite(url: string, log?: Logger, timeoutMs = BUSY_TIM
     await db.destroy()
     throw error
   }
-  return withVersionProbe(db, sqlite, watch)
+  return withVersionProbe(db, sqlite, watch, begins)
 }
 
 /**
@@ -228,10 +231,22 @@ function refuseUnwritable(url: string): void {
 }
 
 /** The handle of an open, migrated SQLite database, its data-version probe prepared (the log's and the epoch's tables exist). */
-function withVersionProbe(db: Kysely<Database>, sqlite: SQLite.Database, watch: FileWatch | undefined): DatabaseHandle & { sqlite: SQLite.Database } {
+function withVersionProbe(
+  db: Kysely<Database>, sqlite: SQLite.Database, watch: FileWatch | undefined, begins: { beforeWrite?: () => void },
+): DatabaseHandle & { sqlite: SQLite.Database } {
   markMigrated(db)
   const version = sqlite.prepare(VERSION_QUERY)
-  setVersionProbe(db, () => versionOf(version.get() as { h: number; e: number }))
+  // Inside a write transaction the connection would read what its units of work wrote and have not committed
+  // (a shared transaction gives the event loop a turn before its commit: unit-of-work.ts), which may yet be
+  // rolled back: a read then takes the version committed when the transaction began (read just before it
+  // begins), older than or the same as what it will read once the commit lets it have the connection, and
+  // never older than a write this process has answered.
+  const read = (): DataVersion => versionOf(version.get() as { h: number; e: number })
+  let committed = read()
+  begins.beforeWrite = () => {
+    if (!sqlite.inTransaction) committed = read()
+  }
+  setVersionProbe(db, () => sqlite.inTransaction ? committed : committed = read())
   // Its own statements (the query builder's cache must not be switched to plucking): a few list shapes.
   const listers = new Map<string, SQLite.Statement>()
   setIdLister(db, (text, parameters) => {

@@ -1,7 +1,8 @@
 /**
- * The one way to write. A unit of work is one transaction, asked for by the handler that decides the
- * write; repositories take its transaction as their `db` and never open one of their own, so that what
- * a write causes (links, counts, inline records, images) commits with it or not at all.
+ * The one way to write. A unit of work is one transaction (on SQLite a savepoint of a transaction that
+ * units of work queued together share, committed once for all of them: `shared` below), asked for by the
+ * handler that decides the write; repositories take its transaction as their `db` and never open one of
+ * their own, so that what a write causes (links, counts, inline records, images) commits with it or not at all.
  *
  * Three things belong to every write and live here, once:
  * - how a write transaction begins and when it is tried again, which is the engine's business: the
@@ -20,9 +21,9 @@
  *   what they changed: an event document assembled at one version may still be stored at a later one
  *   when none of those changes touches it (repositories/event-documents.ts).
  */
-import type { Kysely, Transaction } from 'kysely'
+import { CompiledQuery, type Kysely, type Transaction } from 'kysely'
 import { appendChanges, type Change } from './change-log.js'
-import { isWaitRunOut, isWriteConflict, versionInWrite, type DataVersion } from './dialect.js'
+import { isPostgres, isWaitRunOut, isWriteConflict, versionInWrite, type DataVersion } from './dialect.js'
 import type { Database } from './schema.js'
 
 export type { Change, ChangedResource } from './change-log.js'
@@ -102,8 +103,16 @@ const ATTEMPTS = 3
 /**
  * Runs `work` in one write transaction on `db`: committed when it resolves, rolled back when it throws.
  * `work` may run again after a write conflict, so it does nothing but read and write through `trx`.
+ *
+ * SQLite: units of work that queue for the write lock together share one transaction and its commit
+ * (`shared`), each in a savepoint of its own; PostgreSQL: a transaction each.
  */
 export async function withTransaction<T>(db: Kysely<Database>, work: (trx: Tx) => Promise<T>): Promise<T> {
+  return isPostgres(db) ? alone(db, work) : shared(db, work)
+}
+
+/** `work` in a transaction of its own. */
+async function alone<T>(db: Kysely<Database>, work: (trx: Tx) => Promise<T>): Promise<T> {
   let changes: Change[] = []
   let committed = false
   try {
@@ -125,11 +134,180 @@ export async function withTransaction<T>(db: Kysely<Database>, work: (trx: Tx) =
         return result
       } catch (error) {
         // A lock waited for past the busy timeout is not waited for again: no request waits longer (CONTRACT §18).
-        if (attempt >= ATTEMPTS || !isWriteConflict(error) || isWaitRunOut(error)) throw error
+        if (attempt >= ATTEMPTS || !isRetried(error)) throw error
       }
     }
   } finally {
-    for (const listener of listeners.get(db) ?? []) listener(changes, committed)
+    tell(db, changes, committed)
+  }
+}
+
+/** Whether a unit of work that failed with `error` is run again (a conflict lost, not a wait run out). */
+const isRetried = (error: unknown): boolean => isWriteConflict(error) && !isWaitRunOut(error)
+
+function tell(db: Kysely<Database>, changes: readonly Change[], committed: boolean): void {
+  for (const listener of listeners.get(db) ?? []) listener(changes, committed)
+}
+
+/**
+ * The shared commit (SQLite, issue 49). A commit costs about 10 µs a page it writes, and consecutive writes
+ * dirty many of the same pages (the search index's newest segment, the change log's last leaf, the
+ * rightmost leaves of the id-ordered indexes): ten creates in one transaction write 16 pages where ten
+ * transactions write 97 (docs/performance.md). So the units of work that wait for the write lock while
+ * one runs (SQLite has one connection here: they wait anyway) run after it in the same transaction, up
+ * to SHARED_UNITS, each in a savepoint of its own:
+ * - a unit that throws is rolled back to its savepoint alone (a conflict it lost is run again there, as
+ *   `alone` would); the others go on;
+ * - every unit is answered, and its listeners told, only once the shared commit has succeeded; a commit
+ *   that fails (or an error that ended the transaction itself: SQLite rolls back by itself on a full
+ *   disk, an I/O error) fails every unit in it, each told it did not commit; a conflict the whole
+ *   transaction lost runs them all again, up to ATTEMPTS times;
+ * - each unit reads the data version first and last inside its savepoint, so that the journal keeps it
+ *   as if it had committed alone (the one before it left the version it found).
+ * A unit sees what the units before it in the transaction wrote, as it would have had they committed
+ * first; none of it is seen outside (reads wait for the connection) before the commit.
+ */
+interface Queued {
+  work: (trx: Tx) => Promise<unknown>
+  resolve: (value: unknown) => void
+  reject: (error: unknown) => void
+  changes: Change[]
+  outcome: { ok: true; value: unknown; before?: DataVersion; after?: DataVersion } | { ok: false; error: unknown } | undefined
+}
+
+/** Units of work one shared transaction runs at most: reads wait for the connection meanwhile. */
+export const SHARED_UNITS = 16
+
+interface Queue {
+  waiting: Queued[]
+  running: boolean
+}
+
+const queues = new WeakMap<Kysely<Database>, Queue>()
+
+function shared<T>(db: Kysely<Database>, work: (trx: Tx) => Promise<T>): Promise<T> {
+  let queue = queues.get(db)
+  if (queue === undefined) queues.set(db, queue = { waiting: [], running: false })
+  const promise = new Promise<T>((resolve, reject) => {
+    queue.waiting.push({ work, resolve: resolve as (value: unknown) => void, reject, changes: [], outcome: undefined })
+  })
+  if (!queue.running) {
+    queue.running = true
+    void drain(db, queue)
+  }
+  return promise
+}
+
+/** Runs the queue's units, a shared transaction at a time, until none waits. */
+async function drain(db: Kysely<Database>, queue: Queue): Promise<void> {
+  try {
+    while (queue.waiting.length > 0) await runShared(db, queue, queue.waiting.splice(0, SHARED_UNITS))
+  } finally {
+    queue.running = false
+  }
+}
+
+/** An error after which the transaction itself is gone (SQLite rolled it back): the shared transaction fails with it. */
+class TransactionLost extends Error {
+  readonly error: unknown
+  constructor(error: unknown) {
+    super('the shared transaction ended with a unit of work')
+    this.error = error
+  }
+}
+
+/** The first unit of work of a transaction failed (run without a savepoint): the transaction is rolled back, and the units after it run in another. */
+class FirstFailed extends Error {}
+
+async function runShared(db: Kysely<Database>, queue: Queue, units: Queued[]): Promise<void> {
+  let failure: unknown
+  // Units before `first` failed alone, each the first of a transaction rolled back for it.
+  let first = 0
+  for (let attempt = 1; first < units.length;) {
+    failure = undefined
+    try {
+      await db.transaction().execute(async (trx) => {
+        for (let i = first; i < units.length; i++) {
+          // The first runs without a savepoint (a savepoint's journal costs a lone write 10-15 %): should it
+          // fail, the transaction holds nothing else and is rolled back for it.
+          await runUnit(db, trx, units[i] as Queued, i > first)
+          if (i === units.length - 1 && units.length < SHARED_UNITS) {
+            // A unit of work runs to its end without giving the event loop a turn (SQLite's statements are
+            // synchronous): requests that came meanwhile are given one, and those that reach a unit of work join.
+            if (queue.waiting.length === 0) await new Promise((resolve) => setImmediate(resolve))
+            units.push(...queue.waiting.splice(0, SHARED_UNITS - units.length))
+          }
+        }
+      })
+      break
+    } catch (error) {
+      if (error instanceof FirstFailed) {
+        first += 1
+        continue
+      }
+      failure = error instanceof TransactionLost ? error.error : error
+      if (attempt >= ATTEMPTS || !isRetried(failure)) break
+      attempt += 1
+    }
+  }
+  units.forEach((unit, i) => {
+    const outcome = unit.outcome
+    const lost = i < first ? undefined : failure
+    const committed = lost === undefined && outcome?.ok === true
+    try {
+      if (committed && outcome.before !== undefined && outcome.after !== undefined) keep(db, outcome.before, outcome.after, unit.changes)
+      tell(db, unit.changes, committed)
+    } catch (error) {
+      // A listener that throws fails the unit it was told of, as it failed `alone`'s caller.
+      unit.reject(error)
+      return
+    }
+    if (committed) unit.resolve(outcome.value)
+    else unit.reject(lost ?? (outcome?.ok === false ? outcome.error : new Error('a unit of work did not run')))
+  })
+}
+
+const SAVEPOINT = CompiledQuery.raw('savepoint unit_of_work')
+const RELEASE = CompiledQuery.raw('release unit_of_work')
+const ROLLBACK_TO = CompiledQuery.raw('rollback to unit_of_work')
+
+/**
+ * One unit of work of the shared transaction, in a savepoint of its own unless it is the transaction's first;
+ * its outcome kept on it.
+ */
+async function runUnit(db: Kysely<Database>, trx: Tx, unit: Queued, savepoint: boolean): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    const changes: Change[] = []
+    unit.changes = changes
+    pending.set(trx, changes)
+    if (savepoint) await trx.executeQuery(SAVEPOINT)
+    try {
+      const before = await versionInWrite(trx)
+      const value = await unit.work(trx)
+      await appendChanges(trx, db, changes)
+      const after = await versionInWrite(trx)
+      if (savepoint) await trx.executeQuery(RELEASE)
+      unit.outcome = { ok: true, value, before, after }
+      return
+    } catch (error) {
+      if (!savepoint) {
+        // The transaction is rolled back: run again whole (a conflict lost), or this unit's failure alone.
+        if (isRetried(error)) throw error
+        unit.outcome = { ok: false, error }
+        throw new FirstFailed()
+      }
+      try {
+        await trx.executeQuery(ROLLBACK_TO)
+        await trx.executeQuery(RELEASE)
+      } catch {
+        // No savepoint left: SQLite ended the transaction (see TransactionLost).
+        throw new TransactionLost(error)
+      }
+      if (attempt >= ATTEMPTS || !isRetried(error)) {
+        unit.outcome = { ok: false, error }
+        return
+      }
+    }
   }
 }
 
