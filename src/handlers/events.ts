@@ -23,6 +23,7 @@ import { samePassword } from '../lib/passwords.js'
 import { modifiedNow } from '../lib/post-dates.js'
 import { canEdit, canRead, editsAll, statusToStore, type Caller, type Owned } from '../lib/rights.js'
 import { countEvents, eventEntries, eventIds, type ListEntry } from '../repositories/event-filters.js'
+import type { DocumentRead } from '../repositories/event-documents.js'
 import { eventAccess, findEvent, rememberedEvents, storedEvents, type StoredEvent } from '../repositories/event-records.js'
 import { hotAnswer, keepHotAnswer } from '../repositories/read-cache.js'
 import { changedOccurrences, type ChangedOccurrence } from '../repositories/override-reads.js'
@@ -190,12 +191,21 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     // changed since (kept as bytes by the read cache), else its stored document when there is one.
     const fromDocument = caller === null && !asFeed && 'id' in ref && language === undefined && Number.isSafeInteger(ref.id)
     const hotKey = fromDocument ? `answer:event:${ref.id}` : ''
-    const hot = fromDocument ? await hotAnswer<HotEvent>(ctx.db, hotKey) : undefined
+    // PostgreSQL: the request's look at the data version reads the document too, in one statement (the
+    // snapshot the look sees), unless a hot answer is kept for this URL; the last look made is the one used.
+    let looked: DocumentRead | undefined
+    const withVersion = ctx.documents.readWithVersion
+    const look = fromDocument && withVersion !== undefined ? async () => {
+      const { version, read } = await withVersion(ref.id, ctx.apiUrl)
+      looked = read
+      return version
+    } : undefined
+    const hot = fromDocument ? await hotAnswer<HotEvent>(ctx.db, hotKey, look) : undefined
     if (hot?.value !== undefined && hot.value.apiUrl === ctx.apiUrl) {
       checkNotModified(req, reply, hot.value.etag)
       return sendSerialized(reply, hot.value.body)
     }
-    const document = fromDocument ? await ctx.documents.read(ref.id, ctx.apiUrl) : undefined
+    const document = fromDocument ? looked ?? await ctx.documents.read(ref.id, ctx.apiUrl) : undefined
     if (document?.found === true) {
       const answer = await documentAnswer(ctx, document.document)
       if (answer !== undefined) {

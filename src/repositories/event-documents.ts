@@ -101,6 +101,13 @@ export type DocumentRead =
 export interface EventDocuments {
   /** The document of event `id` for `apiUrl`, or else where the data stands (read next); undefined when off. */
   read(id: number, apiUrl: string): Promise<DocumentRead | undefined>
+  /**
+   * Where the data stands and the document of event `id` for `apiUrl` (else that same version: `read`'s
+   * answer), both in one statement and one snapshot: a request's look at the data version (read-cache.ts
+   * `Look`) and its read, one round trip. Undefined on SQLite, whose look is a probe that answers at once.
+   * `read` is undefined when off.
+   */
+  readWithVersion?: (id: number, apiUrl: string) => Promise<{ version: DataVersion | undefined; read: DocumentRead | undefined }>
   /** The documents of events `ids` (a page) for `apiUrl`, one statement; undefined when off. */
   readMany(ids: readonly number[], apiUrl: string): Promise<DocumentsRead | undefined>
   /** Offers the document of a record assembled at `version` to be stored (off the request path). */
@@ -188,6 +195,9 @@ export function createEventDocuments(db: Kysely<Database>, options: EventDocumen
   const placeholder = (n: number) => (postgres ? `$${n}` : '?')
   const COLUMNS = 'event_id, grp, version, digest, category_ids, tag_ids, category_at, tag_at, ld_from, ld_to, body'
   const readText = `select ${COLUMNS} from event_documents where event_id = ${placeholder(1)} and context = ${placeholder(2)}`
+  // The version's one row, the document's columns beside it (null when there is none).
+  const versionAndReadText = `select v.h, v.e, d.${COLUMNS.split(', ').join(', d.')} from (${VERSION_QUERY}) as v `
+    + `left join event_documents as d on d.event_id = ${placeholder(1)} and d.context = ${placeholder(2)}`
   // A page's documents: the context, then the ids (at most a page of 100).
   const manyTexts = new Map<number, string>()
   const manyText = (n: number): string => {
@@ -348,7 +358,23 @@ export function createEventDocuments(db: Kysely<Database>, options: EventDocumen
     }
   }
 
+  async function readWithVersion(id: number, apiUrl: string): Promise<{ version: DataVersion | undefined; read: DocumentRead | undefined }> {
+    if (closed) return { version: await dataVersion(db), read: undefined }
+    const { rows } = await db.executeQuery<{ h: number | string; e: number | string } & (DocumentRow | { [K in keyof DocumentRow]: null })>(
+      CompiledQuery.raw(versionAndReadText, [id, contextOf(apiUrl)]))
+    const row = rows[0]
+    if (row === undefined) return { version: undefined, read: undefined }
+    const version = versionOf(row)
+    if (row.event_id !== null) {
+      counts.hits += 1
+      return { version, read: { found: true, document: documentOf(row as DocumentRow) } }
+    }
+    counts.misses += 1
+    return { version, read: { found: false, version } }
+  }
+
   return {
+    ...(postgres ? { readWithVersion } : {}),
     fill(apiUrl, assemble) {
       if (closed) return Promise.resolve(true)
       filling ??= fillPass(apiUrl, assemble).then(() => true, (error: unknown) => {

@@ -74,8 +74,12 @@ export interface ChangedRecord {
 export type ChangesBetween = (db: Db, from: number, to: number) => Promise<readonly ChangedRecord[] | undefined>
 
 export interface ReadCache {
-  /** The generation of this read, after taking in what changed since the last look; undefined: caching off. */
-  sync(db: Db): Promise<number | undefined>
+  /**
+   * The generation of this read, after taking in what changed since the last look; undefined: caching off.
+   * `look`: how to read where the data stands when a look is asked of the engine (default `dataVersion`): a
+   * statement that reads something else in the same snapshot besides (see `hotAnswer`).
+   */
+  sync(db: Db, look?: Look): Promise<number | undefined>
   /**
    * Any computed result, remembered under `key` (`<kind>:<table>:…`) until its resources change (undefined
    * is not remembered). With `recheck`, a change of events only (no other resource it depends on) keeps it
@@ -91,6 +95,8 @@ export interface ReadCache {
    * the keys of the records it shows (`venue:3`), whose change drops it too.
    */
   set(generation: number | undefined, key: string, value: unknown, embeds?: readonly string[]): void
+  /** Whether a hot answer is kept under `key` in the current generation (not counted as a hit or a miss). */
+  holdsAnswer(key: string): boolean
   /** The hot answer kept under `key` in generation `current` (the one `sync` returned), if that is still the current one. */
   answer<T>(current: number | undefined, key: string): T | undefined
   /** Keeps a hot answer of `bytes` bytes made during `current` (ignored if the data changed since). */
@@ -100,6 +106,12 @@ export interface ReadCache {
   /** Lookups so far that found what they asked for and that did not, of records and of results. */
   stats(): ReadCacheStats
 }
+
+/**
+ * A look at where the data stands that a caller makes itself: one statement that reads the data version and
+ * what the caller is about to read in the same snapshot (PostgreSQL: one round trip instead of two).
+ */
+export type Look = () => Promise<DataVersion | undefined>
 
 export interface ReadCacheStats {
   hits: { records: number; results: number; answers: number }
@@ -332,7 +344,7 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
   }
 
   const cache: ReadCache = {
-    async sync(db) {
+    async sync(db, look) {
       if (maxEntries <= 0) return undefined
       if (last !== undefined && moments !== undefined && catchingUp === undefined && last.at === moments() && last.reads === versionsReadSoFar()) {
         return last.generation
@@ -345,7 +357,7 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
         const at = moments?.()
         const reads = versionsReadSoFar()
         const probe = versionProbeOf(db)
-        const version = probe !== undefined ? probe() : await dataVersion(db)
+        const version = probe !== undefined ? probe() : await (look !== undefined ? look() : dataVersion(db))
         if (version === undefined) return undefined
         // Another read began taking in a change while this one asked: wait for it, then look again.
         if (catchingUp !== undefined) continue
@@ -420,6 +432,9 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
         if (set === undefined) shownIn.set(shown, set = new Set())
         set.add(key)
       }
+    },
+    holdsAnswer(key) {
+      return answersOf === generation && answers.has(key)
     },
     answer<T>(current: number | undefined, key: string) {
       if (current === undefined || current !== generation || answersOf !== generation) return undefined
@@ -543,12 +558,14 @@ export async function rememberedRecords<T>(db: Db, kind: string, ids: readonly n
 /**
  * The hot answer kept under `key` (`<what>:<id>:…`, one name per answer and URL), after the request's look at
  * the data version: `value` when it was made in the generation that look returned, and that `generation`, for
- * `keepHotAnswer` (undefined when there is no cache or it is off).
+ * `keepHotAnswer` (undefined when there is no cache or it is off). `look`: the caller's own look (`Look`: the
+ * version and what it reads next, in one statement), used when the engine is asked and no answer is kept under
+ * `key` (one kept is most likely served, and the plain look reads less); the caller tells whether it ran.
  */
-export async function hotAnswer<T>(db: Db, key: string): Promise<{ generation: number | undefined; value: T | undefined }> {
+export async function hotAnswer<T>(db: Db, key: string, look?: Look): Promise<{ generation: number | undefined; value: T | undefined }> {
   const cache = bound.get(db)
   if (cache === undefined) return { generation: undefined, value: undefined }
-  const generation = await cache.sync(db)
+  const generation = await cache.sync(db, look !== undefined && !cache.holdsAnswer(key) ? look : undefined)
   return { generation, value: cache.answer<T>(generation, key) }
 }
 
