@@ -6,7 +6,8 @@
  * `--requests` counted. Counted where pg sends them: every `Client.prototype.query` (a statement), and every
  * time a connection with nothing in flight sends one (a round trip: statements sent while one is still in
  * flight on the same connection, pipelined, ride on it). Printed per workload: statements and round trips a
- * request, and the statements by kind (their first words). Printed, never checked.
+ * request, the statements by kind (their first words), and the CPU this process spent a request (the app and pg's
+ * client, requests one at a time: the database server's CPU not counted). Printed, never checked.
  *
  * CLI: node --import tsx scripts/bench/pg-statements.ts [--events 5000] [--warm 300] [--requests 300]
  *      [--database-url postgres://postgres@127.0.0.1:5432/test]
@@ -74,12 +75,17 @@ try {
     roundTrips = 0
     kinds.clear()
     const statuses = new Map<number, number>()
+    const cpu = process.cpuUsage()
+    const started = performance.now()
     for (let i = 0; i < REQUESTS; i++) {
       const r = scenario.next()
       const res = await app.inject({ method: r.method, url: r.path })
       statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1)
     }
-    console.log(`\n${scenario.key}: ${(statements / REQUESTS).toFixed(2)} statements, ${(roundTrips / REQUESTS).toFixed(2)} round trips a request`
+    const used = process.cpuUsage(cpu)
+    const wall = performance.now() - started
+    console.log(`\n${scenario.key}: ${(statements / REQUESTS).toFixed(2)} statements, ${(roundTrips / REQUESTS).toFixed(2)} round trips a request,`
+      + ` ${((used.user + used.system) / 1000 / REQUESTS).toFixed(3)} ms CPU and ${(wall / REQUESTS).toFixed(2)} ms a request`
       + ` (statuses ${[...statuses].map(([s, n]) => `${s}×${n}`).join(', ')})`)
     for (const [kind, n] of [...kinds].sort((a, b) => b[1] - a[1]).slice(0, 15)) console.log(`  ${(n / REQUESTS).toFixed(2)}  ${kind}`)
   }

@@ -40,6 +40,10 @@
  * is asked (the connection's probe answers at once): reads of one request that start together (a
  * document's categories and tags) share it, where an awaited answer would let each of them ask.
  *
+ * A reader may make the look itself (`Look`): on PostgreSQL, where a look is a round trip of its own, an anonymous
+ * read by id reads the event's stored document in the look's statement (repositories/event-documents.ts
+ * `readWithVersion`), one round trip instead of two; what it read is of the very snapshot the look saw.
+ *
  * It counts its hits and misses (`stats`), which the metrics module reads through `readCacheStats`.
  *
  * Hot answers (issue 49): the bytes and ETag of an answer a read sent (an anonymous single read of an event),
