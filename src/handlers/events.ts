@@ -25,7 +25,7 @@ import { canEdit, canRead, editsAll, statusToStore, type Caller, type Owned } fr
 import { countEvents, eventEntries, eventIds, type ListEntry } from '../repositories/event-filters.js'
 import type { DocumentRead } from '../repositories/event-documents.js'
 import { eventAccess, findEvent, rememberedEvents, storedEvents, type StoredEvent } from '../repositories/event-records.js'
-import { hotAnswer, keepHotAnswer } from '../repositories/read-cache.js'
+import { LookMoved, hotAnswer, keepHotAnswer, lookHolds, onTrust, provisionalLook, type ProvisionalLook } from '../repositories/read-cache.js'
 import { changedOccurrences, type ChangedOccurrence } from '../repositories/override-reads.js'
 import { deleteEvent, insertEvent, trashEvent, updateEvent } from '../repositories/event-writes.js'
 import { entryKey, occurrencesOf } from '../repositories/occurrences.js'
@@ -123,21 +123,39 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     return feed(req, reply, events, req.user, name)
   }
 
+  /**
+   * An anonymous page on PostgreSQL reads on a look taken on trust (read-cache.ts `provisionalLook`): its cached
+   * reads ask no version of their own, the statement of its event documents settles the look (else a look of its
+   * own before it answers, or before an error is sent); when the data had moved, the page is read again after a
+   * real look.
+   */
   async function list(req: FastifyRequest, query: ListQuery, reply: FastifyReply) {
     if (wantsIcal(req, reply, query.ical)) return listFeed(req, query, reply)
+    const look = req.user === null ? provisionalLook(ctx.db) : undefined
+    if (look === undefined) return listPage(req, query, reply)
+    try {
+      return await onTrust(look, () => listPage(req, query, reply, look))
+    } catch (error) {
+      if (error instanceof LookMoved || !(await lookHolds(ctx.db, look))) return listPage(req, query, reply)
+      throw error
+    }
+  }
+
+  async function listPage(req: FastifyRequest, query: ListQuery, reply: FastifyReply, look?: ProvisionalLook) {
     const { filter, shown } = await eventFilterOf(ctx, req, query)
     const page = pageOf(query)
     const total = await countEvents(ctx.db, filter)
     const totalPages = checkPage('event', page, total)
     const entries = total === 0 ? [] : await eventEntries(ctx.db, filter, page.offset, page.perPage, total)
     // `include` lists wholes (CONTRACT §17): one item per event named, `occurrence: null`.
-    const items = await listedEvents(req.user, entries, filter.include !== undefined)
+    const items = await listedEvents(req.user, entries, filter.include !== undefined, look)
     // The effective window replaces the date filters sent; one ignored (under include) still shows as sent.
     const windowNames = new Set(shown.map(([name]) => name))
     const sent = sentQueryOf(req)
       .filter((name) => !windowNames.has(name))
       .map((name): [string, unknown] => [name, asSent(req, (query as Record<string, unknown>)[name])])
     const links = listLinks(`${ctx.apiUrl}/events`, page, totalPages, [...shown, ...sent])
+    if (look !== undefined && !(await lookHolds(ctx.db, look))) throw new LookMoved()
     return sendList(reply, 'events', { links, total, totalPages }, items)
   }
 
@@ -147,14 +165,14 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
    * the others assembled (and offered to be stored). Each entry of a series shows its occurrence
    * (lib/occurrence-view.ts), unless the page lists `wholes`.
    */
-  async function listedEvents(caller: Caller | null, entries: readonly ListEntry[], wholes: boolean): Promise<Array<Serialized<Event> | SerializedPieces<Event>>> {
+  async function listedEvents(caller: Caller | null, entries: readonly ListEntry[], wholes: boolean, look?: ProvisionalLook): Promise<Array<Serialized<Event> | SerializedPieces<Event>>> {
     const ids = [...new Set(entries.map((e) => e.id))]
     // In lists a protected event keeps its place with description and excerpt null, for every caller (§6).
     const shown = (stored: StoredEvent) => ctx.json.event(listed(seenBy(caller, stored.record), stored.password !== null))
     // Anonymous: the records the read cache holds (their JSON made once), then stored documents, then assembled.
     const remembered = caller === null ? await rememberedEvents(ctx.db, ids) : new Map<number, StoredEvent>()
     const rest = remembered.size === 0 ? ids : ids.filter((id) => !remembered.has(id))
-    const documents = caller === null && rest.length > 0 ? await ctx.documents.readMany(rest, ctx.apiUrl) : undefined
+    const documents = caller === null && rest.length > 0 ? await ctx.documents.readMany(rest, ctx.apiUrl, look) : undefined
     const singles = documents === undefined ? [] : [...documents.found.values()].filter((d) => wholes || isSingleDocument(d))
     const fromDocuments = singles.length === 0 ? new Map<number, SerializedPieces<Event>>() : await listedFromDocuments(ctx, singles)
     const missing = fromDocuments.size === 0 ? rest : rest.filter((id) => !fromDocuments.has(id))

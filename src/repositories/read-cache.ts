@@ -57,6 +57,7 @@
  * within about MAX_RESULT_BYTES, the least recently used dropped first. Off (every call computes) when
  * created with 0 entries.
  */
+import { AsyncLocalStorage } from 'node:async_hooks'
 import type { Kysely } from 'kysely'
 import { dataVersion, versionProbeOf, versionsReadSoFar, type DataVersion } from '../db/dialect.js'
 import type { ChangeResource, Database } from '../db/schema.js'
@@ -99,6 +100,14 @@ export interface ReadCache {
    * the keys of the records it shows (`venue:3`), whose change drops it too.
    */
   set(generation: number | undefined, key: string, value: unknown, embeds?: readonly string[]): void
+  /**
+   * The current generation taken on trust, without asking the engine (see `provisionalLook`), or undefined when a
+   * look must be asked: caching off, a change being taken in, no look made yet, or since the last one a unit of
+   * work of this process ended or the version was read elsewhere.
+   */
+  provisional(): ProvisionalLook | undefined
+  /** Whether `look` holds at `version` (read after it was taken): the data did not move and no change was taken in since. */
+  settle(look: ProvisionalLook, version: DataVersion | undefined): boolean
   /** Whether a hot answer is kept under `key` in the current generation (not counted as a hit or a miss). */
   holdsAnswer(key: string): boolean
   /** The hot answer kept under `key` in generation `current` (the one `sync` returned), if that is still the current one. */
@@ -116,6 +125,30 @@ export interface ReadCache {
  * what the caller is about to read in the same snapshot (PostgreSQL: one round trip instead of two).
  */
 export type Look = () => Promise<DataVersion | undefined>
+
+/**
+ * A request's look at the data version taken on trust (`provisionalLook`): the generation of the last look, its
+ * version, and whether a version read since (in the request's own statements) showed it still held.
+ */
+export interface ProvisionalLook {
+  /** The cache whose generation it is. */
+  cache: ReadCache
+  generation: number
+  version: DataVersion
+  settled: boolean
+  /** Found not to hold, or its request answered: nothing more is read on it. */
+  over: boolean
+}
+
+/** The provisional look of the request whose reads run inside `onTrust`. */
+const trusted = new AsyncLocalStorage<ProvisionalLook>()
+
+/** Thrown by `settleLook` when a provisional look did not hold: the request is answered again after a real look. */
+export class LookMoved extends Error {
+  constructor() {
+    super('the data moved since the look taken on trust')
+  }
+}
 
 export interface ReadCacheStats {
   hits: { records: number; results: number; answers: number }
@@ -199,9 +232,10 @@ function dependenciesOf(key: string): ReadonlySet<string> {
 const TABLE: Record<ChangeResource, string> = { events: 'events', venues: 'venues', organizers: 'organizers', categories: 'terms', tags: 'terms' }
 
 /**
- * `moments`: see above (undefined: every `sync` asks the engine).
+ * `moments`: see above (undefined: every `sync` asks the engine). `writes`: a count that moves whenever a unit of
+ * work of this process ends (undefined: no look is taken on trust, `provisional`).
  */
-export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetween: ChangesBetween = changesInLog, moments?: () => number): ReadCache {
+export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetween: ChangesBetween = changesInLog, moments?: () => number, writes?: () => number): ReadCache {
   const records = new Map<string, Entry>()
   const results = new Map<string, Result>()
   const maxResults = maxEntries * RESULTS_PER_RECORD
@@ -220,7 +254,7 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
   let catchingUp: Promise<void> | undefined
   // The last look: the generation it returned, `moments()` when its question was sent, and the count of
   // versions read once it was answered (another read of the version since, by anyone, means look again).
-  let last: { generation: number; at: number; reads: number } | undefined
+  let last: { generation: number; at: number; reads: number; writes: number | undefined } | undefined
   const counts: ReadCacheStats = { hits: { records: 0, results: 0, answers: 0 }, misses: { records: 0, results: 0, answers: 0 } }
   // Hot answers, all of generation `answersOf` (those of an older one are never served, and cleared when the next is kept).
   const answers = new Map<string, { value: unknown; bytes: number; stamp: number }>()
@@ -350,6 +384,9 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
   const cache: ReadCache = {
     async sync(db, look) {
       if (maxEntries <= 0) return undefined
+      // A read of a request that took its look on trust (`onTrust`): that generation, while it is the current one.
+      const onTrust = trusted.getStore()
+      if (onTrust !== undefined && onTrust.cache === cache && !onTrust.over && onTrust.generation === generation && catchingUp === undefined) return generation
       if (last !== undefined && moments !== undefined && catchingUp === undefined && last.at === moments() && last.reads === versionsReadSoFar()) {
         return last.generation
       }
@@ -360,6 +397,7 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
         }
         const at = moments?.()
         const reads = versionsReadSoFar()
+        const wrote = writes?.()
         const probe = versionProbeOf(db)
         const version = probe !== undefined ? probe() : await (look !== undefined ? look() : dataVersion(db))
         if (version === undefined) return undefined
@@ -382,7 +420,7 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
           seen = version
         }
         // Its own read is the one counted since `reads`; any other (concurrent) one leaves the look unusable.
-        last = at === undefined ? undefined : { generation, at, reads: reads + 1 }
+        last = at === undefined ? undefined : { generation, at, reads: reads + 1, writes: wrote }
         return generation
       }
     },
@@ -436,6 +474,26 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
         if (set === undefined) shownIn.set(shown, set = new Set())
         set.add(key)
       }
+    },
+    provisional() {
+      if (maxEntries <= 0 || moments === undefined || writes === undefined || seen === undefined || last === undefined || catchingUp !== undefined) return undefined
+      if (last.generation !== generation || last.reads !== versionsReadSoFar() || last.writes !== writes()) return undefined
+      return { cache, generation, version: seen, settled: false, over: false }
+    },
+    settle(look, version) {
+      if (look.settled) return true
+      const holds = version !== undefined && generation === look.generation && catchingUp === undefined
+        && version.head === look.version.head && version.epoch === look.version.epoch
+      if (!holds) {
+        // The next read asks the engine (and takes in what changed).
+        look.over = true
+        last = undefined
+        return false
+      }
+      look.settled = true
+      // The version read that settled it is this look's own.
+      if (last !== undefined && last.generation === generation) last = { ...last, reads: versionsReadSoFar() }
+      return true
     },
     holdsAnswer(key) {
       return answersOf === generation && answers.has(key)
@@ -588,4 +646,40 @@ export function keepHotAnswer(db: Db, generation: number | undefined, key: strin
 export async function rememberedResult<T>(db: Db, key: string, compute: () => Promise<T>, recheck?: Recheck<T>): Promise<T> {
   const cache = bound.get(db)
   return cache === undefined ? compute() : cache.remember(db, key, compute, recheck)
+}
+
+/**
+ * A look at the data version taken on trust for a request on an engine whose look is a statement of its own
+ * (PostgreSQL), undefined when none may be taken (SQLite, whose look answers at once; no cache; see
+ * `ReadCache.provisional`). The request's cached reads (run inside `onTrust`) then use the generation of the last
+ * look without asking the engine, and the request settles it before it answers (`settleLook`, `lookHolds`): with the version read in
+ * one of its own statements (the page's event documents: repositories/event-documents.ts `readMany`), else with a
+ * look of its own. It holds when that version is the last look's and no change was taken in meanwhile: nothing
+ * was written between the last look and a moment after the request arrived, so what the cache held was what a
+ * look at that moment would have let it serve. When it does not hold, the request reads everything again after a
+ * real look (`LookMoved`).
+ */
+export function provisionalLook(db: Db): ProvisionalLook | undefined {
+  if (versionProbeOf(db) !== undefined) return undefined
+  return bound.get(db)?.provisional()
+}
+
+/** Runs `read` with `look` taken on trust: the cached reads it makes use the look's generation without asking the engine. */
+export async function onTrust<T>(look: ProvisionalLook, read: () => Promise<T>): Promise<T> {
+  try {
+    return await trusted.run(look, read)
+  } finally {
+    // Work it started that runs on (an offer stored, a timer) looks for itself.
+    look.over = true
+  }
+}
+
+/** Settles `look` with `version` (read in the same snapshot as what the request reads with it); throws `LookMoved` when it did not hold. */
+export function settleLook(look: ProvisionalLook, version: DataVersion | undefined): void {
+  if (!look.cache.settle(look, version)) throw new LookMoved()
+}
+
+/** Whether `look` holds: settled already, else settled now with a look of its own (one statement). */
+export async function lookHolds(db: Db, look: ProvisionalLook): Promise<boolean> {
+  return look.settled || look.cache.settle(look, await dataVersion(db))
 }
