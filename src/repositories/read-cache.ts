@@ -42,7 +42,10 @@
  *
  * A reader may make the look itself (`Look`): on PostgreSQL, where a look is a round trip of its own, an anonymous
  * read by id reads the event's stored document in the look's statement (repositories/event-documents.ts
- * `readWithVersion`), one round trip instead of two; what it read is of the very snapshot the look saw.
+ * `readWithVersion`), one round trip instead of two; what it read is of the very snapshot the look saw. An
+ * anonymous list page there takes its look on trust (`provisionalLook`, `onTrust`): its cached reads use the last
+ * look's generation, and the statement of its event documents reads the version and settles it before the page
+ * is answered (read again after a real look when the data had moved).
  *
  * It counts its hits and misses (`stats`), which the metrics module reads through `readCacheStats`.
  *
