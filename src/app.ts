@@ -98,6 +98,8 @@ const BODY_LIMIT = 1024 * 1024
  * `moments`). One count for the process, so that apps sharing a database handle (tests) keep each other's looks fresh.
  */
 let moments = 0
+/** Moves whenever a unit of work of this process ends: a look is taken on trust only while it stays put (read-cache.ts `provisionalLook`). */
+let written = 0
 
 /** The common headers of an answer given before routing (no request): a new request id. */
 function unroutedHeaders(language: Parameters<typeof commonHeaders>[0]): Record<string, string> {
@@ -114,8 +116,11 @@ const MAX_PARAM_LENGTH = 16 * 1024
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { db, config } = options
   const spec = options.spec ?? loadSpec()
-  onWritten(db, () => { moments += 1 })
-  useReadCache(db, createReadCache(config.cacheEntries, undefined, () => moments))
+  onWritten(db, () => {
+    moments += 1
+    written += 1
+  })
+  useReadCache(db, createReadCache(config.cacheEntries, undefined, () => moments, () => written))
   // Requests received by this app (counted by its first hook, below): the webhook dispatcher gives way to
   // requests when they keep this node saturated (webhooks/dispatcher.ts).
   let received = 0

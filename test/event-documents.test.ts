@@ -549,3 +549,95 @@ t.test('a node with other settings on the same database (geoloc off, another sit
   const contexts = await s.db.selectFrom('event_documents').select('context').where('event_id', '=', event.id).execute()
   t.equal(contexts.length, 1, 'one document an event: each node replaces the other\'s')
 })
+
+t.test('a read by id without a hot answer asks once: on PostgreSQL its look at the data version reads the document too, and a change that look finds is taken in before the answer is made', async (t) => {
+  const statements: LoggedStatement[] = []
+  const url = await freshDatabaseUrl(t, join(t.testdir(), 'calendar.db'))
+  const handle = await openDatabase(url, { log: (statement) => statements.push(statement) })
+  t.teardown(() => handle.close())
+  const app = await buildApp({ db: handle.db, config: defaultConfig({ publicUrl: BASE_URL }), now: () => NOW, spec: SPEC, compilers: createCompilers() })
+  t.teardown(() => app.close())
+  const term = await handle.db.insertInto('terms').values({ taxonomy: 'category', language: 'en', translation_group: null, name: 'Concerts', name_key: 'concerts', slug: 'concerts', description: null })
+    .returning('id').executeTakeFirstOrThrow()
+  const termId = Number(term.id)
+  const [x, y] = [await insertEvent(handle.db, { title: 'X' }, { terms: [termId] }), await insertEvent(handle.db, { title: 'Y' }, { terms: [termId] })]
+  const read = async (id: number) => {
+    const res = await app.inject({ url: `${API}/events/${id}` })
+    t.equal(res.statusCode, 200)
+    return res
+  }
+  // Each read first assembled (its document offered and stored), then from its document (the answer kept as hot).
+  for (const id of [x, y]) {
+    await read(id)
+    await app.eventDocuments.settled()
+  }
+  t.strictSame(await stored({ db: handle.db } as Setup), [x, y], 'both documents stored')
+  const fromDocuments = app.eventDocuments.stats().hits
+  statements.length = 0
+  const first = await read(x)
+  t.equal(app.eventDocuments.stats().hits, fromDocuments + 1, 'answered from its document')
+  const expected = TEST_ENGINE === 'postgres'
+    // One statement: the look (the change log's head, the epoch) and the document beside it.
+    ? [/^select v\.h, v\.e, d\.event_id, .* from \(select \(select coalesce\(max\(position\), 0\) from changes\) as h, .*\) as v left join event_documents as d on d\.event_id = \$1 and d\.context = \$2$/]
+    // SQLite's look is the connection's probe (no statement of the query builder), then the document.
+    : [/^select event_id, .* from event_documents where event_id = \? and context = \?$/]
+  t.equal(statements.length, expected.length, `one statement: ${statements.map((s) => s.sql).join(' | ')}`)
+  expected.forEach((pattern, i) => t.match(statements[i]?.sql ?? '', pattern))
+  // The term renamed by another handle (outside the API: the epoch moves, the log stays put): the next read of
+  // Y (no hot answer kept) finds the change in the same statement that reads Y's document, and shows the new name.
+  const other = await openDatabase(url)
+  await sql`update terms set name = 'Live music' where id = ${termId}`.execute(other.db)
+  await other.close()
+  const after = await read(y)
+  t.equal(after.json<Event>().categories[0]?.name, 'Live music', 'the renamed term shown')
+  const again = await read(x)
+  t.equal(again.json<Event>().categories[0]?.name, 'Live music', 'the hot answer made before the change not served')
+  t.not(again.headers.etag, first.headers.etag, 'with a new ETag')
+})
+
+t.test('an anonymous list page on PostgreSQL takes its look on trust: the statement of its documents settles it, and a page read across a change made elsewhere is read again after a real look', async (t) => {
+  const statements: LoggedStatement[] = []
+  const url = await freshDatabaseUrl(t, join(t.testdir(), 'calendar.db'))
+  const handle = await openDatabase(url, { log: (statement) => statements.push(statement) })
+  t.teardown(() => handle.close())
+  const app = await buildApp({ db: handle.db, config: defaultConfig({ publicUrl: BASE_URL }), now: () => NOW, spec: SPEC, compilers: createCompilers() })
+  t.teardown(() => app.close())
+  const ids = [await insertEvent(handle.db, { title: 'A' }), await insertEvent(handle.db, { title: 'B' }), await insertEvent(handle.db, { title: 'C' })]
+  const page = async () => {
+    const res = await app.inject({ url: `${EVENTS}?per_page=2&start_date=2026-01-01` })
+    t.equal(res.statusCode, 200)
+    t.equal(res.headers['x-total'], '3')
+    return res.json<{ events: Event[] }>().events.map((e) => e.title)
+  }
+  // Documents stored by a fill (which keeps none of the records it assembles in the read cache).
+  await app.fillEventDocuments()
+  t.strictSame(await stored({ db: handle.db } as Setup), ids, 'the documents stored')
+  // The fill read the version: the first page looks for real (its count and ids remembered), the next takes its look on trust.
+  t.strictSame(await page(), ['A', 'B'])
+  const looks = (sqls: readonly string[]) => sqls.filter((s) => s.startsWith('select (select coalesce(max(position), 0) from changes)')).length
+  const settling = (sqls: readonly string[]) => sqls.filter((s) => /^select v\.h, v\.e, d\.event_id, .* left join event_documents as d on d\.context = \$1 and d\.event_id in \(\$2, \$3\)$/.test(s)).length
+  statements.length = 0
+  t.strictSame(await page(), ['A', 'B'])
+  const onTrust = statements.map((s) => s.sql)
+  if (TEST_ENGINE === 'postgres') {
+    t.equal(looks(onTrust), 0, `no look of its own: ${onTrust.join(' | ')}`)
+    t.equal(settling(onTrust), 1, 'the documents\' statement read the version')
+    t.equal(onTrust.length, 1, 'one statement for the page (its count and ids remembered)')
+  } else {
+    // SQLite's look is the connection's probe (no statement of the query builder): nothing on trust.
+    t.equal(settling(onTrust), 0)
+  }
+  // A raw write from another handle (the epoch moves, the log stays put) between two pages: the page taken on trust
+  // finds it in its documents' statement and is read again after a real look.
+  const other = await openDatabase(url)
+  await sql`update events set title = 'Changed' where id = ${ids[1] as number}`.execute(other.db)
+  await other.close()
+  statements.length = 0
+  t.strictSame(await page(), ['A', 'Changed'], 'the change shown')
+  const again = statements.map((s) => s.sql)
+  if (TEST_ENGINE === 'postgres') {
+    t.equal(settling(again), 1, `taken on trust first: ${again.join(' | ')}`)
+    t.ok(looks(again) >= 1, 'then read again after a real look')
+  }
+  t.strictSame(await page(), ['A', 'Changed'])
+})

@@ -23,8 +23,9 @@ import { samePassword } from '../lib/passwords.js'
 import { modifiedNow } from '../lib/post-dates.js'
 import { canEdit, canRead, editsAll, statusToStore, type Caller, type Owned } from '../lib/rights.js'
 import { countEvents, eventEntries, eventIds, type ListEntry } from '../repositories/event-filters.js'
+import type { DocumentRead } from '../repositories/event-documents.js'
 import { eventAccess, findEvent, rememberedEvents, storedEvents, type StoredEvent } from '../repositories/event-records.js'
-import { hotAnswer, hotAnswerNow, keepHotAnswer } from '../repositories/read-cache.js'
+import { LookMoved, holdsHotAnswer, hotAnswer, hotAnswerNow, keepHotAnswer, lookHolds, onTrust, provisionalLook, type ProvisionalLook } from '../repositories/read-cache.js'
 import { changedOccurrences, type ChangedOccurrence } from '../repositories/override-reads.js'
 import { deleteEvent, insertEvent, trashEvent, updateEvent } from '../repositories/event-writes.js'
 import { entryKey, occurrencesOf } from '../repositories/occurrences.js'
@@ -155,24 +156,44 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     req: FastifyRequest, query: ListQuery, reply: FastifyReply, now: Date,
     hotKey: string, looked: { generation: number | undefined; value: HotList | undefined } | undefined,
   ): Promise<Serialized<ListEnvelope<'events', Event>>> {
+    // PostgreSQL: an anonymous page with no hot answer kept reads on a look taken on trust (read-cache.ts
+    // `provisionalLook`): its cached reads ask no version of their own, the statement of its event documents
+    // settles the look (else a look of its own before it answers, or before an error is sent); when the data had
+    // moved, the page is read again after a real look.
+    const look = req.user === null && !holdsHotAnswer(ctx.db, hotKey) ? provisionalLook(ctx.db) : undefined
+    if (look !== undefined) {
+      try {
+        return await onTrust(look, () => listPage(req, query, reply, now, hotKey, look.generation, look))
+      } catch (error) {
+        if (!(error instanceof LookMoved) && (await lookHolds(ctx.db, look))) throw error
+      }
+    }
     const hot = hotKey === '' ? undefined : looked ?? await hotAnswer<HotList>(ctx.db, hotKey)
     if (hot?.value !== undefined) return sendHotList(reply, hot.value)
+    return listPage(req, query, reply, now, hotKey, hot?.generation)
+  }
+
+  /** A page made from the data; kept as the hot answer `hotKey` (if not '') of `generation`; `look`: see `madeList`. */
+  async function listPage(
+    req: FastifyRequest, query: ListQuery, reply: FastifyReply, now: Date, hotKey: string, generation: number | undefined, look?: ProvisionalLook,
+  ): Promise<Serialized<ListEnvelope<'events', Event>>> {
     const { filter, shown } = await eventFilterOf(ctx, req, query, now)
     const page = pageOf(query)
     const total = await countEvents(ctx.db, filter)
     const totalPages = checkPage('event', page, total)
     const entries = total === 0 ? [] : await eventEntries(ctx.db, filter, page.offset, page.perPage, total)
     // `include` lists wholes (CONTRACT §17): one item per event named, `occurrence: null`.
-    const items = await listedEvents(req.user, entries, filter.include !== undefined)
+    const items = await listedEvents(req.user, entries, filter.include !== undefined, look)
     // The effective window replaces the date filters sent; one ignored (under include) still shows as sent.
     const windowNames = new Set(shown.map(([name]) => name))
     const sent = sentQueryOf(req)
       .filter((name) => !windowNames.has(name))
       .map((name): [string, unknown] => [name, asSent(req, (query as Record<string, unknown>)[name])])
     const links = listLinks(`${ctx.apiUrl}/events`, page, totalPages, [...shown, ...sent])
-    const listPage = { links, total, totalPages }
-    const body = sendList(reply, 'events', listPage, items)
-    if (hotKey !== '') keepHotAnswer(ctx.db, hot?.generation, hotKey, { page: listPage, body } satisfies HotList, body.length)
+    if (look !== undefined && !(await lookHolds(ctx.db, look))) throw new LookMoved()
+    const pageInfo = { links, total, totalPages }
+    const body = sendList(reply, 'events', pageInfo, items)
+    if (hotKey !== '') keepHotAnswer(ctx.db, generation, hotKey, { page: pageInfo, body } satisfies HotList, body.length)
     return body
   }
 
@@ -182,14 +203,14 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
    * the others assembled (and offered to be stored). Each entry of a series shows its occurrence
    * (lib/occurrence-view.ts), unless the page lists `wholes`.
    */
-  async function listedEvents(caller: Caller | null, entries: readonly ListEntry[], wholes: boolean): Promise<Array<Serialized<Event> | SerializedPieces<Event>>> {
+  async function listedEvents(caller: Caller | null, entries: readonly ListEntry[], wholes: boolean, look?: ProvisionalLook): Promise<Array<Serialized<Event> | SerializedPieces<Event>>> {
     const ids = [...new Set(entries.map((e) => e.id))]
     // In lists a protected event keeps its place with description and excerpt null, for every caller (§6).
     const shown = (stored: StoredEvent) => ctx.json.event(listed(seenBy(caller, stored.record), stored.password !== null))
     // Anonymous: the records the read cache holds (their JSON made once), then stored documents, then assembled.
     const remembered = caller === null ? await rememberedEvents(ctx.db, ids) : new Map<number, StoredEvent>()
     const rest = remembered.size === 0 ? ids : ids.filter((id) => !remembered.has(id))
-    const documents = caller === null && rest.length > 0 ? await ctx.documents.readMany(rest, ctx.apiUrl) : undefined
+    const documents = caller === null && rest.length > 0 ? await ctx.documents.readMany(rest, ctx.apiUrl, look) : undefined
     const singles = documents === undefined ? [] : [...documents.found.values()].filter((d) => wholes || isSingleDocument(d))
     const fromDocuments = singles.length === 0 ? new Map<number, SerializedPieces<Event>>() : await listedFromDocuments(ctx, singles)
     const missing = fromDocuments.size === 0 ? rest : rest.filter((id) => !fromDocuments.has(id))
@@ -240,12 +261,22 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     fromDocument: boolean, hotKey: string, looked: { generation: number | undefined; value: HotEvent | undefined } | undefined,
   ): Promise<Serialized<Event> | string> {
     const caller = req.user
-    const hot = fromDocument ? looked ?? await hotAnswer<HotEvent>(ctx.db, hotKey) : undefined
+    // PostgreSQL: the request's look at the data version reads the document too, in one statement (the
+    // snapshot the look sees), unless a hot answer is kept for this URL; the last look made is the one used.
+    let read: DocumentRead | undefined
+    const withVersion = ctx.documents.readWithVersion
+    const id = (ref as { id: number }).id
+    const look = fromDocument && withVersion !== undefined ? async () => {
+      const both = await withVersion(id, ctx.apiUrl)
+      read = both.read
+      return both.version
+    } : undefined
+    const hot = fromDocument ? looked ?? await hotAnswer<HotEvent>(ctx.db, hotKey, look) : undefined
     if (hot?.value !== undefined && hot.value.apiUrl === ctx.apiUrl) {
       checkNotModified(req, reply, hot.value.etag)
       return sendSerialized(reply, hot.value.body)
     }
-    const document = fromDocument && 'id' in ref ? await ctx.documents.read(ref.id, ctx.apiUrl) : undefined
+    const document = fromDocument ? read ?? await ctx.documents.read(id, ctx.apiUrl) : undefined
     if (document?.found === true) {
       const answer = await documentAnswer(ctx, document.document)
       if (answer !== undefined) {

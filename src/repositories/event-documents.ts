@@ -42,6 +42,7 @@ import { VERSION_QUERY, dataVersion, isPostgres, isWriteConflict, versionOf, typ
 import { DOCUMENT_SOURCES } from '../db/migrations/0009-event-documents.js'
 import type { Database } from '../db/schema.js'
 import { writtenBetween } from '../db/unit-of-work.js'
+import { settleLook, type ProvisionalLook } from './read-cache.js'
 import type { Site } from './site.js'
 
 /** Raised whenever what a record's assembly makes changes without the contract's Event schema changing. */
@@ -101,8 +102,19 @@ export type DocumentRead =
 export interface EventDocuments {
   /** The document of event `id` for `apiUrl`, or else where the data stands (read next); undefined when off. */
   read(id: number, apiUrl: string): Promise<DocumentRead | undefined>
-  /** The documents of events `ids` (a page) for `apiUrl`, one statement; undefined when off. */
-  readMany(ids: readonly number[], apiUrl: string): Promise<DocumentsRead | undefined>
+  /**
+   * Where the data stands and the document of event `id` for `apiUrl` (else that same version: `read`'s
+   * answer), both in one statement and one snapshot: a request's look at the data version (read-cache.ts
+   * `Look`) and its read, one round trip. Undefined on SQLite, whose look is a probe that answers at once.
+   * `read` is undefined when off.
+   */
+  readWithVersion?: (id: number, apiUrl: string) => Promise<{ version: DataVersion | undefined; read: DocumentRead | undefined }>
+  /**
+   * The documents of events `ids` (a page) for `apiUrl`, one statement; undefined when off. With a look taken on
+   * trust not settled yet (read-cache.ts `provisionalLook`), the statement reads the data version too and settles
+   * it (`LookMoved` thrown when it did not hold).
+   */
+  readMany(ids: readonly number[], apiUrl: string, look?: ProvisionalLook): Promise<DocumentsRead | undefined>
   /** Offers the document of a record assembled at `version` to be stored (off the request path). */
   offer(version: DataVersion, apiUrl: string, document: OfferedDocument): void
   /**
@@ -188,6 +200,9 @@ export function createEventDocuments(db: Kysely<Database>, options: EventDocumen
   const placeholder = (n: number) => (postgres ? `$${n}` : '?')
   const COLUMNS = 'event_id, grp, version, digest, category_ids, tag_ids, category_at, tag_at, ld_from, ld_to, body'
   const readText = `select ${COLUMNS} from event_documents where event_id = ${placeholder(1)} and context = ${placeholder(2)}`
+  // The version's one row, the document's columns beside it (null when there is none).
+  const versionAndReadText = `select v.h, v.e, d.${COLUMNS.split(', ').join(', d.')} from (${VERSION_QUERY}) as v `
+    + `left join event_documents as d on d.event_id = ${placeholder(1)} and d.context = ${placeholder(2)}`
   // A page's documents: the context, then the ids (at most a page of 100).
   const manyTexts = new Map<number, string>()
   const manyText = (n: number): string => {
@@ -196,6 +211,18 @@ export function createEventDocuments(db: Kysely<Database>, options: EventDocumen
       const ids = Array.from({ length: n }, (_, i) => placeholder(i + 2)).join(', ')
       text = `select ${COLUMNS} from event_documents where context = ${placeholder(1)} and event_id in (${ids})`
       manyTexts.set(n, text)
+    }
+    return text
+  }
+  // The same with the data version: its one row, the documents' columns beside it (null when there is none).
+  const manyVersionTexts = new Map<number, string>()
+  const manyVersionText = (n: number): string => {
+    let text = manyVersionTexts.get(n)
+    if (text === undefined) {
+      const ids = Array.from({ length: n }, (_, i) => placeholder(i + 2)).join(', ')
+      text = `select v.h, v.e, d.${COLUMNS.split(', ').join(', d.')} from (${VERSION_QUERY}) as v `
+        + `left join event_documents as d on d.context = ${placeholder(1)} and d.event_id in (${ids})`
+      manyVersionTexts.set(n, text)
     }
     return text
   }
@@ -348,7 +375,23 @@ export function createEventDocuments(db: Kysely<Database>, options: EventDocumen
     }
   }
 
+  async function readWithVersion(id: number, apiUrl: string): Promise<{ version: DataVersion | undefined; read: DocumentRead | undefined }> {
+    if (closed) return { version: await dataVersion(db), read: undefined }
+    const { rows } = await db.executeQuery<{ h: number | string; e: number | string } & (DocumentRow | { [K in keyof DocumentRow]: null })>(
+      CompiledQuery.raw(versionAndReadText, [id, contextOf(apiUrl)]))
+    const row = rows[0]
+    if (row === undefined) return { version: undefined, read: undefined }
+    const version = versionOf(row)
+    if (row.event_id !== null) {
+      counts.hits += 1
+      return { version, read: { found: true, document: documentOf(row as DocumentRow) } }
+    }
+    counts.misses += 1
+    return { version, read: { found: false, version } }
+  }
+
   return {
+    ...(postgres ? { readWithVersion } : {}),
     fill(apiUrl, assemble) {
       if (closed) return Promise.resolve(true)
       filling ??= fillPass(apiUrl, assemble).then(() => true, (error: unknown) => {
@@ -373,9 +416,20 @@ export function createEventDocuments(db: Kysely<Database>, options: EventDocumen
       if (version === undefined) throw new Error('the data version is missing')
       return { found: false, version }
     },
-    async readMany(ids, apiUrl) {
+    async readMany(ids, apiUrl, look) {
       const wanted = [...new Set(ids.filter((id) => Number.isSafeInteger(id)))]
       if (closed || wanted.length === 0) return undefined
+      if (look !== undefined && !look.settled) {
+        const { rows } = await db.executeQuery<{ h: number | string; e: number | string } & (DocumentRow | { [K in keyof DocumentRow]: null })>(
+          CompiledQuery.raw(manyVersionText(wanted.length), [contextOf(apiUrl), ...wanted]))
+        const version = rows[0] === undefined ? undefined : versionOf(rows[0])
+        settleLook(look, version)
+        const found = new Map(rows.flatMap((row) => (row.event_id === null ? [] : [[Number(row.event_id), documentOf(row as DocumentRow)] as const])))
+        counts.hits += found.size
+        counts.misses += wanted.length - found.size
+        // The version of the same snapshot: where the data stood when the missing ones were not found.
+        return found.size === wanted.length || version === undefined ? { found } : { found, version }
+      }
       const { rows } = await db.executeQuery<DocumentRow>(CompiledQuery.raw(manyText(wanted.length), [contextOf(apiUrl), ...wanted]))
       const found = new Map(rows.map((row) => [Number(row.event_id), documentOf(row)]))
       counts.hits += found.size

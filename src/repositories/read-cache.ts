@@ -40,6 +40,13 @@
  * is asked (the connection's probe answers at once): reads of one request that start together (a
  * document's categories and tags) share it, where an awaited answer would let each of them ask.
  *
+ * A reader may make the look itself (`Look`): on PostgreSQL, where a look is a round trip of its own, an anonymous
+ * read by id reads the event's stored document in the look's statement (repositories/event-documents.ts
+ * `readWithVersion`), one round trip instead of two; what it read is of the very snapshot the look saw. An
+ * anonymous list page there takes its look on trust (`provisionalLook`, `onTrust`): its cached reads use the last
+ * look's generation, and the statement of its event documents reads the version and settles it before the page
+ * is answered (read again after a real look when the data had moved).
+ *
  * It counts its hits and misses (`stats`), which the metrics module reads through `readCacheStats`.
  *
  * Hot answers (issue 49): the bytes of an answer a read sent and what its headers say (an anonymous single read
@@ -55,6 +62,7 @@
  * within about MAX_RESULT_BYTES, the least recently used dropped first. Off (every call computes) when
  * created with 0 entries.
  */
+import { AsyncLocalStorage } from 'node:async_hooks'
 import type { Kysely } from 'kysely'
 import { dataVersion, versionProbeOf, versionsReadSoFar, type DataVersion } from '../db/dialect.js'
 import type { ChangeResource, Database } from '../db/schema.js'
@@ -79,8 +87,12 @@ export interface ChangedRecord {
 export type ChangesBetween = (db: Db, from: number, to: number) => Promise<readonly ChangedRecord[] | undefined>
 
 export interface ReadCache {
-  /** The generation of this read, after taking in what changed since the last look; undefined: caching off. */
-  sync(db: Db): Promise<number | undefined>
+  /**
+   * The generation of this read, after taking in what changed since the last look; undefined: caching off.
+   * `look`: how to read where the data stands when a look is asked of the engine (default `dataVersion`): a
+   * statement that reads something else in the same snapshot besides (see `hotAnswer`).
+   */
+  sync(db: Db, look?: Look): Promise<number | undefined>
   /**
    * `sync` when it can answer without waiting (the last look still holds, or SQLite's probe answers at once
    * and finds no change to take in), else WAIT (then `sync`: a change it found is being taken in already).
@@ -101,6 +113,16 @@ export interface ReadCache {
    * the keys of the records it shows (`venue:3`), whose change drops it too.
    */
   set(generation: number | undefined, key: string, value: unknown, embeds?: readonly string[]): void
+  /**
+   * The current generation taken on trust, without asking the engine (see `provisionalLook`), or undefined when a
+   * look must be asked: caching off, a change being taken in, no look made yet, or since the last one a unit of
+   * work of this process ended or the version was read elsewhere.
+   */
+  provisional(): ProvisionalLook | undefined
+  /** Whether `look` holds at `version` (read after it was taken): the data did not move and no change was taken in since. */
+  settle(look: ProvisionalLook, version: DataVersion | undefined): boolean
+  /** Whether a hot answer is kept under `key` in the current generation (not counted as a hit or a miss). */
+  holdsAnswer(key: string): boolean
   /** The hot answer kept under `key` in generation `current` (the one `sync` returned), if that is still the current one. */
   answer<T>(current: number | undefined, key: string): T | undefined
   /** Keeps a hot answer of `bytes` bytes made during `current` (ignored if the data changed since). */
@@ -109,6 +131,36 @@ export interface ReadCache {
   invalidate(): void
   /** Lookups so far that found what they asked for and that did not, of records and of results. */
   stats(): ReadCacheStats
+}
+
+/**
+ * A look at where the data stands that a caller makes itself: one statement that reads the data version and
+ * what the caller is about to read in the same snapshot (PostgreSQL: one round trip instead of two).
+ */
+export type Look = () => Promise<DataVersion | undefined>
+
+/**
+ * A request's look at the data version taken on trust (`provisionalLook`): the generation of the last look, its
+ * version, and whether a version read since (in the request's own statements) showed it still held.
+ */
+export interface ProvisionalLook {
+  /** The cache whose generation it is. */
+  cache: ReadCache
+  generation: number
+  version: DataVersion
+  settled: boolean
+  /** Found not to hold, or its request answered: nothing more is read on it. */
+  over: boolean
+}
+
+/** The provisional look of the request whose reads run inside `onTrust`. */
+const trusted = new AsyncLocalStorage<ProvisionalLook>()
+
+/** Thrown by `settleLook` when a provisional look did not hold: the request is answered again after a real look. */
+export class LookMoved extends Error {
+  constructor() {
+    super('the data moved since the look taken on trust')
+  }
 }
 
 export interface ReadCacheStats {
@@ -193,9 +245,10 @@ function dependenciesOf(key: string): ReadonlySet<string> {
 const TABLE: Record<ChangeResource, string> = { events: 'events', venues: 'venues', organizers: 'organizers', categories: 'terms', tags: 'terms' }
 
 /**
- * `moments`: see above (undefined: every `sync` asks the engine).
+ * `moments`: see above (undefined: every `sync` asks the engine). `writes`: a count that moves whenever a unit of
+ * work of this process ends (undefined: no look is taken on trust, `provisional`).
  */
-export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetween: ChangesBetween = changesInLog, moments?: () => number): ReadCache {
+export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetween: ChangesBetween = changesInLog, moments?: () => number, writes?: () => number): ReadCache {
   const records = new Map<string, Entry>()
   const results = new Map<string, Result>()
   const maxResults = maxEntries * RESULTS_PER_RECORD
@@ -214,7 +267,7 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
   let catchingUp: Promise<void> | undefined
   // The last look: the generation it returned, `moments()` when its question was sent, and the count of
   // versions read once it was answered (another read of the version since, by anyone, means look again).
-  let last: { generation: number; at: number; reads: number } | undefined
+  let last: { generation: number; at: number; reads: number; writes: number | undefined } | undefined
   const counts: ReadCacheStats = { hits: { records: 0, results: 0, answers: 0 }, misses: { records: 0, results: 0, answers: 0 } }
   // Hot answers, all of generation `answersOf` (those of an older one are never served, and cleared when the next is kept).
   const answers = new Map<string, { value: unknown; bytes: number; stamp: number }>()
@@ -342,11 +395,12 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
   }
 
   /**
-   * Takes in a look at the data `version` (asked when `moments()` was `at` and `reads` versions had been read):
+   * Takes in a look at the data `version` (asked when `moments()` was `at`, `reads` versions had been read and
+   * `wrote` units of work of this process had ended):
    * the generation it belongs to, undefined when there is no version, or WAIT when a change is being taken
    * in (this look began taking it in, or another had): then look again once it is.
    */
-  function settle(db: Db, version: DataVersion | undefined, at: number | undefined, reads: number): number | undefined | typeof WAIT {
+  function takeLook(db: Db, version: DataVersion | undefined, at: number | undefined, reads: number, wrote: number | undefined): number | undefined | typeof WAIT {
     if (version === undefined) return undefined
     // Another read began taking in a change while this one asked: wait for it, then look again.
     if (catchingUp !== undefined) return WAIT
@@ -367,7 +421,7 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
       seen = version
     }
     // Its own read is the one counted since `reads`; any other (concurrent) one leaves the look unusable.
-    last = at === undefined ? undefined : { generation, at, reads: reads + 1 }
+    last = at === undefined ? undefined : { generation, at, reads: reads + 1, writes: wrote }
     return generation
   }
 
@@ -376,8 +430,11 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
     last !== undefined && moments !== undefined && catchingUp === undefined && last.at === moments() && last.reads === versionsReadSoFar()
 
   const cache: ReadCache = {
-    async sync(db) {
+    async sync(db, look) {
       if (maxEntries <= 0) return undefined
+      // A read of a request that took its look on trust (`onTrust`): that generation, while it is the current one.
+      const onTrust = trusted.getStore()
+      if (onTrust !== undefined && onTrust.cache === cache && !onTrust.over && onTrust.generation === generation && catchingUp === undefined) return generation
       if (lastHolds()) return (last as { generation: number }).generation
       for (;;) {
         if (catchingUp !== undefined) {
@@ -386,8 +443,9 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
         }
         const at = moments?.()
         const reads = versionsReadSoFar()
+        const wrote = writes?.()
         const probe = versionProbeOf(db)
-        const looked = settle(db, probe !== undefined ? probe() : await dataVersion(db), at, reads)
+        const looked = takeLook(db, probe !== undefined ? probe() : await (look !== undefined ? look() : dataVersion(db)), at, reads, wrote)
         if (looked !== WAIT) return looked
       }
     },
@@ -398,7 +456,7 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
       if (catchingUp !== undefined || probe === undefined) return WAIT
       const at = moments?.()
       const reads = versionsReadSoFar()
-      return settle(db, probe(), at, reads)
+      return takeLook(db, probe(), at, reads, writes?.())
     },
     async remember<T>(db: Db, key: string, compute: () => Promise<T>, recheck?: Recheck<T>): Promise<T> {
       const current = await cache.sync(db)
@@ -450,6 +508,29 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
         if (set === undefined) shownIn.set(shown, set = new Set())
         set.add(key)
       }
+    },
+    provisional() {
+      if (maxEntries <= 0 || moments === undefined || writes === undefined || seen === undefined || last === undefined || catchingUp !== undefined) return undefined
+      if (last.generation !== generation || last.reads !== versionsReadSoFar() || last.writes !== writes()) return undefined
+      return { cache, generation, version: seen, settled: false, over: false }
+    },
+    settle(look, version) {
+      if (look.settled) return true
+      const holds = version !== undefined && generation === look.generation && catchingUp === undefined
+        && version.head === look.version.head && version.epoch === look.version.epoch
+      if (!holds) {
+        // The next read asks the engine (and takes in what changed).
+        look.over = true
+        last = undefined
+        return false
+      }
+      look.settled = true
+      // The version read that settled it is this look's own.
+      if (last !== undefined && last.generation === generation) last = { ...last, reads: versionsReadSoFar() }
+      return true
+    },
+    holdsAnswer(key) {
+      return answersOf === generation && answers.has(key)
     },
     answer<T>(current: number | undefined, key: string) {
       if (current === undefined || current !== generation || answersOf !== generation) return undefined
@@ -573,12 +654,14 @@ export async function rememberedRecords<T>(db: Db, kind: string, ids: readonly n
 /**
  * The hot answer kept under `key` (`<what>:<id>:…`, one name per answer and URL), after the request's look at
  * the data version: `value` when it was made in the generation that look returned, and that `generation`, for
- * `keepHotAnswer` (undefined when there is no cache or it is off).
+ * `keepHotAnswer` (undefined when there is no cache or it is off). `look`: the caller's own look (`Look`: the
+ * version and what it reads next, in one statement), used when the engine is asked and no answer is kept under
+ * `key` (one kept is most likely served, and the plain look reads less); the caller tells whether it ran.
  */
-export async function hotAnswer<T>(db: Db, key: string): Promise<{ generation: number | undefined; value: T | undefined }> {
+export async function hotAnswer<T>(db: Db, key: string, look?: Look): Promise<{ generation: number | undefined; value: T | undefined }> {
   const cache = bound.get(db)
   if (cache === undefined) return { generation: undefined, value: undefined }
-  const generation = await cache.sync(db)
+  const generation = await cache.sync(db, look !== undefined && !cache.holdsAnswer(key) ? look : undefined)
   return { generation, value: cache.answer<T>(generation, key) }
 }
 
@@ -608,4 +691,45 @@ export function keepHotAnswer(db: Db, generation: number | undefined, key: strin
 export async function rememberedResult<T>(db: Db, key: string, compute: () => Promise<T>, recheck?: Recheck<T>): Promise<T> {
   const cache = bound.get(db)
   return cache === undefined ? compute() : cache.remember(db, key, compute, recheck)
+}
+
+/**
+ * A look at the data version taken on trust for a request on an engine whose look is a statement of its own
+ * (PostgreSQL), undefined when none may be taken (SQLite, whose look answers at once; no cache; see
+ * `ReadCache.provisional`). The request's cached reads (run inside `onTrust`) then use the generation of the last
+ * look without asking the engine, and the request settles it before it answers (`settleLook`, `lookHolds`): with the version read in
+ * one of its own statements (the page's event documents: repositories/event-documents.ts `readMany`), else with a
+ * look of its own. It holds when that version is the last look's and no change was taken in meanwhile: nothing
+ * was written between the last look and a moment after the request arrived, so what the cache held was what a
+ * look at that moment would have let it serve. When it does not hold, the request reads everything again after a
+ * real look (`LookMoved`).
+ */
+export function provisionalLook(db: Db): ProvisionalLook | undefined {
+  if (versionProbeOf(db) !== undefined) return undefined
+  return bound.get(db)?.provisional()
+}
+
+/** Whether a hot answer is kept under `key` in the current generation (not counted as a hit or a miss). */
+export function holdsHotAnswer(db: Db, key: string): boolean {
+  return bound.get(db)?.holdsAnswer(key) === true
+}
+
+/** Runs `read` with `look` taken on trust: the cached reads it makes use the look's generation without asking the engine. */
+export async function onTrust<T>(look: ProvisionalLook, read: () => Promise<T>): Promise<T> {
+  try {
+    return await trusted.run(look, read)
+  } finally {
+    // Work it started that runs on (an offer stored, a timer) looks for itself.
+    look.over = true
+  }
+}
+
+/** Settles `look` with `version` (read in the same snapshot as what the request reads with it); throws `LookMoved` when it did not hold. */
+export function settleLook(look: ProvisionalLook, version: DataVersion | undefined): void {
+  if (!look.cache.settle(look, version)) throw new LookMoved()
+}
+
+/** Whether `look` holds: settled already, else settled now with a look of its own (one statement). */
+export async function lookHolds(db: Db, look: ProvisionalLook): Promise<boolean> {
+  return look.settled || look.cache.settle(look, await dataVersion(db))
 }

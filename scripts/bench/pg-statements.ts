@@ -1,0 +1,97 @@
+/**
+ * Statements and round trips per request on PostgreSQL (issue 49): the realistic workloads' reads (random by id,
+ * random filtered list, random search; scripts/bench/scenarios.ts `realScenarios`) sent in process (`inject`)
+ * to an app on a copy of the bench loader's data (schema `calendar_bench_<events>`), the event documents
+ * stored first (as a running server has them), then per workload `--warm` requests unmeasured and
+ * `--requests` counted. Counted where pg sends them: every `Client.prototype.query` (a statement), and every
+ * time a connection with nothing in flight sends one (a round trip: statements sent while one is still in
+ * flight on the same connection, pipelined, ride on it). Printed per workload: statements and round trips a
+ * request, the statements by kind (their first words), and the CPU this process spent a request (the app and pg's
+ * client, requests one at a time: the database server's CPU not counted). Printed, never checked.
+ *
+ * CLI: node --import tsx scripts/bench/pg-statements.ts [--events 5000] [--warm 300] [--requests 300]
+ *      [--database-url postgres://postgres@127.0.0.1:5432/test]
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import pg from 'pg'
+import { buildApp } from '../../src/app.js'
+import { defaultConfig } from '../../src/config.js'
+import { openDatabase } from '../../src/db/database.js'
+import { buildDatabase } from './loader.js'
+import { benchSchema, copyToPostgres, dropBenchSchema } from './postgres.js'
+import { realScenarios, sampleData } from './scenarios.js'
+
+const arg = (name: string, fallback: string) => {
+  const i = process.argv.indexOf(`--${name}`)
+  return i < 0 ? fallback : (process.argv[i + 1] as string)
+}
+const EVENTS = Number(arg('events', '5000'))
+const WARM = Number(arg('warm', '300'))
+const REQUESTS = Number(arg('requests', '300'))
+const URL = arg('database-url', 'postgres://postgres@127.0.0.1:5432/test')
+const NOW = new Date()
+
+// Statements and round trips, counted where pg sends them.
+let statements = 0
+let roundTrips = 0
+const kinds = new Map<string, number>()
+const inFlight = new WeakMap<object, number>()
+type Query = (this: object, ...args: unknown[]) => unknown
+const proto = pg.Client.prototype as unknown as { query: Query }
+const original = proto.query
+proto.query = function (this: object, ...args: unknown[]) {
+  statements++
+  const first = args[0]
+  const text = typeof first === 'string' ? first : (first as { text?: string } | undefined)?.text ?? '?'
+  const kind = text.replace(/\s+/g, ' ').trim().slice(0, 90)
+  kinds.set(kind, (kinds.get(kind) ?? 0) + 1)
+  const busy = inFlight.get(this) ?? 0
+  if (busy === 0) roundTrips++
+  inFlight.set(this, busy + 1)
+  const done = () => inFlight.set(this, (inFlight.get(this) ?? 1) - 1)
+  const result = original.apply(this, args)
+  if (result instanceof Promise) result.then(done, done)
+  else done()
+  return result
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'calendar-pg-statements-'))
+const file = join(dir, 'calendar.db')
+await buildDatabase({ file, events: EVENTS, now: NOW, log: () => {} })
+const serverUrl = await copyToPostgres(file, URL, benchSchema(EVENTS), () => {})
+const samples = sampleData(file, EVENTS, NOW)
+const handle = await openDatabase(serverUrl)
+const app = await buildApp({ db: handle.db, config: defaultConfig({ databaseUrl: serverUrl, publicUrl: 'http://calendar.bench' }) })
+try {
+  while (!(await app.fillEventDocuments())) { /* until one pass is done */ }
+  for (const scenario of realScenarios(samples, 'unused', NOW).filter((s) => s.key !== 'mixed-90-10')) {
+    for (let i = 0; i < WARM; i++) {
+      const r = scenario.next()
+      await app.inject({ method: r.method, url: r.path })
+    }
+    statements = 0
+    roundTrips = 0
+    kinds.clear()
+    const statuses = new Map<number, number>()
+    const cpu = process.cpuUsage()
+    const started = performance.now()
+    for (let i = 0; i < REQUESTS; i++) {
+      const r = scenario.next()
+      const res = await app.inject({ method: r.method, url: r.path })
+      statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1)
+    }
+    const used = process.cpuUsage(cpu)
+    const wall = performance.now() - started
+    console.log(`\n${scenario.key}: ${(statements / REQUESTS).toFixed(2)} statements, ${(roundTrips / REQUESTS).toFixed(2)} round trips a request,`
+      + ` ${((used.user + used.system) / 1000 / REQUESTS).toFixed(3)} ms CPU and ${(wall / REQUESTS).toFixed(2)} ms a request`
+      + ` (statuses ${[...statuses].map(([s, n]) => `${s}×${n}`).join(', ')})`)
+    for (const [kind, n] of [...kinds].sort((a, b) => b[1] - a[1]).slice(0, 15)) console.log(`  ${(n / REQUESTS).toFixed(2)}  ${kind}`)
+  }
+} finally {
+  await app.close()
+  await handle.close()
+  await dropBenchSchema(URL, benchSchema(EVENTS))
+  rmSync(dir, { recursive: true, force: true })
+}
