@@ -81,7 +81,7 @@ t.test('around every transition of 2020–2030, the memos agree with ICU at each
     }
     for (let i = instants.length - 1; i > 0; i--) {
       const j = Math.floor(random() * (i + 1))
-      ;[instants[i], instants[j]] = [instants[j], instants[i]]
+      ;[instants[i], instants[j]] = [instants[j] as number, instants[i] as number]
     }
     const offsetAt = offsetFunction(tz)
     let wrong = 0
@@ -92,7 +92,8 @@ t.test('around every transition of 2020–2030, the memos agree with ICU at each
     t.equal(wrong, 0, `${tz}: ${instants.length} instants around ${found.length} transitions`)
   }
   // The zones with DST change twice a year; Casablanca around Ramadan; Apia until its DST ended (2021).
-  t.ok(counts['Africa/Casablanca'] >= 10, `Casablanca: ${counts['Africa/Casablanca']}`)
+  const casablanca = counts['Africa/Casablanca'] ?? 0
+  t.ok(casablanca >= 10, `Casablanca: ${casablanca}`)
   t.same({ ...counts, 'Africa/Casablanca': 0 }, {
     'Europe/Berlin': 22,
     'America/New_York': 22,
@@ -153,7 +154,7 @@ t.test('random instants and wall times of 1900–2100 (fast-check)', (t) => {
   const random = seededRandom(seed)
   let wrong = 0
   for (let i = 0; i < 2_000; i++) {
-    const tz = ZONES[Math.floor(random() * ZONES.length)]
+    const tz = ZONES[Math.floor(random() * ZONES.length)] as (typeof ZONES)[number]
     const day = Math.floor(FROM_1900 / DAY) + Math.floor(random() * 40)
     const ms = day * DAY + Math.floor(random() * (DAY / SECOND)) * SECOND
     if (offsetFunction(tz)(ms) !== exactOffsetMs(tz, ms)) wrong++

@@ -103,7 +103,7 @@ export function tzAbbreviation(tz: string, utc: string): string {
   let allDay = rememberedDays.get(dayKey)
   if (allDay === undefined) {
     allDay = sameAllDay(tz, day)
-    if (rememberedDays.size >= REMEMBERED) rememberedDays.delete(rememberedDays.keys().next().value as string)
+    if (rememberedDays.size >= REMEMBERED_DAYS) rememberedDays.delete(rememberedDays.keys().next().value as string)
     rememberedDays.set(dayKey, allDay)
   }
   if (allDay !== null) return allDay
@@ -117,8 +117,10 @@ export function tzAbbreviation(tz: string, utc: string): string {
   return abbreviation
 }
 
-/** Abbreviations remembered at most, and days (the oldest forgotten first). */
+/** Abbreviations remembered at most per instant, and per day (the oldest forgotten first). */
 const REMEMBERED = 10_000
+/** Some 27 years of days for each of five zones (a few MB at most). */
+const REMEMBERED_DAYS = 50_000
 const remembered = new Map<string, string>()
 const rememberedDays = new Map<string, string | null>()
 
