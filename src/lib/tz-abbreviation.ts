@@ -4,7 +4,7 @@
  * @module
  */
 import { pad, requireDateTimeMs } from './dates.js';
-import { MINUTE, WALL_FIELDS, formatter, manualOffsetMs, offsetFunction } from './time-zones.js';
+import { DAY, MINUTE, SECOND, WALL_FIELDS, exactOffsetMs, formatter, manualOffsetMs } from './time-zones.js';
 
 /**
  * English locales tried in order for a lettered abbreviation. ICU only gives letters (`CET`, `IST`)
@@ -94,25 +94,70 @@ function numericAbbreviation(offsetMs: number): string {
  */
 export function tzAbbreviation(tz: string, utc: string): string {
   // A pure function of its arguments (and of the process's ICU data), and costly (several formatters
-  // asked per call): remembered, boundedly, since events of a site share zones and often start times.
+  // asked per call): remembered, boundedly, per zone and UTC day where the day has one abbreviation
+  // throughout (see sameAllDay), else per zone and instant. Events of a site share zones, and their
+  // occurrences start at many distinct instants but on far fewer days.
+  const utcMs = requireDateTimeMs(utc, 'tzAbbreviation')
+  const day = Math.floor(utcMs / DAY)
+  const dayKey = `${tz}\u0000${day}`
+  let allDay = rememberedDays.get(dayKey)
+  if (allDay === undefined) {
+    allDay = sameAllDay(tz, day)
+    if (rememberedDays.size >= REMEMBERED_DAYS) rememberedDays.delete(rememberedDays.keys().next().value as string)
+    rememberedDays.set(dayKey, allDay)
+  }
+  if (allDay !== null) return allDay
   const key = `${tz}\u0000${utc}`
   let abbreviation = remembered.get(key)
   if (abbreviation === undefined) {
-    abbreviation = computeAbbreviation(tz, utc)
+    abbreviation = computeAbbreviation(tz, utcMs)
     if (remembered.size >= REMEMBERED) remembered.delete(remembered.keys().next().value as string)
     remembered.set(key, abbreviation)
   }
   return abbreviation
 }
 
-/** Abbreviations remembered at most (the oldest forgotten first). */
+/** Abbreviations remembered at most per instant, and per day (the oldest forgotten first). */
 const REMEMBERED = 10_000
+/** Some 27 years of days for each of five zones (a few MB at most). */
+const REMEMBERED_DAYS = 50_000
 const remembered = new Map<string, string>()
+const rememberedDays = new Map<string, string | null>()
 
-function computeAbbreviation(tz: string, utc: string): string {
-  const utcMs = requireDateTimeMs(utc, 'tzAbbreviation');
+/** The instants ICU formats: the years −271,821 … 275,760 (ECMAScript's range). */
+const MAX_INSTANT = 8.64e15
+
+/**
+ * The abbreviation tz has throughout a UTC day, or null when it may change within the day (or the
+ * day lies at the edge of the representable range). The abbreviation is a function of the zone's
+ * offset and of the names ICU gives the zone at the instant (its CLDR metazone). Offsets: the tz
+ * database never puts two transitions within one day (the closest two of any zone over 1800–2200 are
+ * 95.7 hours apart, see constantOverDay in time-zones.ts; changes of abbreviation alone counted too).
+ * Names: CLDR's metazone periods last years (not proved here for every zone: the property test checks
+ * the neighbourhoods of transitions and random instants). So a day holds at most one change, and a
+ * day with the same abbreviation at its first and last second holds none. The middle is read as well,
+ * as margin: a name leaving and coming back unseen would need two changes within twelve hours.
+ * test/tz-day-memo.test.ts compares the memo with computeAbbreviation around every transition of
+ * thirteen zones in 2020–2030 and at random instants of 1900–2100.
+ */
+function sameAllDay(tz: string, day: number): string | null {
+  const first = day * DAY
+  const last = first + DAY - SECOND
+  if (!(first >= -MAX_INSTANT && last <= MAX_INSTANT)) return null
+  const abbreviation = computeAbbreviation(tz, first)
+  return computeAbbreviation(tz, first + DAY / 2) === abbreviation && computeAbbreviation(tz, last) === abbreviation
+    ? abbreviation
+    : null
+}
+
+/** The uncached abbreviation of tz at an instant (ms), straight from ICU: what the memos must agree with. */
+export function exactAbbreviation(tz: string, utcMs: number): string {
+  return computeAbbreviation(tz, Math.floor(utcMs / SECOND) * SECOND)
+}
+
+function computeAbbreviation(tz: string, utcMs: number): string {
   if (manualOffsetMs(tz) !== null) return tz;
-  const offsetMs = offsetFunction(tz)(utcMs);
+  const offsetMs = exactOffsetMs(tz, utcMs);
   if (offsetMs % MINUTE !== 0) return 'LMT';
   const canonical = formatter('en-US', tz, WALL_FIELDS).resolvedOptions().timeZone;
   if (NUMERIC_ABBREVIATION_ZONES.has(tz) || NUMERIC_ABBREVIATION_ZONES.has(canonical)) return numericAbbreviation(offsetMs);
