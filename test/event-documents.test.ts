@@ -251,6 +251,17 @@ t.test('reads and writes running together, seeded: every stored document answers
   }
   const languages = ['de', 'es', 'fr', 'it', 'nl']
   let written = 0
+  // A raw writer takes no write lock (as a unit of work does), so PostgreSQL may pick it as a deadlock's victim
+  // (40P01) against a unit of work's triggers: it tries again, as any client of PostgreSQL would.
+  const rawUpdate = async (query: RawBuilder<unknown>): Promise<unknown> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await query.execute(s.db)
+      } catch (error) {
+        if (attempt >= 5 || (error as { code?: string }).code !== '40P01') throw error
+      }
+    }
+  }
   const operations: Array<[number, () => Promise<unknown>]> = [
     [40, () => s.get(pick(events).id)],
     [15, () => s.get('', `?per_page=${pick([3, 10])}&page=${pick([1, 2])}`)],
@@ -262,7 +273,7 @@ t.test('reads and writes running together, seeded: every stored document answers
       const res = await s.inject({ method: 'POST', url: EVENTS, headers: s.editor, payload: { title: `${of.title} (${language})`, start_date: '2026-07-02 18:00:00', end_date: '2026-07-02 21:00:00', status: 'publish', translation_of: of.id, ml_language: language } })
       if (res.statusCode === 201) events.push(res.json<Event>())
     }],
-    [5, () => sql`update events set excerpt = ${`raw ${++written}`} where id = ${pick(events).id}`.execute(s.db)],
+    [5, () => rawUpdate(sql`update events set excerpt = ${`raw ${++written}`} where id = ${pick(events).id}`)],
     [5, () => s.patch(pick(events).id, { venue: [pick(venues).id], categories: rnd() < 0.5 ? [jazz.id] : [] })],
     [2, () => s.remove(pick(events).id)],
     // An event read (its offer made at the version read), then it or one of its translations written:
@@ -273,7 +284,7 @@ t.test('reads and writes running together, seeded: every stored document answers
       const id = pick(Object.values(read.json<Event>().translations))
       if (rnd() < 0.6) return s.patch(id, { title: `Edit ${++written}` })
       await s.patch(pick(events).id, { cost: `${++written}` })
-      return sql`update events set excerpt = ${`raw ${++written}`} where id = ${id}`.execute(s.db)
+      return rawUpdate(sql`update events set excerpt = ${`raw ${++written}`} where id = ${id}`)
     }],
   ]
   const total = operations.reduce((n, [weight]) => n + weight, 0)
@@ -603,8 +614,9 @@ t.test('an anonymous list page on PostgreSQL takes its look on trust: the statem
   const app = await buildApp({ db: handle.db, config: defaultConfig({ publicUrl: BASE_URL }), now: () => NOW, spec: SPEC, compilers: createCompilers() })
   t.teardown(() => app.close())
   const ids = [await insertEvent(handle.db, { title: 'A' }), await insertEvent(handle.db, { title: 'B' }), await insertEvent(handle.db, { title: 'C' })]
-  const page = async () => {
-    const res = await app.inject({ url: `${EVENTS}?per_page=2&start_date=2026-01-01` })
+  // The same page under different URLs (a URL asked again is a hot answer: test/hot-lists.test.ts).
+  const page = async (query = 'per_page=2&start_date=2026-01-01') => {
+    const res = await app.inject({ url: `${EVENTS}?${query}` })
     t.equal(res.statusCode, 200)
     t.equal(res.headers['x-total'], '3')
     return res.json<{ events: Event[] }>().events.map((e) => e.title)
@@ -617,7 +629,7 @@ t.test('an anonymous list page on PostgreSQL takes its look on trust: the statem
   const looks = (sqls: readonly string[]) => sqls.filter((s) => s.startsWith('select (select coalesce(max(position), 0) from changes)')).length
   const settling = (sqls: readonly string[]) => sqls.filter((s) => /^select v\.h, v\.e, d\.event_id, .* left join event_documents as d on d\.context = \$1 and d\.event_id in \(\$2, \$3\)$/.test(s)).length
   statements.length = 0
-  t.strictSame(await page(), ['A', 'B'])
+  t.strictSame(await page('page=1&per_page=2&start_date=2026-01-01'), ['A', 'B'])
   const onTrust = statements.map((s) => s.sql)
   if (TEST_ENGINE === 'postgres') {
     t.equal(looks(onTrust), 0, `no look of its own: ${onTrust.join(' | ')}`)
@@ -627,13 +639,18 @@ t.test('an anonymous list page on PostgreSQL takes its look on trust: the statem
     // SQLite's look is the connection's probe (no statement of the query builder): nothing on trust.
     t.equal(settling(onTrust), 0)
   }
+  // The same URL again: its hot answer, after one look of its own.
+  statements.length = 0
+  t.strictSame(await page('page=1&per_page=2&start_date=2026-01-01'), ['A', 'B'])
+  if (TEST_ENGINE === 'postgres') t.strictSame(statements.map((s) => looks([s.sql])), [1], 'the hot answer: one look, nothing else')
+  else t.equal(statements.length, 0, 'the hot answer: no statement of the query builder')
   // A raw write from another handle (the epoch moves, the log stays put) between two pages: the page taken on trust
   // finds it in its documents' statement and is read again after a real look.
   const other = await openDatabase(url)
   await sql`update events set title = 'Changed' where id = ${ids[1] as number}`.execute(other.db)
   await other.close()
   statements.length = 0
-  t.strictSame(await page(), ['A', 'Changed'], 'the change shown')
+  t.strictSame(await page('start_date=2026-01-01&per_page=2'), ['A', 'Changed'], 'the change shown')
   const again = statements.map((s) => s.sql)
   if (TEST_ENGINE === 'postgres') {
     t.equal(settling(again), 1, `taken on trust first: ${again.join(' | ')}`)
