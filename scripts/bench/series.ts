@@ -7,7 +7,7 @@
  *
  * The series: every event whose place in id order falls on the fraction (0.2: every fifth, whatever its language or
  * status), a seeded mix of weekly (half), daily (a quarter) and monthly (a quarter) rules with COUNT 20–72 (46 on
- * average): at 20,000 events and 0.2, 4,000 series and about 200,000 occurrences in all, the monthly ones up to
+ * average), one in thirty of them monthly without an end (unbounded: the horizon bounds its rows): at 20,000 events and 0.2, 4,000 series and about 200,000 occurrences in all, the monthly ones up to
  * six years ahead. Deterministic: the same file and fraction give the same series.
  */
 import { buildApp } from '../../src/app.js'
@@ -32,10 +32,14 @@ export interface SeriesResult {
   seconds: number
 }
 
-/** The rule of the `n`-th series (seeded): weekly, daily or monthly, COUNT 20–72. */
+/**
+ * The rule of the `n`-th series (seeded): weekly, daily or monthly, COUNT 20–72; one in thirty monthly without an
+ * end (the horizon, five years by default, bounds its rows: about 60).
+ */
 function rule(random: () => number): string {
   const count = 20 + Math.floor(random() * 53)
   const r = random()
+  if (random() < 1 / 30) return 'FREQ=MONTHLY'
   const freq = r < 0.5 ? 'WEEKLY' : r < 0.75 ? 'DAILY' : 'MONTHLY'
   return `FREQ=${freq};COUNT=${count}`
 }
