@@ -24,8 +24,12 @@ GATES=(check:gen lint:spec lint:spectral typecheck lint build)
 # (2026-11-26, test files on Node's type stripping: lines and statements 97.4, branches 92.6, functions 96.0; under
 # ts-node they read 90.4 to 91.3, because the children started through tsx were merged into the same files'
 # coverage with other code). Some paths are taken only under contention (retries, busy locks, a saturated
-# dispatcher), so the floors sit a point under.
-COVERAGE_FLOORS=(--lines=96 --statements=96 --branches=91 --functions=95)
+# dispatcher), so the floors sit a point under. The coverage leg runs on SQLite, so PostgreSQL's own paths (its
+# dialect, the one-statement look and document, a unit of work's own transaction) count as uncovered there
+# although the PostgreSQL leg runs them: 2026-12-06 after issue 49's PostgreSQL reads, lines and statements 96.3,
+# branches 91.5, functions 94.5 before the tests of the look on trust and of a unit of work's own transaction
+# on SQLite; the functions' floor sits at 94.
+COVERAGE_FLOORS=(--lines=96 --statements=96 --branches=91 --functions=94)
 JOBS=${TEST_JOBS:-$((2 * $(node -p 'require("os").availableParallelism()')))}
 if [ "$#" -eq 0 ]; then
   set -- "Node $(node -v | tr -d v) · SQLite||COVERAGE=1" "Node $(node -v | tr -d v) · PostgreSQL||TEST_DATABASE=postgres"

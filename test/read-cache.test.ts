@@ -8,9 +8,9 @@ import t, { type Test } from 'tap'
 import { buildApp } from '../src/app.js'
 import { defaultConfig } from '../src/config.js'
 import { openDatabase } from '../src/db/database.js'
-import { versionsReadSoFar } from '../src/db/dialect.js'
+import { dataVersion, versionsReadSoFar } from '../src/db/dialect.js'
 import { createCompilers } from '../src/http/compilers.js'
-import { MAX_RESULT_BYTES, RESULTS_PER_RECORD, createReadCache, readCacheStats } from '../src/repositories/read-cache.js'
+import { LookMoved, MAX_RESULT_BYTES, RESULTS_PER_RECORD, createReadCache, lookHolds, onTrust, readCacheStats, settleLook } from '../src/repositories/read-cache.js'
 import { API, NOW } from './helpers/build.js'
 import { SPEC, contractProblems } from './helpers/contract.js'
 import { insertEvent } from './helpers/fixtures.js'
@@ -269,4 +269,49 @@ t.test('results learn of the changes taken in when next found: kept with the cha
   t.equal(await count(), 3)
   await changed([1])
   t.equal(await list(), 5, 'and kept again after the next change')
+})
+
+t.test('a look taken on trust (how an anonymous list page reads on PostgreSQL): held while nothing moved, settled by a version read with the page, refused once the data moved', async (t) => {
+  const handle = await openDatabase(':memory:')
+  t.teardown(() => handle.close())
+  let moments = 0
+  let written = 0
+  const cache = createReadCache(10, undefined, () => moments, () => written)
+  t.equal(cache.provisional(), undefined, 'no look made yet: none on trust')
+  const generation = await cache.sync(handle.db)
+  const look = cache.provisional()
+  t.ok(look !== undefined && look.generation === generation && !look.settled && !look.over, 'the last look, taken on trust')
+  if (look === undefined) return
+  // The cache's reads inside `onTrust` take the look's generation without asking the engine.
+  const reads = versionsReadSoFar()
+  moments++
+  t.equal(await onTrust(look, () => cache.sync(handle.db)), generation, 'the generation on trust')
+  t.equal(versionsReadSoFar(), reads, 'no version read for it')
+  t.ok(look.over, 'over once its request is answered: work it left running looks for itself')
+  // The version read with the page (its documents' statement) is the look's: it holds, and stays settled.
+  t.equal(cache.settle(look, await dataVersion(handle.db)), true, 'settled by the same version')
+  t.equal(await lookHolds(handle.db, look), true, 'settled: holds without another look')
+  // A unit of work of this process ended since the last look: a look of its own first.
+  await cache.sync(handle.db)
+  t.ok(cache.provisional() !== undefined, 'a new look: on trust again')
+  written++
+  t.equal(cache.provisional(), undefined, 'after a write of this process: none on trust')
+  moments++
+  await cache.sync(handle.db)
+  const second = cache.provisional()
+  const third = cache.provisional()
+  t.ok(second !== undefined && third !== undefined, 'after a look of its own: on trust again')
+  if (second === undefined || third === undefined) return
+  // The data moved (a row written outside the log moves the epoch): the page is read again after a real look.
+  await handle.db.insertInto('images').values({ url: 'https://example.org/moved.jpg', created_at: '2026-01-01 00:00:00' }).execute()
+  let moved: unknown
+  try {
+    settleLook(second, await dataVersion(handle.db))
+  } catch (error) {
+    moved = error
+  }
+  t.ok(moved instanceof LookMoved, 'a version that moved: LookMoved')
+  t.ok(second.over && !second.settled, 'nothing more is read on it')
+  t.equal(await lookHolds(handle.db, third), false, 'a look of its own finds the move too')
+  t.equal(cache.provisional(), undefined, 'and the next read asks the engine')
 })

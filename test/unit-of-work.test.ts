@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { sql } from 'kysely'
 import { openDatabase, openSqlite } from '../src/db/database.js'
 import { dataVersion, versionInWrite } from '../src/db/dialect.js'
-import { onWritten, recordChange, SHARED_UNITS, withTransaction, writtenBetween, type Change } from '../src/db/unit-of-work.js'
+import { onWritten, recordChange, SHARED_UNITS, withOwnTransaction, withTransaction, writtenBetween, type Change } from '../src/db/unit-of-work.js'
 
 /** A conflict lost at once (WAL: the snapshot moved), not a lock waited for: worth running again. */
 const busy = (): Error => Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY_SNAPSHOT' })
@@ -34,34 +34,39 @@ t.test('a write transaction holds the write lock from its first statement', asyn
   t.equal(other.sqlite.prepare("insert into users (name, role, created_at) values ('y', 'editor', '')").run().changes, 1, 'it can once the unit of work ends')
 })
 
-t.test('a unit of work that lost to another connection runs again, whole; other errors are not retried', async (t) => {
-  const handle = await openDatabase(':memory:')
-  t.teardown(() => handle.close())
-  let runs = 0
-  const id = await withTransaction(handle.db, async (trx) => {
-    runs += 1
-    const row = await trx.insertInto('users').values({ name: `user-${runs}`, role: 'editor', created_at: '' }).returning('id').executeTakeFirstOrThrow()
-    if (runs === 1) throw busy()
-    return row.id
+/** The two ways a unit of work runs: shared (SQLite's) and in a transaction of its own (PostgreSQL's). */
+const WAYS = [['shared', withTransaction], ['in a transaction of its own', withOwnTransaction]] as const
+
+for (const [way, run] of WAYS) {
+  t.test(`a unit of work that lost to another connection runs again, whole; other errors are not retried: ${way}`, async (t) => {
+    const handle = await openDatabase(':memory:')
+    t.teardown(() => handle.close())
+    let runs = 0
+    const id = await run(handle.db, async (trx) => {
+      runs += 1
+      const row = await trx.insertInto('users').values({ name: `user-${runs}`, role: 'editor', created_at: '' }).returning('id').executeTakeFirstOrThrow()
+      if (runs === 1) throw busy()
+      return row.id
+    })
+    t.equal(runs, 2, 'run twice')
+    t.same((await handle.db.selectFrom('users').select('name').execute()).map((r) => r.name), ['user-2'], 'the first run was rolled back')
+    t.equal(typeof id, 'number')
+
+    let always = 0
+    await t.rejects(run(handle.db, async () => {
+      always += 1
+      throw busy()
+    }), { code: 'SQLITE_BUSY_SNAPSHOT' }, 'a conflict that lasts is thrown at last')
+    t.equal(always, 3, 'after three runs')
+
+    let once = 0
+    await t.rejects(run(handle.db, async () => {
+      once += 1
+      throw new Error('a refusal')
+    }), { message: 'a refusal' })
+    t.equal(once, 1, 'any other error ends it at once')
   })
-  t.equal(runs, 2, 'run twice')
-  t.same((await handle.db.selectFrom('users').select('name').execute()).map((r) => r.name), ['user-2'], 'the first run was rolled back')
-  t.equal(typeof id, 'number')
-
-  let always = 0
-  await t.rejects(withTransaction(handle.db, async () => {
-    always += 1
-    throw busy()
-  }), { code: 'SQLITE_BUSY_SNAPSHOT' }, 'a conflict that lasts is thrown at last')
-  t.equal(always, 3, 'after three runs')
-
-  let once = 0
-  await t.rejects(withTransaction(handle.db, async () => {
-    once += 1
-    throw new Error('a refusal')
-  }), { message: 'a refusal' })
-  t.equal(once, 1, 'any other error ends it at once')
-})
+}
 
 t.test('a lock held elsewhere past the busy timeout is waited for once, not once per run (CONTRACT §18)', async (t) => {
   const file = join(t.testdir(), 'calendar.db')
@@ -90,25 +95,27 @@ t.test('a lock held elsewhere past the busy timeout is waited for once, not once
   t.ok(took >= timeoutMs * 0.9 && took < timeoutMs * 2, `waited once (${Math.round(took)} ms for a timeout of ${timeoutMs} ms)`)
 })
 
-t.test('listeners learn what a unit of work changed, and whether it committed', async (t) => {
-  const handle = await openDatabase(':memory:')
-  t.teardown(() => handle.close())
-  const heard: Array<{ changes: readonly Change[]; committed: boolean }> = []
-  onWritten(handle.db, (changes, committed) => heard.push({ changes, committed }))
-  await withTransaction(handle.db, async (trx) => {
-    recordChange(trx, { resource: 'venue', id: 1, action: 'create' })
-    recordChange(trx, { resource: 'event', id: 2, action: 'update' })
+for (const [way, run] of WAYS) {
+  t.test(`listeners learn what a unit of work changed, and whether it committed: ${way}`, async (t) => {
+    const handle = await openDatabase(':memory:')
+    t.teardown(() => handle.close())
+    const heard: Array<{ changes: readonly Change[]; committed: boolean }> = []
+    onWritten(handle.db, (changes, committed) => heard.push({ changes, committed }))
+    await run(handle.db, async (trx) => {
+      recordChange(trx, { resource: 'venue', id: 1, action: 'create' })
+      recordChange(trx, { resource: 'event', id: 2, action: 'update' })
+    })
+    await t.rejects(run(handle.db, async (trx) => {
+      recordChange(trx, { resource: 'tag', id: 3, action: 'delete', language: 'en' })
+      throw new Error('refused')
+    }))
+    t.same(heard, [
+      { changes: [{ resource: 'venue', id: 1, action: 'create' }, { resource: 'event', id: 2, action: 'update' }], committed: true },
+      { changes: [{ resource: 'tag', id: 3, action: 'delete', language: 'en' }], committed: false },
+    ])
+    t.throws(() => recordChange(handle.db as never, { resource: 'tag', id: 4, action: 'create' }), /outside a unit of work/, 'a write outside a unit of work is refused')
   })
-  await t.rejects(withTransaction(handle.db, async (trx) => {
-    recordChange(trx, { resource: 'tag', id: 3, action: 'delete', language: 'en' })
-    throw new Error('refused')
-  }))
-  t.same(heard, [
-    { changes: [{ resource: 'venue', id: 1, action: 'create' }, { resource: 'event', id: 2, action: 'update' }], committed: true },
-    { changes: [{ resource: 'tag', id: 3, action: 'delete', language: 'en' }], committed: false },
-  ])
-  t.throws(() => recordChange(handle.db as never, { resource: 'tag', id: 4, action: 'create' }), /outside a unit of work/, 'a write outside a unit of work is refused')
-})
+}
 
 /** A SQLite file whose statements are counted: `commits()` says how many commits were asked for. */
 async function counted(t: Test) {

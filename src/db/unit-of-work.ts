@@ -111,7 +111,12 @@ export async function withTransaction<T>(db: Kysely<Database>, work: (trx: Tx) =
   return isPostgres(db) ? alone(db, work) : shared(db, work)
 }
 
-/** `work` in a transaction of its own. */
+/**
+ * `work` in a transaction of its own: every unit of work on PostgreSQL; on SQLite, outside the shared commit (the
+ * same unit of work either way, which test/unit-of-work checks on the engine the tests run).
+ */
+export const withOwnTransaction = <T>(db: Kysely<Database>, work: (trx: Tx) => Promise<T>): Promise<T> => alone(db, work)
+
 async function alone<T>(db: Kysely<Database>, work: (trx: Tx) => Promise<T>): Promise<T> {
   let changes: Change[] = []
   let committed = false
