@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { API, build } from './helpers/build.js'
 import { contractProblems, errorBodyProblems } from './helpers/contract.js'
-import { freePort } from './helpers/net.js'
+import { freePort, readByServer } from './helpers/net.js'
 import { editorKey, startServer } from './helpers/server.js'
 
 const LIMITS = { headersTimeoutMs: 150, requestTimeoutMs: 300, keepAliveTimeoutMs: 150, maxConnections: 6, shutdownTimeoutMs: 2000 }
@@ -136,7 +136,7 @@ t.test('a 16 MiB body is always answered 413 (and an anonymous one 401), never c
 })
 
 /** One request over `agent` (undefined: a new connection); resolves with the status or the error code. */
-function send(port: number, agent: Agent | false, method: 'GET' | 'POST', key: string, i: number): Promise<number | string> {
+function send(port: number, agent: Agent | false, method: 'GET' | 'POST', key: string, i: number, written?: (clientPort: number) => void): Promise<number | string> {
   return new Promise((resolve) => {
     const body = method === 'POST' ? JSON.stringify({ name: `Drain ${i}` }) : undefined
     const req = request({
@@ -151,7 +151,8 @@ function send(port: number, agent: Agent | false, method: 'GET' | 'POST', key: s
     })
     req.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message))
     req.once('timeout', () => req.destroy(new Error('timeout')))
-    req.end(body)
+    // Its local port once the whole request is in the kernel's hands.
+    req.end(body, () => written?.(req.socket?.localPort ?? 0))
   })
 }
 
@@ -164,11 +165,18 @@ t.test('SIGTERM under load: every request already sent is answered, on warm and 
   t.teardown(() => warm.destroy())
   const primed = await Promise.all(Array.from({ length: 20 }, (_v, i) => send(port, warm, 'GET', key, i)))
   t.same(primed, primed.map(() => 200), 'twenty warm connections')
+  const clientPorts: Array<Promise<number>> = []
+  const sent = (agent: Agent | false, method: 'GET' | 'POST', i: number) => {
+    let written: (clientPort: number) => void = () => undefined
+    clientPorts.push(new Promise((resolve) => { written = resolve }))
+    return send(port, agent, method, key, i, (clientPort) => written(clientPort))
+  }
   const pending = [
-    ...Array.from({ length: 20 }, (_v, i) => send(port, warm, i % 2 === 0 ? 'GET' : 'POST', key, i)),
-    ...Array.from({ length: 30 }, (_v, i) => send(port, false, i % 2 === 0 ? 'GET' : 'POST', key, 100 + i)),
+    ...Array.from({ length: 20 }, (_v, i) => sent(warm, i % 2 === 0 ? 'GET' : 'POST', i)),
+    ...Array.from({ length: 30 }, (_v, i) => sent(false, i % 2 === 0 ? 'GET' : 'POST', 100 + i)),
   ]
-  await new Promise((resolve) => setTimeout(resolve, 30))
+  // Every request sent and read by the server (already in flight there) when the signal comes.
+  await readByServer(port, await Promise.all(clientPorts))
   server.child.kill('SIGTERM')
   const statuses = await Promise.all(pending)
   t.same(statuses.filter((s) => s !== 200 && s !== 201), [], `every request answered: ${statuses.join(' ')}`)

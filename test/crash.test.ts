@@ -14,7 +14,7 @@ import { existsSync, statSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
 import { join } from 'node:path'
 import SQLite from 'better-sqlite3'
-import { freePort } from './helpers/net.js'
+import { freePort, listenerClosed, readByServer } from './helpers/net.js'
 import { API, REQUEST_TIMEOUT_MS, call, editorKey, startServer, type Server } from './helpers/server.js'
 import { TEST_ENGINE, freshDatabaseUrl } from './helpers/database.js'
 import { sql } from 'kysely'
@@ -277,7 +277,7 @@ t.test('SIGKILL mid-stream: every acknowledged write survives a restart, and the
  * Starts a write whose body arrives in two parts, so that it is surely in flight (headers read, body
  * still coming) when the signal is sent; `finish` sends the rest and resolves with the answer.
  */
-function slowWrite(port: number, key: string, path: string, body: Json): Promise<{ finish: () => Promise<{ status: number; body: string }> }> {
+function slowWrite(port: number, key: string, path: string, body: Json): Promise<{ port: number; finish: () => Promise<{ status: number; body: string }> }> {
   const text = JSON.stringify(body)
   const cut = Math.floor(text.length / 2)
   return new Promise((resolve, reject) => {
@@ -299,6 +299,7 @@ function slowWrite(port: number, key: string, path: string, body: Json): Promise
     answer.catch(() => undefined)
     req.once('error', reject)
     req.write(text.slice(0, cut), () => resolve({
+      port: req.socket?.localPort ?? 0,
       finish: () => {
         req.end(text.slice(cut))
         return answer
@@ -319,10 +320,12 @@ t.test('SIGTERM with requests in flight: they finish with 2xx, the process exits
   const slow = await Promise.all(Array.from({ length: 12 }, (_v, i) => slowWrite(port, key, i % 2 === 0 ? '/events' : '/venues', i % 2 === 0
     ? { title: `Draining ${i}`, start_date: '2026-07-01 19:00:00', end_date: '2026-07-01 21:00:00', categories: [category.body.id], venue: [{ venue: `Drain hall ${i}` }] }
     : { venue: `Drain venue ${i}`, city: 'Linz' })))
-  // Every one of them has its headers and half its body on the server when the signal comes.
-  await new Promise((resolve) => setTimeout(resolve, 300))
+  // Every one of them has its headers and half its body read by the server when the signal comes.
+  await readByServer(port, slow.map((s) => s.port))
   server.child.kill('SIGTERM')
-  await new Promise((resolve) => setTimeout(resolve, 100))
+  // Once it has stopped listening (requests that reach it before then, in the second it still takes
+  // connections already on their way, are answered), a request is late.
+  await listenerClosed(port, 20_000)
   // A request that comes after the signal is not taken: refused, or 503 on a connection still open.
   const late = await call(server.base, key, 'POST', '/venues', { venue: 'Too late' }).then((r) => r.status, () => 'refused')
   t.ok(late === 'refused' || late === 503, `a request after SIGTERM is not taken (${late})`)
