@@ -19,6 +19,10 @@ import { createCompilers } from '../src/http/compilers.js'
 import { claimKey } from '../src/repositories/idempotency-keys.js'
 import { insertWebhook } from '../src/repositories/webhooks.js'
 import { pruneExpiredIdempotencyKeys } from '../src/retention.js'
+import { defaultConfig } from '../src/config.js'
+import { generateKey } from '../src/lib/api-keys.js'
+import { createUserWithKey } from '../src/repositories/users.js'
+import { TEST_ENGINE, freshDatabaseUrl } from './helpers/database.js'
 import { API, NOW, build, decoded, type Built, type Injected } from './helpers/build.js'
 import { SPEC, contractProblems } from './helpers/contract.js'
 import { expectError } from './helpers/errors.js'
@@ -240,6 +244,42 @@ t.test('a failed request is not remembered: the key is given back', async (t) =>
   const contributor = { ...(await s.auth('contributor')), 'content-type': 'application/json' }
   expectError(t, await post(s, 'categories', contributor, 'cat', CREATES.categories), 403, 'rest_forbidden')
   t.equal(await count(s.db, 'idempotency_keys'), 1)
+})
+
+t.test('a request that failed with the database (503) and could not give its key back: a retry with the key creates at once, not 409', async (t) => {
+  // The database fails for the create (after the key was claimed) and for the key's release, then comes back.
+  let failing = false
+  const fault = TEST_ENGINE === 'postgres' ? { code: '08006', message: 'connection failure' } : { code: 'SQLITE_IOERR', message: 'disk I/O error' }
+  const handle = await openDatabase(await freshDatabaseUrl(t), {
+    log: ({ sql }) => {
+      if (failing && /^(insert into "?events"?|delete from "?idempotency_keys"?)/.test(sql)) throw Object.assign(new Error(fault.message), { code: fault.code })
+    },
+  })
+  const app = await buildApp({ db: handle.db, config: defaultConfig({ publicUrl: 'http://calendar.test' }), spec: SPEC, now: () => NOW })
+  t.teardown(async () => {
+    await app.close()
+    await handle.close()
+  })
+  const key = generateKey()
+  await withTransaction(handle.db, (trx) => createUserWithKey(trx, 'editor', key, '2026-01-01 00:00:00'))
+  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': 'outage' }
+  const create = async () => {
+    const res = await app.inject({ method: 'POST', url: `${API}/events`, headers, payload: CREATES.events })
+    t.same(contractProblems('POST', `${API}/events`, res), [])
+    return res
+  }
+  failing = true
+  const failed = await create()
+  expectError(t, failed, 503, 'rest_database_unavailable')
+  t.equal(await count(handle.db, 'idempotency_keys'), 1, 'the claim could not be given back')
+  failing = false
+  const retried = await create()
+  t.equal(retried.statusCode, 201, 'the retry after the outage creates (the failed request is not in progress)')
+  t.equal(retried.headers['idempotent-replayed'], undefined)
+  const again = await create()
+  t.equal(again.headers['idempotent-replayed'], 'true', 'and the key now holds its answer')
+  t.equal(again.body, retried.body)
+  t.equal(await count(handle.db, 'events'), 1, 'one event')
 })
 
 t.test('two apps on one database share the keys', async (t) => {

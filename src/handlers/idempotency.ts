@@ -8,7 +8,9 @@
  * still held by a request in progress is 409. A claim holds for CLAIM_LEASE_MS: one whose request died
  * with its node runs out, and the next request with the key takes it over (the one that died, should it
  * come back, finds its claim gone and writes nothing: its answer is stored by compare-and-swap on its
- * claim's token, in the unit of work of the create).
+ * claim's token, in the unit of work of the create). A request that failed gives its key back; when the
+ * database fails for that too (503), the node remembers the claim as abandoned and its next request with
+ * the key takes it over at once.
  * Keys belong to the caller (the user of the API key) and live `CALENDAR_IDEMPOTENCY_HOURS` from their
  * first use; retention.ts prunes them.
  */
@@ -31,6 +33,23 @@ export interface Created<T> {
   body: Serialized<T>
   location: string
   etag?: string
+}
+
+/**
+ * Claims whose request ended without an answer and that could not be given back (the database failed under the
+ * request and again for the release: a 503), by caller and key: their request is no longer in progress, so the
+ * next request with the key on this node takes the claim over instead of waiting out its lease (409). Other
+ * nodes do not know it and wait out the lease. Bounded; the oldest are forgotten first (their leases run out).
+ */
+const abandoned = new Map<string, string>()
+const ABANDONED_MAX = 10_000
+const claimId = (userId: number, key: string) => `${userId}\n${key}`
+
+function abandon(userId: number, key: string, token: string): void {
+  const id = claimId(userId, key)
+  abandoned.delete(id)
+  abandoned.set(id, token)
+  if (abandoned.size > ABANDONED_MAX) abandoned.delete(abandoned.keys().next().value as string)
 }
 
 const inUse = () => new ApiError(409, 'rest_idempotency_key_in_use', 'idempotencyKeyInUse')
@@ -69,8 +88,9 @@ export async function createOnce<T, W>(
       return made
     })
   } catch (error) {
-    // Only answers that wrote something are remembered: the key is given back (or runs out, if this fails too).
-    await withTransaction(ctx.db, (trx) => releaseKey(trx, user.id, key, token)).catch(() => undefined)
+    // Only answers that wrote something are remembered: the key is given back; if that fails too, this node
+    // takes the claim over at the key's next request (and other nodes once its lease runs out).
+    await withTransaction(ctx.db, (trx) => releaseKey(trx, user.id, key, token)).catch(() => abandon(user.id, key, token))
     throw error
   }
   return send(reply, created)
@@ -83,7 +103,7 @@ async function claimFor(ctx: AppContext, userId: number, key: string, fingerprin
   const expiredBefore = new Date(now.getTime() - ctx.config.idempotencyHours * HOUR_MS).toISOString()
   const token = randomUUID()
   const claim = { userId, key, fingerprint, token, leaseUntil: new Date(now.getTime() + CLAIM_LEASE_MS).toISOString(), createdUtc: nowIso }
-  return withTransaction(ctx.db, async (trx): Promise<Claim> => {
+  const claimed = await withTransaction(ctx.db, async (trx): Promise<Claim> => {
     const found = await findKey(trx, userId, key)
     // A key past its lifetime (not pruned yet) is a new key.
     if (found === undefined || found.created_utc < expiredBefore) {
@@ -92,11 +112,15 @@ async function claimFor(ctx: AppContext, userId: number, key: string, fingerprin
     }
     if (found.fingerprint !== fingerprint) throw mismatch()
     if (found.body !== null) return { replay: found }
-    if (found.lease_until > nowIso) throw inUse()
-    // Its request died (its node stopped or crashed before it wrote): this one takes the key over.
+    if (found.lease_until > nowIso && abandoned.get(claimId(userId, key)) !== found.token) throw inUse()
+    // Its request died (its node stopped or crashed before it wrote) or ended here without giving the key
+    // back: this one takes the key over.
     if (!(await claimKey(trx, claim, found.token))) throw inUse()
     return { token }
   })
+  // The key is this request's now: a claim abandoned under it is gone.
+  if ('token' in claimed) abandoned.delete(claimId(userId, key))
+  return claimed
 }
 
 function send<T>(reply: FastifyReply, created: Created<T>): Serialized<T> {
