@@ -158,49 +158,30 @@ t.test('SQLite: units of work that queue together share one commit, and each is 
     'the change log in their order')
 })
 
-t.test('SQLite: a unit of work that throws in a shared transaction rolls back alone', async (t) => {
-  const { handle, commits } = await counted(t)
-  const heard: Array<{ ids: number[]; committed: boolean }> = []
-  onWritten(handle.db, (changes, committed) => heard.push({ ids: changes.map((c) => c.id), committed }))
-  const trace: string[] = []
-  const before = commits()
-  const results = await Promise.allSettled([
-    withTransaction(handle.db, deleting(1, trace)),
-    withTransaction(handle.db, async (trx) => {
-      await deleting(2, trace)(trx)
+// The unit that throws is the first of the shared transaction (which opens no savepoint for it) or a later one
+// (in its savepoint): either way it rolls back alone and the others commit together.
+for (const failing of [0, 1, 2]) {
+  const where = failing === 0 ? 'the first unit of work of a shared transaction (no savepoint)' : `unit of work ${failing + 1} of a shared transaction (in its savepoint)`
+  t.test(`SQLite: ${where} that throws rolls back alone`, async (t) => {
+    const { handle, commits } = await counted(t)
+    const heard: Array<{ ids: number[]; committed: boolean }> = []
+    onWritten(handle.db, (changes, committed) => heard.push({ ids: changes.map((c) => c.id), committed }))
+    const trace: string[] = []
+    const before = commits()
+    const ids = [1, 2, 3]
+    const results = await Promise.allSettled(ids.map((id, i) => withTransaction(handle.db, i !== failing ? deleting(id, trace) : async (trx) => {
+      await deleting(id, trace)(trx)
       throw new Error('refused')
-    }),
-    withTransaction(handle.db, deleting(3, trace)),
-  ])
-  t.same(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled'])
-  t.match(results[1], { reason: { message: 'refused' } })
-  t.equal(commits() - before, 1, 'one commit')
-  t.same((await handle.db.selectFrom('users').select('name').orderBy('id').execute()).map((r) => r.name), ['user-1', 'user-3'], 'its row rolled back, the others kept')
-  t.same((await handle.db.selectFrom('changes').select('record_id').orderBy('position').execute()).map((r) => r.record_id), [1, 3], 'and its change log entry')
-  t.same(heard, [{ ids: [1], committed: true }, { ids: [2], committed: false }, { ids: [3], committed: true }])
-})
-
-t.test('SQLite: the first unit of work of a shared transaction (no savepoint) that throws rolls back alone', async (t) => {
-  const { handle, commits } = await counted(t)
-  const heard: Array<{ ids: number[]; committed: boolean }> = []
-  onWritten(handle.db, (changes, committed) => heard.push({ ids: changes.map((c) => c.id), committed }))
-  const trace: string[] = []
-  const before = commits()
-  const results = await Promise.allSettled([
-    withTransaction(handle.db, async (trx) => {
-      await deleting(1, trace)(trx)
-      throw new Error('refused')
-    }),
-    withTransaction(handle.db, deleting(2, trace)),
-    withTransaction(handle.db, deleting(3, trace)),
-  ])
-  t.same(results.map((r) => r.status), ['rejected', 'fulfilled', 'fulfilled'])
-  t.match(results[0], { reason: { message: 'refused' } })
-  t.equal(commits() - before, 1, 'the others in one commit')
-  t.same((await handle.db.selectFrom('users').select('name').orderBy('id').execute()).map((r) => r.name), ['user-2', 'user-3'])
-  t.same((await handle.db.selectFrom('changes').select('record_id').orderBy('position').execute()).map((r) => r.record_id), [2, 3])
-  t.same(heard, [{ ids: [1], committed: false }, { ids: [2], committed: true }, { ids: [3], committed: true }])
-})
+    })))
+    t.same(results.map((r) => r.status), ids.map((_id, i) => (i === failing ? 'rejected' : 'fulfilled')))
+    t.match(results[failing], { reason: { message: 'refused' } })
+    t.equal(commits() - before, 1, 'the others in one commit')
+    const kept = ids.filter((_id, i) => i !== failing)
+    t.same((await handle.db.selectFrom('users').select('name').orderBy('id').execute()).map((r) => r.name), kept.map((id) => `user-${id}`), 'its row rolled back, the others kept')
+    t.same((await handle.db.selectFrom('changes').select('record_id').orderBy('position').execute()).map((r) => r.record_id), kept, 'and its change log entry')
+    t.same(heard, ids.map((id, i) => ({ ids: [id], committed: i !== failing })))
+  })
+}
 
 t.test('SQLite: a conflict lost inside a shared transaction runs that unit again, in its savepoint', async (t) => {
   const { handle } = await counted(t)
