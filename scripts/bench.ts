@@ -150,7 +150,8 @@ const USAGE = `usage: node --import tsx scripts/bench.ts [options]
   --series-compare  issue 45: random-by-id, random-filter, random-search on the database without series and on the
                     same one with --series (default 0.2), random-by-occurrence on the latter, two servers measured
                     alternately against one bytes ceiling, at 20,000 events unless --events; prints the ratios of
-                    with to without (target >= ${SERIES_MIN_RATIO})
+                    with to without (target >= ${SERIES_MIN_RATIO}); --only K1,K2 runs those of its workloads alone
+                    (random-by-occurrence is compared with random-by-id: name both)
   --series-rounds N rounds of --series-compare (default 2; the database measured first alternates)`
 
 class UsageError extends Error {}
@@ -260,7 +261,9 @@ function parseArgs(argv: string[]): Options {
   }
   if (options.series > 0 && options.scale) throw new UsageError('--series is not for --scale')
   if (options.seriesCompare) {
-    if (realistic || options.scale || options.recurrence || options.only !== undefined) throw new UsageError('--series-compare chooses its workloads: not with --realistic, --scale, --recurrence or --only')
+    if (realistic || options.scale || options.recurrence) throw new UsageError('--series-compare chooses its workloads: not with --realistic, --scale or --recurrence')
+    const unknown = options.only?.filter((k) => !SERIES_COMPARE_KEYS.includes(k)) ?? []
+    if (unknown.length > 0) throw new UsageError(`--only with --series-compare: one of ${SERIES_COMPARE_KEYS.join(', ')} (not ${unknown.join(', ')})`)
     if (options.series === 0) options.series = 0.2
     if (!eventsGiven) options.events = 20_000
   }
@@ -689,6 +692,7 @@ async function seriesCompareRun(options: Options, core: number | undefined, now:
         }
         const order = round % 2 === 0 ? (['without', 'with'] as const) : (['with', 'without'] as const)
         for (const key of SERIES_COMPARE_KEYS) {
+          if (options.only !== undefined && !options.only.includes(key)) continue
           for (const side of order) {
             const scenario = scenarios[side].find((s) => s.key === key)
             const server = servers[side]
