@@ -451,8 +451,8 @@ async function searchedInWindow(db: Db, f: EventFilter): Promise<SearchedInWindo
 
 /**
  * Whether each overridden occurrence holds `needle` by its own texts (`ownSearch`: the override's folded texts, its
- * event's for those it keeps), keyed `event id, occurrence id`: one statement whose rows are the overrides (also for
- * the query-plan tests).
+ * event's for those it keeps), keyed `event id, occurrence id`: one statement whose rows are the overrides (the
+ * statement `overriddenMatches` replaced; kept for the differential test, test/override-search.test.ts).
  */
 export function overriddenMatchesQuery(db: Db, needle: string) {
   // A CROSS JOIN: the overrides drive (SQLite takes it as the order to loop in; else it read the listing index whole).
@@ -461,13 +461,54 @@ export function overriddenMatchesQuery(db: Db, needle: string) {
     .select(['o.event_id as id', 'o.occurrence', sql<number>`case when ${ownSearch(db, needle, sql<SqlBool>`1 = 0`)} then 1 else 0 end`.as('hit')])
 }
 
-/** `overriddenMatchesQuery`'s answer by event id, then occurrence id: whether the overridden occurrence holds the needle. */
-async function overriddenMatches(db: Db, needle: string): Promise<Map<number, Map<string, boolean>>> {
+/**
+ * The texts `ownSearch` looks into for each overridden occurrence (an override whose occurrence is marked
+ * overridden), folded: its title (the override's, else its event's in the search index) and its description (the
+ * override's folded one; its event's when the override keeps the series' description; null when neither is
+ * searched: a protected event's). One statement over the overrides (few), each occurrence looked up by its key and
+ * its event's texts by id (also for the query-plan tests).
+ */
+export function overriddenTextsQuery(db: Db) {
+  const index = isPostgres(db)
+    ? { table: sql.raw('event_search'), id: sql.raw('s.event_id'), title: sql.raw('s.title'), description: sql.raw('s.description') }
+    : { table: sql.raw('event_search_content'), id: sql.raw('s.id'), title: sql.raw('s.c0'), description: sql.raw('s.c1') }
+  // A CROSS JOIN: the overrides drive (SQLite takes it as the order to loop in).
+  return sql<{ id: number; occurrence: string; title: string | null; description: string | null }>`select o.event_id as id, o.occurrence,
+    case when v.search_title is null then ${index.title} else v.search_title end as title,
+    case when v.search_description is null and v.description is null then ${index.description} else v.search_description end as description
+    from event_overrides v cross join event_occurrences o left join ${index.table} s on ${index.id} = o.event_id
+    where o.event_id = v.event_id and o.occurrence = v.occurrence and o.overridden = 1`
+}
+
+/**
+ * SQLite's LIKE folds ASCII letters (its default): a text or needle as LIKE compares it. Folded texts hold no
+ * upper-case letter, so this changes nothing there; it keeps the match in memory exactly LIKE's all the same.
+ */
+function asLikeCompares(db: Db, text: string): string {
+  return isPostgres(db) ? text : text.replace(/[A-Z]+/g, (letters) => letters.toLowerCase())
+}
+
+/**
+ * `overriddenMatchesQuery`'s answer by event id, then occurrence id: whether the overridden occurrence holds the needle.
+ * From the overridden occurrences' texts (`overriddenTextsQuery`), read once and remembered until events change, each
+ * needle matched against them in memory as LIKE matches `likePattern` (a substring of the folded text; on SQLite
+ * ASCII letters folded alike: `asLikeCompares`): where a statement per needle read the overrides and their events'
+ * texts again (2–4 ms for 297 overrides on a loaded machine, a third of a random search's CPU with series;
+ * docs/performance.md "Issue 45: random reads with recurring events").
+ */
+export async function overriddenMatches(db: Db, needle: string): Promise<Map<number, Map<string, boolean>>> {
+  // Flat: event id, occurrence id, title, description in turn (what the read cache sizes; the texts are a few hundred).
+  const texts = await rememberedResult(db, 'ids:events:overridden:texts', async () => (await overriddenTextsQuery(db).execute(db)).rows
+    .flatMap((r) => [Number(r.id), r.occurrence, r.title === null ? null : asLikeCompares(db, r.title), r.description === null ? null : asLikeCompares(db, r.description)]))
+  const folded = asLikeCompares(db, foldCase(needle))
   const byEvent = new Map<number, Map<string, boolean>>()
-  for (const r of await overriddenMatchesQuery(db, needle).execute()) {
-    let hits = byEvent.get(r.id)
-    if (hits === undefined) byEvent.set(r.id, (hits = new Map()))
-    hits.set(r.occurrence, Number(r.hit) === 1)
+  for (let i = 0; i + 3 < texts.length; i += 4) {
+    const id = texts[i] as number
+    const title = texts[i + 2] as string | null
+    const description = texts[i + 3] as string | null
+    let hits = byEvent.get(id)
+    if (hits === undefined) byEvent.set(id, (hits = new Map()))
+    hits.set(texts[i + 1] as string, (title !== null && title.includes(folded)) || (description !== null && description.includes(folded)))
   }
   return byEvent
 }
