@@ -398,34 +398,41 @@ async function searchedInWindow(db: Db, f: EventFilter): Promise<SearchedInWindo
   const order = await rememberedResult(db, `ids:${listKey(window)}:in-order`, async () => Int32Array.from((await inOrder()).map((r) => r.id)))
   const occurrences = await rememberedResult(db, `ids:${listKey(window)}:in-order:occurrences`, async () => (await inOrder()).map((r) => r.occurrence))
   if (occurrences.length !== order.length) return undefined
+  // Each event's places in the window, remembered with it (the same for every needle): a needle's bits are set from
+  // the events it is in, where a pass over every place of the window looked each place's event up in the matches
+  // (48,411 places at 20,000 events with a fifth of them series, against 6,728 without; docs/performance.md
+  // "Issue 45: random reads with recurring events").
+  const byEvent = await rememberedResult(db, `ids:${listKey(window)}:in-order:by-event`, async () => placesByEvent(order))
   // Word 0: how many bits are set; then the bits, one per place of `order`.
   const bits = await rememberedResult(db, `ids:${listKey(f)}:in-order`, async () => {
-    const matched = membershipOf(await listIds(db, db.selectFrom(sql<{ id: number }>`${found.ids}`.as('found')).select('found.id')))
-    if (matched === undefined) return null
-    // An occurrence changed alone matches by its own texts (`ownSearch`), whatever its event's match: one statement
-    // over the overrides (few), each looked up in the occurrences by its key.
-    const own = overridden ? await overriddenMatches(db, f.search) : new Map<number, Map<string, boolean>>()
+    const matched = await listIds(db, db.selectFrom(sql<{ id: number }>`${found.ids}`.as('found')).select('found.id'))
     const words = new Uint32Array(1 + Math.ceil(order.length / 32))
     let count = 0
-    for (let place = 0; place < order.length; place++) {
-      if (matched[order[place] as number] !== 1) continue
-      words[1 + (place >>> 5)] = (words[1 + (place >>> 5)] as number) | (1 << (place & 31))
-      count++
+    // Ids past the window's largest have no place in it (nor has an id listed twice a second one).
+    const top = (byEvent[0] as number) - 2
+    for (const id of matched) {
+      if (!(id >= 0 && id <= top)) continue
+      for (let at = byEvent[id] as number, end = byEvent[id + 1] as number; at < end; at++) {
+        const place = byEvent[at] as number
+        const word = 1 + (place >>> 5)
+        const bit = 1 << (place & 31)
+        if (((words[word] as number) & bit) !== 0) continue
+        words[word] = (words[word] as number) | bit
+        count++
+      }
     }
-    if (own.size > 0) {
-      // Then the overridden occurrences' places, found once per window (the overrides are the same for every
-      // needle): a map asked per place of a window of 48,000 occurrences cost 3–10 ms a needle at 20,000 events
-      // with a fifth of them series (docs/performance.md "Issue 45: random reads with recurring events").
-      const places = await rememberedResult(db, `ids:${listKey(window)}:in-order:overridden`, async () => {
-        const found: number[] = []
-        for (let place = 0; place < order.length; place++) {
-          if (own.get(order[place] as number)?.has(occurrences[place] as string) === true) found.push(place)
-        }
-        return Int32Array.from(found)
-      })
-      for (const place of places) {
-        const hit = own.get(order[place] as number)?.get(occurrences[place] as string)
-        if (hit === undefined) continue
+    if (overridden) {
+      // An occurrence changed alone matches by its own texts (`ownSearch`), whatever its event's match: the overrides'
+      // texts (few) read once and matched in memory, then the places of the window's overridden occurrences
+      // (found once per window) corrected.
+      const texts = await overriddenTexts(db)
+      const hits = overriddenHits(db, texts, f.search)
+      const remembered = await rememberedResult(db, `ids:${listKey(window)}:in-order:overridden`, async () => overriddenPlaces(texts, order, occurrences))
+      // Its places name the overrides by their rank in the texts they were found with: else found again.
+      const { places } = remembered.texts === texts ? remembered : overriddenPlaces(texts, order, occurrences)
+      for (let i = 0; i + 1 < places.length; i += 2) {
+        const place = places[i] as number
+        const hit = hits[places[i + 1] as number] === 1
         const word = 1 + (place >>> 5)
         const bit = 1 << (place & 31)
         const set = ((words[word] as number) & bit) !== 0
@@ -442,7 +449,7 @@ async function searchedInWindow(db: Db, f: EventFilter): Promise<SearchedInWindo
     return words
   })
   // The bits are for this order (both are dropped at any change of events; checked all the same).
-  if (bits === null || bits.length !== 1 + Math.ceil(order.length / 32)) return undefined
+  if (bits.length !== 1 + Math.ceil(order.length / 32)) return undefined
   return {
     count: bits[0] as number,
     page: (offset, limit) => placesSet(bits, order, offset, limit).map((place) => ({ id: order[place] as number, occurrence: occurrences[place] as string })),
@@ -489,28 +496,88 @@ function asLikeCompares(db: Db, text: string): string {
 }
 
 /**
- * `overriddenMatchesQuery`'s answer by event id, then occurrence id: whether the overridden occurrence holds the needle.
- * From the overridden occurrences' texts (`overriddenTextsQuery`), read once and remembered until events change, each
- * needle matched against them in memory as LIKE matches `likePattern` (a substring of the folded text; on SQLite
- * ASCII letters folded alike: `asLikeCompares`): where a statement per needle read the overrides and their events'
- * texts again (2–4 ms for 297 overrides on a loaded machine, a third of a random search's CPU with series;
- * docs/performance.md "Issue 45: random reads with recurring events").
+ * The overridden occurrences' texts (`overriddenTextsQuery`) as LIKE compares them (`asLikeCompares`), flat: event
+ * id, occurrence id, title, description in turn (what the read cache sizes; the texts are a few hundred), remembered
+ * until events change.
  */
-export async function overriddenMatches(db: Db, needle: string): Promise<Map<number, Map<string, boolean>>> {
-  // Flat: event id, occurrence id, title, description in turn (what the read cache sizes; the texts are a few hundred).
-  const texts = await rememberedResult(db, 'ids:events:overridden:texts', async () => (await overriddenTextsQuery(db).execute(db)).rows
+type OverriddenTexts = Array<number | string | null>
+
+function overriddenTexts(db: Db): Promise<OverriddenTexts> {
+  return rememberedResult(db, 'ids:events:overridden:texts', async () => (await overriddenTextsQuery(db).execute(db)).rows
     .flatMap((r) => [Number(r.id), r.occurrence, r.title === null ? null : asLikeCompares(db, r.title), r.description === null ? null : asLikeCompares(db, r.description)]))
+}
+
+/**
+ * Which of the overridden occurrences of `texts` hold `needle` (1 at their rank), as `ownSearch`'s LIKE
+ * (`likePattern`) finds it: a substring of the folded title or description, on SQLite ASCII letters folded alike.
+ * Where a statement per needle read the overrides and their events' texts again (`overriddenMatchesQuery`: 2–4 ms
+ * for 297 overrides on a loaded machine, a third of a random search's CPU with series; docs/performance.md
+ * "Issue 45: random reads with recurring events").
+ */
+function overriddenHits(db: Db, texts: OverriddenTexts, needle: string): Uint8Array {
   const folded = asLikeCompares(db, foldCase(needle))
+  const hits = new Uint8Array(texts.length >>> 2)
+  for (let i = 0; i + 3 < texts.length; i += 4) {
+    const title = texts[i + 2] as string | null
+    const description = texts[i + 3] as string | null
+    if ((title !== null && title.includes(folded)) || (description !== null && description.includes(folded))) hits[i >>> 2] = 1
+  }
+  return hits
+}
+
+/** `overriddenMatchesQuery`'s answer by event id, then occurrence id, from the texts in memory (also for the differential test). */
+export async function overriddenMatches(db: Db, needle: string): Promise<Map<number, Map<string, boolean>>> {
+  const texts = await overriddenTexts(db)
+  const hits = overriddenHits(db, texts, needle)
   const byEvent = new Map<number, Map<string, boolean>>()
   for (let i = 0; i + 3 < texts.length; i += 4) {
     const id = texts[i] as number
-    const title = texts[i + 2] as string | null
-    const description = texts[i + 3] as string | null
-    let hits = byEvent.get(id)
-    if (hits === undefined) byEvent.set(id, (hits = new Map()))
-    hits.set(texts[i + 1] as string, (title !== null && title.includes(folded)) || (description !== null && description.includes(folded)))
+    let own = byEvent.get(id)
+    if (own === undefined) byEvent.set(id, (own = new Map()))
+    own.set(texts[i + 1] as string, hits[i >>> 2] === 1)
   }
   return byEvent
+}
+
+/** The places of the window (`order`, `occurrences`) of the overridden occurrences of `texts`, each with its rank there, in turn. */
+function overriddenPlaces(texts: OverriddenTexts, order: Int32Array, occurrences: readonly string[]): { texts: OverriddenTexts; places: Int32Array } {
+  const rank = new Map<number, Map<string, number>>()
+  for (let i = 0; i + 3 < texts.length; i += 4) {
+    const id = texts[i] as number
+    let own = rank.get(id)
+    if (own === undefined) rank.set(id, (own = new Map()))
+    own.set(texts[i + 1] as string, i >>> 2)
+  }
+  const places: number[] = []
+  for (let place = 0; place < order.length; place++) {
+    const k = rank.get(order[place] as number)?.get(occurrences[place] as string)
+    if (k !== undefined) places.push(place, k)
+  }
+  return { texts, places: Int32Array.from(places) }
+}
+
+/**
+ * Each event's places in `order`, one array: at `id` and `id + 1`, for an id from 0 to the largest, where its places
+ * start and end (so at 0, where the places start: the largest id + 2), in order.
+ */
+function placesByEvent(order: Int32Array): Int32Array {
+  let top = 0
+  for (const id of order) if (id > top) top = id
+  const head = top + 2
+  const index = new Int32Array(head + order.length)
+  // How many places each id has (at id + 1), summed from `head` on: where each id's places start.
+  // (An id below 0, which no event has, is left out: no needle finds it.)
+  for (const id of order) if (id >= 0) index[id + 1] = (index[id + 1] as number) + 1
+  index[0] = head
+  for (let id = 1; id < head; id++) index[id] = (index[id] as number) + (index[id - 1] as number)
+  const next = index.slice(0, head)
+  for (let place = 0; place < order.length; place++) {
+    const id = order[place] as number
+    if (id < 0) continue
+    index[next[id] as number] = place
+    next[id] = (next[id] as number) + 1
+  }
+  return index
 }
 
 /** The places of `order` whose bits are set in `bits` (word 0 a count, then the bits), the `offset`th set one first, `limit` at most. */
