@@ -24,7 +24,7 @@ const text = () => Array.from({ length: 1 + Math.floor(random() * 3) }, word).jo
 
 const NEEDLES = [
   ...['a', 'b', 'c', 'd'].flatMap((x) => ['a', 'b', 'c', 'd'].flatMap((y) => [`${x}${y}`, ...['a', 'b', 'c'].map((z) => `${x}${y}${z}`)])),
-  'AB', 'aBc', 'ss', 'SS', 'ß', 'é', 'É', 'aé', 'ssa', 'a b', 'b a', '%', 'a%', '_', 'a_b', '\\', "a'", 'abcd', 'bad', 'cab', 'dab',
+  'AB', 'aBc', 'ss', 'SS', 'ß', 'é', 'É', 'aé', 'ßé', 'éa', 'Aß', 'ssa', 'a b', 'b a', '%', 'a%', '_', 'a_b', '\\', "a'", 'abcd', 'bad', 'cab', 'dab',
 ]
 
 interface Override {

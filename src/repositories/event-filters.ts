@@ -423,16 +423,16 @@ async function searchedInWindow(db: Db, f: EventFilter): Promise<SearchedInWindo
     }
     if (overridden) {
       // An occurrence changed alone matches by its own texts (`ownSearch`), whatever its event's match: the overrides'
-      // texts (few) read once and matched in memory, then the places of the window's overridden occurrences
-      // (found once per window) corrected.
+      // texts (few) read once, and at the places of the window's overridden occurrences (found once per window) each
+      // matched in memory and its bit corrected.
       const texts = await overriddenTexts(db)
-      const hits = overriddenHits(db, texts, f.search)
+      const needle = ownNeedle(db, f.search)
       const remembered = await rememberedResult(db, `ids:${listKey(window)}:in-order:overridden`, async () => overriddenPlaces(texts, order, occurrences))
       // Its places name the overrides by their rank in the texts they were found with: else found again.
       const { places } = remembered.texts === texts ? remembered : overriddenPlaces(texts, order, occurrences)
       for (let i = 0; i + 1 < places.length; i += 2) {
         const place = places[i] as number
-        const hit = hits[places[i + 1] as number] === 1
+        const hit = holdsOwn(texts, places[i + 1] as number, needle)
         const word = 1 + (place >>> 5)
         const bit = 1 << (place & 31)
         const set = ((words[word] as number) & bit) !== 0
@@ -496,45 +496,90 @@ function asLikeCompares(db: Db, text: string): string {
 }
 
 /**
- * The overridden occurrences' texts (`overriddenTextsQuery`) as LIKE compares them (`asLikeCompares`), flat: event
- * id, occurrence id, title, description in turn (what the read cache sizes; the texts are a few hundred), remembered
- * until events change.
+ * The overridden occurrences' texts (`overriddenTextsQuery`) as LIKE compares them (`asLikeCompares`), remembered
+ * until events change (a few hundred overrides: the read cache sizes the entry as small).
  */
-type OverriddenTexts = Array<number | string | null>
+interface OverriddenTexts {
+  /** Per override: event id, occurrence id, title, description in turn. */
+  rows: Array<number | string | null>
+  /** Per text (each override's title, then its description), PAIR_WORDS words: the bits of its pairs (`pairBit`). */
+  pairs: Uint32Array
+}
+
+/** Bits of a text's pairs of adjacent UTF-16 code units, hashed (`pairBit`): 2,048 (a text of the benchmark's 400 characters sets about 15 % of them). */
+const PAIR_WORDS = 64
+
+/** The bit of the pair of code units `a`, `b` among a text's PAIR_WORDS × 32 (multiplicative hashing: the product's top 11 bits). */
+function pairBit(a: number, b: number): number {
+  return Math.imul((a << 16) ^ b, 0x9e3779b1) >>> 21
+}
 
 function overriddenTexts(db: Db): Promise<OverriddenTexts> {
-  return rememberedResult(db, 'ids:events:overridden:texts', async () => (await overriddenTextsQuery(db).execute(db)).rows
-    .flatMap((r) => [Number(r.id), r.occurrence, r.title === null ? null : asLikeCompares(db, r.title), r.description === null ? null : asLikeCompares(db, r.description)]))
+  return rememberedResult(db, 'ids:events:overridden:texts', async () => {
+    const rows = (await overriddenTextsQuery(db).execute(db)).rows
+      .flatMap((r) => [Number(r.id), r.occurrence, r.title === null ? null : asLikeCompares(db, r.title), r.description === null ? null : asLikeCompares(db, r.description)])
+    const pairs = new Uint32Array((rows.length >>> 1) * PAIR_WORDS)
+    for (let i = 0; i + 3 < rows.length; i += 4) {
+      for (const j of [0, 1]) {
+        const text = rows[i + 2 + j] as string | null
+        const at = ((i >>> 1) + j) * PAIR_WORDS
+        if (text !== null) for (let c = 0; c + 1 < text.length; c++) {
+          const bit = pairBit(text.charCodeAt(c), text.charCodeAt(c + 1))
+          pairs[at + (bit >>> 5)] = (pairs[at + (bit >>> 5)] as number) | (1 << (bit & 31))
+        }
+      }
+    }
+    return { rows, pairs }
+  })
+}
+
+/** A needle as the overrides' texts are matched against it (`holdsOwn`): folded as LIKE compares it, and its pairs' bits. */
+interface OwnNeedle {
+  folded: string
+  bits: number[]
+}
+
+function ownNeedle(db: Db, needle: string): OwnNeedle {
+  const folded = asLikeCompares(db, foldCase(needle))
+  const bits: number[] = []
+  for (let c = 0; c + 1 < folded.length; c++) bits.push(pairBit(folded.charCodeAt(c), folded.charCodeAt(c + 1)))
+  return { folded, bits }
 }
 
 /**
- * Which of the overridden occurrences of `texts` hold `needle` (1 at their rank), as `ownSearch`'s LIKE
- * (`likePattern`) finds it: a substring of the folded title or description, on SQLite ASCII letters folded alike.
+ * Whether the overridden occurrence of rank `k` in `texts` holds the needle as `ownSearch`'s LIKE (`likePattern`)
+ * finds it: a substring of its folded title or description, on SQLite ASCII letters folded alike. A text lacking
+ * one of the needle's pairs cannot hold it, and is not read (a needle absent from a text is looked for through the
+ * whole of it: 0.09–0.2 ms for the benchmark's 297 overrides a needle, most of a new needle's time with overrides).
  * Where a statement per needle read the overrides and their events' texts again (`overriddenMatchesQuery`: 2–4 ms
- * for 297 overrides on a loaded machine, a third of a random search's CPU with series; docs/performance.md
- * "Issue 45: random reads with recurring events").
+ * on a loaded machine, a third of a random search's CPU with series; docs/performance.md "Issue 45: random reads
+ * with recurring events").
  */
-function overriddenHits(db: Db, texts: OverriddenTexts, needle: string): Uint8Array {
-  const folded = asLikeCompares(db, foldCase(needle))
-  const hits = new Uint8Array(texts.length >>> 2)
-  for (let i = 0; i + 3 < texts.length; i += 4) {
-    const title = texts[i + 2] as string | null
-    const description = texts[i + 3] as string | null
-    if ((title !== null && title.includes(folded)) || (description !== null && description.includes(folded))) hits[i >>> 2] = 1
+function holdsOwn(texts: OverriddenTexts, k: number, needle: OwnNeedle): boolean {
+  for (const j of [0, 1]) {
+    const text = texts.rows[4 * k + 2 + j] as string | null
+    if (text === null) continue
+    if (mayHold(texts.pairs, (2 * k + j) * PAIR_WORDS, needle.bits) && text.includes(needle.folded)) return true
   }
-  return hits
+  return false
+}
+
+/** Whether the text whose pairs' bits start at `at` in `pairs` has every bit of `bits`. */
+function mayHold(pairs: Uint32Array, at: number, bits: readonly number[]): boolean {
+  for (const bit of bits) if (((pairs[at + (bit >>> 5)] as number) & (1 << (bit & 31))) === 0) return false
+  return true
 }
 
 /** `overriddenMatchesQuery`'s answer by event id, then occurrence id, from the texts in memory (also for the differential test). */
 export async function overriddenMatches(db: Db, needle: string): Promise<Map<number, Map<string, boolean>>> {
   const texts = await overriddenTexts(db)
-  const hits = overriddenHits(db, texts, needle)
+  const own = ownNeedle(db, needle)
   const byEvent = new Map<number, Map<string, boolean>>()
-  for (let i = 0; i + 3 < texts.length; i += 4) {
-    const id = texts[i] as number
-    let own = byEvent.get(id)
-    if (own === undefined) byEvent.set(id, (own = new Map()))
-    own.set(texts[i + 1] as string, hits[i >>> 2] === 1)
+  for (let i = 0; i + 3 < texts.rows.length; i += 4) {
+    const id = texts.rows[i] as number
+    let hits = byEvent.get(id)
+    if (hits === undefined) byEvent.set(id, (hits = new Map()))
+    hits.set(texts.rows[i + 1] as string, holdsOwn(texts, i >>> 2, own))
   }
   return byEvent
 }
@@ -542,11 +587,11 @@ export async function overriddenMatches(db: Db, needle: string): Promise<Map<num
 /** The places of the window (`order`, `occurrences`) of the overridden occurrences of `texts`, each with its rank there, in turn. */
 function overriddenPlaces(texts: OverriddenTexts, order: Int32Array, occurrences: readonly string[]): { texts: OverriddenTexts; places: Int32Array } {
   const rank = new Map<number, Map<string, number>>()
-  for (let i = 0; i + 3 < texts.length; i += 4) {
-    const id = texts[i] as number
+  for (let i = 0; i + 3 < texts.rows.length; i += 4) {
+    const id = texts.rows[i] as number
     let own = rank.get(id)
     if (own === undefined) rank.set(id, (own = new Map()))
-    own.set(texts[i + 1] as string, i >>> 2)
+    own.set(texts.rows[i + 1] as string, i >>> 2)
   }
   const places: number[] = []
   for (let place = 0; place < order.length; place++) {
