@@ -398,34 +398,41 @@ async function searchedInWindow(db: Db, f: EventFilter): Promise<SearchedInWindo
   const order = await rememberedResult(db, `ids:${listKey(window)}:in-order`, async () => Int32Array.from((await inOrder()).map((r) => r.id)))
   const occurrences = await rememberedResult(db, `ids:${listKey(window)}:in-order:occurrences`, async () => (await inOrder()).map((r) => r.occurrence))
   if (occurrences.length !== order.length) return undefined
+  // Each event's places in the window, remembered with it (the same for every needle): a needle's bits are set from
+  // the events it is in, where a pass over every place of the window looked each place's event up in the matches
+  // (48,411 places at 20,000 events with a fifth of them series, against 6,728 without; docs/performance.md
+  // "Issue 45: random reads with recurring events").
+  const byEvent = await rememberedResult(db, `ids:${listKey(window)}:in-order:by-event`, async () => placesByEvent(order))
   // Word 0: how many bits are set; then the bits, one per place of `order`.
   const bits = await rememberedResult(db, `ids:${listKey(f)}:in-order`, async () => {
-    const matched = membershipOf(await listIds(db, db.selectFrom(sql<{ id: number }>`${found.ids}`.as('found')).select('found.id')))
-    if (matched === undefined) return null
-    // An occurrence changed alone matches by its own texts (`ownSearch`), whatever its event's match: one statement
-    // over the overrides (few), each looked up in the occurrences by its key.
-    const own = overridden ? await overriddenMatches(db, f.search) : new Map<number, Map<string, boolean>>()
+    const matched = await listIds(db, db.selectFrom(sql<{ id: number }>`${found.ids}`.as('found')).select('found.id'))
     const words = new Uint32Array(1 + Math.ceil(order.length / 32))
     let count = 0
-    for (let place = 0; place < order.length; place++) {
-      if (matched[order[place] as number] !== 1) continue
-      words[1 + (place >>> 5)] = (words[1 + (place >>> 5)] as number) | (1 << (place & 31))
-      count++
+    // Ids past the window's largest have no place in it (nor has an id listed twice a second one).
+    const top = (byEvent[0] as number) - 2
+    for (const id of matched) {
+      if (!(id >= 0 && id <= top)) continue
+      for (let at = byEvent[id] as number, end = byEvent[id + 1] as number; at < end; at++) {
+        const place = byEvent[at] as number
+        const word = 1 + (place >>> 5)
+        const bit = 1 << (place & 31)
+        if (((words[word] as number) & bit) !== 0) continue
+        words[word] = (words[word] as number) | bit
+        count++
+      }
     }
-    if (own.size > 0) {
-      // Then the overridden occurrences' places, found once per window (the overrides are the same for every
-      // needle): a map asked per place of a window of 48,000 occurrences cost 3–10 ms a needle at 20,000 events
-      // with a fifth of them series (docs/performance.md "Issue 45: random reads with recurring events").
-      const places = await rememberedResult(db, `ids:${listKey(window)}:in-order:overridden`, async () => {
-        const found: number[] = []
-        for (let place = 0; place < order.length; place++) {
-          if (own.get(order[place] as number)?.has(occurrences[place] as string) === true) found.push(place)
-        }
-        return Int32Array.from(found)
-      })
-      for (const place of places) {
-        const hit = own.get(order[place] as number)?.get(occurrences[place] as string)
-        if (hit === undefined) continue
+    if (overridden) {
+      // An occurrence changed alone matches by its own texts (`ownSearch`), whatever its event's match: the overrides'
+      // texts (few) read once, and at the places of the window's overridden occurrences (found once per window) each
+      // matched in memory and its bit corrected.
+      const texts = await overriddenTexts(db)
+      const needle = ownNeedle(db, f.search)
+      const remembered = await rememberedResult(db, `ids:${listKey(window)}:in-order:overridden`, async () => overriddenPlaces(texts, order, occurrences))
+      // Its places name the overrides by their rank in the texts they were found with: else found again.
+      const { places } = remembered.texts === texts ? remembered : overriddenPlaces(texts, order, occurrences)
+      for (let i = 0; i + 1 < places.length; i += 2) {
+        const place = places[i] as number
+        const hit = holdsOwn(texts, places[i + 1] as number, needle)
         const word = 1 + (place >>> 5)
         const bit = 1 << (place & 31)
         const set = ((words[word] as number) & bit) !== 0
@@ -442,7 +449,7 @@ async function searchedInWindow(db: Db, f: EventFilter): Promise<SearchedInWindo
     return words
   })
   // The bits are for this order (both are dropped at any change of events; checked all the same).
-  if (bits === null || bits.length !== 1 + Math.ceil(order.length / 32)) return undefined
+  if (bits.length !== 1 + Math.ceil(order.length / 32)) return undefined
   return {
     count: bits[0] as number,
     page: (offset, limit) => placesSet(bits, order, offset, limit).map((place) => ({ id: order[place] as number, occurrence: occurrences[place] as string })),
@@ -451,8 +458,8 @@ async function searchedInWindow(db: Db, f: EventFilter): Promise<SearchedInWindo
 
 /**
  * Whether each overridden occurrence holds `needle` by its own texts (`ownSearch`: the override's folded texts, its
- * event's for those it keeps), keyed `event id, occurrence id`: one statement whose rows are the overrides (also for
- * the query-plan tests).
+ * event's for those it keeps), keyed `event id, occurrence id`: one statement whose rows are the overrides (the
+ * statement `overriddenMatches` replaced; kept for the differential test, test/override-search.test.ts).
  */
 export function overriddenMatchesQuery(db: Db, needle: string) {
   // A CROSS JOIN: the overrides drive (SQLite takes it as the order to loop in; else it read the listing index whole).
@@ -461,15 +468,161 @@ export function overriddenMatchesQuery(db: Db, needle: string) {
     .select(['o.event_id as id', 'o.occurrence', sql<number>`case when ${ownSearch(db, needle, sql<SqlBool>`1 = 0`)} then 1 else 0 end`.as('hit')])
 }
 
-/** `overriddenMatchesQuery`'s answer by event id, then occurrence id: whether the overridden occurrence holds the needle. */
-async function overriddenMatches(db: Db, needle: string): Promise<Map<number, Map<string, boolean>>> {
+/**
+ * The texts `ownSearch` looks into for each overridden occurrence (an override whose occurrence is marked
+ * overridden), folded: its title (the override's, else its event's in the search index) and its description (the
+ * override's folded one; its event's when the override keeps the series' description; null when neither is
+ * searched: a protected event's). One statement over the overrides (few), each occurrence looked up by its key and
+ * its event's texts by id (also for the query-plan tests).
+ */
+export function overriddenTextsQuery(db: Db) {
+  const index = isPostgres(db)
+    ? { table: sql.raw('event_search'), id: sql.raw('s.event_id'), title: sql.raw('s.title'), description: sql.raw('s.description') }
+    : { table: sql.raw('event_search_content'), id: sql.raw('s.id'), title: sql.raw('s.c0'), description: sql.raw('s.c1') }
+  // A CROSS JOIN: the overrides drive (SQLite takes it as the order to loop in).
+  return sql<{ id: number; occurrence: string; title: string | null; description: string | null }>`select o.event_id as id, o.occurrence,
+    case when v.search_title is null then ${index.title} else v.search_title end as title,
+    case when v.search_description is null and v.description is null then ${index.description} else v.search_description end as description
+    from event_overrides v cross join event_occurrences o left join ${index.table} s on ${index.id} = o.event_id
+    where o.event_id = v.event_id and o.occurrence = v.occurrence and o.overridden = 1`
+}
+
+/**
+ * SQLite's LIKE folds ASCII letters (its default): a text or needle as LIKE compares it. Folded texts hold no
+ * upper-case letter, so this changes nothing there; it keeps the match in memory exactly LIKE's all the same.
+ */
+function asLikeCompares(db: Db, text: string): string {
+  return isPostgres(db) ? text : text.replace(/[A-Z]+/g, (letters) => letters.toLowerCase())
+}
+
+/**
+ * The overridden occurrences' texts (`overriddenTextsQuery`) as LIKE compares them (`asLikeCompares`), remembered
+ * until events change (a few hundred overrides: the read cache sizes the entry as small).
+ */
+interface OverriddenTexts {
+  /** Per override: event id, occurrence id, title, description in turn. */
+  rows: Array<number | string | null>
+  /** Per text (each override's title, then its description), PAIR_WORDS words: the bits of its pairs (`pairBit`). */
+  pairs: Uint32Array
+}
+
+/** Bits of a text's pairs of adjacent UTF-16 code units, hashed (`pairBit`): 2,048 (a text of the benchmark's 400 characters sets about 15 % of them). */
+const PAIR_WORDS = 64
+
+/** The bit of the pair of code units `a`, `b` among a text's PAIR_WORDS × 32 (multiplicative hashing: the product's top 11 bits). */
+function pairBit(a: number, b: number): number {
+  return Math.imul((a << 16) ^ b, 0x9e3779b1) >>> 21
+}
+
+function overriddenTexts(db: Db): Promise<OverriddenTexts> {
+  return rememberedResult(db, 'ids:events:overridden:texts', async () => {
+    const rows = (await overriddenTextsQuery(db).execute(db)).rows
+      .flatMap((r) => [Number(r.id), r.occurrence, r.title === null ? null : asLikeCompares(db, r.title), r.description === null ? null : asLikeCompares(db, r.description)])
+    const pairs = new Uint32Array((rows.length >>> 1) * PAIR_WORDS)
+    for (let i = 0; i + 3 < rows.length; i += 4) {
+      for (const j of [0, 1]) {
+        const text = rows[i + 2 + j] as string | null
+        const at = ((i >>> 1) + j) * PAIR_WORDS
+        if (text !== null) for (let c = 0; c + 1 < text.length; c++) {
+          const bit = pairBit(text.charCodeAt(c), text.charCodeAt(c + 1))
+          pairs[at + (bit >>> 5)] = (pairs[at + (bit >>> 5)] as number) | (1 << (bit & 31))
+        }
+      }
+    }
+    return { rows, pairs }
+  })
+}
+
+/** A needle as the overrides' texts are matched against it (`holdsOwn`): folded as LIKE compares it, and its pairs' bits. */
+interface OwnNeedle {
+  folded: string
+  bits: number[]
+}
+
+function ownNeedle(db: Db, needle: string): OwnNeedle {
+  const folded = asLikeCompares(db, foldCase(needle))
+  const bits: number[] = []
+  for (let c = 0; c + 1 < folded.length; c++) bits.push(pairBit(folded.charCodeAt(c), folded.charCodeAt(c + 1)))
+  return { folded, bits }
+}
+
+/**
+ * Whether the overridden occurrence of rank `k` in `texts` holds the needle as `ownSearch`'s LIKE (`likePattern`)
+ * finds it: a substring of its folded title or description, on SQLite ASCII letters folded alike. A text lacking
+ * one of the needle's pairs cannot hold it, and is not read (a needle absent from a text is looked for through the
+ * whole of it: 0.09–0.2 ms for the benchmark's 297 overrides a needle, most of a new needle's time with overrides).
+ * Where a statement per needle read the overrides and their events' texts again (`overriddenMatchesQuery`: 2–4 ms
+ * on a loaded machine, a third of a random search's CPU with series; docs/performance.md "Issue 45: random reads
+ * with recurring events").
+ */
+function holdsOwn(texts: OverriddenTexts, k: number, needle: OwnNeedle): boolean {
+  for (const j of [0, 1]) {
+    const text = texts.rows[4 * k + 2 + j] as string | null
+    if (text === null) continue
+    if (mayHold(texts.pairs, (2 * k + j) * PAIR_WORDS, needle.bits) && text.includes(needle.folded)) return true
+  }
+  return false
+}
+
+/** Whether the text whose pairs' bits start at `at` in `pairs` has every bit of `bits`. */
+function mayHold(pairs: Uint32Array, at: number, bits: readonly number[]): boolean {
+  for (const bit of bits) if (((pairs[at + (bit >>> 5)] as number) & (1 << (bit & 31))) === 0) return false
+  return true
+}
+
+/** `overriddenMatchesQuery`'s answer by event id, then occurrence id, from the texts in memory (also for the differential test). */
+export async function overriddenMatches(db: Db, needle: string): Promise<Map<number, Map<string, boolean>>> {
+  const texts = await overriddenTexts(db)
+  const own = ownNeedle(db, needle)
   const byEvent = new Map<number, Map<string, boolean>>()
-  for (const r of await overriddenMatchesQuery(db, needle).execute()) {
-    let hits = byEvent.get(r.id)
-    if (hits === undefined) byEvent.set(r.id, (hits = new Map()))
-    hits.set(r.occurrence, Number(r.hit) === 1)
+  for (let i = 0; i + 3 < texts.rows.length; i += 4) {
+    const id = texts.rows[i] as number
+    let hits = byEvent.get(id)
+    if (hits === undefined) byEvent.set(id, (hits = new Map()))
+    hits.set(texts.rows[i + 1] as string, holdsOwn(texts, i >>> 2, own))
   }
   return byEvent
+}
+
+/** The places of the window (`order`, `occurrences`) of the overridden occurrences of `texts`, each with its rank there, in turn. */
+function overriddenPlaces(texts: OverriddenTexts, order: Int32Array, occurrences: readonly string[]): { texts: OverriddenTexts; places: Int32Array } {
+  const rank = new Map<number, Map<string, number>>()
+  for (let i = 0; i + 3 < texts.rows.length; i += 4) {
+    const id = texts.rows[i] as number
+    let own = rank.get(id)
+    if (own === undefined) rank.set(id, (own = new Map()))
+    own.set(texts.rows[i + 1] as string, i >>> 2)
+  }
+  const places: number[] = []
+  for (let place = 0; place < order.length; place++) {
+    const k = rank.get(order[place] as number)?.get(occurrences[place] as string)
+    if (k !== undefined) places.push(place, k)
+  }
+  return { texts, places: Int32Array.from(places) }
+}
+
+/**
+ * Each event's places in `order`, one array: at `id` and `id + 1`, for an id from 0 to the largest, where its places
+ * start and end (so at 0, where the places start: the largest id + 2), in order.
+ */
+function placesByEvent(order: Int32Array): Int32Array {
+  let top = 0
+  for (const id of order) if (id > top) top = id
+  const head = top + 2
+  const index = new Int32Array(head + order.length)
+  // How many places each id has (at id + 1), summed from `head` on: where each id's places start.
+  // (An id below 0, which no event has, is left out: no needle finds it.)
+  for (const id of order) if (id >= 0) index[id + 1] = (index[id + 1] as number) + 1
+  index[0] = head
+  for (let id = 1; id < head; id++) index[id] = (index[id] as number) + (index[id - 1] as number)
+  const next = index.slice(0, head)
+  for (let place = 0; place < order.length; place++) {
+    const id = order[place] as number
+    if (id < 0) continue
+    index[next[id] as number] = place
+    next[id] = (next[id] as number) + 1
+  }
+  return index
 }
 
 /** The places of `order` whose bits are set in `bits` (word 0 a count, then the bits), the `offset`th set one first, `limit` at most. */
