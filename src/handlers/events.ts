@@ -250,6 +250,7 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     const looked = fromDocument ? hotAnswerNow<HotEvent>(ctx.db, hotKey) : undefined
     if (looked?.value !== undefined && looked.value.apiUrl === ctx.apiUrl) {
       checkNotModified(req, reply, looked.value.etag)
+      req.replayable = looked.generation
       return sendSerialized(reply, looked.value.body)
     }
     return made(req, ref, language, password, asFeed, reply, fromDocument, hotKey, looked)
@@ -274,6 +275,7 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     const hot = fromDocument ? looked ?? await hotAnswer<HotEvent>(ctx.db, hotKey, look) : undefined
     if (hot?.value !== undefined && hot.value.apiUrl === ctx.apiUrl) {
       checkNotModified(req, reply, hot.value.etag)
+      req.replayable = hot.generation
       return sendSerialized(reply, hot.value.body)
     }
     const document = fromDocument ? read ?? await ctx.documents.read(id, ctx.apiUrl) : undefined
@@ -283,6 +285,8 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
         checkNotModified(req, reply, answer.etag)
         const body = answer.body()
         keepHotAnswer(ctx.db, hot?.generation, hotKey, { apiUrl: ctx.apiUrl, etag: answer.etag, body } satisfies HotEvent, body.length)
+        // The hot answer of that generation: replayed before routing while it is the current one (http/replay.ts).
+        req.replayable = hot?.generation
         return sendSerialized(reply, body)
       }
     }
