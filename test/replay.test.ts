@@ -9,7 +9,7 @@
  * the full path.
  */
 import { request, Agent } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { connect, type AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
 import { openDatabase } from '../src/db/database.js'
 import { withTransaction } from '../src/db/unit-of-work.js'
@@ -215,4 +215,28 @@ t.test('under a rate limit every request takes the full path and carries its own
   t.ok(first !== undefined && first < 100)
   t.same(remaining.map(Number), [0, 1, 2].map((i) => (first ?? 0) - i), 'each counted by the limit')
   t.equal(s.app.replay.replayed, 0, 'none replayed')
+})
+
+t.test('requests arriving together share one look at the data version', async (t) => {
+  const s = await build(t)
+  const editor = await s.auth('editor')
+  const wire = await listening(t, s)
+  const id = await newEvent(t, s, editor)
+  const path = `${API}/events/${id}`
+  await fullThenReplayed(t, s, wire, path)
+  const { replayed, looks } = s.app.replay
+  // Three requests in one write (pipelined): Node reads and parses them in one turn of the loop.
+  const { port } = s.app.server.address() as AddressInfo
+  const text = await new Promise<string>((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1')
+    const chunks: Buffer[] = []
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk))
+    socket.on('end', () => resolve(Buffer.concat(chunks).toString('latin1')))
+    socket.on('error', reject)
+    const one = `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n`
+    socket.end(`${one}\r\n${one}\r\n${one}Connection: close\r\n\r\n`)
+  })
+  t.equal(text.match(/HTTP\/1\.1 200 OK/g)?.length, 3, 'three answers')
+  t.equal(s.app.replay.replayed, replayed + 3, 'all three replayed')
+  t.equal(s.app.replay.looks, looks + 1, 'after one look')
 })
