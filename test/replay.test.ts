@@ -241,3 +241,38 @@ t.test('requests arriving together share one look at the data version', async (t
   t.equal(s.app.replay.replayed, replayed + 3, 'all three replayed')
   t.equal(s.app.replay.looks, looks + 1, 'after one look')
 })
+
+t.test('a list is replayed as the full path answers it, and not once the clock moves its window', async (t) => {
+  let now = new Date('2026-07-01T12:00:00Z')
+  const s = await build(t, { clock: () => now })
+  const editor = await s.auth('editor')
+  const wire = await listening(t, s)
+  await newEvent(t, s, editor, 'Tonight')
+  const later = await s.inject({
+    method: 'POST', url: `${API}/events`, headers: editor,
+    payload: { title: 'Tomorrow', status: 'publish', start_date: '2026-07-02 20:00:00', end_date: '2026-07-02 23:00:00' },
+  })
+  t.equal(later.statusCode, 201)
+  for (const headers of [{}, { 'accept-encoding': 'gzip' }, { 'accept-encoding': 'br' }]) {
+    for (const path of [`${API}/events`, `${API}/events?per_page=1&page=2`]) {
+      const { full, replayed } = await fullThenReplayed(t, s, wire, path, headers)
+      t.same(replayed.headers, full.headers, `${path} ${JSON.stringify(headers)}: every header the same, in the same order`)
+      t.equal(replayed.body.toString('base64'), full.body.toString('base64'), `${path} ${JSON.stringify(headers)}: the same bytes`)
+    }
+  }
+  const path = `${API}/events`
+  const { replayed } = await fullThenReplayed(t, s, wire, path)
+  const total = (answer: Answer) => answer.headers[answer.headers.findIndex((h) => h.toLowerCase() === 'x-total') + 1]
+  t.equal(total(replayed), '2', 'today\'s event is in today\'s window')
+  now = new Date('2026-07-01T23:59:59Z')
+  let before = s.app.replay.replayed
+  const late = await wire.get(path)
+  t.equal(s.app.replay.replayed, before + 1, 'replayed until the day ends')
+  t.equal(late.body.toString('base64'), replayed.body.toString('base64'))
+  now = new Date('2026-07-02T00:00:00Z')
+  before = s.app.replay.replayed
+  const tomorrow = await wire.get(path)
+  t.equal(s.app.replay.replayed, before, 'the next day\'s list is not a replay of the day before\'s')
+  t.equal(total(tomorrow), '1', 'yesterday\'s event has left the window')
+  t.match(tomorrow.body.toString('utf8'), /start_date=2026-07-02/, 'the window starts on the new day')
+})

@@ -139,12 +139,16 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     const windowKey = req.user === null ? windowKeyOf(ctx, query, now) : undefined
     const hotKey = windowKey === undefined ? '' : `answer:events:${ctx.apiUrl} ${req.url} ${windowKey}`
     const looked = windowKey === undefined ? undefined : hotAnswerNow<HotList>(ctx.db, hotKey)
-    if (looked?.value !== undefined) return sendHotList(reply, looked.value)
+    // Replayed before routing (http/replay.ts) while its generation is the current one and the clock keeps its window.
+    if (windowKey !== undefined) req.replayHolds = () => windowKeyOf(ctx, query, ctx.now()) === windowKey
+    if (looked?.value !== undefined) return sendHotList(req, reply, looked.value, looked.generation)
     return madeList(req, query, reply, now, hotKey, windowKey === undefined ? undefined : looked)
   }
 
-  function sendHotList(reply: FastifyReply, hot: HotList): Serialized<ListEnvelope<'events', Event>> {
+  /** The hot answer of `generation`, sent (and marked replayable: http/replay.ts). */
+  function sendHotList(req: FastifyRequest, reply: FastifyReply, hot: HotList, generation: number | undefined): Serialized<ListEnvelope<'events', Event>> {
     setListHeaders(reply, hot.page.total, hot.page.totalPages, hot.page.links)
+    req.replayable = generation
     return sendSerialized(reply, hot.body)
   }
 
@@ -169,7 +173,7 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
       }
     }
     const hot = hotKey === '' ? undefined : looked ?? await hotAnswer<HotList>(ctx.db, hotKey)
-    if (hot?.value !== undefined) return sendHotList(reply, hot.value)
+    if (hot?.value !== undefined) return sendHotList(req, reply, hot.value, hot.generation)
     return listPage(req, query, reply, now, hotKey, hot?.generation)
   }
 
@@ -193,7 +197,10 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     if (look !== undefined && !(await lookHolds(ctx.db, look))) throw new LookMoved()
     const pageInfo = { links, total, totalPages }
     const body = sendList(reply, 'events', pageInfo, items)
-    if (hotKey !== '') keepHotAnswer(ctx.db, generation, hotKey, { page: pageInfo, body } satisfies HotList, body.length)
+    if (hotKey !== '') {
+      keepHotAnswer(ctx.db, generation, hotKey, { page: pageInfo, body } satisfies HotList, body.length)
+      req.replayable = generation
+    }
     return body
   }
 

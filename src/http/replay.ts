@@ -11,6 +11,9 @@
  * request may carry (Origin, Accept-Language, User-Agent, cookies) changes nothing in these answers: CORS is
  * `*` for every origin, the language is the query's.
  *
+ * A list's answer holds only in its window (the clock moves a relative one: `starts_after=now`, today's default):
+ * its handler gives `replayHolds`, asked before each replay, as its hot answer is keyed by the window.
+ *
  * When: a request that finds a recording is held until the next `setImmediate` (the end of the turn of the
  * event loop it arrived in); then one look at the data version answers for every request held (the read
  * cache's generation, `ReplaySources.lookNow`/`look`). Each is replayed if that is the generation its
@@ -37,6 +40,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Set by a handler whose answer is the read cache's hot answer of this generation (see the module comment). */
     replayable: number | undefined
+    /** With `replayable`: whether the answer still holds apart from the data (a list's window, which the clock moves). */
+    replayHolds: (() => boolean) | undefined
   }
 }
 
@@ -63,6 +68,8 @@ interface Recording {
   idAt: number
   body: Buffer
   route: string
+  /** Whether it still holds apart from the data (`replayHolds`). */
+  holds: (() => boolean) | undefined
 }
 
 /** Recordings kept at most, and the bytes their bodies may take (as the read cache's hot answers). */
@@ -171,7 +178,7 @@ export function registerReplay(app: FastifyInstance, sources: ReplaySources): Re
     looks += 1
     const open = sources.open()
     for (const one of batch) {
-      if (!open || generation !== one.recording.generation) {
+      if (!open || generation !== one.recording.generation || (one.recording.holds !== undefined && !one.recording.holds())) {
         if (recordings.get(one.key) === one.recording) drop(one.key)
         fastify(one.req, one.res)
         continue
@@ -205,6 +212,7 @@ export function registerReplay(app: FastifyInstance, sources: ReplaySources): Re
   }
 
   app.decorateRequest('replayable', undefined)
+  app.decorateRequest('replayHolds', undefined)
   app.addHook('onSend', (req, reply, payload, done) => {
     if (req.replayable !== undefined) record(req, reply, req.replayable)
     done(null, payload)
@@ -248,7 +256,7 @@ export function registerReplay(app: FastifyInstance, sources: ReplaySources): Re
       take(chunk, encoding)
       const ended = (end as (...args: unknown[]) => ServerResponse).call(this, chunk, encoding, callback)
       if (whole && status === 200 && headers !== undefined) {
-        const recording = recordingOf(generation, status, headers, Buffer.concat(chunks), routeLabel(req))
+        const recording = recordingOf(generation, status, headers, Buffer.concat(chunks), routeLabel(req), req.replayHolds)
         if (recording !== undefined) keep(key, recording)
       }
       return ended
@@ -263,7 +271,7 @@ export function registerReplay(app: FastifyInstance, sources: ReplaySources): Re
 }
 
 /** A recording of these headers and body, or undefined when they carry something a request has of its own. */
-function recordingOf(generation: number, status: number, headers: unknown[], body: Buffer, route: string): Recording | undefined {
+function recordingOf(generation: number, status: number, headers: unknown[], body: Buffer, route: string, holds: (() => boolean) | undefined): Recording | undefined {
   let idAt = -1
   for (let i = 0; i < headers.length; i += 2) {
     const name = String(headers[i]).toLowerCase()
@@ -272,5 +280,5 @@ function recordingOf(generation: number, status: number, headers: unknown[], bod
     if (name === 'content-length' && String(headers[i + 1]) !== String(body.length)) return undefined
   }
   if (idAt < 0) return undefined
-  return { generation, status, headers, idAt, body, route }
+  return { generation, status, headers, idAt, body, route, holds }
 }
