@@ -6,7 +6,8 @@
  * Origin, an Accept, a request id sent; each replay has its own request id, its log line and its count in the
  * metrics. A write through the API, from another handle (through the change log) and raw (outside it) is seen
  * by the very next request; conditional and credentialed requests, and every request under a rate limit, take
- * the full path.
+ * the full path. Requests that arrive together (pipelined) share one look; a list is replayed while the clock
+ * keeps its window, not once midnight moves it.
  */
 import { request, Agent } from 'node:http'
 import { connect, type AddressInfo } from 'node:net'
