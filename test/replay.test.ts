@@ -254,7 +254,8 @@ t.test('a list is replayed as the full path answers it, and not once the clock m
     payload: { title: 'Tomorrow', status: 'publish', start_date: '2026-07-02 20:00:00', end_date: '2026-07-02 23:00:00' },
   })
   t.equal(later.statusCode, 201)
-  for (const headers of [{}, { 'accept-encoding': 'gzip' }, { 'accept-encoding': 'br' }]) {
+  const codings: Array<Record<string, string>> = [{}, { 'accept-encoding': 'gzip' }, { 'accept-encoding': 'br' }]
+  for (const headers of codings) {
     for (const path of [`${API}/events`, `${API}/events?per_page=1&page=2`]) {
       const { full, replayed } = await fullThenReplayed(t, s, wire, path, headers)
       t.same(replayed.headers, full.headers, `${path} ${JSON.stringify(headers)}: every header the same, in the same order`)
