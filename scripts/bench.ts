@@ -126,7 +126,7 @@ const USAGE = `usage: node --import tsx scripts/bench.ts [options]
   --no-pin          do not pin server and client to separate cores
   --cache-entries N the server's CALENDAR_CACHE_ENTRIES (0: no read cache, to measure the engine alone)
   --only K1,K2      run only these scenarios (keys as in the JSON: event-by-id, random-by-id, mixed-90-10, …)
-  --realistic       the realistic workloads only (every request differs: ${REALISTIC_KEYS.join(', ')}),
+  --realistic       the realistic workloads only (every request differs: ${REALISTIC_KEYS.join(', ')}; --only narrows them),
                     at 20,000 events unless --events says otherwise; their targets are the ratios and p99s
                     of scripts/bench/report.ts REALISTIC_TARGETS
   --database-url U  a postgres:// URL: the servers run on PostgreSQL, the data copied into the schema
@@ -254,8 +254,12 @@ function parseArgs(argv: string[]): Options {
     }
   }
   if (realistic) {
-    if (options.only !== undefined || options.scale) throw new UsageError('--realistic chooses the scenarios: not with --only or --scale')
-    options.only = [...REALISTIC_KEYS, ...(options.series > 0 ? ['random-by-occurrence'] : [])]
+    if (options.scale) throw new UsageError('--realistic chooses the scenarios: not with --scale')
+    const realisticKeys = [...REALISTIC_KEYS, ...(options.series > 0 ? ['random-by-occurrence'] : [])]
+    // --only narrows the realistic workloads to some of them (each must be one).
+    const other = options.only?.find((key) => !realisticKeys.includes(key))
+    if (other !== undefined) throw new UsageError(`--realistic --only: ${other} is not a realistic workload (${realisticKeys.join(', ')})`)
+    options.only ??= realisticKeys
     if (!eventsGiven) options.events = 20_000
   }
   if (options.series > 0 && options.scale) throw new UsageError('--series is not for --scale')

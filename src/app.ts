@@ -49,6 +49,7 @@ import { loggerOptions, registerRequestLog, requestLogController, type LogStream
 import { createCatalog } from './http/messages.js'
 import type { Handlers } from './http/operations.js'
 import { registerQueryNormalisation } from './http/query.js'
+import { registerReplay, type Replay } from './http/replay.js'
 import { registerNulGuard } from './http/nul-guard.js'
 import { registerIdempotencyKeyCheck } from './http/idempotency-key.js'
 import { digitsOnlyIds } from './http/routes.js'
@@ -60,7 +61,7 @@ import { swaggerUiPaths, swaggerUiSecurityHeaders, swaggerUiTheme, uiDocument } 
 import { typedDocument } from './http/wire-forms.js'
 import { createEventDocuments, type EventDocuments } from './repositories/event-documents.js'
 import { storedEvents } from './repositories/event-records.js'
-import { createReadCache, readCacheStats, useReadCache } from './repositories/read-cache.js'
+import { createReadCache, generationNow, lookedGeneration, readCacheStats, useReadCache } from './repositories/read-cache.js'
 import { findUserByKey } from './repositories/users.js'
 import type { Site } from './repositories/site.js'
 
@@ -85,6 +86,8 @@ declare module 'fastify' {
     webhooks: Dispatcher
     /** The stored event documents (their counts; tests wait for offers to be stored). */
     eventDocuments: EventDocuments
+    /** Answers replayed before routing (http/replay.ts): recordings held and replays so far (tests). */
+    replay: Replay
     /** Stores the event documents missing for this public URL, giving way to requests (`server.ts` starts it once listening). */
     fillEventDocuments: () => Promise<boolean>
   }
@@ -180,16 +183,31 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // Refused by Node's HTTP parser (raw UTF-8 in the URL, headers too large): the same body and headers.
     clientErrorHandler: clientErrorHandler(texts, unroutedHeaders),
   })
-  app.addHook('onRequest', (_req, _reply, done) => {
+  const arrived = () => {
     received += 1
     moments += 1
+  }
+  app.addHook('onRequest', (_req, _reply, done) => {
+    arrived()
     done()
   })
+  // Hot answers replayed before routing (http/replay.ts), checked against the read cache's generation; counted,
+  // logged and measured as the full path would; not while draining nor with a rate limit (which counts every request).
+  let observe: ((route: string, method: string, status: number, seconds: number) => void) | undefined
+  let connections: { closing(): boolean } | undefined
+  const replay = registerReplay(app, {
+    arrived,
+    lookNow: () => generationNow(db),
+    look: () => lookedGeneration(db),
+    open: () => config.rateLimit <= 0 && connections?.closing() !== true,
+    observe: (route, method, status, seconds) => observe?.(route, method, status, seconds),
+  })
+  app.decorate('replay', replay)
   ignoreUnknownExpectations(app.server)
   answerConnect(app.server, texts, unroutedHeaders)
   app.addHook('onListen', async () => base.listening(app.server.address()))
   app.decorate('publicUrl', { getter: () => base.base })
-  registerConnectionHandling(app, config.connections)
+  connections = registerConnectionHandling(app, config.connections)
 
   useCompilers(app, options.compilers ?? createCompilers())
   registerErrorHandlers(app, texts)
@@ -228,7 +246,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     (await storedEvents(db, ctx.site, ids, false)).flatMap((stored) => eventDocument(ctx, stored) ?? [])))
   app.addHook('onClose', () => ctx.documents.close())
   if (config.metrics) {
-    registerMetrics(app, {
+    observe = registerMetrics(app, {
       cache: () => readCacheStats(db), pool: () => poolStats(db),
       webhooks: async () => ({ attempts: outcomes, backlog: await pendingCount(db) }),
     })

@@ -139,12 +139,16 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     const windowKey = req.user === null ? windowKeyOf(ctx, query, now) : undefined
     const hotKey = windowKey === undefined ? '' : `answer:events:${ctx.apiUrl} ${req.url} ${windowKey}`
     const looked = windowKey === undefined ? undefined : hotAnswerNow<HotList>(ctx.db, hotKey)
-    if (looked?.value !== undefined) return sendHotList(reply, looked.value)
+    // Replayed before routing (http/replay.ts) while its generation is the current one and the clock keeps its window.
+    if (windowKey !== undefined) req.replayHolds = () => windowKeyOf(ctx, query, ctx.now()) === windowKey
+    if (looked?.value !== undefined) return sendHotList(req, reply, looked.value, looked.generation)
     return madeList(req, query, reply, now, hotKey, windowKey === undefined ? undefined : looked)
   }
 
-  function sendHotList(reply: FastifyReply, hot: HotList): Serialized<ListEnvelope<'events', Event>> {
+  /** The hot answer of `generation`, sent (and marked replayable: http/replay.ts). */
+  function sendHotList(req: FastifyRequest, reply: FastifyReply, hot: HotList, generation: number | undefined): Serialized<ListEnvelope<'events', Event>> {
     setListHeaders(reply, hot.page.total, hot.page.totalPages, hot.page.links)
+    req.replayable = generation
     return sendSerialized(reply, hot.body)
   }
 
@@ -169,7 +173,7 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
       }
     }
     const hot = hotKey === '' ? undefined : looked ?? await hotAnswer<HotList>(ctx.db, hotKey)
-    if (hot?.value !== undefined) return sendHotList(reply, hot.value)
+    if (hot?.value !== undefined) return sendHotList(req, reply, hot.value, hot.generation)
     return listPage(req, query, reply, now, hotKey, hot?.generation)
   }
 
@@ -193,7 +197,10 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     if (look !== undefined && !(await lookHolds(ctx.db, look))) throw new LookMoved()
     const pageInfo = { links, total, totalPages }
     const body = sendList(reply, 'events', pageInfo, items)
-    if (hotKey !== '') keepHotAnswer(ctx.db, generation, hotKey, { page: pageInfo, body } satisfies HotList, body.length)
+    if (hotKey !== '') {
+      keepHotAnswer(ctx.db, generation, hotKey, { page: pageInfo, body } satisfies HotList, body.length)
+      req.replayable = generation
+    }
     return body
   }
 
@@ -250,6 +257,7 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     const looked = fromDocument ? hotAnswerNow<HotEvent>(ctx.db, hotKey) : undefined
     if (looked?.value !== undefined && looked.value.apiUrl === ctx.apiUrl) {
       checkNotModified(req, reply, looked.value.etag)
+      req.replayable = looked.generation
       return sendSerialized(reply, looked.value.body)
     }
     return made(req, ref, language, password, asFeed, reply, fromDocument, hotKey, looked)
@@ -274,6 +282,7 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     const hot = fromDocument ? looked ?? await hotAnswer<HotEvent>(ctx.db, hotKey, look) : undefined
     if (hot?.value !== undefined && hot.value.apiUrl === ctx.apiUrl) {
       checkNotModified(req, reply, hot.value.etag)
+      req.replayable = hot.generation
       return sendSerialized(reply, hot.value.body)
     }
     const document = fromDocument ? read ?? await ctx.documents.read(id, ctx.apiUrl) : undefined
@@ -283,6 +292,8 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
         checkNotModified(req, reply, answer.etag)
         const body = answer.body()
         keepHotAnswer(ctx.db, hot?.generation, hotKey, { apiUrl: ctx.apiUrl, etag: answer.etag, body } satisfies HotEvent, body.length)
+        // The hot answer of that generation: replayed before routing while it is the current one (http/replay.ts).
+        req.replayable = hot?.generation
         return sendSerialized(reply, body)
       }
     }

@@ -60,7 +60,8 @@ interface ConnectionState {
   served: number
 }
 
-export function registerConnectionHandling(app: FastifyInstance, limits: ConnectionLimits): void {
+/** Registers the connection handling; what it returns says whether the server is draining (shutdown began). */
+export function registerConnectionHandling(app: FastifyInstance, limits: ConnectionLimits): { closing(): boolean } {
   const sockets = new Map<Socket, ConnectionState>()
   let closing = false
   let accepted = 0
@@ -123,6 +124,7 @@ export function registerConnectionHandling(app: FastifyInstance, limits: Connect
     await closed
     clearTimeout(cut)
   })
+  return { closing: () => closing }
 }
 
 /** Whether the request announced a body the server has not read to its end (an early error answer). */

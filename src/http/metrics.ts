@@ -23,7 +23,11 @@ export interface MetricSources {
 /** Latency buckets in seconds: most answers take milliseconds. */
 const BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
-export function registerMetrics(app: FastifyInstance, sources: MetricSources): void {
+/** Counts one answer in the request metrics (route, method, status, seconds): what `registerMetrics` returns. */
+export type ObserveAnswer = (route: string, method: string, status: number, seconds: number) => void
+
+/** Registers the metrics; answers given outside Fastify's chain (http/replay.ts) are counted through what it returns. */
+export function registerMetrics(app: FastifyInstance, sources: MetricSources): ObserveAnswer {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
   const duration = new Histogram({
@@ -95,4 +99,5 @@ export function registerMetrics(app: FastifyInstance, sources: MetricSources): v
     reply.type(registry.contentType)
     return registry.metrics()
   })
+  return (route, method, status, seconds) => duration.observe({ route, method, status_code: String(status) }, seconds)
 }

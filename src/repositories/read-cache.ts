@@ -677,6 +677,23 @@ export function hotAnswerNow<T>(db: Db, key: string): { generation: number | und
 }
 
 /**
+ * The current generation from a look at the data version taken now (unless the last one still answers: see
+ * "One look per request"), when it is known without waiting (SQLite's probe, no change to take in), else 'wait'
+ * (then `lookedGeneration`); undefined when there is no cache or it is off. For answers replayed before routing.
+ */
+export function generationNow(db: Db): number | undefined | 'wait' {
+  const cache = bound.get(db)
+  if (cache === undefined) return undefined
+  const generation = cache.syncNow(db)
+  return generation === WAIT ? 'wait' : generation
+}
+
+/** The current generation after a look at the data version (as a read's), waited for; undefined without a cache. */
+export async function lookedGeneration(db: Db): Promise<number | undefined> {
+  return bound.get(db)?.sync(db)
+}
+
+/**
  * Keeps `value` (`bytes` long) as the hot answer under `key`, made from reads that began after the look that
  * returned `generation`: kept only if the data has not changed since (else the next read makes it again).
  */
