@@ -150,7 +150,7 @@ const USAGE = `usage: node --import tsx scripts/bench.ts [options]
   --series-compare  issue 45: random-by-id, random-filter, random-search on the database without series and on the
                     same one with --series (default 0.2), random-by-occurrence on the latter, two servers measured
                     alternately against one bytes ceiling, at 20,000 events unless --events; prints the ratios of
-                    with to without (target >= ${SERIES_MIN_RATIO})
+                    with to without (target >= ${SERIES_MIN_RATIO}); --only narrows it to some of those workloads
   --series-rounds N rounds of --series-compare (default 2; the database measured first alternates)`
 
 class UsageError extends Error {}
@@ -260,7 +260,9 @@ function parseArgs(argv: string[]): Options {
   }
   if (options.series > 0 && options.scale) throw new UsageError('--series is not for --scale')
   if (options.seriesCompare) {
-    if (realistic || options.scale || options.recurrence || options.only !== undefined) throw new UsageError('--series-compare chooses its workloads: not with --realistic, --scale, --recurrence or --only')
+    if (realistic || options.scale || options.recurrence) throw new UsageError('--series-compare chooses its workloads: not with --realistic, --scale or --recurrence')
+    const unknown = options.only?.filter((key) => !SERIES_COMPARE_KEYS.includes(key)) ?? []
+    if (unknown.length > 0) throw new UsageError(`--series-compare runs ${SERIES_COMPARE_KEYS.join(', ')}: --only ${unknown.join(', ')} is none of them`)
     if (options.series === 0) options.series = 0.2
     if (!eventsGiven) options.events = 20_000
   }
@@ -688,7 +690,7 @@ async function seriesCompareRun(options: Options, core: number | undefined, now:
           with: realScenarios(samples.with, series.key, now, seed),
         }
         const order = round % 2 === 0 ? (['without', 'with'] as const) : (['with', 'without'] as const)
-        for (const key of SERIES_COMPARE_KEYS) {
+        for (const key of SERIES_COMPARE_KEYS.filter((k) => options.only === undefined || options.only.includes(k))) {
           for (const side of order) {
             const scenario = scenarios[side].find((s) => s.key === key)
             const server = servers[side]
