@@ -219,14 +219,18 @@ export function createEventDocuments(db: Kysely<Database>, options: EventDocumen
   // The version's one row, the document's columns beside it (null when there is none).
   const versionAndReadText = `select v.h, v.e, d.${COLUMNS.split(', ').join(', d.')} from (${VERSION_QUERY}) as v `
     + `left join event_documents as d on d.event_id = ${placeholder(1)} and d.context = ${placeholder(2)}`
-  // A document and one occurrence's row (its dates, its override's version when it has one); the placeholders in
-  // the order of their numbers (SQLite binds them as they come).
-  const occurrenceColumns = `d.${COLUMNS.split(', ').join(', d.')}, o.start_utc as o_start, o.end_utc as o_end, v.version as o_override`
-  const occurrenceJoins = `left join event_occurrences as o on o.event_id = d.event_id and o.occurrence = ${placeholder(3)} `
-    + 'left join event_overrides as v on v.event_id = o.event_id and v.occurrence = o.occurrence'
-  const occurrenceText = `select ${occurrenceColumns} from (${readText}) as d ${occurrenceJoins}`
+  // A document and one occurrence's row beside it: its dates (`start|end`), its override's version when it has one.
+  // Scalar subqueries, each an index lookup (SQLite took 70–120 µs for the same as left joins, 9–19 µs so). The
+  // occurrence id is the first placeholder: SQLite binds them as they come (the id twice), PostgreSQL by number.
+  const occurrenceId = postgres ? '$1' : '?'
+  const occurrenceColumns = `d.${COLUMNS.split(', ').join(', d.')}, `
+    + `(select o.start_utc || '|' || o.end_utc from event_occurrences as o where o.event_id = d.event_id and o.occurrence = ${occurrenceId}) as o_dates, `
+    + `(select v.version from event_overrides as v where v.event_id = d.event_id and v.occurrence = ${occurrenceId}) as o_override`
+  const occurrenceText = `select ${occurrenceColumns} from event_documents as d where d.event_id = ${placeholder(2)} and d.context = ${placeholder(3)}`
   const versionAndOccurrenceText = `select v0.h, v0.e, ${occurrenceColumns} from (${VERSION_QUERY}) as v0 `
-    + `left join event_documents as d on d.event_id = ${placeholder(1)} and d.context = ${placeholder(2)} ${occurrenceJoins}`
+    + `left join event_documents as d on d.event_id = ${placeholder(2)} and d.context = ${placeholder(3)}`
+  const occurrenceArgs = (id: number, apiUrl: string, occurrence: string): unknown[] =>
+    (postgres ? [occurrence, id, contextOf(apiUrl)] : [occurrence, occurrence, id, contextOf(apiUrl)])
   // A page's documents: the context, then the ids (at most a page of 100).
   const manyTexts = new Map<number, string>()
   const manyText = (n: number): string => {
@@ -414,20 +418,22 @@ export function createEventDocuments(db: Kysely<Database>, options: EventDocumen
     return { version, read: { found: false, version } }
   }
 
-  type OccurrenceRow = DocumentRow & { o_start: string | null; o_end: string | null; o_override: number | string | null }
+  type OccurrenceRow = DocumentRow & { o_dates: string | null; o_override: number | string | null }
 
   function occurrenceDocumentOf(row: OccurrenceRow): OccurrenceDocument {
     counts.hits += 1
+    const bar = row.o_dates?.indexOf('|') ?? -1
     return {
       document: documentOf(row),
-      occurrence: row.o_start === null || row.o_end === null ? undefined : { startUtc: row.o_start, endUtc: row.o_end, overridden: row.o_override !== null },
+      occurrence: row.o_dates === null || bar < 0 ? undefined
+        : { startUtc: row.o_dates.slice(0, bar), endUtc: row.o_dates.slice(bar + 1), overridden: row.o_override !== null },
     }
   }
 
   async function readOccurrenceWithVersion(id: number, apiUrl: string, occurrence: string): Promise<{ version: DataVersion | undefined; read: OccurrenceDocument | undefined }> {
     if (closed) return { version: await dataVersion(db), read: undefined }
     const { rows } = await db.executeQuery<{ h: number | string; e: number | string } & (OccurrenceRow | { [K in keyof OccurrenceRow]: null })>(
-      CompiledQuery.raw(versionAndOccurrenceText, [id, contextOf(apiUrl), occurrence]))
+      CompiledQuery.raw(versionAndOccurrenceText, occurrenceArgs(id, apiUrl, occurrence)))
     const row = rows[0]
     if (row === undefined) return { version: undefined, read: undefined }
     if (row.event_id === null) counts.misses += 1
@@ -438,7 +444,7 @@ export function createEventDocuments(db: Kysely<Database>, options: EventDocumen
     ...(postgres ? { readWithVersion, readOccurrenceWithVersion } : {}),
     async readOccurrence(id, apiUrl, occurrence) {
       if (closed) return undefined
-      const { rows } = await db.executeQuery<OccurrenceRow>(CompiledQuery.raw(occurrenceText, [id, contextOf(apiUrl), occurrence]))
+      const { rows } = await db.executeQuery<OccurrenceRow>(CompiledQuery.raw(occurrenceText, occurrenceArgs(id, apiUrl, occurrence)))
       const row = rows[0]
       if (row === undefined) {
         counts.misses += 1
