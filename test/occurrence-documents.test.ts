@@ -121,6 +121,14 @@ t.test('an occurrence read from its series\' document is the assembled answer, b
   const readable = (await Promise.all(anonymous.map(async (e) => (await occurrencesOf(e.id)).length))).reduce((a, b) => a + b, 0)
   t.equal(differ, 0, `${compared} occurrences: none differs`)
   t.equal(fromDocuments, readable, `all ${readable} readable occurrences answered without assembling their series`)
+  // The series changed: its document made again, the text remembered of the old one is not used.
+  t.equal((await s.patch(berlinSeries.id, { title: 'Berlin renamed', cost: '30 EUR' })).statusCode, 200, 'the series renamed')
+  await s.app.fillEventDocuments()
+  await s.app.eventDocuments.settled()
+  for (const occurrence of berlin.slice(0, 5)) {
+    const { res } = await compare(`${EVENTS}/${berlinSeries.id}/occurrences/${occurrence}`)
+    t.match(res.json<Event>().title, /^(Berlin renamed|Special)/, 'the new title')
+  }
   // Other callers and forms go the old way, and agree.
   const first = berlin[0] as string
   await compare(`${EVENTS}/${berlinSeries.id}/occurrences/${first}?ml_language=de`)

@@ -141,15 +141,56 @@ function reorderedList(text: string, span: Span, order: readonly string[]): stri
 
 /** A series' document read as text: its members, and its record's `JSON.stringify` as pieces (proved by the digest). */
 export interface SeriesText {
+  /** The document's bytes it was read from. */
+  body: Buffer
   text: string
   members: Map<string, Span>
   /** `"key":value` of each member of the assembled record, in its order (categories and tags empty). */
   pieces: string[]
   allDay: boolean
+  /** What `occurrenceRecord` reads of the series (besides `all_day`). */
+  timezone: string
+  startDate: string
+  endDate: string
+  restUrl: string
+  /** The spans of the JSON-LD's `startDate` and `endDate`, undefined when it has not both. */
+  ldDates: [Span, Span] | undefined
 }
 
-/** The document's text with its record's `JSON.stringify` in pieces, or undefined when they do not make the text its digest names. */
+/** Series' texts read lately, by event id, within MEMO_BYTES of documents (the least recently used dropped first). */
+const memo = new Map<number, SeriesText>()
+const MEMO_BYTES = 8 * 1024 * 1024
+let memoBytes = 0
+
+/**
+ * The document's text with its record's `JSON.stringify` in pieces, or undefined when they do not make the text its
+ * digest names. Remembered by event id while its document's bytes stay the same (compared on each use).
+ */
 export function seriesText(document: EventDocument): SeriesText | undefined {
+  const known = memo.get(document.id)
+  if (known !== undefined && known.body.equals(document.body)) {
+    memo.delete(document.id)
+    memo.set(document.id, known)
+    return known
+  }
+  const read = readSeriesText(document)
+  if (known !== undefined) {
+    memo.delete(document.id)
+    memoBytes -= known.body.length
+  }
+  if (read !== undefined) {
+    memo.set(document.id, read)
+    memoBytes += read.body.length
+    for (const [id, entry] of memo) {
+      if (memoBytes <= MEMO_BYTES) break
+      memo.delete(id)
+      memoBytes -= entry.body.length
+    }
+  }
+  return read
+}
+
+function readSeriesText(document: EventDocument): SeriesText | undefined {
   const text = document.body.toString('utf8')
   const members = membersOf(text, [0, text.length])
   if (members === undefined || members.size !== EVENT_KEYS.length + 1 || !members.has('json_ld')) return undefined
@@ -162,9 +203,25 @@ export function seriesText(document: EventDocument): SeriesText | undefined {
     pieces.push(`"${key}":${value}`)
   }
   if (textDigest(`{${pieces.join(',')}}`) !== document.digest) return undefined
-  const allDay = members.get('all_day') as Span
-  return { text, members, pieces, allDay: text.slice(allDay[0], allDay[1]) === 'true' }
+  const value = (key: string): unknown => {
+    const [from, to] = members.get(key) as Span
+    return JSON.parse(text.slice(from, to))
+  }
+  const [timezone, startDate, endDate, restUrl, allDay] = ['timezone', 'start_date', 'end_date', 'rest_url', 'all_day'].map(value)
+  if (typeof timezone !== 'string' || typeof startDate !== 'string' || typeof endDate !== 'string' || typeof restUrl !== 'string') return undefined
+  const ld = membersOf(text, members.get('json_ld') as Span)
+  const ldStart = ld?.get('startDate')
+  const ldEnd = ld?.get('endDate')
+  return {
+    body: document.body, text, members, pieces, allDay: allDay === true, timezone, startDate, endDate, restUrl,
+    ldDates: ldStart === undefined || ldEnd === undefined ? undefined : [ldStart, ldEnd],
+  }
 }
+
+/** Where in a series' pieces (EVENT_KEYS' order) each member an occurrence changes is, and its terms. */
+const CHANGED_AT = new Map<number, string>(OCCURRENCE_KEYS.map((key) => [EVENT_KEYS.indexOf(key), key]))
+const CATEGORIES_AT = EVENT_KEYS.indexOf('categories')
+const TAGS_AT = EVENT_KEYS.indexOf('tags')
 
 /** The serializer of the members an occurrence changes, as the Event schema writes them (the document's serializer's texts). */
 const changedSerializers = new WeakMap<object, (value: object) => string>()
@@ -183,11 +240,6 @@ function changedSerializer(ctx: AppContext): ((value: object) => string) | undef
   return serialize
 }
 
-const stringAt = (series: SeriesText, key: string): unknown => {
-  const [from, to] = series.members.get(key) as Span
-  return JSON.parse(series.text.slice(from, to))
-}
-
 /**
  * The answer to an anonymous read of occurrence `state` (one with no override) of the series whose document
  * `document` is (`series`: its text), with the series' terms' current records and the series' ETag as a read of
@@ -197,24 +249,16 @@ const stringAt = (series: SeriesText, key: string): unknown => {
 export function occurrenceAnswer(ctx: AppContext, document: EventDocument, series: SeriesText, state: OccurrenceState,
   categories: readonly Category[], tags: readonly Tag[], seriesEtag: string): { etag: string; body: () => Buffer } | undefined {
   const serialize = changedSerializer(ctx)
-  const jsonLd = series.members.get('json_ld') as Span
-  const ldMembers = membersOf(series.text, jsonLd)
-  const startAt = ldMembers?.get('startDate')
-  const endAt = ldMembers?.get('endDate')
-  if (serialize === undefined || startAt === undefined || endAt === undefined) return undefined
+  if (serialize === undefined || series.ldDates === undefined) return undefined
+  const [startAt, endAt] = series.ldDates
   // The members the occurrence changes, as `occurrenceRecord` makes them from what of the series they depend on.
-  const basis = {
-    timezone: stringAt(series, 'timezone'), all_day: series.allDay, start_date: stringAt(series, 'start_date'),
-    end_date: stringAt(series, 'end_date'), rest_url: stringAt(series, 'rest_url'),
-  } as Event
+  const basis = { timezone: series.timezone, all_day: series.allDay, start_date: series.startDate, end_date: series.endDate, rest_url: series.restUrl } as Event
   const changed = occurrenceRecord(basis, state, null)
   // The occurrence record's JSON.stringify: the series' pieces with the changed members and the terms put in.
-  const pieces = series.pieces.map((piece, i) => {
-    const key = EVENT_KEYS[i] as string
-    if (key === 'categories') return `"categories":${JSON.stringify(categories)}`
-    if (key === 'tags') return `"tags":${JSON.stringify(tags)}`
-    return (OCCURRENCE_KEYS as readonly string[]).includes(key) ? `"${key}":${JSON.stringify(changed[key as keyof Event])}` : piece
-  })
+  const pieces = series.pieces.slice()
+  for (const [at, key] of CHANGED_AT) pieces[at] = `"${key}":${JSON.stringify(changed[key as keyof Event])}`
+  pieces[CATEGORIES_AT] = `"categories":${JSON.stringify(categories)}`
+  pieces[TAGS_AT] = `"tags":${JSON.stringify(tags)}`
   const etag = occurrenceEtagOf(seriesEtag, document.id, document.version, state.id, 0, textDigest(`{${pieces.join(',')}}`))
   // The bytes: the document's with the changed members as the Event schema writes them, the terms' records in
   // their arrays (written empty) and the JSON-LD's dates.
