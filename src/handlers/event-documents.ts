@@ -120,6 +120,57 @@ export async function documentAnswer(ctx: AppContext, document: EventDocument): 
 }
 
 /**
+ * The key order of an assembled record (repositories/posts.ts `postFields`, then event-records.ts `toEventRecord`,
+ * venues.ts, organizers.ts): a stored document's JSON is in the contract's order instead, and an ETag's digest is
+ * of a record's `JSON.stringify`, which follows its object's order. test/occurrence-document.test.ts pins them.
+ */
+const POST_KEYS = ['id', 'author', 'status', 'date', 'date_utc', 'modified', 'modified_utc', 'rest_url', 'description', 'slug', 'image', 'ml_language', 'translations']
+export const EVENT_KEYS: readonly string[] = [...POST_KEYS, 'global_id', 'title', 'excerpt', 'all_day', 'start_date', 'start_date_details', 'end_date',
+  'end_date_details', 'utc_start_date', 'utc_start_date_details', 'utc_end_date', 'utc_end_date_details', 'timezone', 'timezone_abbr', 'cost',
+  'cost_details', 'website', 'show_map', 'show_map_link', 'hide_from_listings', 'sticky', 'featured', 'categories', 'tags', 'venue', 'organizer',
+  'recurrence', 'occurrence']
+export const VENUE_KEYS: readonly string[] = [...POST_KEYS, 'venue', 'address', 'city', 'country', 'province', 'state', 'zip', 'phone', 'website',
+  'stateprovince', 'show_map', 'show_map_link', 'geo_lat', 'geo_lng']
+export const ORGANIZER_KEYS: readonly string[] = [...POST_KEYS, 'organizer', 'phone', 'website', 'email']
+
+/** `value`'s own keys in `order` (any others after them, as they were), `json_ld` left out. */
+function inOrder(value: Record<string, unknown>, order: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {}
+  for (const key of order) if (key in value) out[key] = value[key]
+  for (const key in value) if (!(key in out) && key !== 'json_ld') out[key] = value[key]
+  return out
+}
+
+/** A document's terms' current records and the ETag a read of its event gives with them; undefined when a term it names is gone. */
+export async function documentTerms(ctx: AppContext, document: EventDocument): Promise<{ categories: Category[]; tags: Tag[]; etag: string } | undefined> {
+  const [categoryById, tagById] = await Promise.all([termsOf(ctx, CATEGORY, document.categoryIds), termsOf(ctx, TAG, document.tagIds)])
+  if (categoryById === undefined || tagById === undefined) return undefined
+  const categories = document.categoryIds.map((id) => categoryById.get(id) as Category)
+  const tags = document.tagIds.map((id) => tagById.get(id) as Tag)
+  return { categories, tags, etag: composedEventEtag(document.id, document.version, document.digest, categories, tags) }
+}
+
+/**
+ * The record of the event a document was made from, as an anonymous caller is shown it (`seenBy(null, …)`), with
+ * `terms` (`documentTerms`): what an assembly would give, read back from the document's JSON (its keys put in the
+ * assembled order). Undefined when the record read back is not the one the document's digest names (the JSON of
+ * the record without its terms, http/etag.ts `eventDigest`): every record used is proved, by its digest, to
+ * stringify as the assembled one does (the read then assembles).
+ */
+export function documentRecord(document: EventDocument, terms: { categories: Category[]; tags: Tag[] }): Event | undefined {
+  const parsed = JSON.parse(document.body.toString()) as Record<string, unknown>
+  const linked = (name: 'venue' | 'organizer', order: readonly string[]) => {
+    const list = parsed[name]
+    if (Array.isArray(list)) parsed[name] = list.map((item: Record<string, unknown>) => inOrder(item, order))
+  }
+  linked('venue', VENUE_KEYS)
+  linked('organizer', ORGANIZER_KEYS)
+  const bare = inOrder(parsed, EVENT_KEYS) as unknown as Event
+  if (eventDigest(bare) !== document.digest) return undefined
+  return { ...bare, categories: terms.categories, tags: terms.tags }
+}
+
+/**
  * A page's records as lists show them to anonymous callers, from `documents` where there is one (their
  * terms read in one go); undefined for the others (and for all when a term one names is gone).
  */

@@ -16,11 +16,15 @@ import { seenBy, withJsonLd } from '../lib/event-view.js'
 import { occurrenceRecord } from '../lib/occurrence-view.js'
 import { parseOccurrenceId } from '../lib/recurrence.js'
 import type { Caller } from '../lib/rights.js'
+import type { OccurrenceDocument } from '../repositories/event-documents.js'
 import { findEvent, type StoredEvent } from '../repositories/event-records.js'
+import { hotAnswer } from '../repositories/read-cache.js'
 import { countOccurrences, occurrenceOf, occurrencePage, type OccurrenceWindow, type StoredOccurrence } from '../repositories/occurrences.js'
 import type { AppContext } from './context.js'
 import { refuseRead } from './events.js'
+import { documentRecord, documentTerms } from './event-documents.js'
 import { lookupLanguage } from './linked.js'
+import { occurrenceAnswer, seriesText } from './occurrence-documents.js'
 
 type OccurrenceHandlers = Pick<Handlers, 'listEventOccurrences' | 'getEventOccurrence'>
 
@@ -34,8 +38,8 @@ export function occurrenceHandlers(ctx: AppContext): OccurrenceHandlers {
   }
 
   /** The record `caller` is shown for an occurrence of `stored`. */
-  const shown = (caller: Caller | null, stored: StoredEvent, occurrence: StoredOccurrence): Event =>
-    seenBy(caller, occurrenceRecord(stored.record, occurrence.state, occurrence.override))
+  const shown = (caller: Caller | null, series: Event, occurrence: StoredOccurrence): Event =>
+    seenBy(caller, occurrenceRecord(series, occurrence.state, occurrence.override))
 
   /** `start_date`/`end_date` as §4 reads them (whole site days unless `strict_dates`), without a default. */
   function windowOf(query: { start_date?: string; end_date?: string; strict_dates?: boolean }): OccurrenceWindow {
@@ -61,7 +65,7 @@ export function occurrenceHandlers(ctx: AppContext): OccurrenceHandlers {
     const total = await countOccurrences(ctx.db, stored.record.id, window)
     const totalPages = checkPage('event', page, total)
     const rows = total === 0 ? [] : await occurrencePage(ctx.db, ctx.site, stored.record.id, window, page.offset, page.perPage)
-    const items = rows.map((occurrence) => ctx.json.event(shown(req.user, stored, occurrence)))
+    const items = rows.map((occurrence) => ctx.json.event(shown(req.user, stored.record, occurrence)))
     // The query as sent (the password left out of links), after page and per_page.
     const sent = sentQueryOf(req).filter((name) => name !== 'password')
       .map((name): [string, unknown] => [name, asSent(req, (query as Record<string, unknown>)[name])])
@@ -69,13 +73,63 @@ export function occurrenceHandlers(ctx: AppContext): OccurrenceHandlers {
     return sendList(reply, 'occurrences', { links, total, totalPages }, items)
   }
 
+  /**
+   * An anonymous read of an occurrence of an event with a stored document (published, no password), its row read
+   * with the document in one statement (on PostgreSQL in the request's look at the data version too): an occurrence
+   * without an override answered from the document's text (handlers/occurrence-documents.ts), one with an override
+   * from the series' record read back from the document (`documentRecord`), neither assembling the series; the
+   * same ETag and bytes as the assembled record gives. Undefined when there is no document or it cannot serve (the
+   * read then assembles).
+   */
+  async function fromDocument(req: Parameters<OccurrenceHandlers['getEventOccurrence']>[0], reply: FastifyReply): Promise<Serialized<Event> | undefined> {
+    const eventId = req.params.id
+    const id = req.params.occurrence
+    let read: OccurrenceDocument | undefined
+    const withVersion = ctx.documents.readOccurrenceWithVersion
+    let looked = false
+    if (withVersion !== undefined) {
+      await hotAnswer(ctx.db, `answer:occurrence:${eventId}`, async () => {
+        looked = true
+        const both = await withVersion(eventId, ctx.apiUrl, id)
+        read = both.read
+        return both.version
+      })
+    }
+    if (!looked) read = await ctx.documents.readOccurrence(eventId, ctx.apiUrl, id)
+    if (read === undefined) return undefined
+    const { document, occurrence } = read
+    const text = seriesText(document)
+    if (text === undefined) return undefined
+    if (occurrence === undefined || parseOccurrenceId(id, text.allDay) === null) throw occurrenceNotFound(id)
+    const terms = await documentTerms(ctx, document)
+    if (terms === undefined) return undefined
+    if (!occurrence.overridden) {
+      // No override: the answer is the document's text with the occurrence's values put in.
+      const answer = occurrenceAnswer(ctx, document, text, { id, ...occurrence }, terms.categories, terms.tags, terms.etag)
+      if (answer !== undefined) {
+        checkNotModified(req, reply, answer.etag)
+        return sendSerialized(reply, answer.body() as Serialized<Event>)
+      }
+    }
+    const found = await occurrenceOf(ctx.db, ctx.site, document.id, id)
+    const series = documentRecord(document, terms)
+    if (found === undefined || series === undefined) return undefined
+    const record = shown(null, series, found)
+    checkNotModified(req, reply, occurrenceEtag(terms.etag, document.id, document.version, id, found.overrideVersion, record))
+    return sendSerialized(reply, ctx.json.event(withJsonLd(record)))
+  }
+
   async function get(req: Parameters<OccurrenceHandlers['getEventOccurrence']>[0], reply: FastifyReply): Promise<Serialized<Event>> {
     const query = req.query ?? {}
+    if (req.user === null && query.ml_language === undefined && Number.isSafeInteger(req.params.id)) {
+      const answer = await fromDocument(req, reply)
+      if (answer !== undefined) return answer
+    }
     const stored = await readable(req, req.params.id, query.ml_language, query.password)
     const id = req.params.occurrence
     const found = parseOccurrenceId(id, stored.record.all_day) === null ? undefined : await occurrenceOf(ctx.db, ctx.site, stored.record.id, id)
     if (found === undefined) throw occurrenceNotFound(id)
-    const record = shown(req.user, stored, found)
+    const record = shown(req.user, stored.record, found)
     const seriesEtag = eventEtag(seenBy(req.user, stored.record), stored.version)
     checkNotModified(req, reply, occurrenceEtag(seriesEtag, stored.record.id, stored.version, id, found.overrideVersion, record))
     return sendSerialized(reply, ctx.json.event(withJsonLd(record)))

@@ -74,8 +74,16 @@ export function eventEtag(record: EventParts, version: number): string {
  * change of the series, of the occurrence alone or of what its record shows changes it.
  */
 export function occurrenceEtag(seriesEtag: string, id: number, version: number, occurrence: string, overrideVersion: number, record: object): string {
-  return `"event-${id}-${version}-${sha256([seriesEtag, occurrence, String(overrideVersion), digestOf(record)].join('|'))}"`
+  return occurrenceEtagOf(seriesEtag, id, version, occurrence, overrideVersion, digestOf(record))
 }
+
+/** `occurrenceEtag` from the digest of the occurrence's record (`textDigest` of its `JSON.stringify`). */
+export function occurrenceEtagOf(seriesEtag: string, id: number, version: number, occurrence: string, overrideVersion: number, digest: string): string {
+  return `"event-${id}-${version}-${sha256([seriesEtag, occurrence, String(overrideVersion), digest].join('|'))}"`
+}
+
+/** The digest of a record whose `JSON.stringify` is `json` (what `eventDigest`, `etagOf` and `occurrenceEtag` make of the record). */
+export const textDigest = (json: string): string => sha256(json)
 
 /** The content codings answers may be sent in (compression.ts), most preferred first. */
 export const CODINGS = ['br', 'gzip', 'deflate'] as const

@@ -11,6 +11,14 @@ function compact(value: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== null && v !== undefined && v !== ''))
 }
 
+/** The markup's `startDate` and `endDate` of an event record (a day for an all-day event, else the instant with its offset). */
+export function jsonLdDates(event: Pick<Event, 'all_day' | 'start_date' | 'end_date' | 'utc_start_date' | 'utc_end_date' | 'timezone'>): { startDate: string; endDate: string } {
+  return {
+    startDate: event.all_day ? event.start_date.slice(0, 10) : isoWithOffset(event.utc_start_date, event.timezone),
+    endDate: event.all_day ? event.end_date.slice(0, 10) : isoWithOffset(event.utc_end_date, event.timezone),
+  }
+}
+
 export function eventJsonLd(event: Event): Record<string, unknown> {
   const location = event.venue.map((venue) => compact({
     '@type': 'Place',
@@ -47,8 +55,7 @@ export function eventJsonLd(event: Event): Record<string, unknown> {
     description: event.excerpt ?? event.description,
     image: event.image?.url,
     url: event.website ?? event.rest_url,
-    startDate: event.all_day ? event.start_date.slice(0, 10) : isoWithOffset(event.utc_start_date, event.timezone),
-    endDate: event.all_day ? event.end_date.slice(0, 10) : isoWithOffset(event.utc_end_date, event.timezone),
+    ...jsonLdDates(event),
     eventStatus: 'https://schema.org/EventScheduled',
     eventAttendanceMode: 'https://schema.org/OfflineEventAttendanceMode',
     location: location.length === 1 ? location[0] : location.length > 1 ? location : null,
