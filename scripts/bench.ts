@@ -150,7 +150,7 @@ const USAGE = `usage: node --import tsx scripts/bench.ts [options]
   --series-compare  issue 45: random-by-id, random-filter, random-search on the database without series and on the
                     same one with --series (default 0.2), random-by-occurrence on the latter, two servers measured
                     alternately against one bytes ceiling, at 20,000 events unless --events; prints the ratios of
-                    with to without (target >= ${SERIES_MIN_RATIO})
+                    with to without (target >= ${SERIES_MIN_RATIO}); --only K1,K2 keeps some of those workloads
   --series-rounds N rounds of --series-compare (default 2; the database measured first alternates)`
 
 class UsageError extends Error {}
@@ -260,7 +260,9 @@ function parseArgs(argv: string[]): Options {
   }
   if (options.series > 0 && options.scale) throw new UsageError('--series is not for --scale')
   if (options.seriesCompare) {
-    if (realistic || options.scale || options.recurrence || options.only !== undefined) throw new UsageError('--series-compare chooses its workloads: not with --realistic, --scale, --recurrence or --only')
+    if (realistic || options.scale || options.recurrence) throw new UsageError('--series-compare chooses its workloads: not with --realistic, --scale or --recurrence')
+    const unknown = options.only?.filter((key) => !SERIES_COMPARE_KEYS.includes(key)) ?? []
+    if (unknown.length > 0) throw new UsageError(`--series-compare --only: ${unknown.join(', ')} not among ${SERIES_COMPARE_KEYS.join(', ')}`)
     if (options.series === 0) options.series = 0.2
     if (!eventsGiven) options.events = 20_000
   }
@@ -689,6 +691,7 @@ async function seriesCompareRun(options: Options, core: number | undefined, now:
         }
         const order = round % 2 === 0 ? (['without', 'with'] as const) : (['with', 'without'] as const)
         for (const key of SERIES_COMPARE_KEYS) {
+          if (options.only !== undefined && !options.only.includes(key)) continue
           for (const side of order) {
             const scenario = scenarios[side].find((s) => s.key === key)
             const server = servers[side]
@@ -775,7 +778,7 @@ async function main(): Promise<void> {
     + `${pinned ? `, server on core ${SERVER_CORE}, client on core ${CLIENT_CORE}` : ', not pinned'}`)
 
   // Watchdog: generous, but bounded (loading 1M events takes a minute or two on this machine).
-  const scenarioCount = options.scale ? options.sizes.length * 6 + 2 : options.seriesCompare ? options.seriesRounds * 7 + 2 : 16
+  const scenarioCount = options.scale ? options.sizes.length * 6 + 2 : options.seriesCompare ? options.seriesRounds * 2 * (options.only?.length ?? 4) + 2 : 16
   // Making series: about 40 s per 4,000 series on this machine (and the load again with --series-compare).
   const seriesBudgetS = options.series > 0 ? 120 + (options.events * options.series / 1000) * 30 : 0
   const loadBudgetS = (options.scale ? options.sizes : [options.events]).reduce((sum, n) => sum + 60 + (n / 1e6) * 600, 0) * (options.seriesCompare ? 2 : 1) + seriesBudgetS
