@@ -33,7 +33,8 @@ import type { PostRef } from '../repositories/posts.js'
 import { lost, writeRead } from './compare-and-swap.js'
 import type { AppContext } from './context.js'
 import { createOnce } from './idempotency.js'
-import { documentAnswer, eventDocument, isSingleDocument, listedFromDocuments } from './event-documents.js'
+import { documentAnswer, documentsListed, eventDocument, isSingleDocument } from './event-documents.js'
+import { occurrenceFromDocument } from './occurrence-documents.js'
 import { checkEventUpdate, checkNewEvent, datesOf, eventColumns, precheckEventUpdate, seriesChange, type EventBody } from './event-input.js'
 import { eventFilterOf, windowKeyOf, type ListQuery } from './event-list-input.js'
 import { byId, bySlug, lookupLanguage, writerOf } from './linked.js'
@@ -199,9 +200,9 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
 
   /**
    * The records of a list page as `caller` is shown them, as JSON: for anonymous callers from the events'
-   * stored documents where there are some (single events: a series' occurrences are made from its record),
-   * the others assembled (and offered to be stored). Each entry of a series shows its occurrence
-   * (lib/occurrence-view.ts), unless the page lists `wholes`.
+   * stored documents where there are some (a series' occurrences without an override too, their values put in
+   * its document's bytes: handlers/occurrence-documents.ts), the others assembled (and offered to be stored).
+   * Each entry of a series shows its occurrence (lib/occurrence-view.ts), unless the page lists `wholes`.
    */
   async function listedEvents(caller: Caller | null, entries: readonly ListEntry[], wholes: boolean, look?: ProvisionalLook): Promise<Array<Serialized<Event> | SerializedPieces<Event>>> {
     const ids = [...new Set(entries.map((e) => e.id))]
@@ -211,24 +212,53 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     const remembered = caller === null ? await rememberedEvents(ctx.db, ids) : new Map<number, StoredEvent>()
     const rest = remembered.size === 0 ? ids : ids.filter((id) => !remembered.has(id))
     const documents = caller === null && rest.length > 0 ? await ctx.documents.readMany(rest, ctx.apiUrl, look) : undefined
-    const singles = documents === undefined ? [] : [...documents.found.values()].filter((d) => wholes || isSingleDocument(d))
-    const fromDocuments = singles.length === 0 ? new Map<number, SerializedPieces<Event>>() : await listedFromDocuments(ctx, singles)
-    const missing = fromDocuments.size === 0 ? rest : rest.filter((id) => !fromDocuments.has(id))
-    const assembled = new Map((await storedEvents(ctx.db, ctx.site, missing)).map((stored) => {
-      if (documents?.version !== undefined && !documents.found.has(stored.record.id)) {
-        const offered = eventDocument(ctx, stored)
-        if (offered !== undefined) ctx.documents.offer(documents.version, ctx.apiUrl, offered)
+    const found = documents === undefined ? [] : [...documents.found.values()]
+    const singles = found.filter((d) => wholes || isSingleDocument(d))
+    // A series' document serves its occurrences without an override (its record is read only for the others).
+    const seriesDocuments = new Map(wholes ? [] : found.filter((d) => !isSingleDocument(d)).map((d) => [d.id, d]))
+    const fromDocuments = new Map<number, SerializedPieces<Event>>()
+    const listedDocument = singles.length + seriesDocuments.size === 0 ? undefined : await documentsListed(ctx, [...singles, ...seriesDocuments.values()])
+    if (listedDocument === undefined) seriesDocuments.clear()
+    else for (const d of singles) fromDocuments.set(d.id, listedDocument(d))
+    const assembled = new Map<number, StoredEvent>()
+    const assemble = async (missing: readonly number[]) => {
+      for (const stored of await storedEvents(ctx.db, ctx.site, missing)) {
+        if (documents?.version !== undefined && !documents.found.has(stored.record.id)) {
+          const offered = eventDocument(ctx, stored)
+          if (offered !== undefined) ctx.documents.offer(documents.version, ctx.apiUrl, offered)
+        }
+        assembled.set(stored.record.id, stored)
       }
-      return [stored.record.id, stored]
-    }))
+    }
+    await assemble(rest.filter((id) => !fromDocuments.has(id) && !seriesDocuments.has(id)))
     const storedOf = (id: number) => remembered.get(id) ?? assembled.get(id)
     // The occurrences a series' entries show, their overrides with them (one statement for the page).
-    const ofSeries = wholes ? [] : entries.filter((e) => storedOf(e.id)?.record.recurrence != null)
+    const ofSeries = wholes ? [] : entries.filter((e) => seriesDocuments.has(e.id) || storedOf(e.id)?.record.recurrence != null)
     const occurrences = await occurrencesOf(ctx.db, ctx.site, ofSeries)
+    // Entries of a series made from its document, by `entryKey`; those it cannot make (overridden ones) are made
+    // from its record, read for them.
+    const fromDocument = new Map<string, SerializedPieces<Event>>()
+    const fromRecord = new Set<number>()
+    for (const entry of ofSeries) {
+      const document = seriesDocuments.get(entry.id)
+      if (document === undefined || listedDocument === undefined) continue
+      const key = entryKey(entry.id, entry.occurrence)
+      const occurrence = occurrences.get(key)
+      const item = occurrence?.override === null ? occurrenceFromDocument(ctx, listedDocument, document, occurrence.state) : undefined
+      if (item !== undefined) fromDocument.set(key, item)
+      else fromRecord.add(entry.id)
+    }
+    if (fromRecord.size > 0) await assemble([...fromRecord].filter((id) => !assembled.has(id)))
     const items: Array<Serialized<Event> | SerializedPieces<Event>> = []
     for (const entry of entries) {
+      const key = entryKey(entry.id, entry.occurrence)
+      const made = fromDocument.get(key)
+      if (made !== undefined) {
+        items.push(made)
+        continue
+      }
       const stored = storedOf(entry.id)
-      const occurrence = occurrences.get(entryKey(entry.id, entry.occurrence))
+      const occurrence = occurrences.get(key)
       if (stored !== undefined && occurrence !== undefined) {
         const record = occurrenceRecord(stored.record, occurrence.state, occurrence.override)
         items.push(ctx.json.event(listed(seenBy(caller, record), stored.password !== null)))
