@@ -43,7 +43,7 @@ async function samePages(t: Test, s: Setup, oracle: FastifyInstance, query: stri
         let at = 0
         while (at < a.length && a[at] === b[at]) at++
         t.fail(`${label}: page ${page} (read ${round}) differs from the assembled one`, {
-          status: [read.statusCode, expected.statusCode], at, read: a.slice(Math.max(0, at - 200), at + 200), assembled: b.slice(Math.max(0, at - 200), at + 200),
+          status: [read.statusCode, expected.statusCode], offset: at, read: a.slice(Math.max(0, at - 200), at + 200), assembled: b.slice(Math.max(0, at - 200), at + 200),
         })
         return items
       }
