@@ -10,9 +10,9 @@
  * The places of those values are found once per document (a template, kept per series while its document's
  * bytes stay the same): the block from `"start_date"` to `"utc_end_date_details"`, `timezone_abbr`'s value and
  * `"occurrence":null`, each named once in the document and holding exactly the series' own values as they would
- * be written. The first occurrence a template makes is also made the long way, from the document's record, and
- * the template is used only when the bytes are the same; otherwise, or when anything is not where it should be,
- * the series' occurrences are made from its record.
+ * be written. The first occurrence of each kind (all-day, timed) an app makes so is also made the long way, from
+ * the document's record, and used only when the bytes are the same; otherwise, or when anything is not where it
+ * should be, the series' occurrences are made from its record.
  */
 import type { Event } from '../contract.js'
 import type { SerializedPieces } from '../http/serialized.js'
@@ -35,13 +35,12 @@ interface Template {
   abbr: readonly [number, number]
   /** `occurrence`'s value (`null` in the document). */
   occurrence: readonly [number, number]
-  /** Whether a first occurrence made from it was the same as made from the record (undefined: not tried yet). */
-  checked?: boolean
 }
 
 /** Templates kept per app, at most this many (the oldest made dropped first). */
 const MAX_TEMPLATES = 4096
-const templates = new WeakMap<AppContext, Map<number, Template | null>>()
+/** Per app: the templates by series id (null: its document cannot make occurrences), and the kinds checked (`all_day`). */
+const templates = new WeakMap<AppContext, { byId: Map<number, Template | null>; checked: Set<boolean> }>()
 
 /** Occurrences made from documents by this process (for the tests: that the path is taken). */
 let made = 0
@@ -126,28 +125,34 @@ function editsFor(template: Template, occurrence: OccurrenceState): BodyEdit[] {
  */
 export function occurrenceFromDocument(ctx: AppContext, listed: ListedDocument, document: EventDocument, occurrence: OccurrenceState): SerializedPieces<Event> | undefined {
   let kept = templates.get(ctx)
-  if (kept === undefined) templates.set(ctx, (kept = new Map()))
-  let template = kept.get(document.id)
+  if (kept === undefined) templates.set(ctx, (kept = { byId: new Map(), checked: new Set() }))
+  let template = kept.byId.get(document.id)
   let record: Event | undefined
   if (template === undefined || (template !== null && !template.body.equals(document.body))) {
     const found = templateOf(document)
     template = found?.template ?? null
     record = found?.record
-    kept.delete(document.id)
-    if (kept.size >= MAX_TEMPLATES) kept.delete(kept.keys().next().value as number)
-    kept.set(document.id, template)
+    kept.byId.delete(document.id)
+    if (kept.byId.size >= MAX_TEMPLATES) kept.byId.delete(kept.byId.keys().next().value as number)
+    kept.byId.set(document.id, template)
   }
-  if (template === null || template.checked === false) return undefined
+  if (template === null) return undefined
   const pieces = listed(document, editsFor(template, occurrence))
-  if (template.checked === undefined) {
-    // The first occurrence made from this template, made the long way too: from the document's record (what an
-    // anonymous caller is shown of the series, its terms' arrays empty as in the document), without its JSON-LD.
+  if (!kept.checked.has(template.series.all_day)) {
+    // The first occurrence of its kind (all-day or timed) this app makes from a document, made the long way too: from
+    // the document's record (what an anonymous caller is shown of the series, its terms' arrays empty as in the
+    // document) without its JSON-LD, through `occurrenceRecord` and the Event serializer. The same bytes say that the
+    // values put in are written as the serializer writes them and that nothing else of the record changes with the
+    // occurrence; that each template's places hold its series' own values as so written is checked when it is made.
     record ??= JSON.parse(document.body.toString('utf8')) as Event
     const { json_ld: _ld, ...series } = record
     const expected = ctx.json.event(occurrenceRecord(series, occurrence, null))
     const first = listed({ ...document, categoryIds: [], tagIds: [] }, editsFor(template, occurrence))
-    template.checked = Buffer.concat(first).equals(expected)
-    if (!template.checked) return undefined
+    if (!Buffer.concat(first).equals(expected)) {
+      kept.byId.set(document.id, null)
+      return undefined
+    }
+    kept.checked.add(template.series.all_day)
   }
   made++
   return pieces
