@@ -108,6 +108,7 @@ t.test('occurrences made from their series\' documents are the records\' bytes',
     ['a series edited', () => s.patch((series[0] as Event).id, { title: 'Berlin weekly, renamed', description: 'Now <b>with</b> "quotes" & more' })],
     ['a series moved to another zone', () => s.patch((series[3] as Event).id, { timezone: 'Europe/London' })],
     ['an occurrence overridden', async () => s.inject({ method: 'PATCH', url: `${EVENTS}/${(series[5] as Event).id}/occurrences/${(await occurrencesOf(series[5] as Event))[4]}`, headers: s.editor, payload: { title: 'Sunday special' } })],
+    ['an override dropped (its occurrence where the rule puts it again)', async () => s.inject({ method: 'PUT', url: `${EVENTS}/${(series[0] as Event).id}/occurrences/${(await occurrencesOf(series[0] as Event))[3]}`, headers: s.editor, payload: { title: null } })],
   ]
   for (const [label, write] of writes) {
     await write()

@@ -17,7 +17,7 @@ import { checkPage, listLinks, pageOf, sendList, setListHeaders, type ListEnvelo
 import { asSent, sentQueryOf } from '../http/query.js'
 import { sendSerialized, type Serialized, type SerializedPieces } from '../http/serialized.js'
 import { listed, seenBy, withJsonLd } from '../lib/event-view.js'
-import { occurrenceRecord } from '../lib/occurrence-view.js'
+import { occurrenceRecord, type OccurrenceState } from '../lib/occurrence-view.js'
 import { FEED_FORMAT, icalFeed, type FeedEvent } from '../lib/ical.js'
 import { samePassword } from '../lib/passwords.js'
 import { modifiedNow } from '../lib/post-dates.js'
@@ -28,13 +28,13 @@ import { eventAccess, findEvent, rememberedEvents, storedEvents, type StoredEven
 import { LookMoved, holdsHotAnswer, hotAnswer, hotAnswerNow, keepHotAnswer, lookHolds, onTrust, provisionalLook, type ProvisionalLook } from '../repositories/read-cache.js'
 import { changedOccurrences, type ChangedOccurrence } from '../repositories/override-reads.js'
 import { deleteEvent, insertEvent, trashEvent, updateEvent } from '../repositories/event-writes.js'
-import { entryKey, occurrencesOf } from '../repositories/occurrences.js'
+import { entryKey, occurrencesOf, overriddenKeys, type StoredOccurrence } from '../repositories/occurrences.js'
 import type { PostRef } from '../repositories/posts.js'
 import { lost, writeRead } from './compare-and-swap.js'
 import type { AppContext } from './context.js'
 import { createOnce } from './idempotency.js'
 import { documentAnswer, documentsListed, eventDocument, isSingleDocument } from './event-documents.js'
-import { occurrenceFromDocument } from './occurrence-documents.js'
+import { occurrenceFromDocument, unchangedOccurrence } from './occurrence-documents.js'
 import { checkEventUpdate, checkNewEvent, datesOf, eventColumns, precheckEventUpdate, seriesChange, type EventBody } from './event-input.js'
 import { eventFilterOf, windowKeyOf, type ListQuery } from './event-list-input.js'
 import { byId, bySlug, lookupLanguage, writerOf } from './linked.js'
@@ -234,7 +234,19 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     const storedOf = (id: number) => remembered.get(id) ?? assembled.get(id)
     // The occurrences a series' entries show, their overrides with them (one statement for the page).
     const ofSeries = wholes ? [] : entries.filter((e) => seriesDocuments.has(e.id) || storedOf(e.id)?.record.recurrence != null)
-    const occurrences = await occurrencesOf(ctx.db, ctx.site, ofSeries)
+    // An occurrence of a timed series with a document and no override: its row from its id and the series (no statement).
+    const overridden = seriesDocuments.size === 0 ? undefined : await overriddenKeys(ctx.db)
+    const unchanged = new Map<string, OccurrenceState>()
+    for (const entry of overridden === undefined ? [] : ofSeries) {
+      const document = seriesDocuments.get(entry.id)
+      const key = entryKey(entry.id, entry.occurrence)
+      if (document === undefined || overridden?.has(key) !== false) continue
+      const state = unchangedOccurrence(ctx, document, entry.occurrence)
+      if (state !== undefined) unchanged.set(key, state)
+    }
+    const read = await occurrencesOf(ctx.db, ctx.site, unchanged.size === 0 ? ofSeries : ofSeries.filter((e) => !unchanged.has(entryKey(e.id, e.occurrence))))
+    const occurrences = new Map<string, { state: OccurrenceState; override: StoredOccurrence['override'] }>(read)
+    for (const [key, state] of unchanged) occurrences.set(key, { state, override: null })
     // Entries of a series made from its document, by `entryKey`; those it cannot make (overridden ones) are made
     // from its record, read for them.
     const fromDocument = new Map<string, SerializedPieces<Event>>()

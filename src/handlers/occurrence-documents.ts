@@ -16,7 +16,9 @@
  */
 import type { Event } from '../contract.js'
 import type { SerializedPieces } from '../http/serialized.js'
+import { formatUtc } from '../lib/dates.js'
 import { occurrenceRecord, type OccurrenceState } from '../lib/occurrence-view.js'
+import { parseOccurrenceId } from '../lib/recurrence.js'
 import type { EventDocument } from '../repositories/event-documents.js'
 import type { AppContext } from './context.js'
 import type { BodyEdit, ListedDocument } from './event-documents.js'
@@ -35,6 +37,8 @@ interface Template {
   abbr: readonly [number, number]
   /** `occurrence`'s value (`null` in the document). */
   occurrence: readonly [number, number]
+  /** How long each occurrence of a timed series lasts, in ms (its first's UTC end less its UTC start). */
+  exactDuration: number
 }
 
 /** Templates kept per app, at most this many (the oldest made dropped first). */
@@ -105,7 +109,9 @@ function templateOf(document: EventDocument): { template: Template; record: Even
   const inside = (at: number) => slots.some(([from, to]) => from <= at && at <= to)
   if (inside(document.categoryAt) || inside(document.tagAt) || slots.some(([from, to]) => to > document.ldFrom && from < document.ldTo)) return null
   const series: SeriesDates = { timezone: record.timezone, all_day: record.all_day, start_date: record.start_date, end_date: record.end_date, rest_url: record.rest_url }
-  return { template: { body, series, dates: slots[0] as [number, number], abbr: slots[1] as [number, number], occurrence: slots[2] as [number, number] }, record }
+  const exactDuration = Date.parse(`${record.utc_end_date.replace(' ', 'T')}Z`) - Date.parse(`${record.utc_start_date.replace(' ', 'T')}Z`)
+  if (!Number.isFinite(exactDuration)) return null
+  return { template: { body, series, dates: slots[0] as [number, number], abbr: slots[1] as [number, number], occurrence: slots[2] as [number, number], exactDuration }, record }
 }
 
 /** The edits that make `template`'s document show `occurrence` (not overridden). */
@@ -119,23 +125,55 @@ function editsFor(template: Template, occurrence: OccurrenceState): BodyEdit[] {
   ]
 }
 
+interface Kept {
+  byId: Map<number, Template | null>
+  checked: Set<boolean>
+}
+
+function keptOf(ctx: AppContext): Kept {
+  let kept = templates.get(ctx)
+  if (kept === undefined) templates.set(ctx, (kept = { byId: new Map(), checked: new Set() }))
+  return kept
+}
+
+/** The template of a series' document (made when there is none for these bytes), and its record when just parsed. */
+function templateFor(kept: Kept, document: EventDocument): { template: Template | null; record?: Event } {
+  const template = kept.byId.get(document.id)
+  if (template === null || (template !== undefined && template.body.equals(document.body))) return { template }
+  const found = templateOf(document)
+  kept.byId.delete(document.id)
+  if (kept.byId.size >= MAX_TEMPLATES) kept.byId.delete(kept.byId.keys().next().value as number)
+  kept.byId.set(document.id, found?.template ?? null)
+  return { template: found?.template ?? null, record: found?.record }
+}
+
+/**
+ * The row of an occurrence of a timed series that is not changed alone, from its id and its series' document, or
+ * undefined (all-day series, or a document that makes no template): the start its id names, and the end as long
+ * after it as the series' first lasts (lib/recurrence.ts `occurrencesOf`: timed occurrences last `exactDuration`).
+ * The caller knows it has no override (`overriddenKeys`), so its row was not moved.
+ */
+export function unchangedOccurrence(ctx: AppContext, document: EventDocument, id: string): OccurrenceState | undefined {
+  const { template } = templateFor(keptOf(ctx), document)
+  if (template === null || template.series.all_day) return undefined
+  const parsed = parseOccurrenceId(id, false)
+  if (parsed === null || !('startUtc' in parsed)) return undefined
+  const end = new Date(Date.parse(`${parsed.startUtc.replace(' ', 'T')}Z`) + template.exactDuration)
+  try {
+    return { id, startUtc: parsed.startUtc, endUtc: formatUtc(end) }
+  } catch {
+    return undefined
+  }
+}
+
 /**
  * The list item of `occurrence` (not overridden) of the series whose stored document is `document`, made from the
  * document (`listed`: its list form with the page's terms), or undefined when it cannot be (then from the record).
  */
 export function occurrenceFromDocument(ctx: AppContext, listed: ListedDocument, document: EventDocument, occurrence: OccurrenceState): SerializedPieces<Event> | undefined {
-  let kept = templates.get(ctx)
-  if (kept === undefined) templates.set(ctx, (kept = { byId: new Map(), checked: new Set() }))
-  let template = kept.byId.get(document.id)
-  let record: Event | undefined
-  if (template === undefined || (template !== null && !template.body.equals(document.body))) {
-    const found = templateOf(document)
-    template = found?.template ?? null
-    record = found?.record
-    kept.byId.delete(document.id)
-    if (kept.byId.size >= MAX_TEMPLATES) kept.byId.delete(kept.byId.keys().next().value as number)
-    kept.byId.set(document.id, template)
-  }
+  const kept = keptOf(ctx)
+  const { template, record: parsed } = templateFor(kept, document)
+  let record = parsed
   if (template === null) return undefined
   const pieces = listed(document, editsFor(template, occurrence))
   if (!kept.checked.has(template.series.all_day)) {
