@@ -83,7 +83,7 @@ export type BodyEdit = readonly [number, number, readonly Buffer[]]
 
 /**
  * The bytes of a document in `form`, its terms' records put in, as pieces (slices of the document and the terms' JSON);
- * `extra`: more edits of its body (an occurrence's values: handlers/occurrence-documents.ts), none inside another.
+ * `extra`: more edits of its body (an occurrence's values: handlers/occurrence-list-items.ts), none inside another.
  */
 function piecesOf(ctx: AppContext, document: EventDocument, categories: readonly Category[], tags: readonly Tag[], form: Form, extra: readonly BodyEdit[] = []): SerializedPieces<Event> {
   // Edits in `body`'s offsets, none inside another: [at, up to, what goes there].

@@ -34,7 +34,7 @@ import { lost, writeRead } from './compare-and-swap.js'
 import type { AppContext } from './context.js'
 import { createOnce } from './idempotency.js'
 import { documentAnswer, documentsListed, eventDocument, isSingleDocument } from './event-documents.js'
-import { occurrenceFromDocument, unchangedOccurrence } from './occurrence-documents.js'
+import { occurrenceFromDocument, unchangedOccurrence } from './occurrence-list-items.js'
 import { checkEventUpdate, checkNewEvent, datesOf, eventColumns, precheckEventUpdate, seriesChange, type EventBody } from './event-input.js'
 import { eventFilterOf, windowKeyOf, type ListQuery } from './event-list-input.js'
 import { byId, bySlug, lookupLanguage, writerOf } from './linked.js'
@@ -201,7 +201,7 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
   /**
    * The records of a list page as `caller` is shown them, as JSON: for anonymous callers from the events'
    * stored documents where there are some (a series' occurrences without an override too, their values put in
-   * its document's bytes: handlers/occurrence-documents.ts), the others assembled (and offered to be stored).
+   * its document's bytes: handlers/occurrence-list-items.ts), the others assembled (and offered to be stored).
    * Each entry of a series shows its occurrence (lib/occurrence-view.ts), unless the page lists `wholes`.
    */
   async function listedEvents(caller: Caller | null, entries: readonly ListEntry[], wholes: boolean, look?: ProvisionalLook): Promise<Array<Serialized<Event> | SerializedPieces<Event>>> {

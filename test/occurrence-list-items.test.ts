@@ -1,5 +1,5 @@
 /**
- * A series' occurrences in anonymous lists made from the series' stored document (handlers/occurrence-documents.ts,
+ * A series' occurrences in anonymous lists made from the series' stored document (handlers/occurrence-list-items.ts,
  * issue 45) must be byte for byte what the record makes: every list page over many occurrences of series timed and
  * all-day, in zones with daylight saving time (the clocks moved within the series), several days long, with
  * terms, venues and organizers (one a draft, left out), some occurrences overridden (texts, dates, venues) and
@@ -12,7 +12,7 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../src/app.js'
 import { defaultConfig } from '../src/config.js'
 import { createCompilers } from '../src/http/compilers.js'
-import { occurrencesMadeFromDocuments } from '../src/handlers/occurrence-documents.js'
+import { occurrencesMadeFromDocuments } from '../src/handlers/occurrence-list-items.js'
 import { SPEC } from './helpers/contract.js'
 import { EVENTS, eventBody, setup, type Event, type Setup } from './helpers/events.js'
 import { API, BASE_URL, NOW } from './helpers/build.js'
