@@ -3,6 +3,7 @@ import {
   addDays,
   addYears,
   dateDetails,
+  requireDateTimeMs,
   endOfDayUtc,
   formatUtc,
   isoWithOffset,
@@ -249,6 +250,27 @@ t.test('dateDetails', async (t) => {
   t.throws(() => dateDetails('2025-02-29 00:00:00'), RangeError);
   t.throws(() => dateDetails('2025-03-09T07:05:09'), RangeError);
   t.throws(() => dateDetails('2025-03-09'), RangeError);
+  // It checks what `requireDateTimeMs` checks (without computing the instant): the same strings pass, the same throw.
+  for (const s of ['0000-01-01 00:00:00', '2025-13-01 00:00:00', '2025-00-10 00:00:00', '2025-01-00 00:00:00', '2025-04-31 00:00:00',
+    '1900-02-29 00:00:00', '2000-02-29 00:00:00', '2025-01-01 24:00:00', '2025-01-01 23:60:00', '2025-01-01 23:59:60', ' 2025-01-01 00:00:00',
+    '2025-01-01 00:00:00 ', '2025-1-01 00:00:00', '+025-01-01 00:00:00', '2025-01-01 00:00:0x']) {
+    let required: unknown
+    try {
+      requireDateTimeMs(s, 'dateDetails');
+      required = 'valid';
+    } catch (error) {
+      required = (error as Error).message;
+    }
+    let details: unknown
+    try {
+      const d = dateDetails(s);
+      details = 'valid';
+      t.same(Object.values(d), s.split(/[- :]/).map(Number), `${s}: its fields`);
+    } catch (error) {
+      details = (error as Error).message;
+    }
+    t.equal(details, required, `${JSON.stringify(s)}: as requireDateTimeMs`);
+  }
 });
 
 t.test('parseBodyDate', async (t) => {

@@ -78,12 +78,19 @@ function joined(items: readonly Buffer[]): Buffer[] {
 
 type Form = 'single' | 'list'
 
-/** The bytes of a document in `form`, its terms' records put in, as pieces (slices of the document and the terms' JSON). */
-function piecesOf(ctx: AppContext, document: EventDocument, categories: readonly Category[], tags: readonly Tag[], form: Form): SerializedPieces<Event> {
+/** An edit of a document's body: the bytes `[at, up to)` replaced by what goes there. */
+export type BodyEdit = readonly [number, number, readonly Buffer[]]
+
+/**
+ * The bytes of a document in `form`, its terms' records put in, as pieces (slices of the document and the terms' JSON);
+ * `extra`: more edits of its body (an occurrence's values: handlers/occurrence-list-items.ts), none inside another.
+ */
+function piecesOf(ctx: AppContext, document: EventDocument, categories: readonly Category[], tags: readonly Tag[], form: Form, extra: readonly BodyEdit[] = []): SerializedPieces<Event> {
   // Edits in `body`'s offsets, none inside another: [at, up to, what goes there].
-  const edits: Array<[number, number, Buffer[]]> = [
+  const edits: BodyEdit[] = [
     [document.categoryAt, document.categoryAt, joined(categories.map((c) => ctx.json.category(c)))],
     [document.tagAt, document.tagAt, joined(tags.map((t) => ctx.json.tag(t)))],
+    ...extra,
   ]
   if (form === 'list') edits.push([document.ldFrom, document.ldTo, []])
   edits.sort((a, b) => a[0] - b[0])
@@ -117,6 +124,22 @@ export async function documentAnswer(ctx: AppContext, document: EventDocument): 
     etag: composedEventEtag(document.id, document.version, document.digest, categories, tags),
     body: () => Buffer.concat(piecesOf(ctx, document, categories, tags, 'single')) as Serialized<Event>,
   }
+}
+
+/** A page's document in list form with its terms' current records, `extra` edits of its body made too. */
+export type ListedDocument = (document: EventDocument, extra?: readonly BodyEdit[]) => SerializedPieces<Event>
+
+/**
+ * The list form of `documents` (a page's), their terms read in one go; undefined when a term one names is gone
+ * (their records are then assembled).
+ */
+export async function documentsListed(ctx: AppContext, documents: readonly EventDocument[]): Promise<ListedDocument | undefined> {
+  const [categoryById, tagById] = await Promise.all([
+    termsOf(ctx, CATEGORY, documents.flatMap((d) => d.categoryIds)),
+    termsOf(ctx, TAG, documents.flatMap((d) => d.tagIds)),
+  ])
+  if (categoryById === undefined || tagById === undefined) return undefined
+  return (d, extra) => piecesOf(ctx, d, d.categoryIds.map((id) => categoryById.get(id) as Category), d.tagIds.map((id) => tagById.get(id) as Tag), 'list', extra)
 }
 
 /**
@@ -175,11 +198,7 @@ export function documentRecord(document: EventDocument, terms: { categories: Cat
  * terms read in one go); undefined for the others (and for all when a term one names is gone).
  */
 export async function listedFromDocuments(ctx: AppContext, documents: readonly EventDocument[]): Promise<Map<number, SerializedPieces<Event>>> {
-  const [categoryById, tagById] = await Promise.all([
-    termsOf(ctx, CATEGORY, documents.flatMap((d) => d.categoryIds)),
-    termsOf(ctx, TAG, documents.flatMap((d) => d.tagIds)),
-  ])
-  if (categoryById === undefined || tagById === undefined) return new Map()
-  return new Map(documents.map((d) => [d.id, piecesOf(ctx, d,
-    d.categoryIds.map((id) => categoryById.get(id) as Category), d.tagIds.map((id) => tagById.get(id) as Tag), 'list')]))
+  const listed = await documentsListed(ctx, documents)
+  if (listed === undefined) return new Map()
+  return new Map(documents.map((d) => [d.id, listed(d)]))
 }

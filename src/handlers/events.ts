@@ -17,7 +17,7 @@ import { checkPage, listLinks, pageOf, sendList, setListHeaders, type ListEnvelo
 import { asSent, sentQueryOf } from '../http/query.js'
 import { sendSerialized, type Serialized, type SerializedPieces } from '../http/serialized.js'
 import { listed, seenBy, withJsonLd } from '../lib/event-view.js'
-import { occurrenceRecord } from '../lib/occurrence-view.js'
+import { occurrenceRecord, type OccurrenceState } from '../lib/occurrence-view.js'
 import { FEED_FORMAT, icalFeed, type FeedEvent } from '../lib/ical.js'
 import { samePassword } from '../lib/passwords.js'
 import { modifiedNow } from '../lib/post-dates.js'
@@ -28,12 +28,13 @@ import { eventAccess, findEvent, rememberedEvents, storedEvents, type StoredEven
 import { LookMoved, holdsHotAnswer, hotAnswer, hotAnswerNow, keepHotAnswer, lookHolds, onTrust, provisionalLook, type ProvisionalLook } from '../repositories/read-cache.js'
 import { changedOccurrences, type ChangedOccurrence } from '../repositories/override-reads.js'
 import { deleteEvent, insertEvent, trashEvent, updateEvent } from '../repositories/event-writes.js'
-import { entryKey, occurrencesOf } from '../repositories/occurrences.js'
+import { entryKey, occurrencesOf, overriddenKeys, type StoredOccurrence } from '../repositories/occurrences.js'
 import type { PostRef } from '../repositories/posts.js'
 import { lost, writeRead } from './compare-and-swap.js'
 import type { AppContext } from './context.js'
 import { createOnce } from './idempotency.js'
-import { documentAnswer, eventDocument, isSingleDocument, listedFromDocuments } from './event-documents.js'
+import { documentAnswer, documentsListed, eventDocument, isSingleDocument } from './event-documents.js'
+import { occurrenceFromDocument, unchangedOccurrence } from './occurrence-list-items.js'
 import { checkEventUpdate, checkNewEvent, datesOf, eventColumns, precheckEventUpdate, seriesChange, type EventBody } from './event-input.js'
 import { eventFilterOf, windowKeyOf, type ListQuery } from './event-list-input.js'
 import { byId, bySlug, lookupLanguage, writerOf } from './linked.js'
@@ -206,9 +207,9 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
 
   /**
    * The records of a list page as `caller` is shown them, as JSON: for anonymous callers from the events'
-   * stored documents where there are some (single events: a series' occurrences are made from its record),
-   * the others assembled (and offered to be stored). Each entry of a series shows its occurrence
-   * (lib/occurrence-view.ts), unless the page lists `wholes`.
+   * stored documents where there are some (a series' occurrences without an override too, their values put in
+   * its document's bytes: handlers/occurrence-list-items.ts), the others assembled (and offered to be stored).
+   * Each entry of a series shows its occurrence (lib/occurrence-view.ts), unless the page lists `wholes`.
    */
   async function listedEvents(caller: Caller | null, entries: readonly ListEntry[], wholes: boolean, look?: ProvisionalLook): Promise<Array<Serialized<Event> | SerializedPieces<Event>>> {
     const ids = [...new Set(entries.map((e) => e.id))]
@@ -218,24 +219,65 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     const remembered = caller === null ? await rememberedEvents(ctx.db, ids) : new Map<number, StoredEvent>()
     const rest = remembered.size === 0 ? ids : ids.filter((id) => !remembered.has(id))
     const documents = caller === null && rest.length > 0 ? await ctx.documents.readMany(rest, ctx.apiUrl, look) : undefined
-    const singles = documents === undefined ? [] : [...documents.found.values()].filter((d) => wholes || isSingleDocument(d))
-    const fromDocuments = singles.length === 0 ? new Map<number, SerializedPieces<Event>>() : await listedFromDocuments(ctx, singles)
-    const missing = fromDocuments.size === 0 ? rest : rest.filter((id) => !fromDocuments.has(id))
-    const assembled = new Map((await storedEvents(ctx.db, ctx.site, missing)).map((stored) => {
-      if (documents?.version !== undefined && !documents.found.has(stored.record.id)) {
-        const offered = eventDocument(ctx, stored)
-        if (offered !== undefined) ctx.documents.offer(documents.version, ctx.apiUrl, offered)
+    const found = documents === undefined ? [] : [...documents.found.values()]
+    const singles = found.filter((d) => wholes || isSingleDocument(d))
+    // A series' document serves its occurrences without an override (its record is read only for the others).
+    const seriesDocuments = new Map(wholes ? [] : found.filter((d) => !isSingleDocument(d)).map((d) => [d.id, d]))
+    const fromDocuments = new Map<number, SerializedPieces<Event>>()
+    const listedDocument = singles.length + seriesDocuments.size === 0 ? undefined : await documentsListed(ctx, [...singles, ...seriesDocuments.values()])
+    if (listedDocument === undefined) seriesDocuments.clear()
+    else for (const d of singles) fromDocuments.set(d.id, listedDocument(d))
+    const assembled = new Map<number, StoredEvent>()
+    const assemble = async (missing: readonly number[]) => {
+      for (const stored of await storedEvents(ctx.db, ctx.site, missing)) {
+        if (documents?.version !== undefined && !documents.found.has(stored.record.id)) {
+          const offered = eventDocument(ctx, stored)
+          if (offered !== undefined) ctx.documents.offer(documents.version, ctx.apiUrl, offered)
+        }
+        assembled.set(stored.record.id, stored)
       }
-      return [stored.record.id, stored]
-    }))
+    }
+    await assemble(rest.filter((id) => !fromDocuments.has(id) && !seriesDocuments.has(id)))
     const storedOf = (id: number) => remembered.get(id) ?? assembled.get(id)
     // The occurrences a series' entries show, their overrides with them (one statement for the page).
-    const ofSeries = wholes ? [] : entries.filter((e) => storedOf(e.id)?.record.recurrence != null)
-    const occurrences = await occurrencesOf(ctx.db, ctx.site, ofSeries)
+    const ofSeries = wholes ? [] : entries.filter((e) => seriesDocuments.has(e.id) || storedOf(e.id)?.record.recurrence != null)
+    // An occurrence of a timed series with a document and no override: its row from its id and the series (no statement).
+    const overridden = seriesDocuments.size === 0 ? undefined : await overriddenKeys(ctx.db)
+    const unchanged = new Map<string, OccurrenceState>()
+    for (const entry of overridden === undefined ? [] : ofSeries) {
+      const document = seriesDocuments.get(entry.id)
+      const key = entryKey(entry.id, entry.occurrence)
+      if (document === undefined || overridden?.has(key) !== false) continue
+      const state = unchangedOccurrence(ctx, document, entry.occurrence)
+      if (state !== undefined) unchanged.set(key, state)
+    }
+    const read = await occurrencesOf(ctx.db, ctx.site, unchanged.size === 0 ? ofSeries : ofSeries.filter((e) => !unchanged.has(entryKey(e.id, e.occurrence))))
+    const occurrences = new Map<string, { state: OccurrenceState; override: StoredOccurrence['override'] }>(read)
+    for (const [key, state] of unchanged) occurrences.set(key, { state, override: null })
+    // Entries of a series made from its document, by `entryKey`; those it cannot make (overridden ones) are made
+    // from its record, read for them.
+    const fromDocument = new Map<string, SerializedPieces<Event>>()
+    const fromRecord = new Set<number>()
+    for (const entry of ofSeries) {
+      const document = seriesDocuments.get(entry.id)
+      if (document === undefined || listedDocument === undefined) continue
+      const key = entryKey(entry.id, entry.occurrence)
+      const occurrence = occurrences.get(key)
+      const item = occurrence?.override === null ? occurrenceFromDocument(ctx, listedDocument, document, occurrence.state) : undefined
+      if (item !== undefined) fromDocument.set(key, item)
+      else fromRecord.add(entry.id)
+    }
+    if (fromRecord.size > 0) await assemble([...fromRecord].filter((id) => !assembled.has(id)))
     const items: Array<Serialized<Event> | SerializedPieces<Event>> = []
     for (const entry of entries) {
+      const key = entryKey(entry.id, entry.occurrence)
+      const made = fromDocument.get(key)
+      if (made !== undefined) {
+        items.push(made)
+        continue
+      }
       const stored = storedOf(entry.id)
-      const occurrence = occurrences.get(entryKey(entry.id, entry.occurrence))
+      const occurrence = occurrences.get(key)
       if (stored !== undefined && occurrence !== undefined) {
         const record = occurrenceRecord(stored.record, occurrence.state, occurrence.override)
         items.push(ctx.json.event(listed(seenBy(caller, record), stored.password !== null)))

@@ -9,6 +9,7 @@ import type { Db } from '../db/unit-of-work.js'
 import type { OccurrenceOverride, OccurrenceState } from '../lib/occurrence-view.js'
 import type { ListEntry } from './event-filters.js'
 import { linkedRecords } from './linked.js'
+import { rememberedResult } from './read-cache.js'
 import { ORGANIZER } from './organizers.js'
 import type { Site } from './site.js'
 import { VENUE } from './venues.js'
@@ -76,6 +77,20 @@ export async function occurrencesOf(db: Db, site: Site, entries: readonly ListEn
     : sql<SqlBool>`(o.event_id, o.occurrence) in (select json_extract(value, '$[0]'), json_extract(value, '$[1]') from json_each(${JSON.stringify(entries.map((e) => [e.id, e.occurrence]))}))`
   const { rows } = await sql<OccurrenceRow>`select ${COLUMNS} from ${FROM} where ${pairs}`.execute(db)
   return new Map((await stored(db, site, rows)).map((s) => [entryKey(s.eventId, s.state.id), s]))
+}
+
+const keySets = new WeakMap<readonly string[], ReadonlySet<string>>()
+
+/**
+ * The occurrences changed alone (`event_overrides`: few), as `entryKey`s, remembered until events change (a change
+ * of an occurrence is one of its series); one statement over the overrides.
+ */
+export async function overriddenKeys(db: Db): Promise<ReadonlySet<string>> {
+  const keys = await rememberedResult(db, 'ids:events:overridden-occurrences', async () =>
+    (await db.selectFrom('event_overrides').select(['event_id', 'occurrence']).execute()).map((r) => entryKey(Number(r.event_id), r.occurrence)))
+  let set = keySets.get(keys)
+  if (set === undefined) keySets.set(keys, (set = new Set(keys)))
+  return set
 }
 
 /** One occurrence of an event, or undefined when it has none with this id. */

@@ -1,0 +1,113 @@
+/**
+ * Issue 45's random filtered lists in process (docs/performance.md "Issue 45"): the `random-filter` workload of
+ * scripts/bench/scenarios.ts (`realScenarios`, the same seeded requests) sent through `inject` to an app on a
+ * database the benchmark kept (`--keep-db`; copy it first: the app may store event documents), the CPU per
+ * request and the statements per request printed (SQLite: each statement's calls and time, the slowest first).
+ * `--dump FILE` writes every answer (status, the list's headers, the body) for comparing two builds byte for byte;
+ * `--src DIR` runs the app of another tree (e.g. an export of main), the same requests.
+ *
+ * CLI: node --import tsx scripts/bench/series-lists.ts --file DB [--database-url postgres://…?schema…] [--requests 2000]
+ *      [--warm 1000] [--seed 20261125] [--src DIR] [--dump FILE] [--statements]
+ */
+import { writeFileSync } from 'node:fs'
+import { Session } from 'node:inspector/promises'
+import { resolve } from 'node:path'
+import SQLite from 'better-sqlite3'
+import { realScenarios, sampleData } from './scenarios.js'
+
+const argv = process.argv.slice(2)
+const opt = (name: string): string | undefined => {
+  const i = argv.indexOf(`--${name}`)
+  return i < 0 ? undefined : argv[i + 1]
+}
+const file = opt('file')
+if (file === undefined) throw new Error('--file DB')
+const databaseUrl = opt('database-url') ?? file
+const requests = Number(opt('requests') ?? 2000)
+const warm = Number(opt('warm') ?? 1000)
+const seed = Number(opt('seed') ?? 20261125)
+const src = resolve(opt('src') ?? new URL('../../src', import.meta.url).pathname)
+const dump = opt('dump')
+const perStatement = argv.includes('--statements')
+const workload = opt('workload') ?? 'random-filter'
+const profile = opt('profile')
+
+// Statements counted (and timed) where better-sqlite3 runs them: every call of a statement's all/get/run/iterate.
+let statements = 0
+const timings = new Map<string, { calls: number; ms: number }>()
+const probe = new SQLite(':memory:')
+const statement = Object.getPrototypeOf(probe.prepare('select 1')) as Record<string, (...args: unknown[]) => unknown>
+probe.close()
+for (const method of ['all', 'get', 'run', 'iterate']) {
+  const original = statement[method] as (...args: unknown[]) => unknown
+  statement[method] = function (this: { source: string }, ...args: unknown[]) {
+    statements++
+    if (!perStatement) return original.apply(this, args)
+    const started = performance.now()
+    try {
+      return original.apply(this, args)
+    } finally {
+      const t = timings.get(this.source) ?? { calls: 0, ms: 0 }
+      t.calls++
+      t.ms += performance.now() - started
+      timings.set(this.source, t)
+    }
+  }
+}
+
+const { buildApp } = await import(`${src}/app.js`) as typeof import('../../src/app.js')
+const { defaultConfig } = await import(`${src}/config.js`) as typeof import('../../src/config.js')
+const { openDatabase } = await import(`${src}/db/database.js`) as typeof import('../../src/db/database.js')
+
+const now = new Date()
+const samples = sampleData(file, 20000, now)
+const scenario = realScenarios(samples, 'unused', now, seed).find((s) => s.key === workload)
+if (scenario === undefined) throw new Error(`no workload ${workload}`)
+const handle = await openDatabase(databaseUrl)
+const app = await buildApp({ db: handle.db, config: defaultConfig({ databaseUrl, publicUrl: 'http://calendar.bench' }), now: () => now })
+const answers: string[] = []
+try {
+  // The event documents of this public URL, as the server fills them after it starts (the benchmark waits for them).
+  const filled = performance.now()
+  await (app as unknown as { fillEventDocuments: () => Promise<boolean> }).fillEventDocuments()
+  console.log(`event documents filled in ${((performance.now() - filled) / 1000).toFixed(1)} s`)
+  const run = async (n: number, keep: boolean) => {
+    const cpu = process.cpuUsage()
+    const before = statements
+    const started = performance.now()
+    for (let i = 0; i < n; i++) {
+      const req = scenario.next()
+      const res = await app.inject({ method: 'GET', url: req.path })
+      if (res.statusCode !== 200 && res.statusCode !== 404) throw new Error(`${req.path}: ${res.statusCode} ${res.body.slice(0, 300)}`)
+      if (keep && dump !== undefined) {
+        answers.push(JSON.stringify([req.path, res.statusCode, res.headers['x-total'], res.headers['x-total-pages'], res.headers.link, res.body]))
+      }
+    }
+    const used = process.cpuUsage(cpu)
+    return { cpuMs: (used.user + used.system) / 1000 / n, wallMs: (performance.now() - started) / n, statements: (statements - before) / n }
+  }
+  const w = await run(warm, false)
+  timings.clear()
+  // `--profile FILE`: a CPU profile of the measured requests only (open it in Chrome's DevTools).
+  const session = profile === undefined ? undefined : new Session()
+  if (session !== undefined) {
+    session.connect()
+    await session.post('Profiler.enable')
+    await session.post('Profiler.start')
+  }
+  const m = await run(requests, true)
+  if (session !== undefined && profile !== undefined) {
+    writeFileSync(profile, JSON.stringify((await session.post('Profiler.stop')).profile))
+    session.disconnect()
+  }
+  console.log(`${workload} ${src}: warm ${warm} (${w.cpuMs.toFixed(2)} ms CPU, ${w.statements.toFixed(2)} statements a request), `
+    + `measured ${requests}: ${m.cpuMs.toFixed(3)} ms CPU, ${m.wallMs.toFixed(3)} ms wall, ${m.statements.toFixed(2)} statements a request`)
+  if (perStatement) {
+    const top = [...timings.entries()].sort((a, b) => b[1].ms - a[1].ms).slice(0, 12)
+    for (const [sql, t] of top) console.log(`  ${(t.ms / requests).toFixed(3)} ms/req  ${(t.calls / requests).toFixed(2)} calls/req  ${sql.replace(/\s+/g, ' ').slice(0, 220)}`)
+  }
+  if (dump !== undefined) writeFileSync(dump, `${answers.join('\n')}\n`)
+} finally {
+  await app.close()
+  await handle.close()
+}
