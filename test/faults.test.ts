@@ -224,6 +224,44 @@ t.test('a lock held elsewhere past CALENDAR_DATABASE_TIMEOUT_MS: 503 in bounded 
   t.ok(alive(server))
 })
 
+t.test('PostgreSQL: the write lock not taken within CALENDAR_DATABASE_TIMEOUT_MS is 503, and the connection goes back to the pool clean (no 500 after)', { skip: TEST_ENGINE !== 'postgres' && 'PostgreSQL only' }, async (t) => {
+  const url = await freshDatabaseUrl(t)
+  // Two connections, so that the next writes surely reuse the ones the refused writes had.
+  const handle = await openDatabase(url, { timeoutMs: 300, poolSize: 2 })
+  const app = await buildApp({ db: handle.db, config: defaultConfig({ publicUrl: 'http://calendar.test' }), spec: SPEC })
+  t.teardown(async () => {
+    await app.close()
+    await handle.close()
+  })
+  const key = generateKey()
+  await withTransaction(handle.db, (trx) => createUserWithKey(trx, 'editor', key, '2026-01-01 00:00:00'))
+  const write = async (name: string) => {
+    const res = await app.inject({ method: 'POST', url: `${API}/venues`, headers: { authorization: `Bearer ${key}` }, payload: { venue: name } })
+    const problems = contractProblems('POST', `${API}/venues`, res)
+    if (problems.length > 0) t.fail('POST /venues breaks the contract', { problems })
+    return res.statusCode
+  }
+  // Another node's write transaction holds the schema's write lock (postgres-dialect.ts) past the timeout.
+  const other = new pg.Client({ connectionString: url.replace(/\?.*$/, '') })
+  await other.connect()
+  t.teardown(() => other.end())
+  const schema = new URL(url).searchParams.get('schema') ?? 'public'
+  await other.query('begin')
+  await other.query(`select pg_advisory_xact_lock(hashtext('calendar-writes:' || $1::text))`, [schema])
+  const refused = await Promise.all(['locked 1', 'locked 2', 'locked 3', 'locked 4'].map(write))
+  t.same(refused, [503, 503, 503, 503], 'writes behind the lock: 503')
+  await other.query('rollback')
+  // One after the other (the pool's two connections each reused), so that only a connection's state can fail them.
+  const after: number[] = []
+  for (let i = 0; i < 6; i++) after.push(await write(`after ${i}`))
+  t.same(after, after.map(() => 201), 'every write after it: 201 (no connection left inside an aborted transaction)')
+  const read = await app.inject({ url: `${API}/venues` })
+  t.equal(read.statusCode, 200, 'reads too')
+  const names = await venueNames(url)
+  t.notOk(names.some((n) => n.startsWith('locked')), 'the refused writes were not made')
+  t.equal(names.filter((n) => n.startsWith('after')).length, 6)
+})
+
 t.test('SQLite full: writes 503 with Retry-After and SQLITE_FULL in the log, reads go on, writes work again with space', { skip: TEST_ENGINE !== 'sqlite' && 'SQLite only' }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'calendar-full-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))

@@ -15,7 +15,17 @@ const WRITE_LOCK = "select pg_advisory_xact_lock(hashtext('calendar-writes:' || 
 class WriteSerializingPostgresDriver extends PostgresDriver {
   override async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
     await super.beginTransaction(connection, settings)
-    if (settings.accessMode !== 'read only') await connection.executeQuery(CompiledQuery.raw(WRITE_LOCK))
+    if (settings.accessMode === 'read only') return
+    try {
+      await connection.executeQuery(CompiledQuery.raw(WRITE_LOCK))
+    } catch (error) {
+      // The lock not taken (`lock_timeout`: CONTRACT §18's bounded wait) leaves the transaction open and aborted,
+      // and Kysely ends only transactions whose begin succeeded: ended here, or the connection would go back to
+      // the pool inside it and fail every statement after ("current transaction is aborted"). Best effort: a
+      // connection that cannot roll back is broken, and the pool drops it on its error.
+      await super.rollbackTransaction(connection).catch(() => undefined)
+      throw error
+    }
   }
 }
 
