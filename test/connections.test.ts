@@ -185,7 +185,9 @@ t.test('SIGTERM under load: every request already sent is answered, on warm and 
 })
 
 t.test('request bodies by Content-Encoding: decoded when gzip, deflate or br; 400 when they do not decode, at any size; 415 for other codings', async (t) => {
-  const s = await listening(t)
+  // Not about timeouts: long ones, so that a loaded machine does not race a keep-alive close of 150 ms (a request
+  // sent on a socket the server is closing as idle: "other side closed").
+  const s = await listening(t, { ...LIMITS, headersTimeoutMs: 60_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 60_000 })
   const editor = await s.auth('editor')
   const base = `http://127.0.0.1:${s.port}${API}`
   const post = async (coding: string, body: Buffer, headers: Record<string, string> = editor) => {
