@@ -9,11 +9,9 @@
  */
 import t, { type Test } from 'tap'
 import type { LightMyRequestResponse } from 'fastify'
-import { openDatabase } from '../src/db/database.js'
-import { withTransaction } from '../src/db/unit-of-work.js'
 import { readCacheStats } from '../src/repositories/read-cache.js'
 import { API, NOW, build, type Built } from './helpers/build.js'
-import { writeFromAnotherHandle } from './helpers/database.js'
+import { rawWriteFromAnotherHandle, writeFromAnotherHandle } from './helpers/database.js'
 
 /** Headers made anew on every request, whatever answers it. */
 const PER_REQUEST = new Set(['date', 'x-request-id'])
@@ -95,14 +93,7 @@ t.test('a write is seen by the next list however hot it was: through the API, fr
     },
     {
       what: 'a raw write from another handle, outside the change log',
-      write: async () => {
-        const other = await openDatabase(s.url)
-        try {
-          await withTransaction(other.db, async (trx) => { await trx.updateTable('events').set({ excerpt: 'raw' }).where('id', '=', id).execute() })
-        } finally {
-          await other.close()
-        }
-      },
+      write: () => rawWriteFromAnotherHandle(s.url, id),
       shows: (res) => excerptOf(res)?.excerpt === 'raw',
     },
     {

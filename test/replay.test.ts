@@ -12,10 +12,8 @@
 import { request, Agent } from 'node:http'
 import { connect, type AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
-import { openDatabase } from '../src/db/database.js'
-import { withTransaction } from '../src/db/unit-of-work.js'
 import { API, build, type Built } from './helpers/build.js'
-import { writeFromAnotherHandle } from './helpers/database.js'
+import { rawWriteFromAnotherHandle, writeFromAnotherHandle } from './helpers/database.js'
 
 interface Answer {
   status: number
@@ -159,14 +157,7 @@ t.test('a write is seen by the next request however often it was replayed: throu
     },
     {
       what: 'a raw write from another handle, outside the change log',
-      write: async () => {
-        const other = await openDatabase(s.url)
-        try {
-          await withTransaction(other.db, async (trx) => { await trx.updateTable('events').set({ excerpt: 'raw' }).where('id', '=', id).execute() })
-        } finally {
-          await other.close()
-        }
-      },
+      write: () => rawWriteFromAnotherHandle(s.url, id),
       shows: (answer) => record(answer).excerpt === 'raw',
     },
   ]

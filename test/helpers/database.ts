@@ -121,3 +121,16 @@ export async function writeFromAnotherHandle(url: string, id: number): Promise<v
     await other.close()
   }
 }
+
+/**
+ * A raw write on a second handle on the database at `url`, outside the change log (as SQL run by hand): it sets
+ * the excerpt of event `id` to 'raw'; only the data's own version shows it.
+ */
+export async function rawWriteFromAnotherHandle(url: string, id: number): Promise<void> {
+  const other = await openDatabase(url)
+  try {
+    await withTransaction(other.db, async (trx) => { await trx.updateTable('events').set({ excerpt: 'raw' }).where('id', '=', id).execute() })
+  } finally {
+    await other.close()
+  }
+}
