@@ -25,6 +25,8 @@ export interface Managed {
 }
 
 const alive = new Set<ChildProcess>()
+/** Children this script is stopping: their exit is expected, any other exit is reported. */
+const stopping = new Set<ChildProcess>()
 let hooksInstalled = false
 
 function isRunning(child: ChildProcess): boolean {
@@ -34,6 +36,7 @@ function isRunning(child: ChildProcess): boolean {
 /** Kills every child still running (SIGKILL); used on exit and on a signal. */
 export function killAllChildren(): void {
   for (const child of alive) {
+    stopping.add(child)
     if (isRunning(child)) {
       try {
         child.kill('SIGKILL')
@@ -130,7 +133,15 @@ export async function startProcess(options: StartOptions): Promise<Managed> {
   alive.add(child)
   child.stdout?.on('data', keep)
   child.stderr?.on('data', keep)
-  child.on('exit', () => alive.delete(child))
+  child.on('exit', (code, signal) => {
+    alive.delete(child)
+    // A server that dies while it is measured shows only as failed requests: say so, with what it wrote last
+    // (LOG_LEVEL is silent, so these are its crash and its warnings).
+    if (!stopping.delete(child) && readyAt !== undefined) {
+      process.stderr.write(`\nbench: ${options.name} (pid ${child.pid}) exited on its own (${code ?? signal}) after answering; its last output:\n${output.join('\n') || '(none)'}\n`)
+    }
+  })
+  let readyAt: number | undefined
   const spawnError = new Promise<never>((_, reject) => child.once('error', reject))
   spawnError.catch(() => undefined)
   const origin = `http://127.0.0.1:${options.port}`
@@ -143,6 +154,7 @@ export async function startProcess(options: StartOptions): Promise<Managed> {
       const response = await Promise.race([fetch(`${origin}${options.readyPath}`, { signal: AbortSignal.timeout(2000) }), spawnError])
       await response.arrayBuffer()
       const startupMs = performance.now() - started
+      readyAt = started + startupMs
       if (child.pid === undefined) throw new Error(`${options.name} has no pid`)
       return { name: options.name, child, pid: child.pid, port: options.port, origin, startupMs, output, cpus: allowedCpus(child.pid) }
     } catch (error) {
@@ -159,6 +171,7 @@ export async function stopProcess(managed: Managed): Promise<void> {
   const { child } = managed
   if (!isRunning(child)) return
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  stopping.add(child)
   child.kill('SIGTERM')
   const graceful = await Promise.race([exited.then(() => true), sleep(10_000).then(() => false)])
   if (!graceful && isRunning(child)) {
