@@ -218,3 +218,47 @@ t.test('occurrenceAnswer: none from a document it cannot edit, or with a contrac
   if (termsText !== undefined) t.equal(occurrenceAnswer(ctx, proved, termsText, state, [], [], '"e"'), undefined, 'terms written in the document')
   t.ok(s)
 })
+
+t.test('a list item\'s template: made only when the values are where they should be, once, and each alone', async (t) => {
+  const { s, document, series, occurrences } = await seriesWithOracle(t)
+  const allDay = await s.create(eventBody({ title: 'Fair', all_day: true, timezone: 'Europe/Berlin', start_date: '2026-03-27', end_date: '2026-03-28', recurrence: { rule: 'FREQ=WEEKLY;COUNT=3' } }))
+  const single = await s.event('Once')
+  const allDayDocument = await storedDocument(t, s, allDay.id)
+  const singleDocument = await storedDocument(t, s, single.id)
+  const ctx = () => ({}) as AppContext
+  const id = occurrences[1] as string
+  const row = await s.db.selectFrom('event_occurrences').select(['start_utc', 'end_utc']).where('event_id', '=', series.id).where('occurrence', '=', id).executeTakeFirstOrThrow()
+  t.same(unchangedOccurrence(ctx(), document, id), { id, startUtc: row.start_utc, endUtc: row.end_utc }, 'the stored document: the row its id names')
+  const body = document.body.toString('utf8')
+  const datesAt = Buffer.byteLength(body.slice(0, body.indexOf('"start_date":')))
+  const refused: Array<[string, EventDocument]> = [
+    ['not JSON', { ...document, body: Buffer.from('{"title":') }],
+    ['a single event', singleDocument],
+    ['an occurrence\'s own document', replaced(document, '"occurrence":null', '"occurrence":{}')],
+    ['"start_date": twice', replaced(document, '"json_ld":{', '"json_ld":{"start_date":1,')],
+    ['the dates not followed by the time zone', replaced(document, ',"timezone":', ',"timezonX":')],
+    ['"timezone_abbr": twice', replaced(document, '"json_ld":{', '"json_ld":{"timezone_abbr":1,')],
+    ['no "occurrence":null', replaced(document, '"occurrence":null', '"occurrence": null')],
+    ['a term\'s array inside the dates', { ...document, categoryAt: datesAt + 2 }],
+    ['the JSON-LD over the dates', { ...document, ldFrom: 0, ldTo: document.body.length }],
+    ['UTC dates that are not dates', replaced(document, /"utc_start_date":"[^"]*"/.exec(body)?.[0] ?? '', '"utc_start_date":"soon"')],
+  ]
+  for (const [what, changed] of refused) {
+    const one = ctx()
+    t.equal(unchangedOccurrence(one, changed, id), undefined, what)
+    const listed: ListedDocument = () => { throw new Error('not to be listed') }
+    t.equal(occurrenceFromDocument(one, listed, changed, { id, startUtc: row.start_utc, endUtc: row.end_utc }), undefined, `${what}: no list item`)
+  }
+  t.equal(unchangedOccurrence(ctx(), allDayDocument, (await occurrencesOf(s, allDay.id))[1] as string), undefined, 'an all-day series: its rows are read')
+  t.equal(unchangedOccurrence(ctx(), document, 'nonsense'), undefined, 'an id that names no start')
+  t.equal(unchangedOccurrence(ctx(), document, '99991231T230000Z'), undefined, 'an end past the last representable year')
+
+  // Templates kept per app at most 4096, the oldest made dropped first: a series whose document could not make one
+  // is tried again once it was dropped.
+  const one = ctx()
+  const broken = replaced(document, '"occurrence":null', '"occurrence": null')
+  t.equal(unchangedOccurrence(one, broken, id), undefined, 'no template')
+  t.equal(unchangedOccurrence(one, document, id), undefined, 'kept: still none for that series')
+  for (let other = 1; other <= 4096; other++) unchangedOccurrence(one, { ...document, id: 2_000_000 + other }, id)
+  t.same(unchangedOccurrence(one, document, id), { id, startUtc: row.start_utc, endUtc: row.end_utc }, 'dropped after 4096 others: made again')
+})
