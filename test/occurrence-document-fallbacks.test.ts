@@ -174,7 +174,8 @@ t.test('seriesText: the document\'s text used only when its pieces make the dige
     ['a member missing, another in its place', rewritten(document, '"title":', '"titlx":')],
     ['the venues not an array', rewritten(document, `"venue":${venues}`, '"venue":{}')],
     ['a venue not an object', rewritten(document, `"venue":${venues}`, '"venue":[1]')],
-    ['venues without a comma between them', replaced(document, `"venue":${venues}`, `"venue":${venues.replace('},{', '}{')}`)],
+    ['venues with a space instead of a comma between them', replaced(document, `"venue":${venues}`, `"venue":${venues.replace('},{', '} {')}`)],
+    ['a member the record does not have', replaced(document, '"json_ld":', '"extra":1,"json_ld":')],
     ['a member written with an escape (the digest kept is the record\'s)', replaced(document, '"title":"Night"', '"title":"\\u004eight"')],
     ['a time zone not a string', rewritten(document, '"timezone":"Europe/Berlin"', '"timezone":1')],
   ]
