@@ -19,7 +19,7 @@ import { occurrenceFromDocument, occurrencesMadeFromDocuments, unchangedOccurren
 import type { EventDocument } from '../src/repositories/event-documents.js'
 import { API, API_URL, BASE_URL, NOW } from './helpers/build.js'
 import { SPEC } from './helpers/contract.js'
-import { EVENTS, eventBody, setup, type Event, type Setup } from './helpers/events.js'
+import { EVENTS, eventBody, setup, type Setup } from './helpers/events.js'
 
 /** The stored document of event `id` (read as the app reads it). */
 async function storedDocument(t: Test, s: Setup, id: number): Promise<EventDocument> {

@@ -6,7 +6,7 @@
  * may take; recordings beyond the count or the bytes drop the oldest first. `registerReplay` refuses a server
  * with another request listener, and a replay that fails is answered by the full path when nothing was sent yet.
  */
-import { request, Agent, type IncomingHttpHeaders } from 'node:http'
+import { request, Agent, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { Readable } from 'node:stream'
 import t, { type Test } from 'tap'
@@ -160,18 +160,18 @@ t.test('registerReplay refuses a server whose request listener is not Fastify\'s
 
 /** Makes the next replay's `writeHead` fail, before or after the headers were given to Node. */
 function breakNextWriteHead(app: FastifyInstance, after: boolean): void {
-  const [listener] = app.server.listeners('request') as Array<(req: unknown, res: { writeHead: (...args: unknown[]) => unknown }) => void>
+  const [listener] = app.server.listeners('request') as Array<(req: IncomingMessage, res: ServerResponse) => void>
   if (listener === undefined) throw new Error('no request listener')
   app.server.removeListener('request', listener)
-  app.server.on('request', (req, res) => {
+  app.server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     app.server.removeAllListeners('request')
     app.server.on('request', listener)
     const writeHead = res.writeHead
-    res.writeHead = function (this: unknown, ...args: unknown[]) {
+    res.writeHead = function (this: ServerResponse, ...args: unknown[]) {
       res.writeHead = writeHead
-      if (after) writeHead.apply(this, args)
+      if (after) (writeHead as (...given: unknown[]) => unknown).apply(this, args)
       throw new Error('writeHead failed')
-    }
+    } as typeof res.writeHead
     listener(req, res)
   })
 }
