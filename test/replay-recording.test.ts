@@ -215,3 +215,23 @@ t.test('a look that fails: the held requests go the full path, the recordings dr
   t.equal(s.replay.replayed, 1, 'not replayed')
   t.equal(s.replay.size, 1, 'recorded again by the full path (its generation: undefined no more)')
 })
+
+t.test('a look that throws (SQLite\'s probe failing: the database cannot serve now): the process stays up, the held requests go the full path', async (t) => {
+  let failing = false
+  const s = await served(t, {
+    lookNow: () => {
+      if (failing) throw new Error('SQLITE_IOERR: disk I/O error')
+      return 1
+    },
+  })
+  const full = await s.get('/text/40')
+  await s.get('/text/40')
+  t.equal(s.replay.replayed, 1)
+  failing = true
+  const handled = s.handled()
+  const answered = await s.get('/text/40')
+  t.equal(answered.status, 200)
+  t.equal(answered.body.toString(), full.body.toString(), 'the full path\'s answer')
+  t.equal(s.handled(), handled + 1, 'by the route')
+  t.equal(s.replay.replayed, 1, 'not replayed')
+})
