@@ -12,8 +12,17 @@
 import { request, Agent } from 'node:http'
 import { connect, type AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
-import { API, build, type Built } from './helpers/build.js'
-import { rawWriteFromAnotherHandle, writeFromAnotherHandle } from './helpers/database.js'
+import pg from 'pg'
+import { buildApp } from '../src/app.js'
+import { defaultConfig } from '../src/config.js'
+import { openDatabase } from '../src/db/database.js'
+import { withTransaction } from '../src/db/unit-of-work.js'
+import { createCompilers } from '../src/http/compilers.js'
+import { generateKey } from '../src/lib/api-keys.js'
+import { createUserWithKey } from '../src/repositories/users.js'
+import { API, BASE_URL, NOW, build, type Built } from './helpers/build.js'
+import { SPEC } from './helpers/contract.js'
+import { TEST_ENGINE, freshDatabaseUrl, rawWriteFromAnotherHandle, writeFromAnotherHandle } from './helpers/database.js'
 
 interface Answer {
   status: number
@@ -268,4 +277,98 @@ t.test('a list is replayed as the full path answers it, and not once the clock m
   t.equal(s.app.replay.replayed, before, 'the next day\'s list is not a replay of the day before\'s')
   t.equal(total(tomorrow), '1', 'yesterday\'s event has left the window')
   t.match(tomorrow.body.toString('utf8'), /start_date=2026-07-02/, 'the window starts on the new day')
+})
+
+/** One request written as is on a connection of its own, the answer as text (the server closes after it). */
+function rawRequest(port: number, text: string): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1')
+    const chunks: Buffer[] = []
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk))
+    socket.on('end', () => resolve(Buffer.concat(chunks).toString('latin1')))
+    socket.on('error', reject)
+    socket.write(text)
+  })
+}
+
+/** The status and body of a raw answer (not chunked). */
+function statusAndBody(text: string): { status: number; body: string } {
+  const at = text.indexOf('\r\n\r\n')
+  return { status: Number(text.slice(9, 12)), body: text.slice(at + 4) }
+}
+
+t.test('HTTP/1.0, HEAD, no Host or a body take the full path; Content-Length: 0 and X-No-Compression are keyed as sent', async (t) => {
+  const s = await build(t)
+  const editor = await s.auth('editor')
+  const wire = await listening(t, s)
+  const id = await newEvent(t, s, editor)
+  const path = `${API}/events/${id}`
+  const { full } = await fullThenReplayed(t, s, wire, path)
+  const { port } = s.app.server.address() as AddressInfo
+  const fullBody = full.body.toString('latin1')
+  const cases: Array<{ what: string; text: string; status: number; body?: string }> = [
+    { what: 'HTTP/1.0', text: `GET ${path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n`, status: 200, body: fullBody },
+    { what: 'HEAD', text: `HEAD ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`, status: 200, body: '' },
+    { what: 'no Host (the full path refuses it)', text: `GET ${path} HTTP/1.1\r\nConnection: close\r\n\r\n`, status: 400 },
+    { what: 'a body', text: `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`, status: 200, body: fullBody },
+  ]
+  for (const one of cases) {
+    const before = s.app.replay.replayed
+    const answer = statusAndBody(await rawRequest(port, one.text))
+    t.equal(answer.status, one.status, `${one.what}: ${one.status}`)
+    if (one.body !== undefined) t.equal(answer.body, one.body, `${one.what}: the full path's bytes`)
+    t.equal(s.app.replay.replayed, before, `${one.what}: not replayed`)
+  }
+  t.ok(s.app.replay.size > 0, 'the recording kept')
+  // An empty body said so is no body: replayed.
+  const before = s.app.replay.replayed
+  const empty = statusAndBody(await rawRequest(port, `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`))
+  t.equal(empty.status, 200)
+  t.equal(empty.body, fullBody, 'Content-Length: 0: the same bytes')
+  t.equal(s.app.replay.replayed, before + 1, 'Content-Length: 0: replayed')
+  // X-No-Compression is part of the key: a compressed recording is not replayed to a request that refuses compression.
+  const gzip = await fullThenReplayed(t, s, wire, path, { 'accept-encoding': 'gzip' })
+  t.match(gzip.replayed.headers.join('\n'), /content-encoding\ngzip/i, 'the gzip recording')
+  const plain = await fullThenReplayed(t, s, wire, path, { 'accept-encoding': 'gzip', 'x-no-compression': '1' })
+  t.notMatch(plain.replayed.headers.join('\n'), /content-encoding/i, 'X-No-Compression: replayed uncompressed')
+  t.equal(plain.replayed.body.toString('base64'), full.body.toString('base64'), 'X-No-Compression: the identity bytes')
+  t.same(plain.replayed.headers, plain.full.headers)
+})
+
+t.test('PostgreSQL: when the look at the data version fails (the database away), held requests get the full path\'s answer: 503, not a replay', { skip: TEST_ENGINE !== 'postgres' && 'PostgreSQL only (SQLite\'s look answers at once, without waiting)' }, async (t) => {
+  const url = await freshDatabaseUrl(t)
+  const handle = await openDatabase(url, { timeoutMs: 300 })
+  const app = await buildApp({ db: handle.db, config: defaultConfig({ publicUrl: BASE_URL, databaseTimeoutMs: 300 }), now: () => NOW, spec: SPEC, compilers: createCompilers() })
+  t.teardown(async () => {
+    await app.close()
+    await handle.close()
+  })
+  const key = generateKey()
+  await withTransaction(handle.db, (trx) => createUserWithKey(trx, 'editor', key, '2026-01-01 00:00:00'))
+  const s = { app, inject: (request: { url: string }) => app.inject(request) } as unknown as Built
+  const created = await app.inject({
+    method: 'POST', url: `${API}/events`, headers: { authorization: `Bearer ${key}` },
+    payload: { title: 'Night', status: 'publish', start_date: '2026-07-01 20:00:00', end_date: '2026-07-01 23:00:00' },
+  })
+  t.equal(created.statusCode, 201)
+  const path = `${API}/events/${created.json<{ id: number }>().id}`
+  const wire = await listening(t, s)
+  const { full } = await fullThenReplayed(t, s, wire, path)
+  // Every look reads the change log and the data epoch: locked elsewhere, each waits its 300 ms and fails.
+  const other = new pg.Client({ connectionString: url.replace(/\?.*$/, '') })
+  await other.connect()
+  t.teardown(() => other.end())
+  const schema = new URL(url).searchParams.get('schema') ?? 'public'
+  await other.query('begin')
+  await other.query(`lock table "${schema}".changes, "${schema}".data_epoch in access exclusive mode`)
+  const before = s.app.replay.replayed
+  const away = await wire.get(path)
+  await other.query('rollback')
+  t.equal(away.status, 503, 'the full path\'s answer: 503')
+  t.match(JSON.parse(away.body.toString('utf8')), { code: 'rest_database_unavailable' })
+  t.ok(away.headers.some((h) => h.toLowerCase() === 'retry-after'), 'with Retry-After')
+  t.equal(s.app.replay.replayed, before, 'not replayed')
+  const back = await wire.get(path)
+  t.equal(back.status, 200)
+  t.equal(back.body.toString('base64'), full.body.toString('base64'), 'back: the same bytes')
 })

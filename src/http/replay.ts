@@ -166,7 +166,15 @@ export function registerReplay(app: FastifyInstance, sources: ReplaySources): Re
   function answerHeld(): void {
     const batch = held
     held = []
-    const now = sources.lookNow()
+    let now: number | undefined | 'wait'
+    try {
+      now = sources.lookNow()
+    } catch {
+      // The look failed (SQLite's probe: the database cannot serve now). Thrown here, outside any request, it would
+      // end the process: each request goes the full path instead, whose own look answers it (503, CONTRACT §18).
+      answer(batch, undefined)
+      return
+    }
     if (now !== 'wait') {
       answer(batch, now)
       return
