@@ -130,6 +130,23 @@ export async function mergeSearchWrites(trx: Kysely<Database>): Promise<void> {
 /** Writes whose share of merging one transaction does at most (a shared commit holds 16; a bulk write's transaction is merged by later writes and, at worst, FTS5's crisis merge). */
 const MERGED_WRITES_MAX = 16
 
+/**
+ * SQLite: the id the next row of `events` will be given (AUTOINCREMENT: one past every id it ever gave, as
+ * `sqlite_sequence` keeps it, and past every row it holds), read inside the write transaction, where no other
+ * writer can take it first: a new event's row is then written whole by its insert (its `event-<id>` slug, its own
+ * id as its translation group) instead of being updated right after it (posts.ts `settleNewPost`), which moved its
+ * entries in two indexes and fired the row's update triggers. Undefined on PostgreSQL, whose identity hands ids
+ * out as rows are inserted (and another transaction may take the next one first).
+ */
+export async function nextEventId(trx: Kysely<Database>): Promise<number | undefined> {
+  if (isPostgres(trx)) return undefined
+  const { rows } = await nextEventIdRead(trx)
+  return Number(rows[0]?.id)
+}
+
+const nextEventIdRead = prepared(0, () => sql<{ id: number }>`select max(coalesce((select seq from sqlite_sequence where name = 'events'), 0),
+  coalesce((select max(id) from events), 0)) + 1 as id`)
+
 // The search index's statements, built once per engine (db/prepared.ts).
 const searchRowUpserted = prepared(3, (db, id: number, title: string, description: string | null) =>
   sql`insert into event_search (event_id, title, description) values (${id}, ${title}, ${description})
