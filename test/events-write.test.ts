@@ -6,7 +6,7 @@
 import t from 'tap'
 import { API } from './helpers/build.js'
 import { expectError } from './helpers/errors.js'
-import { EVENTS, EVENTS_URL, NOW_TEXT, categoryRecord, eventBody, eventRecord, organizerRecord, setup, tagRecord, venueRecord, type Event, type Setup } from './helpers/events.js'
+import { EVENTS, EVENTS_URL, NOW_TEXT, categoryRecord, eventBody, eventRecord, organizerRecord, recordStatements, setup, tagRecord, venueRecord, type Event, type Setup } from './helpers/events.js'
 
 /** How many records of a resource exist in any status but trash (read as an editor). */
 async function totalOf(s: Setup, collection: 'events' | 'venues' | 'organizers'): Promise<number> {
@@ -479,6 +479,29 @@ t.test('slugs: made from the title, unique per language with -2, -3; normalised 
   t.equal((await s.patch(1, { title: 'Winter Concert' })).json<Event>().slug, 'summer-concert')
   t.equal((await s.patch(1, { slug: 'summer-concert-2' })).json<Event>().slug, 'summer-concert-2-2')
   t.equal((await s.patch(2, { slug: 'summer-concert-2' })).json<Event>().slug, 'summer-concert-2', 'its own slug is no clash')
+})
+
+t.test('SQLite: a create writes its event row whole by its insert, with the id it is given (never one used before), not updated after it', async (t) => {
+  const s = await setup(t, { sqlite: true })
+  // Before the first create: the statements a create prepares are recorded.
+  const recorder = recordStatements(s.sqlite())
+  const first = await s.event('Summer Concert')
+  t.equal((await s.remove(first.id, '?force=true')).statusCode, 200, 'the highest id deleted')
+  let made: Event | undefined
+  let translation: Event | undefined
+  const statements = await recorder.during(async () => {
+    made = await s.event('!!!')
+    translation = await s.create(eventBody({ title: 'Sommerkonzert', translation_of: made.id }), s.editor, '?ml_language=de')
+  })
+  const id = first.id + 1
+  t.equal(made?.id, id, 'the next id: ids are never reused')
+  t.equal(made?.slug, `event-${id}`, 'the slug made from its id')
+  t.same(made?.translations, { en: id }, 'its own translation group')
+  t.same(translation?.translations, { en: id, de: id + 1 })
+  const { json_ld: _ld, ...read } = (await s.get(id, '', s.editor)).json<Event & { json_ld?: unknown }>()
+  t.same(read, { ...made, translations: { en: id, de: id + 1 } }, 'read again, as answered (but for the translation since; a read adds JSON-LD)')
+  t.same(statements.filter((st) => /^update "events"/i.test(st.sql)).map((st) => st.sql), [], 'no update of an events row')
+  t.equal(statements.filter((st) => /^insert into "events"/i.test(st.sql)).length, 2, 'an insert each')
 })
 
 t.test('languages: translation_of a record the caller may not read, or one in the trash, is refused like an unknown one', async (t) => {

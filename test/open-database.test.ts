@@ -80,7 +80,7 @@ t.test('a history missing a migration has it applied on open', async (t) => {
   const applied = (await sql<{ name: string }>`select name from kysely_migration order by name`.execute(first.db)).rows.map((r) => r.name)
   const last = '0014-event-documents-body-last'
   t.ok(applied.includes(last))
-  t.equal(applied.at(-1), '0019-occurrence-filters')
+  t.equal(applied.at(-1), '0020-events-unused-indexes')
   t.equal((await documentColumns(first.db)).at(-1), 'body', 'a new database stores the body last')
   t.strictSame(await documentIndexes(first.db), ['event_documents_context', 'event_documents_group'].filter((i) => TEST_ENGINE === 'sqlite' || i !== 'event_documents_context'))
   const { down } = await import('../src/db/migrations/0014-event-documents-body-last.js')
@@ -101,6 +101,35 @@ t.test('a history missing a migration has it applied on open', async (t) => {
   // 0014 makes the table anew: with the index by context that 0015 made (SQLite), which the fill names.
   t.strictSame(await documentIndexes(again.db), ['event_documents_context', 'event_documents_group'].filter((i) => TEST_ENGINE === 'sqlite' || i !== 'event_documents_context'),
     'the indexes 0014 and 0015 left')
+})
+
+/** The names of the events' indexes but its primary key's, in name order. */
+async function eventIndexes(db: Kysely<Database>): Promise<string[]> {
+  const { rows } = TEST_ENGINE === 'postgres'
+    ? await sql<{ name: string }>`select indexname as name from pg_indexes
+        where schemaname = current_schema() and tablename = 'events' and indexname <> 'events_pkey' order by indexname`.execute(db)
+    : await sql<{ name: string }>`select name from pragma_index_list('events') where origin = 'c' order by name`.execute(db)
+  return rows.map((r) => r.name)
+}
+
+t.test('a database made before 0020 has the events indexes no statement reads dropped on open, and `down` makes them again', async (t) => {
+  const url = await freshUrl(t)
+  const first = await openDatabase(url)
+  // PostgreSQL's planner drives a narrow `modified_*` window from `events_modified`: it keeps it.
+  const unused = ['events_end', 'events_featured', ...(TEST_ENGINE === 'sqlite' ? ['events_modified'] : [])]
+  const kept = await eventIndexes(first.db)
+  t.same(kept.filter((i) => unused.includes(i)), [], 'a new database has none of them')
+  t.ok(['events_start', 'events_parent', 'events_author', 'events_slug', 'events_translation'].every((i) => kept.includes(i)), `the others kept: ${kept.join(', ')}`)
+  const name = '0020-events-unused-indexes'
+  const { down } = await import('../src/db/migrations/0020-events-unused-indexes.js')
+  await down(first.db)
+  await sql`delete from kysely_migration where name = ${name}`.execute(first.db)
+  t.strictSame(await eventIndexes(first.db), [...kept, ...unused].sort(), 'as before 0020')
+  await first.close()
+  const again = await openDatabase(url)
+  t.teardown(() => again.close())
+  t.ok(await migrationsApplied(again.db))
+  t.strictSame(await eventIndexes(again.db), kept)
 })
 
 t.test('a database made before 0015 gets the documents\' index by context on open (SQLite; PostgreSQL has none)', async (t) => {

@@ -11,7 +11,7 @@
 import { EARTH_RADIUS_KM } from '../lib/geo.js'
 import { FOLDS_INTO_ASCII, foldText } from '../lib/text.js'
 import { CompiledQuery, PostgresAdapter, sql, type Compilable, type Expression, type Kysely, type QueryExecutorProvider, type SqlBool } from 'kysely'
-import { prepared } from './prepared.js'
+import { byShape, prepared } from './prepared.js'
 import type { Database } from './schema.js'
 
 export function isPostgres(db: QueryExecutorProvider): boolean {
@@ -82,7 +82,7 @@ export async function writeEventSearch(db: Kysely<Database>, id: number, texts: 
   if (!created) await searchRowDeleted(db, id)
   await searchRowInserted(db, id, texts.title, texts.description)
   await searchPairsReplaced(db, id, searchPairs(texts))
-  await mergeSearchSegments(db)
+  searchWritten(db)
 }
 
 /** Removes an event's row of the search index (PostgreSQL's goes with the event by its foreign key; SQLite's FTS5 tables have none). */
@@ -93,21 +93,59 @@ export async function deleteEventSearch(db: Kysely<Database>, id: number): Promi
   }
   await searchRowDeleted(db, id)
   await searchPairsDeleted(db, id)
-  await mergeSearchSegments(db)
+  searchWritten(db)
 }
 
-/** Pages of segments a write that changes SQLite's search index merges at most (migration 0013). */
+/** Pages of segments each write that changes SQLite's search index has merged (migration 0013). */
 export const SEARCH_MERGE_PAGES = 8
 
 /**
- * SQLite: a bounded share of the merging of the search index's segments, in the write's transaction
- * (migration 0013 turned FTS5's own merging off, which merged whole levels at the end of some write):
- * nothing when no level holds enough segments to merge, else at most SEARCH_MERGE_PAGES pages of each table.
+ * SQLite: the transactions whose writes changed the search index, with how many writes did. The merging of the
+ * index's segments is done once a transaction, just before its commit (`mergeSearchWrites`), not once a write: a
+ * shared commit (unit-of-work.ts) holds several writes, and a merge statement a write made each of them pay for
+ * statements and pages that one merge of the transaction's share does once.
  */
-async function mergeSearchSegments(db: Kysely<Database>): Promise<void> {
-  await searchMerged(db)
-  await searchPairsMerged(db)
+const searchWrites = new WeakMap<object, number>()
+
+function searchWritten(trx: Kysely<Database>): void {
+  searchWrites.set(trx, (searchWrites.get(trx) ?? 0) + 1)
 }
+
+/**
+ * SQLite: a bounded share of the merging of the search index's segments, in the write's transaction, just before
+ * it commits (unit-of-work.ts; migration 0013 turned FTS5's own merging off, which merged whole levels at the end
+ * of some write): nothing when no write of `trx` changed the index or no level holds enough segments to merge,
+ * else at most SEARCH_MERGE_PAGES pages of each table for each write that changed it (as much as each write
+ * merged alone), in one statement a table.
+ */
+export async function mergeSearchWrites(trx: Kysely<Database>): Promise<void> {
+  const writes = searchWrites.get(trx)
+  if (writes === undefined) return
+  searchWrites.delete(trx)
+  const pages = SEARCH_MERGE_PAGES * Math.min(writes, MERGED_WRITES_MAX)
+  await searchMerged(String(pages))(trx)
+  await searchPairsMerged(String(pages))(trx)
+}
+
+/** Writes whose share of merging one transaction does at most (a shared commit holds 16; a bulk write's transaction is merged by later writes and, at worst, FTS5's crisis merge). */
+const MERGED_WRITES_MAX = 16
+
+/**
+ * SQLite: the id the next row of `events` will be given (AUTOINCREMENT: one past every id it ever gave, as
+ * `sqlite_sequence` keeps it, and past every row it holds), read inside the write transaction, where no other
+ * writer can take it first: a new event's row is then written whole by its insert (its `event-<id>` slug, its own
+ * id as its translation group) instead of being updated right after it (posts.ts `settleNewPost`), which moved its
+ * entries in two indexes and fired the row's update triggers. Undefined on PostgreSQL, whose identity hands ids
+ * out as rows are inserted (and another transaction may take the next one first).
+ */
+export async function nextEventId(trx: Kysely<Database>): Promise<number | undefined> {
+  if (isPostgres(trx)) return undefined
+  const { rows } = await nextEventIdRead(trx)
+  return Number(rows[0]?.id)
+}
+
+const nextEventIdRead = prepared(0, () => sql<{ id: number }>`select max(coalesce((select seq from sqlite_sequence where name = 'events'), 0),
+  coalesce((select max(id) from events), 0)) + 1 as id`)
 
 // The search index's statements, built once per engine (db/prepared.ts).
 const searchRowUpserted = prepared(3, (db, id: number, title: string, description: string | null) =>
@@ -119,8 +157,9 @@ const searchRowInserted = prepared(3, (db, id: number, title: string, descriptio
   sql`insert into event_search (rowid, title, description) values (${id}, ${title}, ${description})`)
 const searchPairsReplaced = prepared(2, (db, id: number, pairs: string) => sql`insert or replace into event_search_pairs (rowid, pairs) values (${id}, ${pairs})`)
 const searchPairsDeleted = prepared(1, (db, id: number) => sql`delete from event_search_pairs where rowid = ${id}`)
-const searchMerged = prepared(0, () => sql`insert into event_search (event_search, rank) values ('merge', ${sql.lit(SEARCH_MERGE_PAGES)})`)
-const searchPairsMerged = prepared(0, () => sql`insert into event_search_pairs (event_search_pairs, rank) values ('merge', ${sql.lit(SEARCH_MERGE_PAGES)})`)
+// The number of pages is written into the statement (one per count of writes a transaction merges for).
+const searchMerged = byShape(MERGED_WRITES_MAX, (pages) => prepared(0, () => sql`insert into event_search (event_search, rank) values ('merge', ${sql.lit(Number(pages))})`))
+const searchPairsMerged = byShape(MERGED_WRITES_MAX, (pages) => prepared(0, () => sql`insert into event_search_pairs (event_search_pairs, rank) values ('merge', ${sql.lit(Number(pages))})`))
 
 /**
  * SQLite: the events whose search texts hold `needle` when, folded, it is two code points, as listed by

@@ -23,7 +23,7 @@
  */
 import { CompiledQuery, type Kysely, type Transaction } from 'kysely'
 import { appendChanges, type Change } from './change-log.js'
-import { isPostgres, isWaitRunOut, isWriteConflict, versionInWrite, type DataVersion } from './dialect.js'
+import { isPostgres, isWaitRunOut, isWriteConflict, mergeSearchWrites, versionInWrite, type DataVersion } from './dialect.js'
 import type { Database } from './schema.js'
 
 export type { Change, ChangedResource } from './change-log.js'
@@ -132,6 +132,7 @@ async function alone<T>(db: Kysely<Database>, work: (trx: Tx) => Promise<T>): Pr
           const result = await work(trx)
           await appendChanges(trx, db, changes)
           after = await versionInWrite(trx)
+          await mergeSearchWrites(trx)
           return result
         })
         committed = true
@@ -243,6 +244,9 @@ async function runShared(db: Kysely<Database>, queue: Queue, units: Queued[]): P
             units.push(...queue.waiting.splice(0, SHARED_UNITS - units.length))
           }
         }
+        // The search index's merging, once for the writes of the transaction (dialect.ts): should it fail, the
+        // commit would have failed with it (a full disk, an I/O error), and every unit fails.
+        await mergeSearchWrites(trx)
       })
       break
     } catch (error) {

@@ -6,14 +6,14 @@
  */
 import type { Language } from '../contract.js'
 import type { Insertable, Updateable } from 'kysely'
-import { deleteEventSearch, eventSearchTexts, writeEventSearch } from '../db/dialect.js'
+import { deleteEventSearch, eventSearchTexts, nextEventId, writeEventSearch } from '../db/dialect.js'
 import { byShape, prepared } from '../db/prepared.js'
 import type { EventRow, EventsTable, Flag } from '../db/schema.js'
 import { recordChange, type Tx } from '../db/unit-of-work.js'
 import { sameImage, storeImage, type ImageChoice } from './images.js'
 import { insertLinked, type NewLinked } from './linked.js'
 import { ORGANIZER, type OrganizerColumns } from './organizers.js'
-import { changesRow, deletePost, settleNewPost, trashPost } from './posts.js'
+import { changesRow, deletePost, joinedGroup, settledSlug, settleNewPost, trashPost } from './posts.js'
 import { freeSlug, provisionalSlug } from './slugs.js'
 import { singleRowOf, writeOccurrences, type SeriesRows } from './occurrence-writes.js'
 import { moveTermCounts, termIdsOfEvent } from './term-counts.js'
@@ -79,6 +79,8 @@ const eventInsert = byShape(64, (key) => {
 export async function insertEvent(trx: Tx, event: NewEvent): Promise<number> {
   const { language } = event
   const slug = event.slug === '' ? '' : await freeSlug(trx, 'events', language, event.slug, undefined)
+  // SQLite: the id the insert gives, known first, so that the row is written whole (dialect.ts `nextEventId`).
+  const known = await nextEventId(trx)
   const image = await storeImage(trx, event.image, event.now)
   const columns = event.columns
   const row: Insertable<EventsTable> = {
@@ -96,10 +98,11 @@ export async function insertEvent(trx: Tx, event: NewEvent): Promise<number> {
     end_utc: columns.end_utc,
     modified: columns.modified,
     modified_utc: columns.modified_utc,
+    id: known,
     language,
-    translation_group: event.translationGroup,
+    translation_group: event.translationGroup ?? known ?? null,
     password: null,
-    slug: provisionalSlug('event', slug),
+    slug: known === undefined ? provisionalSlug('event', slug) : await settledSlug(trx, 'events', 'event', language, slug, known),
     image_id: image ?? null,
     post_parent: null,
     recurrence: event.series?.recurrence ?? null,
@@ -112,7 +115,8 @@ export async function insertEvent(trx: Tx, event: NewEvent): Promise<number> {
   // A series' rows are its own to write (the insert trigger writes a single event's).
   if (event.series?.rows != null) await writeOccurrences(trx, id, event.series.rows.occurrences)
   await writeEventSearch(trx, id, eventSearchTexts({ title: columns.title, description: columns.description ?? null, password: null }), true)
-  await settleNewPost(trx, 'events', id, 'event', language, slug, event.translationGroup)
+  if (known === undefined) await settleNewPost(trx, 'events', id, 'event', language, slug, event.translationGroup)
+  else await joinedGroup(trx, 'events', id, event.translationGroup)
   recordChange(trx, { resource: 'event', id, action: 'create' })
   await writeLinks(trx, id, event.links, true)
   // A new event's terms are the ones just linked.

@@ -1,7 +1,10 @@
 /**
  * Image records: a write names an image by id, or by URL, which makes a new image record.
  */
+import { sql } from 'kysely'
 import type { Image } from '../contract.js'
+import { idListValue, inIdValue } from '../db/dialect.js'
+import { prepared } from '../db/prepared.js'
 import { recordChange, type Db, type Tx } from '../db/unit-of-work.js'
 import { formatUtc } from '../lib/dates.js'
 import { normalisedHttpUrl } from '../lib/urls.js'
@@ -34,10 +37,14 @@ export async function sameImage(db: Db, current: number | null, choice: ImageCho
 }
 
 /** The image records of a page of rows, in one query. */
+/** Images' ids and URLs by id (a list of ids: `idListValue`), the statement built once (db/prepared.ts). */
+const imageRows = prepared(1, (db, list: number[] | string) => db.selectFrom('images').select(['id', 'url']).where(inIdValue(db, sql.ref('id'), list)))
+
 export async function imagesOf(db: Db, ids: ReadonlyArray<number | null>): Promise<Map<number, Image>> {
   const wanted = [...new Set(ids.filter((id): id is number => id !== null))]
   if (wanted.length === 0) return new Map()
-  const rows = await db.selectFrom('images').select(['id', 'url']).where('id', 'in', wanted).execute()
+  const list = idListValue(db, wanted)
+  const rows = list === undefined ? [] : (await imageRows(db, list)).rows
   const images = new Map<number, Image>()
   for (const row of rows) {
     const image = imageOf(row.id, row.url)

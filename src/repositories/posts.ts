@@ -49,8 +49,17 @@ const slugAndGroupSet = { events: slugAndGroupOf('events'), venues: slugAndGroup
  * when the name gave none, and its own id as group unless it joined another's.
  */
 export async function settleNewPost(trx: Tx, table: PostTable, id: number, singular: string, language: string, slug: string, group: number | null): Promise<void> {
-  const finalSlug = slug === '' ? await freeSlug(trx, table, language, `${singular}-${id}`, id) : slug
-  await slugAndGroupSet[table](trx, finalSlug, group ?? id, id)
+  await slugAndGroupSet[table](trx, await settledSlug(trx, table, singular, language, slug, id), group ?? id, id)
+  await joinedGroup(trx, table, id, group)
+}
+
+/** The slug a new record settles on: the one its name gave, else `<singular>-<id>` (made free in its language). */
+export async function settledSlug(trx: Tx, table: PostTable, singular: string, language: string, slug: string, id: number): Promise<string> {
+  return slug === '' ? freeSlug(trx, table, language, `${singular}-${id}`, id) : slug
+}
+
+/** A new record that joined translation group `group` (null: its own): the group's other versions are told. */
+export async function joinedGroup(trx: Tx, table: PostTable, id: number, group: number | null): Promise<void> {
   if (group !== null) await reportGroupChanged(trx, table, RESOURCE[table], group, id)
 }
 

@@ -142,11 +142,14 @@ export async function listTerms<R>(db: Db, site: Site, kind: TermKind<R>, q: Ter
   return (await storedTerms(db, site, kind, ids)).map((s) => s.record)
 }
 
+/** Terms' rows by id (a list of ids: `idListValue`), the statement built once (db/prepared.ts). */
+const termRowsById = prepared(1, (db, list: number[] | string) => db.selectFrom('terms').selectAll().where(inIdValue(db, sql.ref('id'), list)))
+
 /** Stored terms for ids (of this kind), in that order, translations batched; remembered by the read cache. */
 async function storedTerms<R>(db: Db, site: Site, kind: TermKind<R>, ids: readonly number[]): Promise<Array<StoredTerm<R>>> {
   return recordsById(db, kind.taxonomy, ids, async (missing) => {
-    const rows = (await db.selectFrom('terms').selectAll().where(inIdList(db, sql.ref('id'), missing)).execute())
-      .filter((r) => r.taxonomy === kind.taxonomy)
+    const list = idListValue(db, missing)
+    const rows = (list === undefined ? [] : (await termRowsById(db, list)).rows).filter((r) => r.taxonomy === kind.taxonomy)
     const translations = await translationsOf(db, 'terms', rows)
     return new Map(rows.map((row) => [row.id, {
       record: kind.toRecord(row, translations.get(row.id) ?? {}, site.apiUrl),

@@ -2,6 +2,9 @@
  * Venues: their row, record (CONTRACT §2) and own columns, for the shared linked-post queries.
  */
 import type { Venue } from '../contract.js'
+import { sql } from 'kysely'
+import { idListValue, inIdValue } from '../db/dialect.js'
+import { prepared } from '../db/prepared.js'
 import type { Flag, VenueRow } from '../db/schema.js'
 import type { LinkedKind } from './linked.js'
 import { postFields } from './posts.js'
@@ -32,13 +35,19 @@ function stored(own: VenueColumns): Partial<Omit<VenueRow, 'show_map' | 'show_ma
   }
 }
 
+/** Venues' rows by id (a list of ids: `idListValue`), the statement built once (db/prepared.ts). */
+const venueRows = prepared(1, (db, list: number[] | string) => db.selectFrom('venues').selectAll().where(inIdValue(db, sql.ref('id'), list)))
+
 export const VENUE: LinkedKind<VenueRow, Venue, VenueColumns> = {
   table: 'venues',
   resource: 'venue',
   link: { table: 'event_venues', column: 'venue_id' },
   searchColumns: ['name', 'description', 'address', 'city', 'country', 'province', 'state', 'stateprovince', 'zip', 'phone', 'website'],
 
-  rows: (db, ids) => db.selectFrom('venues').selectAll().where('id', 'in', [...ids]).execute(),
+  rows: async (db, ids) => {
+    const list = idListValue(db, ids)
+    return list === undefined ? [] : (await venueRows(db, list)).rows
+  },
 
   toRecord(row, { image, translations, site }) {
     return {
