@@ -79,23 +79,28 @@ function afterValue(bytes: Buffer, at: number): number {
   return -1
 }
 
-/** The members of the compact JSON object in `bytes` at `span`: each key (without escapes) with its value's span; undefined when it is not that. */
-export function membersOf(bytes: Buffer, [from, to]: Span): Map<string, Span> | undefined {
-  const members = new Map<string, Span>()
-  if (bytes[from] !== OPEN_OBJECT || bytes[to - 1] !== CLOSE_OBJECT) return undefined
-  if (to - from === 2) return members
-  for (let i = from + 1; ;) {
+/**
+ * The value spans of the members `wanted` of the compact JSON object opening at `at` in `bytes`, read up to the last
+ * of them (the members after it not read); undefined when it is not such an object or one is missing or twice there.
+ */
+export function membersUpTo(bytes: Buffer, at: number, wanted: readonly string[]): Map<string, Span> | undefined {
+  if (bytes[at] !== OPEN_OBJECT) return undefined
+  const found = new Map<string, Span>()
+  for (let i = at + 1; found.size < wanted.length;) {
     if (bytes[i] !== QUOTE) return undefined
     const keyEnd = afterString(bytes, i)
     if (keyEnd < 0 || bytes[keyEnd] !== COLON) return undefined
-    const key = bytes.toString('utf8', i + 1, keyEnd - 1)
     const end = afterValue(bytes, keyEnd + 1)
-    if (end < 0 || key.includes('\\') || members.has(key)) return undefined
-    members.set(key, [keyEnd + 1, end])
-    if (end === to - 1) return members
-    if (bytes[end] !== COMMA) return undefined
+    if (end < 0) return undefined
+    const key = bytes.toString('latin1', i + 1, keyEnd - 1)
+    if (wanted.includes(key)) {
+      if (found.has(key)) return undefined
+      found.set(key, [keyEnd + 1, end])
+    }
+    if (bytes[end] !== COMMA) break
     i = end + 1
   }
+  return found.size === wanted.length ? found : undefined
 }
 
 /** What `occurrenceRecord` reads of a series (and copies; nothing else of it is read). */
@@ -113,8 +118,8 @@ export interface SeriesSlots {
   /** The JSON-LD's `startDate` and `endDate` values. */
   ldStart: Span
   ldEnd: Span
-  /** The bytes just before each span (its key, `"start_date":`) and the one after it, as found: checked on each use. */
-  marks: ReadonlyArray<readonly [Span, Buffer, number]>
+  /** Each span with the byte after it, as found (a member's value follows a colon): checked on each use. */
+  marks: ReadonlyArray<readonly [from: number, to: number, after: number]>
 }
 
 /** Series' slots kept per app, at most this many (the least recently used dropped first). */
@@ -128,8 +133,8 @@ const kept = new WeakMap<AppContext, Map<number, SeriesSlots | null>>()
  * Kept slots are used for a document of the same event, version, digest and length. Within an app, a document is
  * the Event serializer's bytes (its context: the public URL, the contract's Event schema, the site's settings, this
  * code's format: repositories/event-documents.ts) of the record its digest names (`eventDigest`), so the same digest
- * is the same bytes; as a margin against another node's bytes under the same context, each use checks that the key
- * before every span and the byte after it are still there (a few bytes compared, where the document is 4–5 kB).
+ * is the same bytes; as a margin against another node's bytes under the same context, each use checks that the colon
+ * before every span and the byte after it are still there.
  */
 export function slotsOf(ctx: AppContext, document: EventDocument): SeriesSlots | null {
   let byId = kept.get(ctx)
@@ -138,7 +143,7 @@ export function slotsOf(ctx: AppContext, document: EventDocument): SeriesSlots |
   if (known !== undefined) {
     byId.delete(document.id)
     if (known !== null && known.version === document.version && known.digest === document.digest && known.length === document.body.length
-      && known.marks.every(([[from, to], key, after]) => document.body[to] === after && document.body.compare(key, 0, key.length, from - key.length, from) === 0)) {
+      && known.marks.every(([from, to, after]) => document.body[from - 1] === COLON && document.body[to] === after)) {
       byId.set(document.id, known)
       return known
     }
@@ -149,23 +154,31 @@ export function slotsOf(ctx: AppContext, document: EventDocument): SeriesSlots |
   return found
 }
 
+/** The members of a series' record read from its document: what `occurrenceRecord` reads, and those it changes but `occurrence`. */
+const READ_KEYS = ['rest_url', 'all_day', 'timezone', ...OCCURRENCE_KEYS.filter((key) => key !== 'occurrence')]
+const JSON_LD = Buffer.from(',"json_ld":')
+const NO_OCCURRENCE = Buffer.from(',"occurrence":null')
+
+/**
+ * A series document's slots. Its members come in the contract's order, `occurrence` last before `json_ld` (the
+ * bytes a list leaves out: `ldFrom`), so the record's members are read from the start up to `timezone_abbr`, then
+ * `occurrence` is the `null` before the JSON-LD and the JSON-LD's members are read up to `endDate`: the venues,
+ * organizers, translations and the rest of the JSON-LD are not gone through.
+ */
 function readSlots(document: EventDocument): SeriesSlots | null {
   const bytes = document.body
-  const top = membersOf(bytes, [0, bytes.length])
-  const ldSpan = top?.get('json_ld')
-  const ld = ldSpan === undefined ? undefined : membersOf(bytes, ldSpan)
+  const top = membersUpTo(bytes, 0, READ_KEYS)
+  const ldAt = document.ldFrom + JSON_LD.length
+  const ld = bytes.compare(JSON_LD, 0, JSON_LD.length, document.ldFrom, ldAt) === 0 ? membersUpTo(bytes, ldAt, ['startDate', 'endDate']) : undefined
   const ldStart = ld?.get('startDate')
   const ldEnd = ld?.get('endDate')
-  if (top === undefined || ldSpan === undefined || ldStart === undefined || ldEnd === undefined) return null
-  const members: Span[] = []
-  for (const key of OCCURRENCE_KEYS) {
-    const span = top.get(key)
-    if (span === undefined) return null
-    members.push(span)
-  }
+  if (top === undefined || ldStart === undefined || ldEnd === undefined || ldEnd[1] > document.ldTo
+    || bytes.compare(NO_OCCURRENCE, 0, NO_OCCURRENCE.length, document.ldFrom - NO_OCCURRENCE.length, document.ldFrom) !== 0) return null
+  const occurrence: Span = [document.ldFrom - 4, document.ldFrom]
+  const members = OCCURRENCE_KEYS.map((key) => (key === 'occurrence' ? occurrence : top.get(key) as Span))
   const value = (key: string): unknown => {
-    const span = top.get(key)
-    return span === undefined ? undefined : JSON.parse(bytes.toString('utf8', span[0], span[1]))
+    const [from, to] = top.get(key) as Span
+    return JSON.parse(bytes.toString('utf8', from, to))
   }
   const [timezone, allDay, startDate, endDate, restUrl] = ['timezone', 'all_day', 'start_date', 'end_date', 'rest_url'].map(value)
   if (typeof timezone !== 'string' || typeof allDay !== 'boolean' || typeof startDate !== 'string' || typeof endDate !== 'string'
@@ -173,15 +186,13 @@ function readSlots(document: EventDocument): SeriesSlots | null {
   // The occurrence's values go nowhere near the places a read puts the terms in.
   const spans = [...members, ldStart, ldEnd]
   if (spans.some(([from, to]) => (from <= document.categoryAt && document.categoryAt <= to) || (from <= document.tagAt && document.tagAt <= to))) return null
-  const marks = OCCURRENCE_KEYS.map((key, i) => markOf(bytes, members[i] as Span, `"${key}":`))
-    .concat([markOf(bytes, ldStart, '"startDate":'), markOf(bytes, ldEnd, '"endDate":')])
   return {
     version: document.version, digest: document.digest, length: bytes.length,
-    basis: { timezone, all_day: allDay, start_date: startDate, end_date: endDate, rest_url: restUrl }, members, ldStart, ldEnd, marks,
+    basis: { timezone, all_day: allDay, start_date: startDate, end_date: endDate, rest_url: restUrl }, members, ldStart, ldEnd,
+    marks: spans.map(([from, to]) => [from, to, bytes[to] as number]),
   }
 }
 
-const markOf = (bytes: Buffer, span: Span, key: string): readonly [Span, Buffer, number] => [span, Buffer.from(key), bytes[span[1]] as number]
 
 /** The serializer of the members an occurrence changes, as the Event schema writes them (the document's serializer's texts). */
 const changedSerializers = new WeakMap<object, (value: object) => string>()
@@ -215,7 +226,7 @@ export function occurrenceAnswer(ctx: AppContext, document: EventDocument, slots
   // The bytes: the document's with the changed members as the Event schema writes them, the JSON-LD's dates and
   // (singleBody) the terms' records in their arrays.
   const text = Buffer.from(serialize(Object.fromEntries(OCCURRENCE_KEYS.map((key) => [key, changed[key]]))))
-  const values = membersOf(text, [0, text.length])
+  const values = membersUpTo(text, 0, OCCURRENCE_KEYS)
   const edits: BodyEdit[] = []
   for (const [i, key] of OCCURRENCE_KEYS.entries()) {
     const value = values?.get(key)
