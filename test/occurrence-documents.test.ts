@@ -17,6 +17,7 @@ import { OCCURRENCE_KEYS } from '../src/handlers/occurrence-documents.js'
 import { occurrenceRecord } from '../src/lib/occurrence-view.js'
 import { findEvent } from '../src/repositories/event-records.js'
 import { createCompilers } from '../src/http/compilers.js'
+import { occurrenceEtag } from '../src/http/etag.js'
 import { API, BASE_URL, NOW } from './helpers/build.js'
 import { SPEC } from './helpers/contract.js'
 import { EVENTS, eventBody, setup, type Event } from './helpers/events.js'
@@ -156,4 +157,109 @@ t.test('the key orders the document\'s text is put in are the assembly\'s', asyn
   const occurrence = occurrenceRecord(record, { id: '20260403T160000Z', startUtc: '2026-04-03 16:00:00', endUtc: '2026-04-03 19:00:00' }, null)
   t.strictSame(Object.keys(occurrence), EVENT_KEYS, 'in the same order')
   t.strictSame(EVENT_KEYS.filter((key) => JSON.stringify(occurrence[key as keyof Event]) !== JSON.stringify(record[key as keyof Event])), [...OCCURRENCE_KEYS])
+})
+
+t.test('an occurrence\'s ETag changes with everything its answer shows, read from the document or assembled', async (t) => {
+  const s = await setup(t, { file: join(t.testdir(), 'calendar.db') })
+  const handle = await openDatabase(s.url)
+  t.teardown(() => handle.close())
+  // The old way beside it (no documents: every read assembles), which must agree on every answer and ETag.
+  const old = await buildApp({ db: handle.db, config: defaultConfig({ publicUrl: BASE_URL, eventDocuments: false }), now: () => NOW, spec: SPEC, compilers: createCompilers() })
+  t.teardown(() => old.close())
+  const hall = await s.venue({ venue: 'Hall' })
+  const annex = await s.venue({ venue: 'Annex' })
+  const jazz = await s.category('Jazz')
+  const late = await s.tag('late')
+  const series = await s.create(eventBody({ title: 'Weekly', timezone: 'Europe/Berlin', start_date: '2026-03-20 20:30:00', end_date: '2026-03-20 23:00:00',
+    venue: [hall.id], categories: [jazz.id], tags: [late.id], recurrence: { rule: 'FREQ=WEEKLY;COUNT=10' } }))
+  const ids = (await s.db.selectFrom('event_occurrences').select('occurrence').where('event_id', '=', series.id).orderBy('start_utc').execute()).map((r) => r.occurrence)
+  const [first, second] = ids as [string, string]
+  const path = (occurrence: string, query = '') => `${EVENTS}/${series.id}/occurrences/${occurrence}${query}`
+  const seen: Array<{ what: string; etag: string; body: string }> = []
+
+  /** The answer now (its document made first, so that the anonymous read is made from it), checked against every earlier one. */
+  const read = async (what: string, occurrence = first, query = '', headers: Record<string, string> = {}) => {
+    await s.app.fillEventDocuments()
+    await s.app.eventDocuments.settled()
+    const res = await s.inject({ url: path(occurrence, query), headers })
+    const assembled = await old.inject({ url: path(occurrence, query), headers })
+    t.equal(res.statusCode, 200, `${what}: 200`)
+    const etag = res.headers.etag as string
+    t.ok(res.rawPayload.equals(assembled.rawPayload) && etag === assembled.headers.etag, `${what}: the assembled answer's bytes and ETag`)
+    for (const before of seen) {
+      if (before.body !== res.body) t.not(etag, before.etag, `${what}: another ETag than ${before.what}'s (other bytes)`)
+      else if (before.etag === etag) t.pass(`${what}: ${before.what}'s bytes and ETag`)
+    }
+    // No earlier ETag of other bytes is answered 304; the current one is, in the form held (`W/`, a coding).
+    const stale = seen.filter((b) => b.body !== res.body).map((b) => b.etag)
+    if (stale.length > 0) {
+      for (const app of [s, old]) {
+        const again = await app.inject({ url: path(occurrence, query), headers: { ...headers, 'if-none-match': stale.join(', ') } })
+        t.equal(again.statusCode, 200, `${what}: 200 for the ETags of other bytes`)
+      }
+    }
+    const held = await s.inject({ url: path(occurrence, query), headers: { ...headers, 'if-none-match': `W/${etag}` } })
+    t.equal(held.statusCode, 304, `${what}: 304 for its own ETag`)
+    seen.push({ what, etag, body: res.body })
+    return res
+  }
+
+  await read('the first occurrence')
+  await read('another occurrence', second)
+  t.equal((await s.patch(series.id, { title: 'Weekly, renamed' })).statusCode, 200, 'the series renamed')
+  await read('the series renamed')
+  t.equal((await s.inject({ method: 'PATCH', url: `${API}/categories/${jazz.id}`, headers: s.editor, payload: { name: 'Jazz & Soul' } })).statusCode, 200, 'the category renamed')
+  await read('its category renamed')
+  t.equal((await s.inject({ method: 'PATCH', url: `${API}/tags/${late.id}`, headers: s.editor, payload: { name: 'later' } })).statusCode, 200, 'the tag renamed')
+  await read('its tag renamed')
+  t.equal((await s.inject({ method: 'PATCH', url: `${API}/venues/${hall.id}`, headers: s.editor, payload: { venue: 'Great Hall' } })).statusCode, 200, 'the venue renamed')
+  await read('its venue renamed')
+  // The occurrence's row alone (its dates), the series and its document as they were: only the occurrence's members tell.
+  const moved = await s.db.selectFrom('event_occurrences').select(['start_utc', 'end_utc']).where('event_id', '=', series.id).where('occurrence', '=', first).executeTakeFirstOrThrow()
+  await s.db.updateTable('event_occurrences').set({ start_utc: '2026-03-20 20:30:00', end_utc: '2026-03-20 23:30:00' })
+    .where('event_id', '=', series.id).where('occurrence', '=', first).execute()
+  const movedAnswer = await read('its row\'s dates alone moved')
+  t.equal(movedAnswer.json<Event>().utc_end_date, '2026-03-20 23:30:00', 'the moved dates shown')
+  await s.db.updateTable('event_occurrences').set(moved).where('event_id', '=', series.id).where('occurrence', '=', first).execute()
+  await read('its row\'s dates back')
+  const override = (payload: Record<string, unknown>) => s.inject({ method: 'PATCH', url: path(first), headers: s.editor, payload })
+  t.equal((await override({ title: 'Special' })).statusCode, 200, 'an override')
+  await read('an override')
+  t.equal((await override({ venue: [annex.id] })).statusCode, 200, 'the override changed')
+  await read('the override changed')
+  t.equal((await s.inject({ method: 'PATCH', url: `${API}/venues/${annex.id}`, headers: s.editor, payload: { venue: 'Small Annex' } })).statusCode, 200, 'its venue renamed')
+  await read('the override\'s venue renamed')
+  await read('an occurrence without an override', second)
+  const de = await s.create(eventBody({ title: 'Wöchentlich', translation_of: series.id, timezone: 'Europe/Berlin', start_date: '2026-03-20 20:30:00',
+    end_date: '2026-03-20 23:00:00', recurrence: { rule: 'FREQ=WEEKLY;COUNT=10' } }), s.editor, '?ml_language=de')
+  t.ok(de.id > 0, 'a translation')
+  await read('in another language', second, '?ml_language=de')
+  const gzip = await s.inject({ url: path(second), headers: { 'accept-encoding': 'gzip' } })
+  const plain = await s.inject({ url: path(second) })
+  t.equal(gzip.headers.etag, `${(plain.headers.etag as string).slice(0, -1)}-gzip"`, 'compressed: the ETag names its coding')
+  t.equal((await s.inject({ url: path(second), headers: { 'if-none-match': gzip.headers.etag as string } })).statusCode, 304, 'either form is 304')
+})
+
+t.test('occurrenceEtag: each of its inputs, and each member an occurrence changes, changes it', async (t) => {
+  const s = await setup(t)
+  const created = await s.create(eventBody({ timezone: 'Europe/Berlin', start_date: '2026-03-20 18:00:00', end_date: '2026-03-20 21:00:00',
+    recurrence: { rule: 'FREQ=WEEKLY;COUNT=3' } }))
+  const stored = await findEvent(s.db, { apiUrl: `${BASE_URL}${API}`, geoloc: false, timeZone: 'UTC' }, { id: created.id }, undefined)
+  const series = stored?.record as Event
+  const state = { id: '20260327T170000Z', startUtc: '2026-03-27 17:00:00', endUtc: '2026-03-27 20:00:00' }
+  const record = occurrenceRecord(series, state, null)
+  const base = occurrenceEtag('"event-1-1-a"', series.id, 1, state.id, 0, record)
+  t.not(occurrenceEtag('"event-1-1-b"', series.id, 1, state.id, 0, record), base, 'the series\' ETag')
+  t.not(occurrenceEtag('"event-1-1-a"', series.id, 2, state.id, 0, record), base, 'the series\' version')
+  t.not(occurrenceEtag('"event-1-1-a"', series.id, 1, '20260403T160000Z', 0, record), base, 'the occurrence id')
+  t.not(occurrenceEtag('"event-1-1-a"', series.id, 1, state.id, 1, record), base, 'the override\'s version')
+  for (const key of OCCURRENCE_KEYS) {
+    const changed = { ...record, [key]: key.endsWith('_details') ? { ...record[key] as object, hour: '23' } : key === 'occurrence' ? { ...record.occurrence, id: 'x' } : 'other' } as Event
+    t.not(occurrenceEtag('"event-1-1-a"', series.id, 1, state.id, 0, changed), base, `its ${key}`)
+  }
+  // With an override, every member of the record counts (its texts, venues and organizers may be its own).
+  const overridden = occurrenceRecord(series, state, { title: 'Special' })
+  const withOverride = occurrenceEtag('"event-1-1-a"', series.id, 1, state.id, 1, overridden)
+  t.not(occurrenceEtag('"event-1-1-a"', series.id, 1, state.id, 1, { ...overridden, title: 'Other' }), withOverride, 'an overridden one\'s title')
+  t.not(occurrenceEtag('"event-1-1-a"', series.id, 1, state.id, 1, { ...overridden, cost: 'EUR 5' }), withOverride, 'an overridden one\'s cost')
 })

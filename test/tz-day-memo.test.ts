@@ -7,7 +7,7 @@
  */
 import fc from 'fast-check'
 import t from 'tap'
-import { DAY, HOUR, MINUTE, SECOND, exactOffsetMs, offsetFunction, wallMsToUtcMs } from '../src/lib/time-zones.js'
+import { DAY, HOUR, MINUTE, SECOND, exactOffsetMs, isFixedZone, offsetFunction, wallMsToUtcMs } from '../src/lib/time-zones.js'
 import { exactAbbreviation, tzAbbreviation } from '../src/lib/tz-abbreviation.js'
 import { propertyRuns, propertySeed, seededRandom } from './helpers/property.js'
 
@@ -24,6 +24,10 @@ const ZONES = [
   'Pacific/Apia', // skipped 2011-12-30
   'Asia/Tokyo',
   'UTC',
+  'Etc/UTC', // the tz database's fixed zones: offset and abbreviation read once
+  'GMT',
+  'Etc/GMT+5',
+  'Etc/GMT-14',
   'UTC+5:30', // a manual offset
 ] as const
 
@@ -107,8 +111,23 @@ t.test('around every transition of 2020–2030, the memos agree with ICU at each
     'Pacific/Apia': 3,
     'Asia/Tokyo': 0,
     UTC: 0,
+    'Etc/UTC': 0,
+    GMT: 0,
+    'Etc/GMT+5': 0,
+    'Etc/GMT-14': 0,
     'UTC+5:30': 0,
   })
+  t.end()
+})
+
+t.test('fixed zones: the tz database\'s UTC and Etc zones, and no other', (t) => {
+  for (const tz of ['UTC', 'Etc/UTC', 'GMT', 'Zulu', 'utc', 'Etc/GMT+5', 'Etc/GMT-14']) t.ok(isFixedZone(tz), `${tz} is fixed`)
+  // Zones at +00 or another offset now, with other offsets (LMT, DST) at other times.
+  for (const tz of ['Europe/London', 'Africa/Abidjan', 'Atlantic/Reykjavik', 'Asia/Tokyo', 'America/Phoenix']) t.notOk(isFixedZone(tz), `${tz} is not`)
+  t.throws(() => isFixedZone('Mars/Olympus'), RangeError)
+  // Their offset and abbreviation are ICU's at any instant: the fast-check test below reads them over 1900–2100.
+  t.equal(tzAbbreviation('Etc/GMT+5', '1901-01-01 00:00:00'), '-05')
+  t.equal(offsetFunction('Etc/GMT-14')(Date.UTC(2150, 0, 1)), 14 * HOUR)
   t.end()
 })
 

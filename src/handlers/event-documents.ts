@@ -104,6 +104,11 @@ function piecesOf(ctx: AppContext, document: EventDocument, categories: readonly
   return parts as unknown as SerializedPieces<Event>
 }
 
+/** The bytes of a single read of a document with `categories` and `tags` put in, and `extra` edits of its body (none inside another). */
+export function singleBody(ctx: AppContext, document: EventDocument, categories: readonly Category[], tags: readonly Tag[], extra: readonly BodyEdit[]): Serialized<Event> {
+  return Buffer.concat(piecesOf(ctx, document, categories, tags, 'single', extra)) as Serialized<Event>
+}
+
 /** The records of terms `ids` (in that order), or undefined when one is gone. */
 async function termsOf<R>(ctx: AppContext, kind: TermKind<R>, ids: readonly number[]): Promise<Map<number, R> | undefined> {
   const records = await termRecords(ctx.db, ctx.site, kind, [...new Set(ids)])

@@ -24,7 +24,7 @@ import type { AppContext } from './context.js'
 import { refuseRead } from './events.js'
 import { documentRecord, documentTerms } from './event-documents.js'
 import { lookupLanguage } from './linked.js'
-import { occurrenceAnswer, seriesText } from './occurrence-documents.js'
+import { occurrenceAnswer, slotsOf } from './occurrence-documents.js'
 
 type OccurrenceHandlers = Pick<Handlers, 'listEventOccurrences' | 'getEventOccurrence'>
 
@@ -98,17 +98,17 @@ export function occurrenceHandlers(ctx: AppContext): OccurrenceHandlers {
     if (!looked) read = await ctx.documents.readOccurrence(eventId, ctx.apiUrl, id)
     if (read === undefined) return undefined
     const { document, occurrence } = read
-    const text = seriesText(document)
-    if (text === undefined) return undefined
-    if (occurrence === undefined || parseOccurrenceId(id, text.allDay) === null) throw occurrenceNotFound(id)
+    const slots = slotsOf(ctx, document)
+    if (slots === null) return undefined
+    if (occurrence === undefined || parseOccurrenceId(id, slots.basis.all_day) === null) throw occurrenceNotFound(id)
     const terms = await documentTerms(ctx, document)
     if (terms === undefined) return undefined
     if (!occurrence.overridden) {
-      // No override: the answer is the document's text with the occurrence's values put in.
-      const answer = occurrenceAnswer(ctx, document, text, { id, ...occurrence }, terms.categories, terms.tags, terms.etag)
+      // No override: the answer is the document's bytes with the occurrence's values put in.
+      const answer = occurrenceAnswer(ctx, document, slots, { id, ...occurrence }, terms.categories, terms.tags, terms.etag)
       if (answer !== undefined) {
         checkNotModified(req, reply, answer.etag)
-        return sendSerialized(reply, answer.body() as Serialized<Event>)
+        return sendSerialized(reply, answer.body())
       }
     }
     const found = await occurrenceOf(ctx.db, ctx.site, document.id, id)

@@ -1,32 +1,29 @@
 /**
  * An anonymous read of one occurrence of a series (`GET /events/{id}/occurrences/{occurrence}`, CONTRACT §17)
- * answered from the series' stored document (handlers/event-documents.ts) as text, without the series' record:
+ * answered from the series' stored document (handlers/event-documents.ts) as bytes, without the series' record:
  * for an occurrence with no override, its record is the series' with ten members changed (its dates, their
- * details, `timezone_abbr`, `occurrence`) and its JSON-LD's `startDate` and `endDate`, so its answer is the
- * document's JSON with those values put in (and its terms' current records, as a read of the series puts them).
+ * details, `timezone_abbr`, `occurrence`: lib/occurrence-view.ts `OCCURRENCE_KEYS`) and its JSON-LD's `startDate`
+ * and `endDate`, so its answer is the document's bytes with those values put in (and its terms' current records,
+ * as a read of the series puts them).
  *
- * The ETag (http/etag.ts `occurrenceEtag`) is a digest of the occurrence record's `JSON.stringify`, whose keys
- * are in the order the assembly makes them (event-documents.ts `EVENT_KEYS`), where the document's are in the
- * contract's. That text is made from the document's member texts put in the assembled order, and it is used only
- * when the series' own text made so has the digest the document keeps (`eventDigest`: the record's
- * `JSON.stringify` with its terms left out), which proves it is the text the assembled record would give: a
- * member written otherwise by the document's serializer (an escape, a key order within a value) fails the proof,
- * and the read then reads the record back from the document or assembles it (handlers/event-occurrences.ts).
+ * Where those values are in a document (`SeriesSlots`) is found once per document, by reading its members' places
+ * in the bytes, and remembered per app and series for the same document (its version and digest). The ETag is the
+ * series' (the document's) with the occurrence's id and the JSON of its ten members (http/etag.ts `occurrenceEtag`):
+ * no digest of the whole occurrence record, which a read would otherwise have to make as text first.
  */
 import fastJsonStringify from 'fast-json-stringify'
 import type { Category, Event, Tag } from '../contract.js'
-import { occurrenceEtagOf, textDigest } from '../http/etag.js'
+import { occurrenceEtag } from '../http/etag.js'
+import type { Serialized } from '../http/serialized.js'
 import { jsonLdDates } from '../lib/json-ld.js'
-import { occurrenceRecord, type OccurrenceState } from '../lib/occurrence-view.js'
+import { OCCURRENCE_KEYS, occurrenceRecord, type OccurrenceState } from '../lib/occurrence-view.js'
 import type { EventDocument } from '../repositories/event-documents.js'
 import type { AppContext } from './context.js'
-import { EVENT_KEYS, ORGANIZER_KEYS, VENUE_KEYS } from './event-documents.js'
+import { singleBody, type BodyEdit } from './event-documents.js'
 
-/** The members an occurrence without an override changes in its series' record (lib/occurrence-view.ts `occurrenceRecord`). */
-export const OCCURRENCE_KEYS = ['start_date', 'start_date_details', 'end_date', 'end_date_details', 'utc_start_date', 'utc_start_date_details',
-  'utc_end_date', 'utc_end_date_details', 'timezone_abbr', 'occurrence'] as const
+export { OCCURRENCE_KEYS }
 
-type Span = [from: number, to: number]
+type Span = readonly [from: number, to: number]
 
 const QUOTE = 34
 const BACKSLASH = 92
@@ -37,29 +34,32 @@ const CLOSE_OBJECT = 125
 const OPEN_ARRAY = 91
 const CLOSE_ARRAY = 93
 
-/** The offset after the JSON string opening at `at`, or -1. */
-function afterString(text: string, at: number): number {
+/**
+ * The offset after the JSON string opening at `at` in UTF-8 `bytes`, or -1. A byte below 0x80 is never part of a
+ * longer UTF-8 sequence, so JSON's quotes, backslashes and brackets are found in the bytes as in the text.
+ */
+function afterString(bytes: Buffer, at: number): number {
   let from = at + 1
   for (;;) {
-    const quote = text.indexOf('"', from)
+    const quote = bytes.indexOf(QUOTE, from)
     if (quote < 0) return -1
     let escapes = 0
-    while (text.charCodeAt(quote - 1 - escapes) === BACKSLASH) escapes++
+    while (bytes[quote - 1 - escapes] === BACKSLASH) escapes++
     if (escapes % 2 === 0) return quote + 1
     from = quote + 1
   }
 }
 
 /** The offset after the JSON value starting at `at` in compact JSON (no whitespace), or -1. */
-function afterValue(text: string, at: number): number {
-  const first = text.charCodeAt(at)
-  if (first === QUOTE) return afterString(text, at)
+function afterValue(bytes: Buffer, at: number): number {
+  const first = bytes[at]
+  if (first === QUOTE) return afterString(bytes, at)
   if (first === OPEN_OBJECT || first === OPEN_ARRAY) {
     let depth = 0
-    for (let i = at; i < text.length;) {
-      const c = text.charCodeAt(i)
+    for (let i = at; i < bytes.length;) {
+      const c = bytes[i]
       if (c === QUOTE) {
-        i = afterString(text, i)
+        i = afterString(bytes, i)
         if (i < 0) return -1
         continue
       }
@@ -72,156 +72,127 @@ function afterValue(text: string, at: number): number {
     }
     return -1
   }
-  for (let i = at; i < text.length; i++) {
-    const c = text.charCodeAt(i)
+  for (let i = at; i < bytes.length; i++) {
+    const c = bytes[i]
     if (c === COMMA || c === CLOSE_OBJECT || c === CLOSE_ARRAY) return i
   }
   return -1
 }
 
-/** The members of the compact JSON object in `text` at `span`: each key (without escapes) with its value's span; undefined when it is not that. */
-export function membersOf(text: string, [from, to]: Span): Map<string, Span> | undefined {
-  const members = new Map<string, Span>()
-  if (text.charCodeAt(from) !== OPEN_OBJECT || text.charCodeAt(to - 1) !== CLOSE_OBJECT) return undefined
-  if (to - from === 2) return members
-  for (let i = from + 1; ;) {
-    if (text.charCodeAt(i) !== QUOTE) return undefined
-    const keyEnd = afterString(text, i)
-    if (keyEnd < 0 || text.charCodeAt(keyEnd) !== COLON) return undefined
-    const key = text.slice(i + 1, keyEnd - 1)
-    const end = afterValue(text, keyEnd + 1)
-    if (end < 0 || key.includes('\\') || members.has(key)) return undefined
-    members.set(key, [keyEnd + 1, end])
-    if (end === to - 1) return members
-    if (text.charCodeAt(end) !== COMMA) return undefined
-    i = end + 1
-  }
-}
-
-/** The elements' spans of the compact JSON array in `text` at `span`, or undefined. */
-function elementsOf(text: string, [from, to]: Span): Span[] | undefined {
-  if (text.charCodeAt(from) !== OPEN_ARRAY || text.charCodeAt(to - 1) !== CLOSE_ARRAY) return undefined
-  const elements: Span[] = []
-  if (to - from === 2) return elements
-  for (let i = from + 1; ;) {
-    const end = afterValue(text, i)
+/**
+ * The value spans of the members `wanted` of the compact JSON object opening at `at` in `bytes`, read up to the last
+ * of them (the members after it not read); undefined when it is not such an object or one is missing or twice there.
+ */
+export function membersUpTo(bytes: Buffer, at: number, wanted: readonly string[]): Map<string, Span> | undefined {
+  if (bytes[at] !== OPEN_OBJECT) return undefined
+  const found = new Map<string, Span>()
+  for (let i = at + 1; found.size < wanted.length;) {
+    if (bytes[i] !== QUOTE) return undefined
+    const keyEnd = afterString(bytes, i)
+    if (keyEnd < 0 || bytes[keyEnd] !== COLON) return undefined
+    const end = afterValue(bytes, keyEnd + 1)
     if (end < 0) return undefined
-    elements.push([i, end])
-    if (end === to - 1) return elements
-    if (text.charCodeAt(end) !== COMMA) return undefined
+    const key = bytes.toString('latin1', i + 1, keyEnd - 1)
+    if (wanted.includes(key)) {
+      if (found.has(key)) return undefined
+      found.set(key, [keyEnd + 1, end])
+    }
+    if (bytes[end] !== COMMA) break
     i = end + 1
   }
+  return found.size === wanted.length ? found : undefined
 }
 
-/** The object at `span` as `JSON.stringify` writes a record whose keys are in `order` (others after, as they are), or undefined. */
-function reordered(text: string, span: Span, order: readonly string[]): string | undefined {
-  const members = membersOf(text, span)
-  if (members === undefined) return undefined
-  const parts: string[] = []
-  for (const key of order) {
-    const value = members.get(key)
-    if (value !== undefined) parts.push(`"${key}":${text.slice(value[0], value[1])}`)
-  }
-  for (const [key, value] of members) if (!order.includes(key)) parts.push(`"${key}":${text.slice(value[0], value[1])}`)
-  return `{${parts.join(',')}}`
+/** What `occurrenceRecord` reads of a series (and copies; nothing else of it is read). */
+type SeriesBasis = Pick<Event, 'timezone' | 'all_day' | 'start_date' | 'end_date' | 'rest_url'>
+
+/** Where the values an occurrence changes are in a series' document (byte offsets), and what they are made from. */
+export interface SeriesSlots {
+  /** The document they were found in: its version, digest and length (see `slotsOf`). */
+  version: number
+  digest: string
+  length: number
+  basis: SeriesBasis
+  /** The values of OCCURRENCE_KEYS' members, in that order. */
+  members: readonly Span[]
+  /** The JSON-LD's `startDate` and `endDate` values. */
+  ldStart: Span
+  ldEnd: Span
+  /** Each span with the byte after it, as found (a member's value follows a colon): checked on each use. */
+  marks: ReadonlyArray<readonly [from: number, to: number, after: number]>
 }
 
-/** The array of records at `span`, each as `reordered` writes it, or undefined. */
-function reorderedList(text: string, span: Span, order: readonly string[]): string | undefined {
-  const elements = elementsOf(text, span)
-  if (elements === undefined) return undefined
-  const items: string[] = []
-  for (const element of elements) {
-    const item = reordered(text, element, order)
-    if (item === undefined) return undefined
-    items.push(item)
-  }
-  return `[${items.join(',')}]`
-}
-
-/** A series' document read as text: its members, and its record's `JSON.stringify` as pieces (proved by the digest). */
-export interface SeriesText {
-  /** The document's bytes it was read from. */
-  body: Buffer
-  text: string
-  members: Map<string, Span>
-  /** `"key":value` of each member of the assembled record, in its order (categories and tags empty). */
-  pieces: string[]
-  allDay: boolean
-  /** What `occurrenceRecord` reads of the series (besides `all_day`). */
-  timezone: string
-  startDate: string
-  endDate: string
-  restUrl: string
-  /** The spans of the JSON-LD's `startDate` and `endDate`, undefined when it has not both. */
-  ldDates: [Span, Span] | undefined
-}
-
-/** Series' texts read lately, by event id, within MEMO_BYTES of documents (the least recently used dropped first). */
-const memo = new Map<number, SeriesText>()
-const MEMO_BYTES = 8 * 1024 * 1024
-let memoBytes = 0
+/** Series' slots kept per app, at most this many (the least recently used dropped first). */
+const MAX_SLOTS = 8192
+const kept = new WeakMap<AppContext, Map<number, SeriesSlots | null>>()
 
 /**
- * The document's text with its record's `JSON.stringify` in pieces, or undefined when they do not make the text its
- * digest names. Remembered by event id while its document's bytes stay the same (compared on each use).
+ * The slots of a series' document, found when none are kept for it, else the kept ones; null when its document has
+ * not the members where a series' has them (the read then goes the long way).
+ *
+ * Kept slots are used for a document of the same event, version, digest and length. Within an app, a document is
+ * the Event serializer's bytes (its context: the public URL, the contract's Event schema, the site's settings, this
+ * code's format: repositories/event-documents.ts) of the record its digest names (`eventDigest`), so the same digest
+ * is the same bytes; as a margin against another node's bytes under the same context, each use checks that the colon
+ * before every span and the byte after it are still there.
  */
-export function seriesText(document: EventDocument): SeriesText | undefined {
-  const known = memo.get(document.id)
-  if (known !== undefined && known.body.equals(document.body)) {
-    memo.delete(document.id)
-    memo.set(document.id, known)
-    return known
-  }
-  const read = readSeriesText(document)
+export function slotsOf(ctx: AppContext, document: EventDocument): SeriesSlots | null {
+  let byId = kept.get(ctx)
+  if (byId === undefined) kept.set(ctx, byId = new Map())
+  const known = byId.get(document.id)
   if (known !== undefined) {
-    memo.delete(document.id)
-    memoBytes -= known.body.length
-  }
-  if (read !== undefined) {
-    memo.set(document.id, read)
-    memoBytes += read.body.length
-    for (const [id, entry] of memo) {
-      if (memoBytes <= MEMO_BYTES) break
-      memo.delete(id)
-      memoBytes -= entry.body.length
+    byId.delete(document.id)
+    if (known !== null && known.version === document.version && known.digest === document.digest && known.length === document.body.length
+      && known.marks.every(([from, to, after]) => document.body[from - 1] === COLON && document.body[to] === after)) {
+      byId.set(document.id, known)
+      return known
     }
   }
-  return read
+  const found = readSlots(document)
+  if (byId.size >= MAX_SLOTS) byId.delete(byId.keys().next().value as number)
+  byId.set(document.id, found)
+  return found
 }
 
-function readSeriesText(document: EventDocument): SeriesText | undefined {
-  const text = document.body.toString('utf8')
-  const members = membersOf(text, [0, text.length])
-  if (members === undefined || members.size !== EVENT_KEYS.length + 1 || !members.has('json_ld')) return undefined
-  const pieces: string[] = []
-  for (const key of EVENT_KEYS) {
-    const span = members.get(key)
-    if (span === undefined) return undefined
-    const value = key === 'venue' ? reorderedList(text, span, VENUE_KEYS) : key === 'organizer' ? reorderedList(text, span, ORGANIZER_KEYS) : text.slice(span[0], span[1])
-    if (value === undefined) return undefined
-    pieces.push(`"${key}":${value}`)
-  }
-  if (textDigest(`{${pieces.join(',')}}`) !== document.digest) return undefined
-  const value = (key: string): unknown => {
-    const [from, to] = members.get(key) as Span
-    return JSON.parse(text.slice(from, to))
-  }
-  const [timezone, startDate, endDate, restUrl, allDay] = ['timezone', 'start_date', 'end_date', 'rest_url', 'all_day'].map(value)
-  if (typeof timezone !== 'string' || typeof startDate !== 'string' || typeof endDate !== 'string' || typeof restUrl !== 'string') return undefined
-  const ld = membersOf(text, members.get('json_ld') as Span)
+/** The members of a series' record read from its document: what `occurrenceRecord` reads, and those it changes but `occurrence`. */
+const READ_KEYS = ['rest_url', 'all_day', 'timezone', ...OCCURRENCE_KEYS.filter((key) => key !== 'occurrence')]
+const JSON_LD = Buffer.from(',"json_ld":')
+const NO_OCCURRENCE = Buffer.from(',"occurrence":null')
+
+/**
+ * A series document's slots. Its members come in the contract's order, `occurrence` last before `json_ld` (the
+ * bytes a list leaves out: `ldFrom`), so the record's members are read from the start up to `timezone_abbr`, then
+ * `occurrence` is the `null` before the JSON-LD and the JSON-LD's members are read up to `endDate`: the venues,
+ * organizers, translations and the rest of the JSON-LD are not gone through.
+ */
+function readSlots(document: EventDocument): SeriesSlots | null {
+  const bytes = document.body
+  const top = membersUpTo(bytes, 0, READ_KEYS)
+  const ldAt = document.ldFrom + JSON_LD.length
+  const ld = bytes.compare(JSON_LD, 0, JSON_LD.length, document.ldFrom, ldAt) === 0 ? membersUpTo(bytes, ldAt, ['startDate', 'endDate']) : undefined
   const ldStart = ld?.get('startDate')
   const ldEnd = ld?.get('endDate')
+  if (top === undefined || ldStart === undefined || ldEnd === undefined || ldEnd[1] > document.ldTo
+    || bytes.compare(NO_OCCURRENCE, 0, NO_OCCURRENCE.length, document.ldFrom - NO_OCCURRENCE.length, document.ldFrom) !== 0) return null
+  const occurrence: Span = [document.ldFrom - 4, document.ldFrom]
+  const members = OCCURRENCE_KEYS.map((key) => (key === 'occurrence' ? occurrence : top.get(key) as Span))
+  const value = (key: string): unknown => {
+    const [from, to] = top.get(key) as Span
+    return JSON.parse(bytes.toString('utf8', from, to))
+  }
+  const [timezone, allDay, startDate, endDate, restUrl] = ['timezone', 'all_day', 'start_date', 'end_date', 'rest_url'].map(value)
+  if (typeof timezone !== 'string' || typeof allDay !== 'boolean' || typeof startDate !== 'string' || typeof endDate !== 'string'
+    || typeof restUrl !== 'string') return null
+  // The occurrence's values go nowhere near the places a read puts the terms in.
+  const spans = [...members, ldStart, ldEnd]
+  if (spans.some(([from, to]) => (from <= document.categoryAt && document.categoryAt <= to) || (from <= document.tagAt && document.tagAt <= to))) return null
   return {
-    body: document.body, text, members, pieces, allDay: allDay === true, timezone, startDate, endDate, restUrl,
-    ldDates: ldStart === undefined || ldEnd === undefined ? undefined : [ldStart, ldEnd],
+    version: document.version, digest: document.digest, length: bytes.length,
+    basis: { timezone, all_day: allDay, start_date: startDate, end_date: endDate, rest_url: restUrl }, members, ldStart, ldEnd,
+    marks: spans.map(([from, to]) => [from, to, bytes[to] as number]),
   }
 }
 
-/** Where in a series' pieces (EVENT_KEYS' order) each member an occurrence changes is, and its terms. */
-const CHANGED_AT = new Map<number, string>(OCCURRENCE_KEYS.map((key) => [EVENT_KEYS.indexOf(key), key]))
-const CATEGORIES_AT = EVENT_KEYS.indexOf('categories')
-const TAGS_AT = EVENT_KEYS.indexOf('tags')
 
 /** The serializer of the members an occurrence changes, as the Event schema writes them (the document's serializer's texts). */
 const changedSerializers = new WeakMap<object, (value: object) => string>()
@@ -241,56 +212,33 @@ function changedSerializer(ctx: AppContext): ((value: object) => string) | undef
 }
 
 /**
- * The answer to an anonymous read of occurrence `state` (one with no override) of the series whose document
- * `document` is (`series`: its text), with the series' terms' current records and the series' ETag as a read of
- * it gives them: the occurrence's ETag and its bytes, as the assembled record would give them. Undefined when
- * the text cannot be read so (the read then goes the long way).
+ * The answer to an anonymous read of occurrence `state` (one with no override) of the series whose document is
+ * `document` (`slots`: where its values go), with the series' terms' current records and the series' ETag as a read
+ * of it gives them: the occurrence's ETag and its bytes, as the assembled record would give them. Undefined when the
+ * bytes cannot be made so (the read then goes the long way).
  */
-export function occurrenceAnswer(ctx: AppContext, document: EventDocument, series: SeriesText, state: OccurrenceState,
-  categories: readonly Category[], tags: readonly Tag[], seriesEtag: string): { etag: string; body: () => Buffer } | undefined {
+export function occurrenceAnswer(ctx: AppContext, document: EventDocument, slots: SeriesSlots, state: OccurrenceState,
+  categories: readonly Category[], tags: readonly Tag[], seriesEtag: string): { etag: string; body: () => Serialized<Event> } | undefined {
   const serialize = changedSerializer(ctx)
-  if (serialize === undefined || series.ldDates === undefined) return undefined
-  const [startAt, endAt] = series.ldDates
+  if (serialize === undefined) return undefined
   // The members the occurrence changes, as `occurrenceRecord` makes them from what of the series they depend on.
-  const basis = { timezone: series.timezone, all_day: series.allDay, start_date: series.startDate, end_date: series.endDate, rest_url: series.restUrl } as Event
-  const changed = occurrenceRecord(basis, state, null)
-  // The occurrence record's JSON.stringify: the series' pieces with the changed members and the terms put in.
-  const pieces = series.pieces.slice()
-  for (const [at, key] of CHANGED_AT) pieces[at] = `"${key}":${JSON.stringify(changed[key as keyof Event])}`
-  pieces[CATEGORIES_AT] = `"categories":${JSON.stringify(categories)}`
-  pieces[TAGS_AT] = `"tags":${JSON.stringify(tags)}`
-  const etag = occurrenceEtagOf(seriesEtag, document.id, document.version, state.id, 0, textDigest(`{${pieces.join(',')}}`))
-  // The bytes: the document's with the changed members as the Event schema writes them, the terms' records in
-  // their arrays (written empty) and the JSON-LD's dates.
-  const changedText = serialize(Object.fromEntries(OCCURRENCE_KEYS.map((key) => [key, changed[key]])))
-  const changedMembers = membersOf(changedText, [0, changedText.length])
-  if (changedMembers === undefined) return undefined
-  const edits: Array<[number, number, string]> = []
-  for (const key of OCCURRENCE_KEYS) {
-    const value = changedMembers.get(key)
+  const changed = occurrenceRecord(slots.basis as Event, state, null)
+  // The bytes: the document's with the changed members as the Event schema writes them, the JSON-LD's dates and
+  // (singleBody) the terms' records in their arrays.
+  const text = Buffer.from(serialize(Object.fromEntries(OCCURRENCE_KEYS.map((key) => [key, changed[key]]))))
+  const values = membersUpTo(text, 0, OCCURRENCE_KEYS)
+  const edits: BodyEdit[] = []
+  for (const [i, key] of OCCURRENCE_KEYS.entries()) {
+    const value = values?.get(key)
+    const [from, to] = slots.members[i] as Span
     if (value === undefined) return undefined
-    const [from, to] = series.members.get(key) as Span
-    edits.push([from, to, changedText.slice(value[0], value[1])])
-  }
-  for (const [key, items] of [['categories', categories.map((c) => ctx.json.category(c))], ['tags', tags.map((t) => ctx.json.tag(t))]] as const) {
-    const [from, to] = series.members.get(key) as Span
-    if (series.text.slice(from, to) !== '[]') return undefined
-    edits.push([from, to, `[${items.join(',')}]`])
+    edits.push([from, to, [text.subarray(value[0], value[1])]])
   }
   const dates = jsonLdDates(changed)
-  edits.push([startAt[0], startAt[1], JSON.stringify(dates.startDate)], [endAt[0], endAt[1], JSON.stringify(dates.endDate)])
-  edits.sort((a, b) => a[0] - b[0])
+  edits.push([slots.ldStart[0], slots.ldStart[1], [Buffer.from(JSON.stringify(dates.startDate))]],
+    [slots.ldEnd[0], slots.ldEnd[1], [Buffer.from(JSON.stringify(dates.endDate))]])
   return {
-    etag,
-    body: () => {
-      const parts: string[] = []
-      let at = 0
-      for (const [from, to, value] of edits) {
-        parts.push(series.text.slice(at, from), value)
-        at = to
-      }
-      parts.push(series.text.slice(at))
-      return Buffer.from(parts.join(''), 'utf8')
-    },
+    etag: occurrenceEtag(seriesEtag, document.id, document.version, state.id, 0, changed),
+    body: () => singleBody(ctx, document, categories, tags, edits),
   }
 }

@@ -10,6 +10,8 @@
  */
 import { hash } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { Event } from '../contract.js'
+import { OCCURRENCE_KEYS } from '../lib/occurrence-view.js'
 import { preconditionFailed } from './errors.js'
 
 // Records are never changed once made, and the read cache keeps them: a digest is made once per object.
@@ -69,21 +71,25 @@ export function eventEtag(record: EventParts, version: number): string {
 }
 
 /**
- * The ETag of one occurrence of a series (CONTRACT §17): a digest of the series' ETag (as the caller sees
- * it), the occurrence id, its override's version (0 without one) and the occurrence's record, so that a
- * change of the series, of the occurrence alone or of what its record shows changes it.
+ * The ETag of one occurrence of a series (CONTRACT §17): a digest of the series' ETag (as the caller sees it: the
+ * series' version, and the digests of its record and of the terms it shows), the occurrence id, its override's
+ * version (0 without one) and what the occurrence shows of its own, so that a change of the series, of the occurrence
+ * alone or of what its record shows changes it:
+ * - without an override, its record is the series' with the members of OCCURRENCE_KEYS changed (its dates, their
+ *   details, `timezone_abbr`, `occurrence`: lib/occurrence-view.ts `occurrenceRecord`) and every other member the
+ *   series' own, which the series' ETag names: those members' JSON (a few hundred bytes, where the whole record's
+ *   is 4–5 kB, which a read from the series' document would have to make first: handlers/occurrence-documents.ts);
+ * - with one, its texts, venues and organizers may be its own (a venue it shows can be renamed without the override's
+ *   version moving): the digest of the whole record.
+ * The JSON-LD, the language and the coding follow: the JSON-LD is made from the record, another language is another
+ * series record (another ETag), and a compressed answer's tag names its coding (`codedEtag`).
  */
-export function occurrenceEtag(seriesEtag: string, id: number, version: number, occurrence: string, overrideVersion: number, record: object): string {
-  return occurrenceEtagOf(seriesEtag, id, version, occurrence, overrideVersion, digestOf(record))
+export function occurrenceEtag(seriesEtag: string, id: number, version: number, occurrence: string, overrideVersion: number, record: Event): string {
+  const own = overrideVersion === 0 && record.occurrence?.overridden === false
+    ? `members:${JSON.stringify(OCCURRENCE_KEYS.map((key) => record[key]))}`
+    : `record:${digestOf(record)}`
+  return `"event-${id}-${version}-${sha256([seriesEtag, occurrence, String(overrideVersion), own].join('|'))}"`
 }
-
-/** `occurrenceEtag` from the digest of the occurrence's record (`textDigest` of its `JSON.stringify`). */
-export function occurrenceEtagOf(seriesEtag: string, id: number, version: number, occurrence: string, overrideVersion: number, digest: string): string {
-  return `"event-${id}-${version}-${sha256([seriesEtag, occurrence, String(overrideVersion), digest].join('|'))}"`
-}
-
-/** The digest of a record whose `JSON.stringify` is `json` (what `eventDigest`, `etagOf` and `occurrenceEtag` make of the record). */
-export const textDigest = (json: string): string => sha256(json)
 
 /** The content codings answers may be sent in (compression.ts), most preferred first. */
 export const CODINGS = ['br', 'gzip', 'deflate'] as const

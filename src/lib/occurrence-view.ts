@@ -12,6 +12,14 @@ import { dateDetails, utcToWall, wallToUtc } from './dates.js'
 import { parseOccurrenceId } from './recurrence.js'
 import { tzAbbreviation } from './tz-abbreviation.js'
 
+/**
+ * The members `occurrenceRecord` changes in its series' record for an occurrence without an override, in the
+ * record's order (every other member is the series'): what an occurrence's ETag digests besides the series' ETag
+ * (http/etag.ts `occurrenceEtag`), and what its read from the series' document puts in (handlers/occurrence-documents.ts).
+ */
+export const OCCURRENCE_KEYS = ['start_date', 'start_date_details', 'end_date', 'end_date_details', 'utc_start_date', 'utc_start_date_details',
+  'utc_end_date', 'utc_end_date_details', 'timezone_abbr', 'occurrence'] as const satisfies ReadonlyArray<keyof Event>
+
 /** An occurrence as its row holds it: its id and its dates as they stand (UTC; moved ones too). */
 export interface OccurrenceState {
   id: string

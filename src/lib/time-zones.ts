@@ -135,11 +135,27 @@ export function offsetFunction(tz: string): OffsetAt {
   return offsetAt;
 }
 
+/**
+ * Whether tz is one of the tz database's fixed zones: ICU's canonical id `UTC` (`UTC`, `Etc/UTC`, `GMT`, `Zulu`…) or
+ * `Etc/…` (`Etc/GMT+5`), zones the database defines with one offset and one abbreviation and no rule, for all time.
+ * Their offset and abbreviation are read once (a series in UTC otherwise asked ICU for each day its occurrences fall
+ * on, six formats a day first met). A manual `UTC±H` offset is not one (it is answered without ICU).
+ * @throws RangeError for a time zone ICU does not know.
+ */
+export function isFixedZone(tz: string): boolean {
+  const canonical = formatter('en-US', tz, WALL_FIELDS).resolvedOptions().timeZone;
+  return canonical === 'UTC' || canonical.startsWith('Etc/');
+}
+
 function makeOffsetFunction(tz: string): OffsetAt {
   const manual = manualOffsetMs(tz);
   if (manual !== null) return () => manual;
   if (!isIanaZone(tz)) throw new RangeError(`Unknown time zone ${JSON.stringify(tz)}`);
   const f = formatter('en-US-u-ca-gregory-nu-latn', tz, WALL_FIELDS);
+  if (isFixedZone(tz)) {
+    const fixed = readOffset(f, 0);
+    return () => fixed;
+  }
   const byDay = new Map<number, number>();
   const memo = new Map<number, number>();
   return (utcMs: number): number => {

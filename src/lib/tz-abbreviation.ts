@@ -4,7 +4,7 @@
  * @module
  */
 import { pad, requireDateTimeMs } from './dates.js';
-import { DAY, MINUTE, SECOND, WALL_FIELDS, exactOffsetMs, formatter, manualOffsetMs } from './time-zones.js';
+import { DAY, MINUTE, SECOND, WALL_FIELDS, exactOffsetMs, formatter, isFixedZone, manualOffsetMs } from './time-zones.js';
 
 /**
  * English locales tried in order for a lettered abbreviation. ICU only gives letters (`CET`, `IST`)
@@ -98,6 +98,8 @@ export function tzAbbreviation(tz: string, utc: string): string {
   // throughout (see sameAllDay), else per zone and instant. Events of a site share zones, and their
   // occurrences start at many distinct instants but on far fewer days.
   const utcMs = requireDateTimeMs(utc, 'tzAbbreviation')
+  const fixed = fixedAbbreviation(tz)
+  if (fixed !== null) return fixed
   const day = Math.floor(utcMs / DAY)
   const dayKey = `${tz}\u0000${day}`
   let allDay = rememberedDays.get(dayKey)
@@ -115,6 +117,19 @@ export function tzAbbreviation(tz: string, utc: string): string {
     remembered.set(key, abbreviation)
   }
   return abbreviation
+}
+
+/** The abbreviation of each fixed zone met (time-zones.ts `isFixedZone`: one for all time), null for the others. */
+const fixedAbbreviations = new Map<string, string | null>()
+
+function fixedAbbreviation(tz: string): string | null {
+  let known = fixedAbbreviations.get(tz)
+  if (known === undefined) {
+    known = manualOffsetMs(tz) === null && isFixedZone(tz) ? computeAbbreviation(tz, 0) : null
+    if (fixedAbbreviations.size >= REMEMBERED) fixedAbbreviations.clear()
+    fixedAbbreviations.set(tz, known)
+  }
+  return known
 }
 
 /** Abbreviations remembered at most per instant, and per day (the oldest forgotten first). */
