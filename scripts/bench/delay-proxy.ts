@@ -115,6 +115,9 @@ export async function startDelayProxy(url: string, delayMs: number): Promise<{ u
     })
     child.on('exit', (code) => reject(new Error(`the delay proxy exited (${code}) before listening`)))
   })
+  // Killed when this process exits (above): it does not keep this one running.
+  child.stdout.destroy()
+  child.unref()
   const through = new URL(url)
   through.hostname = '127.0.0.1'
   through.port = String(port)
