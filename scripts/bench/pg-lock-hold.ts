@@ -66,7 +66,7 @@ proto.query = function (this: object, ...args: unknown[]) {
   const busy = inFlight.get(this) ?? 0
   inFlight.set(this, busy + 1)
   const lock = text.includes('pg_advisory_xact_lock')
-  const ends = /^\s*(commit|rollback)\b/i.test(text)
+  const ends = /(^|;)\s*(commit|rollback)\s*$/i.test(text)
   const holding = held.get(this)
   if (counting) {
     const where = holding === undefined ? outside : inside
