@@ -49,6 +49,7 @@ import { documentContext } from '../src/repositories/event-documents.js'
 import { runScenario, type Scenario, type ScenarioResult } from './bench/driver.js'
 import { buildDatabase, dayStartMs, removeDatabaseFiles, type LoadResult } from './bench/loader.js'
 import { benchSchema, copyToPostgres, dropBenchSchema } from './bench/postgres.js'
+import { roundTripMs, startDelayProxy } from './bench/delay-proxy.js'
 import { recurrenceBench, recurrenceTable } from './bench/recurrence.js'
 import { makeSeries, type SeriesResult } from './bench/series.js'
 import {
@@ -94,6 +95,8 @@ interface Options {
   pgSchema: string | undefined
   /** API processes on the one database. */
   nodes: number
+  /** Milliseconds added to every round trip between the API servers and PostgreSQL (scripts/bench/delay-proxy.ts); 0: none. */
+  pgDelayMs: number
   /** CALENDAR_EVENT_DOCUMENTS of the API server: stored single-read documents (default on; the run waits for their fill). */
   documents: boolean
   /** The recurring-events measurements instead of the routes (scripts/bench/recurrence.ts). */
@@ -134,6 +137,9 @@ const USAGE = `usage: node --import tsx scripts/bench.ts [options]
   --pg-schema NAME  the PostgreSQL schema's name instead of calendar_bench_<events> (runs side by side on one
                     server; dropped first like that one)
   --nodes N         API processes on the one database, connections spread over them (default 1)
+  --pg-delay-ms D   with --database-url: the API servers reach PostgreSQL through a local TCP proxy that holds
+                    each of its answers D ms (a network's round trip; scripts/bench/delay-proxy.ts); the
+                    round trip of a bare statement direct and through it is printed first
   --no-documents    the server's CALENDAR_EVENT_DOCUMENTS=false (every single read assembles); by default the
                     run waits until the server has stored its event documents (a server that has been
                     running has them: they live in the database)
@@ -174,6 +180,7 @@ function parseArgs(argv: string[]): Options {
     databaseUrl: isPostgresUrl(process.env.DATABASE_URL ?? '') ? process.env.DATABASE_URL : undefined,
     pgSchema: undefined,
     nodes: 1,
+    pgDelayMs: 0,
     documents: true,
     recurrence: false,
     recurrenceCreates: 20,
@@ -237,6 +244,12 @@ function parseArgs(argv: string[]): Options {
         break
       }
       case '--nodes': options.nodes = integer('nodes', value(), 1, 16); break
+      case '--pg-delay-ms': {
+        const raw = value()
+        if (raw === undefined || !/^\d+(\.\d+)?$/.test(raw) || Number(raw) > 100) throw new UsageError('--pg-delay-ms needs milliseconds from 0 to 100 (e.g. 0.5)')
+        options.pgDelayMs = Number(raw)
+        break
+      }
       case '--recurrence': options.recurrence = true; break
       case '--recurrence-creates': options.recurrenceCreates = integer('recurrence-creates', value(), 1, 10_000); break
       case '--recurrence-series': options.recurrenceSeries = integer('recurrence-series', value(), 1, 100_000); break
@@ -443,9 +456,26 @@ interface Servers {
 /** What `measure` drives: the API nodes, or the ceiling. */
 const targetOf = (managed: Managed): Pick<Servers, 'origins' | 'pids'> => ({ origins: [managed.origin], pids: [managed.pid] })
 
+/** The delay proxy of each PostgreSQL URL (--pg-delay-ms), started once per run: its URL. */
+const delayed = new Map<string, string>()
+
+/** `url` through the delay proxy when --pg-delay-ms asks for one (PostgreSQL only), the proxy started the first time. */
+async function throughDelay(url: string, options: Options): Promise<string> {
+  if (options.pgDelayMs <= 0 || !isPostgresUrl(url)) return url
+  const known = delayed.get(url)
+  if (known !== undefined) return known
+  const proxy = await startDelayProxy(url, options.pgDelayMs)
+  const direct = await roundTripMs(url)
+  const through = await roundTripMs(proxy.url)
+  log(`delay proxy pid ${proxy.pid} (${options.pgDelayMs} ms an answer): a bare statement's round trip ${direct.toFixed(3)} ms direct, ${through.toFixed(3)} ms through it`)
+  delayed.set(url, proxy.url)
+  return proxy.url
+}
+
 /** `nodes` API processes on the database at `url`, one after the other (the first migrates); several are not pinned. */
-async function startServers(url: string, core: number | undefined, options: Options): Promise<Servers> {
+async function startServers(databaseUrl: string, core: number | undefined, options: Options): Promise<Servers> {
   const nodes: Managed[] = []
+  const url = await throughDelay(databaseUrl, options)
   try {
     for (let i = 0; i < options.nodes; i++) nodes.push(await startServer(url, options.nodes === 1 ? core : undefined, options, i + 1))
   } catch (error) {
@@ -801,11 +831,12 @@ async function main(): Promise<void> {
     cacheEntries: options.cacheEntries ?? 'server default',
     engine: options.databaseUrl === undefined ? 'sqlite' : 'postgres',
     nodes: options.nodes,
+    pgDelayMs: options.pgDelayMs,
     documents: options.documents,
     series: options.series > 0 ? options.series : undefined,
     seriesCompare: options.seriesCompare ? { rounds: options.seriesRounds } : undefined,
   }
-  const where = `${settings.engine === 'sqlite' ? 'SQLite' : 'PostgreSQL'}, ${options.nodes} node${options.nodes === 1 ? '' : 's'}`
+  const where = `${settings.engine === 'sqlite' ? 'SQLite' : 'PostgreSQL'}, ${options.nodes} node${options.nodes === 1 ? '' : 's'}${options.pgDelayMs > 0 ? `, +${options.pgDelayMs} ms a round trip to PostgreSQL` : ''}`
   buildServer()
   let output: Record<string, unknown>
   let text: string

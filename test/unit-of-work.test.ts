@@ -9,8 +9,10 @@ import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { join } from 'node:path'
 import { sql } from 'kysely'
+import pg from 'pg'
 import { openDatabase, openSqlite } from '../src/db/database.js'
 import { dataVersion, versionInWrite } from '../src/db/dialect.js'
+import { openTestDatabase, TEST_ENGINE } from './helpers/database.js'
 import { onWritten, recordChange, SHARED_UNITS, withOwnTransaction, withTransaction, writtenBetween, type Change } from '../src/db/unit-of-work.js'
 
 /** A conflict lost at once (WAL: the snapshot moved), not a lock waited for: worth running again. */
@@ -261,4 +263,38 @@ t.test('SQLite: inside a write transaction, a read takes the version of the last
     setImmediate(() => { during = dataVersion(handle.db) })
   })
   t.same(await during, began, 'the first unit of work\'s commit, as the second began')
+})
+
+t.test('PostgreSQL: a unit of work begins, takes the write lock and reads its first look in one round trip, and reads its last look and commits in another', { skip: TEST_ENGINE !== 'postgres' && 'PostgreSQL only' }, async (t) => {
+  // Every round trip inside the lock is one every writer of the cluster waits for (docs/performance.md, pg-writes).
+  const handle = await openTestDatabase(t)
+  t.teardown(() => handle.close())
+  await withTransaction(handle.db, (trx) => trx.insertInto('users').values({ name: 'warm', role: 'editor', created_at: '' }).execute())
+  const sent: string[] = []
+  type Query = (this: unknown, ...args: unknown[]) => unknown
+  const proto = pg.Client.prototype as unknown as { query: Query }
+  const original = proto.query
+  proto.query = function (this: unknown, ...args: unknown[]) {
+    const first = args[0]
+    sent.push(typeof first === 'string' ? first : (first as { text?: string }).text ?? '?')
+    return original.apply(this, args)
+  }
+  t.teardown(() => {
+    proto.query = original
+  })
+  await withTransaction(handle.db, (trx) => trx.insertInto('users').values({ name: 'x', role: 'editor', created_at: '' }).execute())
+  proto.query = original
+  t.equal(sent.length, 3, `three round trips: ${JSON.stringify(sent)}`)
+  t.match(sent[0], /^start transaction isolation level read committed; select pg_advisory_xact_lock\(.*\); select .* from data_epoch .* for update$/)
+  t.match(sent[1], /^insert into "users"/)
+  t.match(sent[2], /from data_epoch .* for update; commit$/)
+  t.equal((await handle.db.selectFrom('users').select('name').where('name', '=', 'x').execute()).length, 1, 'committed')
+  // A unit of work that throws is rolled back, and the connection serves the next one.
+  await t.rejects(withTransaction(handle.db, async (trx) => {
+    await trx.insertInto('users').values({ name: 'y', role: 'editor', created_at: '' }).execute()
+    throw new Error('no')
+  }), /no/)
+  t.equal((await handle.db.selectFrom('users').select('name').where('name', '=', 'y').execute()).length, 0, 'rolled back')
+  await withTransaction(handle.db, (trx) => trx.insertInto('users').values({ name: 'z', role: 'editor', created_at: '' }).execute())
+  t.equal((await handle.db.selectFrom('users').select('name').where('name', '=', 'z').execute()).length, 1, 'the next one commits')
 })

@@ -81,3 +81,20 @@ t.test('the journal keeps the last 4,096 units of work and 50,000 changes', asyn
   await write(1000)
   t.equal(writtenBetween(s.db, large, await now(), 1_000_000), undefined, 'past 50,000 changes: the oldest are gone')
 })
+
+t.test('units of work started together: each finds the version the one before it left, so the journal chains them all', async (t) => {
+  // On PostgreSQL they queue for the schema's write lock, each reading its first look at the data version in the
+  // round trip that takes the lock and its last in the one that commits (db/postgres-dialect.ts): a look read
+  // before the lock was granted (a snapshot older than the writes before it) would break the chain.
+  const s = await setup(t)
+  const events = [await s.event('A', { status: 'publish' }), await s.event('B', { status: 'publish' })]
+  const now = async (): Promise<DataVersion> => (await dataVersion(s.db)) as DataVersion
+  const start = await now()
+  await Promise.all(Array.from({ length: 8 }, (_, i) => costWrite(s.db, (events[i % 2] as { id: number }).id, 1)))
+  const end = await now()
+  t.equal(end.head - start.head, 8, 'eight entries appended to the change log')
+  const changes = writtenBetween(s.db, start, end, 100)
+  t.equal(changes?.length, 8, 'the journal chains the eight units of work, from the version before them to the one after')
+  t.strictSame(changes?.map((c) => c.id).sort(), [...Array(4).fill(events[0]?.id), ...Array(4).fill(events[1]?.id)].sort())
+  t.equal(writtenBetween(s.db, start, await now(), 100)?.length, 8)
+})

@@ -12,6 +12,7 @@ import { EARTH_RADIUS_KM } from '../lib/geo.js'
 import { FOLDS_INTO_ASCII, foldText } from '../lib/text.js'
 import { CompiledQuery, PostgresAdapter, sql, type Compilable, type Expression, type Kysely, type QueryExecutorProvider, type SqlBool } from 'kysely'
 import { byShape, prepared } from './prepared.js'
+import { VERSION_IN_WRITE_POSTGRES, VERSION_THEN_COMMIT } from './postgres-dialect.js'
 import type { Database } from './schema.js'
 
 export function isPostgres(db: QueryExecutorProvider): boolean {
@@ -489,7 +490,17 @@ export async function versionInWrite(trx: Kysely<Database>): Promise<DataVersion
   return row === undefined ? undefined : { head: Number(row.h), epoch: Number(row.e) }
 }
 
-const VERSION_IN_WRITE_POSTGRES = 'select (select coalesce(max(position), 0) from changes) as h, n as e from data_epoch where id = 1 for update'
+/**
+ * A unit of work's last look at the data version (as `versionInWrite`), and on PostgreSQL its commit in the same
+ * round trip (postgres-dialect.ts `VERSION_THEN_COMMIT`: the write lock is held one round trip less); nothing may
+ * run in the transaction after it. SQLite: the look alone (the commit is the caller's).
+ */
+export async function versionThenCommit(trx: Kysely<Database>): Promise<DataVersion | undefined> {
+  if (!isPostgres(trx)) return versionInWrite(trx)
+  const { rows } = await trx.executeQuery<{ h: number | string; e: number | string }>(CompiledQuery.raw(VERSION_THEN_COMMIT, []))
+  const row = rows[0]
+  return row === undefined ? undefined : { head: Number(row.h), epoch: Number(row.e) }
+}
 
 /**
  * Whether a write failed only because another connection held what it needed, so that the whole unit

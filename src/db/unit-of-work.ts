@@ -23,7 +23,8 @@
  */
 import { CompiledQuery, type Kysely, type Transaction } from 'kysely'
 import { appendChanges, type Change } from './change-log.js'
-import { isPostgres, isWaitRunOut, isWriteConflict, mergeSearchWrites, versionInWrite, type DataVersion } from './dialect.js'
+import { isPostgres, isWaitRunOut, isWriteConflict, mergeSearchWrites, versionInWrite, versionThenCommit, type DataVersion } from './dialect.js'
+import { UNIT_OF_WORK_ISOLATION } from './postgres-dialect.js'
 import type { Database } from './schema.js'
 
 export type { Change, ChangedResource } from './change-log.js'
@@ -120,19 +121,23 @@ export const withOwnTransaction = <T>(db: Kysely<Database>, work: (trx: Tx) => P
 async function alone<T>(db: Kysely<Database>, work: (trx: Tx) => Promise<T>): Promise<T> {
   let changes: Change[] = []
   let committed = false
+  const postgres = isPostgres(db)
   try {
     for (let attempt = 1; ; attempt++) {
       changes = []
       let before: DataVersion | undefined
       let after: DataVersion | undefined
       try {
-        const result = await db.transaction().execute(async (trx) => {
+        // PostgreSQL: the driver reads the first look with the write lock, and the last goes with the commit
+        // (postgres-dialect.ts): two round trips fewer inside the lock.
+        const result = await (postgres ? db.transaction().setIsolationLevel(UNIT_OF_WORK_ISOLATION) : db.transaction()).execute(async (trx) => {
           pending.set(trx, changes)
           before = await versionInWrite(trx)
           const result = await work(trx)
           await appendChanges(trx, db, changes)
-          after = await versionInWrite(trx)
+          // SQLite's search merging before the last look (on PostgreSQL the look and the commit are one round trip).
           await mergeSearchWrites(trx)
+          after = await versionThenCommit(trx)
           return result
         })
         committed = true
