@@ -183,17 +183,22 @@ export interface SearchedIds {
  * SQLite: the FTS5 trigram index, the needle as one phrase (quoted, so that nothing in it is query
  * syntax): the trigram tokenizer makes a token at every character, so a phrase of the needle's trigrams
  * in sequence within one column is the needle as a substring there, nothing more to check. A needle of
- * fewer than three characters (code points) has no trigram: both engines then read the texts of the
- * events checked, still without folding anything per row; on SQLite a needle of two is listed by the
- * index of adjacent pairs (migration 0012), so that when it is rare its events drive the list.
+ * fewer than three characters (code points) has no trigram: a needle of two is listed by an index of
+ * adjacent pairs (SQLite: migration 0012, so that when it is rare its events drive the list; PostgreSQL:
+ * migration 0020, which also serves its checks per event); SQLite checks it per event in the texts, and
+ * both engines read the texts for a needle of one, still without folding anything per row.
  */
 export function searchedIds(db: QueryExecutorProvider, needle: string): SearchedIds {
   const folded = foldCase(needle)
   const indexed = [...folded].length >= 3
   if (isPostgres(db)) {
+    const pairs = [...folded].length === 2
     const pattern = `%${folded.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
-    const ids = sql<{ id: number }>`(select event_id as id from event_search where title like ${pattern} or description like ${pattern})`
-    return { ids, holds: (id) => sql<SqlBool>`${id} in ${ids}`, indexed }
+    // Two code points: the index of pairs (migration 0020) lists the events holding them, exactly, no text read.
+    const ids = pairs
+      ? sql<{ id: number }>`(select event_id as id from event_search where search_pairs(title, description) @> array[${folded}::text])`
+      : sql<{ id: number }>`(select event_id as id from event_search where title like ${pattern} or description like ${pattern})`
+    return { ids, holds: (id) => sql<SqlBool>`${id} in ${ids}`, indexed: indexed || pairs }
   }
   if (!indexed) {
     // Checked per event rather than listed first: a page read in list order stops once full, instead of

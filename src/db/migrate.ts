@@ -22,6 +22,7 @@ import * as idempotencyKeys from './migrations/0016-idempotency-keys.js'
 import * as eventOccurrences from './migrations/0017-event-occurrences.js'
 import * as recurringEvents from './migrations/0018-recurring-events.js'
 import * as occurrenceFilters from './migrations/0019-occurrence-filters.js'
+import * as searchPairsPostgres from './migrations/0020-search-pairs-postgres.js'
 
 const migrations: Record<string, Migration> = {
   '0001-initial': initial,
@@ -43,6 +44,7 @@ const migrations: Record<string, Migration> = {
   '0017-event-occurrences': eventOccurrences,
   '0018-recurring-events': recurringEvents,
   '0019-occurrence-filters': occurrenceFilters,
+  '0020-search-pairs-postgres': searchPairsPostgres,
 }
 
 /**
