@@ -1,6 +1,6 @@
 /**
  * Two-character searches listed by an index of adjacent pairs on both engines (db/dialect.ts `searchedIds`;
- * SQLite: migration 0012's FTS5 table; PostgreSQL: migration 0020, `search_pairs(title, description)` and its GIN
+ * SQLite: migration 0012's FTS5 table; PostgreSQL: migration 0020, `event_search.pairs` and its GIN
  * index). Differential: events with random texts of awkward characters (two-unit emoji, combining accents, `ß`
  * that folds to two, `İ`, quotes, backslashes, commas and braces, which a text array's literal escapes, `%` and
  * `_`), some protected, some without a description; for every pair of code points their folded texts hold, pairs

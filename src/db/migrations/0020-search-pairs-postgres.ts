@@ -4,29 +4,53 @@
  * every event's texts, twice a searched list, the count and the page: most of a random search's time on the
  * database server, docs/performance.md "pg-reads2"). What SQLite's index of pairs (migration 0012) is there.
  *
- * `search_pairs(title, description)` is every pair of adjacent characters (code points: PostgreSQL's text is
- * UTF-8, `substr` counts characters) of the folded title and of the folded description as `event_search` holds
- * them (the description is null when protected), no pair spanning the two; a GIN index over it (`array_ops`)
- * lists the events holding a pair: a two-character needle is a substring of a text exactly when it is one of its
- * pairs, so `search_pairs(title, description) @> array[needle]` is exact and needs no recheck. An index over an
- * expression, not a column: every write of `event_search` keeps it as it is (no statement changes), and rows
- * that exist are indexed by its creation. The function uses only built-ins (found whatever the search path), is
- * immutable (as an index needs), and is created in the schema being migrated, where the app's statements find it.
- * SQLite: nothing (migration 0012 made its own).
+ * `event_search.pairs` holds every distinct pair of adjacent characters (code points) of the folded title and of
+ * the folded description as the row holds them (none for a protected event's, whose description is null), no
+ * pair spanning the two, each pair a text of two characters; a GIN index over it (`array_ops`) lists the events
+ * holding a pair. A two-character needle is a substring of a text exactly when it is one of its pairs, so
+ * `pairs @> array[needle]` is exact, and the index answers it without reading a row. Written with the row by the
+ * app (db/dialect.ts `writeEventSearch`); rows that exist are filled here, their pairs made in JavaScript in batches
+ * (written out here, since a migration never changes: as db/dialect.ts `searchPairList` makes them now). Not an
+ * index over an expression: made by SQL, the pairs cost 0.3 ms a row (every write, and every row a plan checks),
+ * where JavaScript makes them in microseconds. SQLite: nothing (migration 0012 made its own).
  */
 import { PostgresAdapter, sql, type Kysely } from 'kysely'
 
+/** The distinct pairs of adjacent code points of each text, none spanning two. */
+function pairs(texts: ReadonlyArray<string | null>): string[] {
+  const found = new Set<string>()
+  for (const text of texts) {
+    if (text === null) continue
+    let previous: string | undefined
+    for (const point of text) {
+      if (previous !== undefined) found.add(previous + point)
+      previous = point
+    }
+  }
+  return [...found]
+}
+
+const BATCH = 1000
+
 export async function up(db: Kysely<any>): Promise<void> {
   if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return
-  await sql`create function search_pairs(title text, description text) returns text[] language sql immutable parallel safe as $$
-    select array(select substr(title, i, 2) from generate_series(1, length(title) - 1) i
-      union all select substr(description, i, 2) from generate_series(1, length(description) - 1) i)
-  $$`.execute(db)
-  await sql`create index event_search_pairs on event_search using gin (search_pairs(title, description))`.execute(db)
+  await sql`alter table event_search add column pairs text[]`.execute(db)
+  let after = 0
+  for (;;) {
+    const { rows } = await sql<{ id: number; title: string; description: string | null }>`select event_id as id, title, description from event_search
+      where event_id > ${after} order by event_id limit ${BATCH}`.execute(db)
+    if (rows.length === 0) break
+    after = rows[rows.length - 1]?.id ?? after
+    const batch = JSON.stringify(Object.fromEntries(rows.map((r) => [r.id, pairs([r.title, r.description])])))
+    await sql`update event_search s set pairs = array(select jsonb_array_elements_text(b.value)) from jsonb_each(${batch}::jsonb) b
+      where s.event_id = b.key::integer`.execute(db)
+  }
+  await sql`alter table event_search alter column pairs set not null`.execute(db)
+  await sql`create index event_search_pairs on event_search using gin (pairs)`.execute(db)
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
   if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return
   await sql`drop index event_search_pairs`.execute(db)
-  await sql`drop function search_pairs(text, text)`.execute(db)
+  await sql`alter table event_search drop column pairs`.execute(db)
 }
