@@ -1,7 +1,7 @@
 /**
  * Searched lists whose needle is in more events than the search index lets drive a list (SORT_LINKED_UP_TO,
  * 5,000). Up to 100,000 event ids: the window's events in list order, and which of them the index's matches hold
- * (event-filters.ts `searchedInWindow`; on PostgreSQL for needles of three characters or more); with that bound
+ * (event-filters.ts `searchedInWindow`; on PostgreSQL for needles of two characters or more); with that bound
  * lowered, the plans of larger databases: on SQLite totals by one statement over the index's matches against the
  * window's membership (`countByWindowMembership`), and a page near the start by looking each event of the window up
  * in the index (`searchLooksUp`); on PostgreSQL the statements that check each event. Over 5,400 events

@@ -7,10 +7,15 @@
  * time a connection with nothing in flight sends one (a round trip: statements sent while one is still in
  * flight on the same connection, pipelined, ride on it). Printed per workload: statements and round trips a
  * request, the statements by kind (their first words), and the CPU this process spent a request (the app and pg's
- * client, requests one at a time: the database server's CPU not counted). Printed, never checked.
+ * client, requests one at a time: the database server's CPU not counted), and the wall time each kind of statement
+ * took from its send to its answer (the database server's time and the round trip). Printed, never checked.
+ * `--db FILE`: a kept benchmark database (`--keep-db`, e.g. /tmp/calendar-bench/bench-20000-series20.db) copied
+ * instead of one built; `--pg-schema NAME`: the schema (else `calendar_bench_<events>`); `--only a,b`: those
+ * workloads; `--seed N`: another seeded sequence of requests; `--keep-schema`: left for EXPLAIN ANALYZE after.
  *
  * CLI: node --import tsx scripts/bench/pg-statements.ts [--events 5000] [--warm 300] [--requests 300]
- *      [--database-url postgres://postgres@127.0.0.1:5432/test]
+ *      [--database-url postgres://postgres@127.0.0.1:5432/test] [--db FILE] [--pg-schema NAME] [--only a,b]
+ *      [--seed N] [--keep-schema]
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -31,12 +36,19 @@ const EVENTS = Number(arg('events', '5000'))
 const WARM = Number(arg('warm', '300'))
 const REQUESTS = Number(arg('requests', '300'))
 const URL = arg('database-url', 'postgres://postgres@127.0.0.1:5432/test')
+const KEPT = arg('db', '')
+const SCHEMA = arg('pg-schema', benchSchema(EVENTS))
+const ONLY = arg('only', '').split(',').filter((k) => k !== '')
+const SEED = Number(arg('seed', '20261125'))
+const KEEP_SCHEMA = process.argv.includes('--keep-schema')
 const NOW = new Date()
 
 // Statements and round trips, counted where pg sends them.
 let statements = 0
 let roundTrips = 0
 const kinds = new Map<string, number>()
+/** Per kind, the milliseconds its statements took from send to answer. */
+const times = new Map<string, number>()
 const inFlight = new WeakMap<object, number>()
 type Query = (this: object, ...args: unknown[]) => unknown
 const proto = pg.Client.prototype as unknown as { query: Query }
@@ -50,7 +62,11 @@ proto.query = function (this: object, ...args: unknown[]) {
   const busy = inFlight.get(this) ?? 0
   if (busy === 0) roundTrips++
   inFlight.set(this, busy + 1)
-  const done = () => inFlight.set(this, (inFlight.get(this) ?? 1) - 1)
+  const sent = performance.now()
+  const done = () => {
+    inFlight.set(this, (inFlight.get(this) ?? 1) - 1)
+    times.set(kind, (times.get(kind) ?? 0) + performance.now() - sent)
+  }
   const result = original.apply(this, args)
   if (result instanceof Promise) result.then(done, done)
   else done()
@@ -58,15 +74,15 @@ proto.query = function (this: object, ...args: unknown[]) {
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'calendar-pg-statements-'))
-const file = join(dir, 'calendar.db')
-await buildDatabase({ file, events: EVENTS, now: NOW, log: () => {} })
-const serverUrl = await copyToPostgres(file, URL, benchSchema(EVENTS), () => {})
+const file = KEPT === '' ? join(dir, 'calendar.db') : KEPT
+if (KEPT === '') await buildDatabase({ file, events: EVENTS, now: NOW, log: () => {} })
+const serverUrl = await copyToPostgres(file, URL, SCHEMA, () => {})
 const samples = sampleData(file, EVENTS, NOW)
 const handle = await openDatabase(serverUrl)
 const app = await buildApp({ db: handle.db, config: defaultConfig({ databaseUrl: serverUrl, publicUrl: 'http://calendar.bench' }) })
 try {
   while (!(await app.fillEventDocuments())) { /* until one pass is done */ }
-  for (const scenario of realScenarios(samples, 'unused', NOW).filter((s) => s.key !== 'mixed-90-10')) {
+  for (const scenario of realScenarios(samples, 'unused', NOW, SEED).filter((s) => s.key !== 'mixed-90-10' && (ONLY.length === 0 || ONLY.includes(s.key)))) {
     for (let i = 0; i < WARM; i++) {
       const r = scenario.next()
       await app.inject({ method: r.method, url: r.path })
@@ -74,6 +90,7 @@ try {
     statements = 0
     roundTrips = 0
     kinds.clear()
+    times.clear()
     const statuses = new Map<number, number>()
     const cpu = process.cpuUsage()
     const started = performance.now()
@@ -87,11 +104,13 @@ try {
     console.log(`\n${scenario.key}: ${(statements / REQUESTS).toFixed(2)} statements, ${(roundTrips / REQUESTS).toFixed(2)} round trips a request,`
       + ` ${((used.user + used.system) / 1000 / REQUESTS).toFixed(3)} ms CPU and ${(wall / REQUESTS).toFixed(2)} ms a request`
       + ` (statuses ${[...statuses].map(([s, n]) => `${s}×${n}`).join(', ')})`)
-    for (const [kind, n] of [...kinds].sort((a, b) => b[1] - a[1]).slice(0, 15)) console.log(`  ${(n / REQUESTS).toFixed(2)}  ${kind}`)
+    for (const [kind, n] of [...kinds].sort((a, b) => (times.get(b[0]) ?? 0) - (times.get(a[0]) ?? 0)).slice(0, 15)) {
+      console.log(`  ${(n / REQUESTS).toFixed(2)} a request, ${((times.get(kind) ?? 0) / REQUESTS).toFixed(3)} ms a request  ${kind}`)
+    }
   }
 } finally {
   await app.close()
   await handle.close()
-  await dropBenchSchema(URL, benchSchema(EVENTS))
+  if (!KEEP_SCHEMA) await dropBenchSchema(URL, SCHEMA)
   rmSync(dir, { recursive: true, force: true })
 }

@@ -12,6 +12,7 @@
 import SQLite from 'better-sqlite3'
 import pg from 'pg'
 import { openDatabase } from '../../src/db/database.js'
+import { searchPairList } from '../../src/db/dialect.js'
 
 /** Parameters per INSERT: PostgreSQL binds at most 65,535. */
 const MAX_PARAMETERS = 30_000
@@ -79,6 +80,9 @@ export async function copyToPostgres(file: string, url: string, schema: string, 
       // the events come. A series' rows (the trigger leaves them to the app) are copied after the events, all of them.
       const tables = present.filter((t) => shared.has(t) && t !== 'event_search' && t !== 'event_occurrences')
       const searchIndex = present.includes('event_search') && shared.has('event_search')
+      // PostgreSQL's index of pairs (migration 0021), made from the texts as the app makes it.
+      const searchPairs = searchIndex && (await client.query(
+        "select 1 from information_schema.columns where table_schema = $1 and table_name = 'event_search' and column_name = 'pairs'", [schema])).rowCount === 1
       await client.query(`set search_path = ${quote(schema)}`)
       await client.query('begin')
       await client.query(`truncate ${[...tables, ...(searchIndex ? ['event_search'] : [])].map(quote).join(', ')} cascade`)
@@ -86,7 +90,7 @@ export async function copyToPostgres(file: string, url: string, schema: string, 
       for (const table of [...parentsFirst(sqlite, tables), ...(searchIndex ? ['event_search'] : []), ...(seriesOccurrences ? ['event_occurrences'] : [])]) {
         const search = table === 'event_search'
         const occurrences = table === 'event_occurrences'
-        const columns = search ? ['event_id', 'title', 'description']
+        const columns = search ? ['event_id', 'title', 'description', ...(searchPairs ? ['pairs'] : [])]
           : (sqlite.prepare('select name from pragma_table_info(?) order by cid').all(table) as Array<{ name: string }>).map((r) => r.name)
         const identity = (await client.query<{ column_name: string }>(
           "select column_name from information_schema.columns where table_schema = $1 and table_name = $2 and is_identity = 'YES'", [schema, table])).rows.map((r) => r.column_name)
@@ -106,6 +110,7 @@ export async function copyToPostgres(file: string, url: string, schema: string, 
           : occurrences ? `select ${columns.map((c) => `o.${quote(c)}`).join(', ')} from events e join event_occurrences o on o.event_id = e.id where e.recurrence is not null order by o.event_id, o.occurrence`
             : `select ${columns.map(quote).join(', ')} from ${quote(table)}${order}`
         for (const row of sqlite.prepare(select).raw().iterate() as Iterable<unknown[]>) {
+          if (search && searchPairs) row.push(searchPairList({ title: row[1] as string, description: row[2] as string | null }))
           batch.push(row)
           if (batch.length >= perInsert) await flush()
         }
@@ -119,8 +124,8 @@ export async function copyToPostgres(file: string, url: string, schema: string, 
       // Vacuumed as well as analyzed, as autovacuum soon does after a bulk load: a GIN index (the search index's
       // trigrams) keeps what was inserted in a pending list that every scan reads until a vacuum moves it into the
       // index, and the planner prices that in (a needle found nowhere was read from every event's texts, 39 ms,
-      // instead of 0.05 ms through the index).
-      for (const table of [...tables, 'event_occurrences']) await client.query(`vacuum (analyze) ${quote(table)}`)
+      // instead of 0.05 ms through the index). The search index's table too, whose GIN indexes those are (it was left out).
+      for (const table of [...tables, ...(searchIndex ? ['event_search'] : []), 'event_occurrences']) await client.query(`vacuum (analyze) ${quote(table)}`)
     })
   } finally {
     sqlite.close()

@@ -75,7 +75,7 @@ export function eventSearchTexts(event: { title: string; description: string | n
 /** Writes an event's row of the search index (`eventSearchTexts`), replacing the one it had; in the write's transaction. */
 export async function writeEventSearch(db: Kysely<Database>, id: number, texts: { title: string; description: string | null }, created = false): Promise<void> {
   if (isPostgres(db)) {
-    await searchRowUpserted(db, id, texts.title, texts.description)
+    await searchRowUpserted(db, id, texts.title, texts.description, searchPairList(texts))
     return
   }
   // FTS5 takes no upsert: the old row out, the new one in (an event created in this unit of work has none:
@@ -149,9 +149,9 @@ const nextEventIdRead = prepared(0, () => sql<{ id: number }>`select max(coalesc
   coalesce((select max(id) from events), 0)) + 1 as id`)
 
 // The search index's statements, built once per engine (db/prepared.ts).
-const searchRowUpserted = prepared(3, (db, id: number, title: string, description: string | null) =>
-  sql`insert into event_search (event_id, title, description) values (${id}, ${title}, ${description})
-    on conflict (event_id) do update set title = excluded.title, description = excluded.description`)
+const searchRowUpserted = prepared(4, (db, id: number, title: string, description: string | null, pairs: string[]) =>
+  sql`insert into event_search (event_id, title, description, pairs) values (${id}, ${title}, ${description}, ${pairs}::text[])
+    on conflict (event_id) do update set title = excluded.title, description = excluded.description, pairs = excluded.pairs`)
 const searchRowOfEventDeleted = prepared(1, (db, id: number) => sql`delete from event_search where event_id = ${id}`)
 const searchRowDeleted = prepared(1, (db, id: number) => sql`delete from event_search where rowid = ${id}`)
 const searchRowInserted = prepared(3, (db, id: number, title: string, description: string | null) =>
@@ -200,6 +200,24 @@ export function searchPairs(texts: { title: string; description: string | null }
 }
 
 /**
+ * PostgreSQL's index of pairs (migration 0021, `event_search.pairs`): every distinct pair of adjacent code points
+ * in the folded texts (`eventSearchTexts`), each a text of two characters: a two-character needle is in a text
+ * exactly when it is one of them. No pair spans the two texts.
+ */
+export function searchPairList(texts: { title: string; description: string | null }): string[] {
+  const pairs = new Set<string>()
+  for (const text of [texts.title, texts.description]) {
+    if (text === null) continue
+    let previous: string | undefined
+    for (const point of text) {
+      if (previous !== undefined) pairs.add(previous + point)
+      previous = point
+    }
+  }
+  return [...pairs]
+}
+
+/**
  * The events `search` finds: `ids`, a subquery (column `id`); `holds(id)`, the same as a condition on an
  * event id; `indexed`, whether the trigram index serves it.
  */
@@ -223,17 +241,22 @@ export interface SearchedIds {
  * SQLite: the FTS5 trigram index, the needle as one phrase (quoted, so that nothing in it is query
  * syntax): the trigram tokenizer makes a token at every character, so a phrase of the needle's trigrams
  * in sequence within one column is the needle as a substring there, nothing more to check. A needle of
- * fewer than three characters (code points) has no trigram: both engines then read the texts of the
- * events checked, still without folding anything per row; on SQLite a needle of two is listed by the
- * index of adjacent pairs (migration 0012), so that when it is rare its events drive the list.
+ * fewer than three characters (code points) has no trigram: a needle of two is listed by an index of
+ * adjacent pairs (SQLite: migration 0012, so that when it is rare its events drive the list; PostgreSQL:
+ * migration 0021, which also serves its checks per event); SQLite checks it per event in the texts, and
+ * both engines read the texts for a needle of one, still without folding anything per row.
  */
 export function searchedIds(db: QueryExecutorProvider, needle: string): SearchedIds {
   const folded = foldCase(needle)
   const indexed = [...folded].length >= 3
   if (isPostgres(db)) {
+    const pairs = [...folded].length === 2
     const pattern = `%${folded.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
-    const ids = sql<{ id: number }>`(select event_id as id from event_search where title like ${pattern} or description like ${pattern})`
-    return { ids, holds: (id) => sql<SqlBool>`${id} in ${ids}`, indexed }
+    // Two code points: the index of pairs (migration 0021) lists the events holding them, exactly, no text read.
+    const ids = pairs
+      ? sql<{ id: number }>`(select event_id as id from event_search where pairs @> array[${folded}::text])`
+      : sql<{ id: number }>`(select event_id as id from event_search where title like ${pattern} or description like ${pattern})`
+    return { ids, holds: (id) => sql<SqlBool>`${id} in ${ids}`, indexed: indexed || pairs }
   }
   if (!indexed) {
     // Checked per event rather than listed first: a page read in list order stops once full, instead of

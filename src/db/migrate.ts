@@ -23,6 +23,7 @@ import * as eventOccurrences from './migrations/0017-event-occurrences.js'
 import * as recurringEvents from './migrations/0018-recurring-events.js'
 import * as occurrenceFilters from './migrations/0019-occurrence-filters.js'
 import * as eventsUnusedIndexes from './migrations/0020-events-unused-indexes.js'
+import * as searchPairsPostgres from './migrations/0021-search-pairs-postgres.js'
 
 const migrations: Record<string, Migration> = {
   '0001-initial': initial,
@@ -45,6 +46,7 @@ const migrations: Record<string, Migration> = {
   '0018-recurring-events': recurringEvents,
   '0019-occurrence-filters': occurrenceFilters,
   '0020-events-unused-indexes': eventsUnusedIndexes,
+  '0021-search-pairs-postgres': searchPairsPostgres,
 }
 
 /**

@@ -367,7 +367,7 @@ interface SearchedInWindow {
 
 /**
  * A needle an index lists (`searchedIds(…).indexed`: SQLite's trigrams or pairs, PostgreSQL's three characters
- * or more, which pg_trgm can serve), no link filter, a database whose event ids are
+ * or more, which pg_trgm can serve, or two, its pairs: migration 0021), no link filter, a database whose event ids are
  * `eventIdsUpTo` at most (so that a window, and the index's matches, are that many at most): the window's ids
  * in list order, remembered per window (one statement over the listing index, shared by every needle searched
  * in it), and per needle and window which of them the needle is in, one bit per place in that order, from the
