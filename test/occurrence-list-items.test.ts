@@ -1,18 +1,20 @@
 /**
  * A series' occurrences in anonymous lists made from the series' stored document (handlers/occurrence-list-items.ts,
  * issue 45) must be byte for byte what the record makes: every list page over many occurrences of series timed and
- * all-day, in zones with daylight saving time (the clocks moved within the series), several days long, with
- * terms, venues and organizers (one a draft, left out), some occurrences overridden (texts, dates, venues) and
- * single events between them, against the same app with documents and the read cache off (it assembles every
- * item). Then after writes that change what a document shows (a term renamed, a series edited: a template is used only
- * for the bytes it was made for; a series moved to another zone, an occurrence overridden).
+ * all-day, in zones with daylight saving time (the clocks moved within the series; an all-day series whose days start
+ * in a gap at midnight and end in an overlap), several days long, with terms, venues and organizers (one a draft,
+ * left out), some occurrences overridden (texts, dates, venues) and single events between them, against the same app
+ * with documents and the read cache off (it assembles every item). An occurrence without an override has its row made
+ * from its id (timed and all-day alike): counted. Then after writes that change what a
+ * document shows (a term renamed, a series edited: a template is used only for the bytes it was made for; a series
+ * moved to another zone, an occurrence overridden).
  */
 import t, { type Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../src/app.js'
 import { defaultConfig } from '../src/config.js'
 import { createCompilers } from '../src/http/compilers.js'
-import { occurrencesMadeFromDocuments } from '../src/handlers/occurrence-list-items.js'
+import { occurrenceRowsFromIds, occurrencesMadeFromDocuments } from '../src/handlers/occurrence-list-items.js'
 import { SPEC } from './helpers/contract.js'
 import { EVENTS, eventBody, setup, type Event, type Setup } from './helpers/events.js'
 import { API, BASE_URL, NOW } from './helpers/build.js'
@@ -79,6 +81,9 @@ for (const cacheEntries of [0, 1000]) t.test(`occurrences made from their series
     await s.create(eventBody({ title: 'Zurich fair', all_day: true, timezone: 'Europe/Zurich', start_date: '2026-03-20', end_date: '2026-03-22', recurrence: { rule: 'FREQ=WEEKLY;COUNT=35' }, ...links })),
     await s.create(eventBody({ title: 'Chicago day', all_day: true, timezone: 'America/Chicago', start_date: '2026-02-28', end_date: '2026-02-28',
       recurrence: { rule: 'FREQ=WEEKLY;BYDAY=SA,SU;COUNT=40', rdates: ['2026-06-03'], exdates: ['2026-03-08'] } })),
+    // All-day in Santiago: 2026-04-04 ends in the hour repeated at midnight, 2026-09-06 starts in the hour skipped at midnight.
+    await s.create(eventBody({ title: 'Santiago weekend', all_day: true, timezone: 'America/Santiago', start_date: '2026-03-28', end_date: '2026-03-28',
+      recurrence: { rule: 'FREQ=WEEKLY;BYDAY=SA,SU;COUNT=52' } })),
   ]
   // Single events between them.
   for (let i = 0; i < 5; i++) await s.event(`Single ${i}`, { start_date: `2026-0${3 + i}-1${i} 18:00:00`, end_date: `2026-0${3 + i}-1${i} 20:00:00`, ...links })
@@ -97,8 +102,16 @@ for (const cacheEntries of [0, 1000]) t.test(`occurrences made from their series
     t.equal(res.statusCode, 200, `override ${event.title} ${occurrence}`)
   }
 
+  const fromIds = occurrenceRowsFromIds()
   const first = await samePages(t, s, oracle, WINDOW, 'the window')
   t.ok(first > 150, 'most occurrences were made from documents')
+  t.ok(occurrenceRowsFromIds() - fromIds > 150, 'their rows made from their ids')
+  // The weekend the clocks go forward at midnight in Santiago (its Sunday starts at 01:00), a page not asked before:
+  // every occurrence on it made from its id, the all-day ones too.
+  const rows = occurrenceRowsFromIds()
+  const weekend = (await s.inject({ url: `${EVENTS}?start_date=2026-09-05&end_date=2026-09-07&per_page=30` })).json<{ events: Event[] }>().events
+  t.equal(weekend.filter((e) => e.all_day && e.id === series[6]?.id).length, 2, 'the page shows both days of the Santiago weekend')
+  t.equal(occurrenceRowsFromIds() - rows, weekend.filter((e) => e.occurrence !== null && !e.occurrence.overridden).length, 'every one made from its id')
   await samePages(t, s, oracle, `${WINDOW}&categories=${jazz.id}`, 'a category')
   await samePages(t, s, oracle, `${WINDOW}&venue=${park.id}`, 'a venue (an occurrence\'s own)')
   await samePages(t, s, oracle, `${WINDOW}&ml_language=en&hide_subsequent_recurrences=true`, 'hide_subsequent_recurrences')

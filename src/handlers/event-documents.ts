@@ -81,15 +81,22 @@ type Form = 'single' | 'list'
 /** An edit of a document's body: the bytes `[at, up to)` replaced by what goes there. */
 export type BodyEdit = readonly [number, number, readonly Buffer[]]
 
+/** A document's terms as JSON, its categories' and its tags' (comma-separated). */
+type TermsJson = readonly [readonly Buffer[], readonly Buffer[]]
+
+function termsJson(ctx: AppContext, categories: readonly Category[], tags: readonly Tag[]): TermsJson {
+  return [joined(categories.map((c) => ctx.json.category(c))), joined(tags.map((t) => ctx.json.tag(t)))]
+}
+
 /**
- * The bytes of a document in `form`, its terms' records put in, as pieces (slices of the document and the terms' JSON);
- * `extra`: more edits of its body (an occurrence's values: handlers/occurrence-list-items.ts), none inside another.
+ * The bytes of a document in `form`, its terms' records put in (`terms`), as pieces (slices of the document and the
+ * terms' JSON); `extra`: more edits of its body (an occurrence's values: handlers/occurrence-list-items.ts), none inside another.
  */
-function piecesOf(ctx: AppContext, document: EventDocument, categories: readonly Category[], tags: readonly Tag[], form: Form, extra: readonly BodyEdit[] = []): SerializedPieces<Event> {
+function piecesOf(document: EventDocument, terms: TermsJson, form: Form, extra: readonly BodyEdit[] = []): SerializedPieces<Event> {
   // Edits in `body`'s offsets, none inside another: [at, up to, what goes there].
   const edits: BodyEdit[] = [
-    [document.categoryAt, document.categoryAt, joined(categories.map((c) => ctx.json.category(c)))],
-    [document.tagAt, document.tagAt, joined(tags.map((t) => ctx.json.tag(t)))],
+    [document.categoryAt, document.categoryAt, terms[0]],
+    [document.tagAt, document.tagAt, terms[1]],
     ...extra,
   ]
   if (form === 'list') edits.push([document.ldFrom, document.ldTo, []])
@@ -106,7 +113,7 @@ function piecesOf(ctx: AppContext, document: EventDocument, categories: readonly
 
 /** The bytes of a single read of a document with `categories` and `tags` put in, and `extra` edits of its body (none inside another). */
 export function singleBody(ctx: AppContext, document: EventDocument, categories: readonly Category[], tags: readonly Tag[], extra: readonly BodyEdit[]): Serialized<Event> {
-  return Buffer.concat(piecesOf(ctx, document, categories, tags, 'single', extra)) as Serialized<Event>
+  return Buffer.concat(piecesOf(document, termsJson(ctx, categories, tags), 'single', extra)) as Serialized<Event>
 }
 
 /** The records of terms `ids` (in that order), or undefined when one is gone. */
@@ -127,7 +134,7 @@ export async function documentAnswer(ctx: AppContext, document: EventDocument): 
   const tags = document.tagIds.map((id) => tagById.get(id) as Tag)
   return {
     etag: composedEventEtag(document.id, document.version, document.digest, categories, tags),
-    body: () => Buffer.concat(piecesOf(ctx, document, categories, tags, 'single')) as Serialized<Event>,
+    body: () => Buffer.concat(piecesOf(document, termsJson(ctx, categories, tags), 'single')) as Serialized<Event>,
   }
 }
 
@@ -136,7 +143,8 @@ export type ListedDocument = (document: EventDocument, extra?: readonly BodyEdit
 
 /**
  * The list form of `documents` (a page's), their terms read in one go; undefined when a term one names is gone
- * (their records are then assembled).
+ * (their records are then assembled). A document's terms are written once for the page (a series' occurrences
+ * are made from one document again and again).
  */
 export async function documentsListed(ctx: AppContext, documents: readonly EventDocument[]): Promise<ListedDocument | undefined> {
   const [categoryById, tagById] = await Promise.all([
@@ -144,7 +152,15 @@ export async function documentsListed(ctx: AppContext, documents: readonly Event
     termsOf(ctx, TAG, documents.flatMap((d) => d.tagIds)),
   ])
   if (categoryById === undefined || tagById === undefined) return undefined
-  return (d, extra) => piecesOf(ctx, d, d.categoryIds.map((id) => categoryById.get(id) as Category), d.tagIds.map((id) => tagById.get(id) as Tag), 'list', extra)
+  const written = new Map<EventDocument, TermsJson>()
+  return (d, extra) => {
+    let terms = written.get(d)
+    if (terms === undefined) {
+      terms = termsJson(ctx, d.categoryIds.map((id) => categoryById.get(id) as Category), d.tagIds.map((id) => tagById.get(id) as Tag))
+      written.set(d, terms)
+    }
+    return piecesOf(d, terms, 'list', extra)
+  }
 }
 
 /**

@@ -17,7 +17,7 @@ import { checkPage, listLinks, pageOf, sendList, setListHeaders, type ListEnvelo
 import { asSent, sentQueryOf } from '../http/query.js'
 import { sendSerialized, type Serialized, type SerializedPieces } from '../http/serialized.js'
 import { listed, seenBy, withJsonLd } from '../lib/event-view.js'
-import { occurrenceRecord, type OccurrenceState } from '../lib/occurrence-view.js'
+import { occurrenceRecord } from '../lib/occurrence-view.js'
 import { FEED_FORMAT, icalFeed, type FeedEvent } from '../lib/ical.js'
 import { samePassword } from '../lib/passwords.js'
 import { modifiedNow } from '../lib/post-dates.js'
@@ -28,13 +28,13 @@ import { eventAccess, findEvent, rememberedEvents, storedEvents, type StoredEven
 import { LookMoved, holdsHotAnswer, hotAnswer, hotAnswerNow, keepHotAnswer, lookHolds, onTrust, provisionalLook, type ProvisionalLook } from '../repositories/read-cache.js'
 import { changedOccurrences, type ChangedOccurrence } from '../repositories/override-reads.js'
 import { deleteEvent, insertEvent, trashEvent, updateEvent } from '../repositories/event-writes.js'
-import { entryKey, occurrencesOf, overriddenKeys, type StoredOccurrence } from '../repositories/occurrences.js'
+import { entryKey, occurrencesOf, overriddenKeys } from '../repositories/occurrences.js'
 import type { PostRef } from '../repositories/posts.js'
 import { lost, writeRead } from './compare-and-swap.js'
 import type { AppContext } from './context.js'
 import { createOnce } from './idempotency.js'
 import { documentAnswer, documentsListed, eventDocument, isSingleDocument } from './event-documents.js'
-import { occurrenceFromDocument, unchangedOccurrence } from './occurrence-list-items.js'
+import { occurrenceFromDocument, unchangedItem } from './occurrence-list-items.js'
 import { checkEventUpdate, checkNewEvent, datesOf, eventColumns, precheckEventUpdate, seriesChange, type EventBody } from './event-input.js'
 import { eventFilterOf, windowKeyOf, type ListQuery } from './event-list-input.js'
 import { byId, bySlug, lookupLanguage, writerOf } from './linked.js'
@@ -217,7 +217,8 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     const shown = (stored: StoredEvent) => ctx.json.event(listed(seenBy(caller, stored.record), stored.password !== null))
     // Anonymous: the records the read cache holds (their JSON made once), then stored documents, then assembled.
     const remembered = caller === null ? await rememberedEvents(ctx.db, ids) : new Map<number, StoredEvent>()
-    const rest = remembered.size === 0 ? ids : ids.filter((id) => !remembered.has(id))
+    // A series' record remembered serves its overridden occurrences; its document, read all the same, the others.
+    const rest = remembered.size === 0 ? ids : ids.filter((id) => !remembered.has(id) || (!wholes && remembered.get(id)?.record.recurrence != null))
     const documents = caller === null && rest.length > 0 ? await ctx.documents.readMany(rest, ctx.apiUrl, look) : undefined
     const found = documents === undefined ? [] : [...documents.found.values()]
     const singles = found.filter((d) => wholes || isSingleDocument(d))
@@ -237,35 +238,35 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
         assembled.set(stored.record.id, stored)
       }
     }
-    await assemble(rest.filter((id) => !fromDocuments.has(id) && !seriesDocuments.has(id)))
+    await assemble(rest.filter((id) => !remembered.has(id) && !fromDocuments.has(id) && !seriesDocuments.has(id)))
     const storedOf = (id: number) => remembered.get(id) ?? assembled.get(id)
     // The occurrences a series' entries show, their overrides with them (one statement for the page).
     const ofSeries = wholes ? [] : entries.filter((e) => seriesDocuments.has(e.id) || storedOf(e.id)?.record.recurrence != null)
-    // An occurrence of a timed series with a document and no override: its row from its id and the series (no statement).
-    const overridden = seriesDocuments.size === 0 ? undefined : await overriddenKeys(ctx.db)
-    const unchanged = new Map<string, OccurrenceState>()
+    // An occurrence of a series with a document and no override: its row from its id and the series, its item from the
+    // document (no statement, no record); the others' rows are read (one statement for the page) and their items made
+    // from the document (not overridden) or from the record.
+    const overridden = seriesDocuments.size === 0 || listedDocument === undefined ? undefined : await overriddenKeys(ctx.db)
+    const fromDocument = new Map<string, SerializedPieces<Event>>()
     for (const entry of overridden === undefined ? [] : ofSeries) {
       const document = seriesDocuments.get(entry.id)
       const key = entryKey(entry.id, entry.occurrence)
-      if (document === undefined || overridden?.has(key) !== false) continue
-      const state = unchangedOccurrence(ctx, document, entry.occurrence)
-      if (state !== undefined) unchanged.set(key, state)
+      if (document === undefined || listedDocument === undefined || overridden?.has(key) !== false) continue
+      const item = unchangedItem(ctx, listedDocument, document, entry.occurrence)
+      if (item !== undefined) fromDocument.set(key, item)
     }
-    const read = await occurrencesOf(ctx.db, ctx.site, unchanged.size === 0 ? ofSeries : ofSeries.filter((e) => !unchanged.has(entryKey(e.id, e.occurrence))))
-    const occurrences = new Map<string, { state: OccurrenceState; override: StoredOccurrence['override'] }>(read)
-    for (const [key, state] of unchanged) occurrences.set(key, { state, override: null })
+    const occurrences = await occurrencesOf(ctx.db, ctx.site, fromDocument.size === 0 ? ofSeries : ofSeries.filter((e) => !fromDocument.has(entryKey(e.id, e.occurrence))))
     // Entries of a series made from its document, by `entryKey`; those it cannot make (overridden ones) are made
     // from its record, read for them.
-    const fromDocument = new Map<string, SerializedPieces<Event>>()
     const fromRecord = new Set<number>()
     for (const entry of ofSeries) {
-      const document = seriesDocuments.get(entry.id)
-      if (document === undefined || listedDocument === undefined) continue
       const key = entryKey(entry.id, entry.occurrence)
+      if (fromDocument.has(key)) continue
+      const document = seriesDocuments.get(entry.id)
       const occurrence = occurrences.get(key)
-      const item = occurrence?.override === null ? occurrenceFromDocument(ctx, listedDocument, document, occurrence.state) : undefined
+      const item = document !== undefined && listedDocument !== undefined && occurrence?.override === null
+        ? occurrenceFromDocument(ctx, listedDocument, document, occurrence.state) : undefined
       if (item !== undefined) fromDocument.set(key, item)
-      else fromRecord.add(entry.id)
+      else if (!remembered.has(entry.id)) fromRecord.add(entry.id)
     }
     if (fromRecord.size > 0) await assemble([...fromRecord].filter((id) => !assembled.has(id)))
     const items: Array<Serialized<Event> | SerializedPieces<Event>> = []

@@ -16,9 +16,12 @@
  */
 import type { Event } from '../contract.js'
 import type { SerializedPieces } from '../http/serialized.js'
-import { formatUtc } from '../lib/dates.js'
+import { formatUtc, requireDateTimeMs } from '../lib/dates.js'
+import { occurrenceBytes, type OccurrenceDates } from '../lib/occurrence-bytes.js'
 import { occurrenceRecord, type OccurrenceState } from '../lib/occurrence-view.js'
-import { parseOccurrenceId } from '../lib/recurrence.js'
+import { formatOccurrenceId, occurrenceIdMs } from '../lib/recurrence.js'
+import { DAY, SECOND, offsetFunction, wallMsToUtcMs, type OffsetAt } from '../lib/time-zones.js'
+import { tzAbbreviationAt } from '../lib/tz-abbreviation.js'
 import type { EventDocument } from '../repositories/event-documents.js'
 import type { AppContext } from './context.js'
 import type { BodyEdit, ListedDocument } from './event-documents.js'
@@ -37,19 +40,41 @@ interface Template {
   abbr: readonly [number, number]
   /** `occurrence`'s value (`null` in the document). */
   occurrence: readonly [number, number]
-  /** How long each occurrence of a timed series lasts, in ms (its first's UTC end less its UTC start). */
+  /** How each occurrence lasts and where it is (see `Lasting`), or null when its rows cannot be made from ids. */
+  lasting: Lasting | null
+  /** `"rest_url"` of each occurrence up to its id: the series' URL and `/occurrences/`, as JSON without the closing quote. */
+  occurrenceUrl: Buffer
+}
+
+/**
+ * What makes an occurrence's row from its id, as the expansion makes it (lib/recurrence.ts `occurrencesOf`): a timed
+ * occurrence starts at the instant its id names and lasts `exactDuration` (its series' first's UTC end less its UTC
+ * start); an all-day one starts at its day's first instant in the zone and ends `wallDuration` later in wall time
+ * (the first's wall end less its wall start), its record's days as many as the first's (`days`: lib/occurrence-view.ts).
+ */
+interface Lasting {
+  offsetAt: OffsetAt
   exactDuration: number
+  wallDuration: number
+  days: number
 }
 
 /** Templates kept per app, at most this many (the oldest made dropped first). */
 const MAX_TEMPLATES = 4096
-/** Per app: the templates by series id (null: its document cannot make occurrences), and the kinds checked (`all_day`). */
-const templates = new WeakMap<AppContext, { byId: Map<number, Template | null>; checked: Set<boolean> }>()
+/**
+ * Per app: the templates by series id (null: its document cannot make occurrences), and the kinds checked (`all_day`,
+ * and whether the edits were made from a row read or from the occurrence's id: see `itemOf`).
+ */
+const templates = new WeakMap<AppContext, Kept>()
 
-/** Occurrences made from documents by this process (for the tests: that the path is taken). */
+/** Occurrences made from documents by this process, and of those the ones whose rows were made from their ids (for the tests: that the paths are taken). */
 let made = 0
+let fromIds = 0
 export function occurrencesMadeFromDocuments(): number {
   return made
+}
+export function occurrenceRowsFromIds(): number {
+  return fromIds
 }
 
 /** The dates block of an occurrence's record (or the series'), as the Event serializer writes it (checked per template). */
@@ -109,9 +134,88 @@ function templateOf(document: EventDocument): { template: Template; record: Even
   const inside = (at: number) => slots.some(([from, to]) => from <= at && at <= to)
   if (inside(document.categoryAt) || inside(document.tagAt) || slots.some(([from, to]) => to > document.ldFrom && from < document.ldTo)) return null
   const series: SeriesDates = { timezone: record.timezone, all_day: record.all_day, start_date: record.start_date, end_date: record.end_date, rest_url: record.rest_url }
-  const exactDuration = Date.parse(`${record.utc_end_date.replace(' ', 'T')}Z`) - Date.parse(`${record.utc_start_date.replace(' ', 'T')}Z`)
-  if (!Number.isFinite(exactDuration)) return null
-  return { template: { body, series, dates: slots[0] as [number, number], abbr: slots[1] as [number, number], occurrence: slots[2] as [number, number], exactDuration }, record }
+  const occurrenceUrl = Buffer.from(JSON.stringify(`${record.rest_url}/occurrences/`).slice(0, -1))
+  const template: Template = { body, series, dates: slots[0] as [number, number], abbr: slots[1] as [number, number], occurrence: slots[2] as [number, number], lasting: null, occurrenceUrl }
+  template.lasting = lastingOf(template, record)
+  return { template, record }
+}
+
+/**
+ * How `record`'s occurrences last (`Lasting`), or null when its rows cannot be made from ids: the row its own first
+ * occurrence would have (made from its id) must be its own dates, else (a date that is not one, a zone unknown) the
+ * rows are read.
+ */
+function lastingOf(template: Template, record: Event): Lasting | null {
+  try {
+    const startWallMs = requireDateTimeMs(record.start_date, 'start_date')
+    const startUtcMs = requireDateTimeMs(record.utc_start_date, 'utc_start_date')
+    const lasting: Lasting = {
+      offsetAt: offsetFunction(record.timezone),
+      exactDuration: requireDateTimeMs(record.utc_end_date, 'utc_end_date') - startUtcMs,
+      wallDuration: requireDateTimeMs(record.end_date, 'end_date') - startWallMs,
+      days: Math.round((Date.parse(`${record.end_date.slice(0, 10)}T00:00:00Z`) - Date.parse(`${record.start_date.slice(0, 10)}T00:00:00Z`)) / DAY),
+    }
+    const first = rowOf({ ...template, lasting }, formatOccurrenceId(record.utc_start_date, record.start_date, record.all_day))
+    return first?.startUtc === record.utc_start_date && first.endUtc === record.utc_end_date ? lasting : null
+  } catch {
+    return null
+  }
+}
+
+/** Dates this side of 0001-01-01 and 9999-12-31 23:59:59 (what `utcToWall` and `dateDetails` accept). */
+const FIRST_MS = new Date(0).setUTCFullYear(1, 0, 1)
+const LAST_MS = Date.UTC(9999, 11, 31, 23, 59, 59)
+
+/** The dates of the occurrence `id` (not overridden) of `template`'s series, made from its id (see `Lasting`); undefined when it names none. */
+function rowMsOf(template: Template, id: string): OccurrenceDates | undefined {
+  const lasting = template.lasting
+  if (lasting === null) return undefined
+  const allDay = template.series.all_day
+  const at = occurrenceIdMs(id, allDay)
+  if (at === null) return undefined
+  let row: OccurrenceDates
+  if (allDay) {
+    // lib/occurrence-view.ts: an all-day occurrence where the rule put it shows its day's 00:00:00 and the last of its days' 23:59:59.
+    row = { startWall: at, endWall: at + lasting.days * DAY + DAY - SECOND, startUtc: wallMsToUtcMs(at, lasting.offsetAt), endUtc: wallMsToUtcMs(at + lasting.wallDuration, lasting.offsetAt) }
+  } else {
+    const endUtc = at + lasting.exactDuration
+    row = { startWall: at + lasting.offsetAt(at), endWall: endUtc + lasting.offsetAt(endUtc), startUtc: at, endUtc }
+  }
+  for (const ms of [row.startWall, row.endWall, row.startUtc, row.endUtc]) if (!(ms >= FIRST_MS && ms < LAST_MS + SECOND)) return undefined
+  return row
+}
+
+/** The row of the occurrence `id` (not overridden) of `template`'s series, made from its id; undefined when it names none. */
+function rowOf(template: Template, id: string): OccurrenceState | undefined {
+  const row = rowMsOf(template, id)
+  return row === undefined ? undefined : { id, startUtc: formatUtc(new Date(row.startUtc)), endUtc: formatUtc(new Date(row.endUtc)) }
+}
+
+/** Abbreviations as JSON, by abbreviation (a site's zones have few). */
+const abbreviations = new Map<string, Buffer>()
+
+/**
+ * The edits that make `template`'s document show the occurrence `id` (not overridden), made from its id: what
+ * `editsFor` makes from the row and `occurrenceRecord`, written directly (the first of each kind an app makes is
+ * compared with the long way: `unchangedItem`). Undefined when the rows cannot be made from ids.
+ */
+function unchangedEdits(template: Template, id: string): BodyEdit[] | undefined {
+  const dates = rowMsOf(template, id)
+  if (dates === undefined) return undefined
+  const abbreviation = tzAbbreviationAt(template.series.timezone, dates.startUtc)
+  let abbrJson = abbreviations.get(abbreviation)
+  if (abbrJson === undefined) {
+    if (abbreviations.size >= 1024) abbreviations.clear()
+    abbreviations.set(abbreviation, (abbrJson = Buffer.from(JSON.stringify(abbreviation))))
+  }
+  const made = occurrenceBytes(dates, abbrJson, id, template.occurrenceUrl)
+  if (made === undefined) return undefined
+  const { bytes, datesEnd, abbrEnd } = made
+  return [
+    [template.dates[0], template.dates[1], [bytes.subarray(0, datesEnd)]],
+    [template.abbr[0], template.abbr[1], [bytes.subarray(datesEnd, abbrEnd)]],
+    [template.occurrence[0], template.occurrence[1], [bytes.subarray(abbrEnd)]],
+  ]
 }
 
 /** The edits that make `template`'s document show `occurrence` (not overridden). */
@@ -127,7 +231,7 @@ function editsFor(template: Template, occurrence: OccurrenceState): BodyEdit[] {
 
 interface Kept {
   byId: Map<number, Template | null>
-  checked: Set<boolean>
+  checked: Set<string>
 }
 
 function keptOf(ctx: AppContext): Kept {
@@ -148,22 +252,20 @@ function templateFor(kept: Kept, document: EventDocument): { template: Template 
 }
 
 /**
- * The row of an occurrence of a timed series that is not changed alone, from its id and its series' document, or
- * undefined (all-day series, or a document that makes no template): the start its id names, and the end as long
- * after it as the series' first lasts (lib/recurrence.ts `occurrencesOf`: timed occurrences last `exactDuration`).
- * The caller knows it has no override (`overriddenKeys`), so its row was not moved.
+ * The list item of the occurrence `id` of the series whose stored document is `document`, when it has no override
+ * (the caller knows: `overriddenKeys`, so its row was not moved): its row made from its id and its series' document
+ * (`Lasting`), its values written into the document's list form (`listed`: with the page's terms) without a statement
+ * or a record. Undefined when it cannot be made so (then its row is read and the item made from it: below).
  */
-export function unchangedOccurrence(ctx: AppContext, document: EventDocument, id: string): OccurrenceState | undefined {
-  const { template } = templateFor(keptOf(ctx), document)
-  if (template === null || template.series.all_day) return undefined
-  const parsed = parseOccurrenceId(id, false)
-  if (parsed === null || !('startUtc' in parsed)) return undefined
-  const end = new Date(Date.parse(`${parsed.startUtc.replace(' ', 'T')}Z`) + template.exactDuration)
-  try {
-    return { id, startUtc: parsed.startUtc, endUtc: formatUtc(end) }
-  } catch {
-    return undefined
-  }
+export function unchangedItem(ctx: AppContext, listed: ListedDocument, document: EventDocument, id: string): SerializedPieces<Event> | undefined {
+  const kept = keptOf(ctx)
+  const { template, record } = templateFor(kept, document)
+  if (template === null) return undefined
+  const edits = unchangedEdits(template, id)
+  if (edits === undefined) return undefined
+  const item = itemOf(ctx, kept, listed, document, template, record, edits, () => rowOf(template, id), 'id')
+  if (item !== undefined) fromIds++
+  return item
 }
 
 /**
@@ -172,11 +274,21 @@ export function unchangedOccurrence(ctx: AppContext, document: EventDocument, id
  */
 export function occurrenceFromDocument(ctx: AppContext, listed: ListedDocument, document: EventDocument, occurrence: OccurrenceState): SerializedPieces<Event> | undefined {
   const kept = keptOf(ctx)
-  const { template, record: parsed } = templateFor(kept, document)
-  let record = parsed
+  const { template, record } = templateFor(kept, document)
   if (template === null) return undefined
-  const pieces = listed(document, editsFor(template, occurrence))
-  if (!kept.checked.has(template.series.all_day)) {
+  return itemOf(ctx, kept, listed, document, template, record, editsFor(template, occurrence), () => occurrence, 'row')
+}
+
+/**
+ * The list item `edits` make of `document` for `occurrence`; the first of each kind (all-day or timed, edits made from a
+ * row read or from the occurrence's id: `maker`) an app makes is checked the long way.
+ */
+function itemOf(ctx: AppContext, kept: Kept, listed: ListedDocument, document: EventDocument, template: Template, parsed: Event | undefined,
+  edits: BodyEdit[], occurrence: () => OccurrenceState | undefined, maker: 'row' | 'id'): SerializedPieces<Event> | undefined {
+  let record = parsed
+  const pieces = listed(document, edits)
+  const kind = `${maker} ${template.series.all_day}`
+  if (!kept.checked.has(kind)) {
     // The first occurrence of its kind (all-day or timed) this app makes from a document, made the long way too: from
     // the document's record (what an anonymous caller is shown of the series, its terms' arrays empty as in the
     // document) without its JSON-LD, through `occurrenceRecord` and the Event serializer. The same bytes say that the
@@ -184,13 +296,15 @@ export function occurrenceFromDocument(ctx: AppContext, listed: ListedDocument, 
     // occurrence; that each template's places hold its series' own values as so written is checked when it is made.
     record ??= JSON.parse(document.body.toString('utf8')) as Event
     const { json_ld: _ld, ...series } = record
-    const expected = ctx.json.event(occurrenceRecord(series, occurrence, null))
-    const first = listed({ ...document, categoryIds: [], tagIds: [] }, editsFor(template, occurrence))
+    const state = occurrence()
+    if (state === undefined) return undefined
+    const expected = ctx.json.event(occurrenceRecord(series, state, null))
+    const first = listed({ ...document, categoryIds: [], tagIds: [] }, edits)
     if (!Buffer.concat(first).equals(expected)) {
       kept.byId.set(document.id, null)
       return undefined
     }
-    kept.checked.add(template.series.all_day)
+    kept.checked.add(kind)
   }
   made++
   return pieces

@@ -215,12 +215,16 @@ export function formatOccurrenceId(startUtc: string, startWall: string, allDay: 
 
 /** An occurrence id's original start: a UTC instant (timed) or a local day (all-day); null when malformed. */
 export function parseOccurrenceId(id: string, allDay: boolean): { startUtc: string } | { day: string } | null {
-  const m = allDay ? /^(\d{4})(\d{2})(\d{2})$/.exec(id) : /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(id)
-  if (m === null) return null
-  const fields = m.slice(1).map(Number) as [number, number, number, number?, number?, number?]
-  const ms = fieldsMs(...fields)
+  const ms = occurrenceIdMs(id, allDay)
   if (ms === null) return null
   return allDay ? { day: msToString(ms).slice(0, 10) } : { startUtc: msToString(ms) }
+}
+
+/** An occurrence id's original start in ms: the UTC instant (timed), or the local day's midnight as if UTC (all-day); null when malformed. */
+export function occurrenceIdMs(id: string, allDay: boolean): number | null {
+  const m = allDay ? /^(\d{4})(\d{2})(\d{2})$/.exec(id) : /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(id)
+  if (m === null) return null
+  return fieldsMs(Number(m[1]), Number(m[2]), Number(m[3]), allDay ? 0 : Number(m[4]), allDay ? 0 : Number(m[5]), allDay ? 0 : Number(m[6]))
 }
 
 /** How every occurrence of a series lasts: as long as the first (all-day: the same wall duration), in its zone. */

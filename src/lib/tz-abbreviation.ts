@@ -93,11 +93,15 @@ function numericAbbreviation(offsetMs: number): string {
  * @throws RangeError for a malformed date-time or an unknown zone.
  */
 export function tzAbbreviation(tz: string, utc: string): string {
+  return tzAbbreviationAt(tz, requireDateTimeMs(utc, 'tzAbbreviation'))
+}
+
+/** `tzAbbreviation` of the instant `utcMs` (ms of a whole second; a list's occurrences have their dates as numbers). */
+export function tzAbbreviationAt(tz: string, utcMs: number): string {
   // A pure function of its arguments (and of the process's ICU data), and costly (several formatters
   // asked per call): remembered, boundedly, per zone and UTC day where the day has one abbreviation
   // throughout (see sameAllDay), else per zone and instant. Events of a site share zones, and their
   // occurrences start at many distinct instants but on far fewer days.
-  const utcMs = requireDateTimeMs(utc, 'tzAbbreviation')
   const fixed = fixedAbbreviation(tz)
   if (fixed !== null) return fixed
   const day = Math.floor(utcMs / DAY)
@@ -109,7 +113,7 @@ export function tzAbbreviation(tz: string, utc: string): string {
     rememberedDays.set(dayKey, allDay)
   }
   if (allDay !== null) return allDay
-  const key = `${tz}\u0000${utc}`
+  const key = `${tz}\u0000${utcMs}`
   let abbreviation = remembered.get(key)
   if (abbreviation === undefined) {
     abbreviation = computeAbbreviation(tz, utcMs)

@@ -679,10 +679,15 @@ function membershipOf(ids: readonly number[], once = false): Buffer | undefined 
  */
 export const linkedPlanBounds = { allUpTo: 1000 }
 
-/** The matches of a filter with links in list order (all of them, or the first ones), and how many there are. */
+/**
+ * The matches of a filter with links in list order (all of them, or the first ones: `held`), and how many there
+ * are. A page's entries are made from the remembered list when asked (`page`): a list of 1,000 entries made whole
+ * for every request (twice: the count and the page) was 40 kB of garbage a random filtered list with series.
+ */
 interface LinkedIds {
-  entries: readonly ListEntry[]
+  held: number
   total: number
+  page: (offset: number, limit: number) => ListEntry[]
 }
 
 /**
@@ -706,7 +711,8 @@ async function linkedIds(db: Db, f: EventFilter): Promise<LinkedIds | undefined>
     // Only a list that holds every match can be rechecked.
     return entries.length === found.at(-1) && stillAllLinked(db, f, entries, changed)
   })
-  return { entries: entriesOf(found.slice(0, -1)), total: found.at(-1) as number }
+  const held = (found.length - 1) >>> 1
+  return { held, total: found.at(-1) as number, page: (offset, limit) => entriesOf(found.slice(2 * Math.min(offset, held), 2 * Math.min(offset + limit, held))) }
 }
 
 /**
@@ -822,7 +828,7 @@ const SORT_LINKED_UP_TO = 5000
  */
 export async function eventEntries(db: Db, f: EventFilter, offset: number, limit: number, total: number): Promise<readonly ListEntry[]> {
   const linked = await linkedIds(db, f)
-  if (linked !== undefined && (linked.entries.length === linked.total || offset + limit <= linked.entries.length)) return linked.entries.slice(offset, offset + limit)
+  if (linked !== undefined && (linked.held === linked.total || offset + limit <= linked.held)) return linked.page(offset, limit)
   const searched = await searchedInWindow(db, f)
   if (searched !== undefined) return searched.page(offset, limit)
   const found = await rememberedResult(db, `ids:${listKey(f)}:${offset}:${limit}`, async (): Promise<FlatEntries> => {
