@@ -32,8 +32,11 @@ GATES=(check:gen lint:spec lint:spectral typecheck lint build)
 # issue 49's replay (new code with fallbacks taken only when a check fails, and PostgreSQL halves the SQLite leg
 # does not run: the occurrence read inside the look, the replay's look through the pool; which branches are left
 # was not broken down per file): lines and statements 96.5, branches 90.96, functions 95.17; the branches' floor
-# sits at 90.5.
-COVERAGE_FLOORS=(--lines=96 --statements=96 --branches=90.5 --functions=94)
+# sat at 90.5. 2026-12-06 evening, after the tests of the replay's and the occurrence documents' untaken branches
+# (branch coverage), and PostgreSQL's own driver (a write's begin, lock and look in one round trip: counted uncovered
+# here, run by the PostgreSQL leg): lines and statements 96.09, branches 91.67, functions 94.16 (a clean-clone CI);
+# the branches' floor back at 91, lines and statements at 95.8, functions at 93.9 (about a fifth of a point under).
+COVERAGE_FLOORS=(--lines=95.8 --statements=95.8 --branches=91 --functions=93.9)
 JOBS=${TEST_JOBS:-$((2 * $(node -p 'require("os").availableParallelism()')))}
 if [ "$#" -eq 0 ]; then
   set -- "Node $(node -v | tr -d v) · SQLite||COVERAGE=1" "Node $(node -v | tr -d v) · PostgreSQL||TEST_DATABASE=postgres"
