@@ -24,7 +24,7 @@ import { modifiedNow } from '../lib/post-dates.js'
 import { canEdit, canRead, editsAll, statusToStore, type Caller, type Owned } from '../lib/rights.js'
 import { countEvents, eventEntries, eventIds, type ListEntry } from '../repositories/event-filters.js'
 import type { DocumentRead } from '../repositories/event-documents.js'
-import { eventAccess, findEvent, rememberedEvents, storedEvents, type StoredEvent } from '../repositories/event-records.js'
+import { eventAccess, findEvent, rememberedEvents, storedEvents, writtenEventRecord, type StoredEvent } from '../repositories/event-records.js'
 import { LookMoved, holdsHotAnswer, hotAnswer, hotAnswerNow, keepHotAnswer, lookHolds, onTrust, provisionalLook, type ProvisionalLook } from '../repositories/read-cache.js'
 import { changedOccurrences, type ChangedOccurrence } from '../repositories/override-reads.js'
 import { deleteEvent, insertEvent, trashEvent, updateEvent } from '../repositories/event-writes.js'
@@ -368,9 +368,11 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     const series = seriesChange(body, columns as EventDates, undefined, writer.now, ctx.config.recurrenceHorizonDays)
     return createOnce(ctx, req, reply,
       async (trx) => insertEvent(trx, { ...await checkNewEvent(trx, body, columns, language, caller, writer), series }),
-      async (reader, id) => {
-        const answer = await written(id, caller, reader)
-        return { body: ctx.json.event(answer.record), location: answer.record.rest_url, etag: answer.etag }
+      async (reader, made) => {
+        // The record made from what the write wrote (its linked records read), as a read back would make it.
+        const stored = await writtenEventRecord(reader, ctx.site, made)
+        const record = seenBy(caller, stored.record)
+        return { body: ctx.json.event(record), location: record.rest_url, etag: etag(stored, caller) }
       })
   }
 
