@@ -1,7 +1,8 @@
 /**
  * /events operations: lists with the filters of CONTRACT §4, single reads with status and password
  * protection (§6), and writes (§5), each one unit of work: the body checked (event-input.ts), the
- * record found and the caller's rights and `If-Match` checked, then the write, then the record read back.
+ * record found and the caller's rights and `If-Match` checked, then the write, then the record read back (a create's
+ * made from what it wrote, its linked records read: repositories/event-records.ts `writtenEventRecord`).
  * The three reads also answer as iCalendar (§14: `http/ical.ts` decides, `lib/ical.ts` writes).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
