@@ -29,6 +29,18 @@
  * Nothing is replayed while `open()` is false (connections draining; a rate limit configured, which counts
  * each request on the full path).
  *
+ * Cold reads (SQLite; `ReplaySources.cold`). A plain anonymous `GET <prefix>/events/<id>` (digits, no query) with no
+ * recording of its own (or a stale one), asking for no coding (or forbidding one: `X-No-Compression`), is held and
+ * looked at the same way, then answered from the event's stored document (read after the look, its terms' current
+ * records put in: handlers/event-documents.ts `documentAnswer`, what the full path answers with) with the headers of a
+ * full path's answer recorded for such a read asked with the same `Accept`, `Accept-Encoding` and `X-No-Compression`
+ * (a template: every header of a 200 identity JSON answer to it is the same but its ETag, its length and its request
+ * id, which are put in). No document (a draft, a protected or trashed event, none stored yet, documents off) or a term
+ * gone: the full path answers. Issue 49: random reads by id cost half the server CPU this way. An answer read cold is
+ * recorded only when its event was read cold before (the id last read in its slot of SEEN_SLOTS), so that a URL asked
+ * again is replayed from its third request on, and reads of events asked at random keep nothing: a recording each
+ * lived through a collection or two and died old (scavenges twice as long, a mark-compact a second).
+ *
  * `app.inject` does not pass through here (it calls Fastify's handler itself): only requests on the socket do.
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
@@ -91,6 +103,9 @@ interface Recording {
 /** Recordings kept at most, and the bytes their bodies may take (as the read cache's hot answers). */
 export const MAX_RECORDINGS = 512
 export const MAX_RECORDING_BYTES = 8 * 1024 * 1024
+
+/** Slots of the cold reads' memory of ids asked (a power of two). */
+const SEEN_SLOTS = 4096
 
 /** Request headers that make a request not replayable (and its answer not recorded). */
 const REFUSED = ['authorization', 'if-none-match', 'if-match', 'if-modified-since', 'if-unmodified-since', 'if-range', 'range', 'expect',
@@ -224,20 +239,20 @@ export function registerReplay(app: FastifyInstance, sources: ReplaySources): Re
   // Templates of cold reads by the rest of their key (after the URL): a few at most (one per Accept and coding asked).
   const templates = new Map<string, Template>()
   const cold = sources.cold
+  // The event id last read cold in each slot (`id` modulo SEEN_SLOTS): whether a cold read's URL was asked before.
+  const seen = new Float64Array(SEEN_SLOTS).fill(-1)
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     if (recordings.size === 0) return fastify(req, res)
     const key = replayKey(req)
     if (key === undefined) return fastify(req, res)
     const recording = recordings.get(key)
-    let coldRead: Held['cold']
-    if (recording === undefined) {
-      // A cold read by id: an identity answer (no coding asked, or none allowed) with a template for its headers.
-      const id = cold === undefined || templates.size === 0 ? undefined : coldId(req.url ?? '', cold.path)
-      const template = id === undefined || (req.headers['accept-encoding'] !== undefined && req.headers['x-no-compression'] === undefined)
-        ? undefined : templates.get(key.slice(key.indexOf('\n')))
-      if (template === undefined || id === undefined) return fastify(req, res)
-      coldRead = { template, id }
-    }
+    // A cold read by id: an identity answer (no coding asked, or none allowed) with a template for its headers (also
+    // when its recording is found stale after the look).
+    const id = cold === undefined || templates.size === 0 ? undefined : coldId(req.url ?? '', cold.path)
+    const template = id === undefined || (req.headers['accept-encoding'] !== undefined && req.headers['x-no-compression'] === undefined)
+      ? undefined : templates.get(key.slice(key.indexOf('\n')))
+    const coldRead = template === undefined || id === undefined ? undefined : { template, id }
+    if (recording === undefined && coldRead === undefined) return fastify(req, res)
     if (!sources.open()) return fastify(req, res)
     sources.arrived()
     if (held.length === 0) setImmediate(answerHeld)
@@ -268,14 +283,10 @@ export function registerReplay(app: FastifyInstance, sources: ReplaySources): Re
     const open = sources.open()
     for (const one of batch) {
       const { recording } = one
-      if (recording === undefined) {
+      if (recording === undefined || !open || generation !== recording.generation || (recording.holds !== undefined && !recording.holds())) {
+        if (recording !== undefined && recordings.get(one.key) === recording) drop(one.key)
         if (!open || generation === undefined || one.cold === undefined) fastify(one.req, one.res)
         else answerCold(one, one.cold.template, one.cold.id, generation)
-        continue
-      }
-      if (!open || generation !== recording.generation || (recording.holds !== undefined && !recording.holds())) {
-        if (recordings.get(one.key) === recording) drop(one.key)
-        fastify(one.req, one.res)
         continue
       }
       try {
@@ -311,7 +322,11 @@ export function registerReplay(app: FastifyInstance, sources: ReplaySources): Re
       headers[template.lengthAt] = String(made.body.length)
       replay(one, 200, headers, template.idAt, made.body, template.route)
       colds += 1
-      keep(one.key, { generation, status: 200, headers, idAt: template.idAt, body: made.body, route: template.route, holds: undefined })
+      // Recorded (and replayed next time) once asked again: a recording kept for every read of events asked at random
+      // lives through a collection or two and dies old (issue 49: half the collections' time of random reads by id).
+      const slot = id % SEEN_SLOTS
+      if (seen[slot] === id) keep(one.key, { generation, status: 200, headers, idAt: template.idAt, body: made.body, route: template.route, holds: undefined })
+      else seen[slot] = id
     }).catch((error: unknown) => failed(one, error))
   }
 
