@@ -162,7 +162,7 @@ const USAGE = `usage: node --import tsx scripts/bench.ts [options]
                     alternately against one bytes ceiling, at 20,000 events unless --events; prints the ratios of
                     with to without (target >= ${SERIES_MIN_RATIO}); --only K1,K2 keeps some of those workloads
   --series-rounds N rounds of --series-compare (default 2; the database measured first alternates)
-  --server-node-args "A B"  more arguments to node for the API servers, before their own (e.g. "--trace-gc
+  --server-node-args "A B"  more arguments to node for the API servers, after npm start's flags (e.g. "--trace-gc
                     --cpu-prof --cpu-prof-dir=/tmp/prof": what a run's server spends, and when it collects)
   --server-output FILE  append the API servers' stdout and stderr to FILE (with --trace-gc: the collections)`
 
@@ -548,6 +548,11 @@ function startArgs(): string[] {
   return start.slice(1)
 }
 
+/** `npm start`'s node arguments with `more` put after its own flags, before the script (so that a flag given again wins). */
+function withNodeArgs(args: string[], more: string[]): string[] {
+  return [...args.slice(0, -1), ...more, ...args.slice(-1)]
+}
+
 /**
  * Builds the server from the current source, once per run: first thing (`main`), so that what is measured is
  * the source as it stood when the run began, not as it stands minutes later when the database is loaded.
@@ -570,7 +575,7 @@ async function startServer(
   buildServer()
   const port = await freePort()
   const managed = await startProcess({
-    name: `API server ${node}`, cwd: ROOT, args: [...serverNodeArgs, ...startArgs()], ...(serverOutput === undefined ? {} : { outputFile: serverOutput }),
+    name: `API server ${node}`, cwd: ROOT, args: withNodeArgs(startArgs(), serverNodeArgs), ...(serverOutput === undefined ? {} : { outputFile: serverOutput }),
     // One public URL whatever the port: the event documents stored (they hold every rest_url) serve the next run on a kept database.
     env: { DATABASE_URL: file, PORT: String(port), HOST: '127.0.0.1', PUBLIC_URL: BENCH_PUBLIC_URL, LOG_LEVEL: 'silent', CALENDAR_EVENT_DOCUMENTS: String(documents), ...(cacheEntries === undefined ? {} : { CALENDAR_CACHE_ENTRIES: String(cacheEntries) }) },
     port, readyPath: PREFIX, ...(core === undefined ? {} : { core }),
