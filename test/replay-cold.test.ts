@@ -209,3 +209,30 @@ t.test('a cold read has its log line and its count; read cold twice, it is recor
   t.equal(third.body.toString('base64'), one.body.toString('base64'))
   t.strictSame(third.headers, one.headers)
 })
+
+t.test('a cold read that fails is the full path\'s to answer, and to log', { skip: cold ? false : 'SQLite only (PostgreSQL reads no event cold)' }, async (t) => {
+  const log = logLines()
+  const s = await setup(t, { file: `${t.testdir()}/calendar.db`, config: { logLevel: 'info' }, logStream: log.stream })
+  const wire = await listening(t, s)
+  const { readable } = await events(s)
+  const [first = 0, second = 0] = readable
+  await wire(`${API}/events/${first}`)
+  const documents = s.app.eventDocuments
+  const read = documents.read.bind(documents)
+  let failures = 0
+  documents.read = async () => {
+    failures += 1
+    throw Object.assign(new Error('the database cannot serve'), { code: 'SQLITE_IOERR' })
+  }
+  const { colds } = s.app.replay
+  const answer = await wire(`${API}/events/${second}`)
+  t.equal(failures, 2, 'the cold read failed, then the full path\'s read')
+  t.equal(s.app.replay.colds, colds, 'not answered cold')
+  const full = await wire(`${API}/events/${second}`, FULL)
+  t.equal(answer.status, full.status, `the full path\'s answer: ${full.status}`)
+  t.equal(answer.body.toString('utf8'), full.body.toString('utf8'))
+  t.notOk(log.lines.some((l) => l.msg === 'replaying an answer failed'), 'no error of the replay\'s logged')
+  documents.read = read
+  t.equal((await wire(`${API}/events/${second}`)).status, 200, 'answered again once the database serves')
+  t.equal(s.app.replay.colds, colds + 1, 'cold')
+})

@@ -312,7 +312,7 @@ export function registerReplay(app: FastifyInstance, sources: ReplaySources): Re
    * the full path answers when there is no document (or a term it names is gone).
    */
   function answerCold(one: Held, template: Template, id: number, generation: number): void {
-    cold?.answer(id).then((made) => {
+    const answerWith = (made: ColdAnswer | undefined): void => {
       if (made === undefined || !sources.open()) {
         fastify(one.req, one.res)
         return
@@ -327,7 +327,9 @@ export function registerReplay(app: FastifyInstance, sources: ReplaySources): Re
       const slot = id % SEEN_SLOTS
       if (seen[slot] === id) keep(one.key, { generation, status: 200, headers, idAt: template.idAt, body: made.body, route: template.route, holds: undefined })
       else seen[slot] = id
-    }).catch((error: unknown) => failed(one, error))
+    }
+    // A read that fails (the database cannot serve now) is the full path's to answer (503), and to log.
+    cold?.answer(id).then(answerWith, () => answerWith(undefined)).catch((error: unknown) => failed(one, error))
   }
 
   function replay({ req, res, start }: Held, status: number, recorded: unknown[], idAt: number, body: Buffer, route: string): void {
