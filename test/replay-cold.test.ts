@@ -229,7 +229,7 @@ t.test('a cold read that fails is the full path\'s to answer, and to log', { ski
   t.equal(failures, 2, 'the cold read failed, then the full path\'s read')
   t.equal(s.app.replay.colds, colds, 'not answered cold')
   const full = await wire(`${API}/events/${second}`, FULL)
-  t.equal(answer.status, full.status, `the full path\'s answer: ${full.status}`)
+  t.equal(answer.status, full.status, `the full path's answer: ${full.status}`)
   t.equal(answer.body.toString('utf8'), full.body.toString('utf8'))
   t.notOk(log.lines.some((l) => l.msg === 'replaying an answer failed'), 'no error of the replay\'s logged')
   documents.read = read
