@@ -236,3 +236,19 @@ t.test('a cold read that fails is the full path\'s to answer, and to log', { ski
   t.equal((await wire(`${API}/events/${second}`)).status, 200, 'answered again once the database serves')
   t.equal(s.app.replay.colds, colds + 1, 'cold')
 })
+
+t.test('reads are cold while templates are kept, recordings or none', { skip: cold ? false : 'SQLite only (PostgreSQL reads no event cold)' }, async (t) => {
+  const s = await setup(t, { file: `${t.testdir()}/calendar.db` })
+  const wire = await listening(t, s)
+  const { readable } = await events(s)
+  const [first = 0, second = 0, third = 0] = readable
+  await wire(`${API}/events/${first}`)
+  t.equal(s.app.replay.size, 1, 'the full path\'s answer recorded')
+  t.equal((await s.patch(third, { title: 'Moved on' })).statusCode, 200)
+  const { colds } = s.app.replay
+  await wire(`${API}/events/${first}`)
+  t.equal(s.app.replay.colds, colds + 1, 'its recording stale: read cold')
+  t.equal(s.app.replay.size, 0, 'no recording left')
+  await wire(`${API}/events/${second}`)
+  t.equal(s.app.replay.colds, colds + 2, 'another event read cold')
+})

@@ -72,8 +72,8 @@ export interface ReplaySources {
   /**
    * Cold reads by id (see "Cold reads" in the module comment): the path of a single event's read without its
    * id (`<prefix>/events/`), and the answer an anonymous read of event `id` in its own language gives from its
-   * stored document after a look that returned `generation` (its ETag, for the identity coding, and its bytes),
-   * or undefined when it has none (the full path answers). Only where a look answers at once (SQLite).
+   * stored document, read now (after the look): its ETag, for the identity coding, and its bytes; undefined when it
+   * has none (the full path answers). Only where a look answers at once (SQLite).
    */
   cold?: {
     path: string
@@ -242,7 +242,7 @@ export function registerReplay(app: FastifyInstance, sources: ReplaySources): Re
   // The event id last read cold in each slot (`id` modulo SEEN_SLOTS): whether a cold read's URL was asked before.
   const seen = new Float64Array(SEEN_SLOTS).fill(-1)
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    if (recordings.size === 0) return fastify(req, res)
+    if (recordings.size === 0 && templates.size === 0) return fastify(req, res)
     const key = replayKey(req)
     if (key === undefined) return fastify(req, res)
     const recording = recordings.get(key)
