@@ -427,8 +427,12 @@ async function searchedInWindow(db: Db, f: EventFilter): Promise<SearchedInWindo
       // matched in memory and its bit corrected.
       const texts = await overriddenTexts(db)
       const needle = ownNeedle(db, f.search)
-      const remembered = await rememberedResult(db, `ids:${listKey(window)}:in-order:overridden`, async () => overriddenPlaces(texts, order, occurrences))
-      // Its places name the overrides by their rank in the texts they were found with: else found again.
+      // Its places name the overrides by their rank in the texts they were found with, so they are remembered per texts
+      // read (`serial`). Requests that miss the texts at once (PostgreSQL: each awaits its own statement) each read
+      // their own, and only the last kept is asked for afterwards: places remembered under the window alone were then
+      // those of another read, and found again for every new needle (every one of the window's 48,411 places looked up: most of what a
+      // search with series cost more than without on PostgreSQL; docs/performance.md "pg-search-series").
+      const remembered = await rememberedResult(db, `ids:${listKey(window)}:in-order:overridden:${texts.serial}`, async () => overriddenPlaces(texts, order, occurrences))
       const { places } = remembered.texts === texts ? remembered : overriddenPlaces(texts, order, occurrences)
       for (let i = 0; i + 1 < places.length; i += 2) {
         const place = places[i] as number
@@ -504,7 +508,12 @@ interface OverriddenTexts {
   rows: Array<number | string | null>
   /** Per text (each override's title, then its description), PAIR_WORDS words: the bits of its pairs (`pairBit`). */
   pairs: Uint32Array
+  /** Which read of the texts this is (one number per read in this process): what places found in them are remembered by. */
+  serial: number
 }
+
+/** The texts' reads so far (`OverriddenTexts.serial`). */
+let textsRead = 0
 
 /** Bits of a text's pairs of adjacent UTF-16 code units, hashed (`pairBit`): 2,048 (a text of the benchmark's 400 characters sets about 15 % of them). */
 const PAIR_WORDS = 64
@@ -529,7 +538,7 @@ function overriddenTexts(db: Db): Promise<OverriddenTexts> {
         }
       }
     }
-    return { rows, pairs }
+    return { rows, pairs, serial: ++textsRead }
   })
 }
 
@@ -584,8 +593,15 @@ export async function overriddenMatches(db: Db, needle: string): Promise<Map<num
   return byEvent
 }
 
+/** How many times this process found the overridden occurrences' places in a window (for the tests: that they are found once). */
+let placesFound = 0
+export function overriddenPlacesFound(): number {
+  return placesFound
+}
+
 /** The places of the window (`order`, `occurrences`) of the overridden occurrences of `texts`, each with its rank there, in turn. */
 function overriddenPlaces(texts: OverriddenTexts, order: Int32Array, occurrences: readonly string[]): { texts: OverriddenTexts; places: Int32Array } {
+  placesFound++
   const rank = new Map<number, Map<string, number>>()
   for (let i = 0; i + 3 < texts.rows.length; i += 4) {
     const id = texts.rows[i] as number
