@@ -98,8 +98,8 @@ async function differential(t: Test, allUpTo: number): Promise<void> {
   ]
 
   // The statements over the events' occurrences (`o`, migration 0017) that list a filter's links and recheck changed events.
-  const allLinked = () => statements.filter((s) => /^select "o"\."event_id" as "id", count\(\*\) over \(\) as "total" from \(select (distinct )?l\.event_id/.test(s.sql)).length
-  const rechecks = () => statements.filter((s) => /^select "o"\."event_id" as "id", "o"\."occurrence" from \(select value as id from json_each|^select "o"\."event_id" as "id", "o"\."occurrence" from \(select unnest/.test(s.sql)).length
+  const allLinked = () => statements.filter((s) => /^select "o"\."event_id" as "id", "o"\."occurrence", count\(\*\) over \(\) as "total" from \(+select (distinct )?l\.event_id/.test(s.sql)).length
+  const rechecks = () => statements.filter((s) => /^select "o"\."event_id" as "id", "o"\."occurrence" from \(select c\.(value as id|id) from (json_each|unnest)/.test(s.sql)).length
   const compare = async (path: string) => {
     linkedPlanBounds.allUpTo = allUpTo
     const a = decoded(await cached.inject({ url: `${API}${path}` }))
