@@ -111,6 +111,9 @@ try {
   console.log(`${workload} ${src}: warm ${warm} (${w.cpuMs.toFixed(2)} ms CPU, ${w.statements.toFixed(2)} statements a request), `
     + `measured ${requests}: ${m.cpuMs.toFixed(3)} ms CPU, ${m.wallMs.toFixed(3)} ms wall, ${m.statements.toFixed(2)} statements a request`)
   if (perStatement) {
+    let all = 0
+    for (const t of timings.values()) all += t.ms
+    console.log(`  ${(all / requests).toFixed(3)} ms/req in statements, all together`)
     const top = [...timings.entries()].sort((a, b) => b[1].ms - a[1].ms).slice(0, 12)
     for (const [sql, t] of top) console.log(`  ${(t.ms / requests).toFixed(3)} ms/req  ${(t.calls / requests).toFixed(2)} calls/req  ${sql.replace(/\s+/g, ' ').slice(0, 220)}`)
   }
