@@ -719,9 +719,15 @@ async function linkedIds(db: Db, f: EventFilter): Promise<LinkedIds | undefined>
   const upTo = linkedPlanBounds.allUpTo
   const found = await rememberedResult(db, `all:${listKey(f)}`, async (): Promise<FlatEntries> => {
     const rows = await allLinkedIdsQuery(db, f, upTo + 1).execute()
-    const total = rows.length === 0 ? 0 : Number(rows[0]?.total)
+    let total = rows.length === 0 ? 0 : Number(rows[0]?.total)
     const counts = rows.length > upTo && total <= SORT_LINKED_UP_TO
       ? (await linkedCountsQuery(db, f).execute()).flatMap((r) => [Number(r.id), Number(r.n)]) : []
+    // The total of the numbers kept (a write between the two statements: the recheck compares those numbers, and
+    // finds an entry it moved, as that write's events are rechecked when it is taken in).
+    if (counts.length > 0) {
+      total = 0
+      for (let i = 1; i < counts.length; i += 2) total += counts[i] as number
+    }
     // Entries (id, occurrence in turn), each event's number of matches (id, number in turn; past `allUpTo` only),
     // how many numbers those are, then the total: one array (what the read cache sizes).
     return [...flat(rows.slice(0, upTo)), ...counts, counts.length, total]
