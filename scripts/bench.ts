@@ -109,6 +109,10 @@ interface Options {
   seriesCompare: boolean
   /** Rounds of --series-compare (each workload on both databases per round, which goes first alternating). */
   seriesRounds: number
+  /** More arguments to node for the API servers, before the bundle (`--trace-gc`, `--cpu-prof`, …). */
+  serverNodeArgs: string[]
+  /** A file the API servers' stdout and stderr are appended to (`--trace-gc`'s lines), or undefined. */
+  serverOutput: string | undefined
 }
 
 const USAGE = `usage: node --import tsx scripts/bench.ts [options]
@@ -157,7 +161,10 @@ const USAGE = `usage: node --import tsx scripts/bench.ts [options]
                     same one with --series (default 0.2), random-by-occurrence on the latter, two servers measured
                     alternately against one bytes ceiling, at 20,000 events unless --events; prints the ratios of
                     with to without (target >= ${SERIES_MIN_RATIO}); --only K1,K2 keeps some of those workloads
-  --series-rounds N rounds of --series-compare (default 2; the database measured first alternates)`
+  --series-rounds N rounds of --series-compare (default 2; the database measured first alternates)
+  --server-node-args "A B"  more arguments to node for the API servers, after npm start's flags (e.g. "--trace-gc
+                    --cpu-prof --cpu-prof-dir=/tmp/prof": what a run's server spends, and when it collects)
+  --server-output FILE  append the API servers' stdout and stderr to FILE (with --trace-gc: the collections)`
 
 class UsageError extends Error {}
 
@@ -188,6 +195,8 @@ function parseArgs(argv: string[]): Options {
     series: 0,
     seriesCompare: false,
     seriesRounds: 2,
+    serverNodeArgs: [],
+    serverOutput: undefined,
   }
   const integer = (name: string, raw: string | undefined, min: number, max: number): number => {
     const value = Number(raw)
@@ -262,6 +271,13 @@ function parseArgs(argv: string[]): Options {
       }
       case '--series-compare': options.seriesCompare = true; break
       case '--series-rounds': options.seriesRounds = integer('series-rounds', value(), 1, 20); break
+      case '--server-node-args': options.serverNodeArgs = (value() ?? '').split(/\s+/).filter((a) => a !== ''); break
+      case '--server-output': {
+        const raw = value()
+        if (raw === undefined || raw.startsWith('--')) throw new UsageError('--server-output needs a file')
+        options.serverOutput = resolve(raw)
+        break
+      }
       case '--help': case '-h': process.stdout.write(`${USAGE}\n`); process.exit(0); break
       default: throw new UsageError(`unknown option ${flag}`)
     }
@@ -532,6 +548,11 @@ function startArgs(): string[] {
   return start.slice(1)
 }
 
+/** `npm start`'s node arguments with `more` put after its own flags, before the script (so that a flag given again wins). */
+function withNodeArgs(args: string[], more: string[]): string[] {
+  return [...args.slice(0, -1), ...more, ...args.slice(-1)]
+}
+
 /**
  * Builds the server from the current source, once per run: first thing (`main`), so that what is measured is
  * the source as it stood when the run began, not as it stands minutes later when the database is loaded.
@@ -548,11 +569,13 @@ function buildServer(): void {
 }
 
 /** The API server as `npm start` runs it (`node --max-semi-space-size=8 --heap-growing-percent=50 dist/bundle/server.js`), built (once per run) from the source. */
-async function startServer(file: string, core: number | undefined, { cacheEntries, documents }: Pick<Options, 'cacheEntries' | 'documents'>, node = 1): Promise<Managed> {
+async function startServer(
+  file: string, core: number | undefined, { cacheEntries, documents, serverNodeArgs = [], serverOutput }: Pick<Options, 'cacheEntries' | 'documents'> & Partial<Pick<Options, 'serverNodeArgs' | 'serverOutput'>>, node = 1,
+): Promise<Managed> {
   buildServer()
   const port = await freePort()
   const managed = await startProcess({
-    name: `API server ${node}`, cwd: ROOT, args: startArgs(),
+    name: `API server ${node}`, cwd: ROOT, args: withNodeArgs(startArgs(), serverNodeArgs), ...(serverOutput === undefined ? {} : { outputFile: serverOutput }),
     // One public URL whatever the port: the event documents stored (they hold every rest_url) serve the next run on a kept database.
     env: { DATABASE_URL: file, PORT: String(port), HOST: '127.0.0.1', PUBLIC_URL: BENCH_PUBLIC_URL, LOG_LEVEL: 'silent', CALENDAR_EVENT_DOCUMENTS: String(documents), ...(cacheEntries === undefined ? {} : { CALENDAR_CACHE_ENTRIES: String(cacheEntries) }) },
     port, readyPath: PREFIX, ...(core === undefined ? {} : { core }),

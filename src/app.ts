@@ -16,11 +16,12 @@ import { changeHandlers } from './handlers/changes.js'
 import { useClock } from './db/change-log.js'
 import { databaseReady, migrationsReady, onDatabaseFault, poolStats } from './db/database.js'
 import { isDatabaseUnavailable } from './db/faults.js'
+import { isPostgres } from './db/dialect.js'
 import type { AppContext } from './handlers/context.js'
 import { eventHandlers } from './handlers/events.js'
 import { occurrenceWriteHandlers } from './handlers/occurrence-writes.js'
 import { occurrenceHandlers } from './handlers/event-occurrences.js'
-import { eventDocument } from './handlers/event-documents.js'
+import { documentAnswer, eventDocument } from './handlers/event-documents.js'
 import { organizerHandlers } from './handlers/organizers.js'
 import { rootHandlers } from './handlers/root.js'
 import { tagHandlers } from './handlers/tags.js'
@@ -201,6 +202,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     look: () => lookedGeneration(db),
     open: () => config.rateLimit <= 0 && connections?.closing() !== true,
     observe: (route, method, status, seconds) => observe?.(route, method, status, seconds),
+    // Cold anonymous reads by id from the stored documents, before routing (SQLite: its look answers at once; on
+    // PostgreSQL the full path's look reads the document in the same statement).
+    cold: isPostgres(db) || !config.eventDocuments ? undefined : {
+      path: `${PREFIX}/events/`,
+      answer: async (id) => {
+        const read = await ctx.documents.read(id, ctx.apiUrl)
+        if (read?.found !== true) return undefined
+        const made = await documentAnswer(ctx, read.document)
+        return made === undefined ? undefined : { etag: made.etag, body: made.body() }
+      },
+    },
   })
   app.decorate('replay', replay)
   ignoreUnknownExpectations(app.server)

@@ -5,7 +5,7 @@
  * peak RSS and CPU time from /proc.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
-import { existsSync, readFileSync } from 'node:fs'
+import { appendFileSync, existsSync, readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 
@@ -106,6 +106,8 @@ export interface StartOptions {
   /** Core to pin the process to (through taskset), or undefined. */
   core?: number
   timeoutMs?: number
+  /** A file every byte the process writes (stdout and stderr) is appended to, or undefined. */
+  outputFile?: string
 }
 
 /**
@@ -118,6 +120,7 @@ export async function startProcess(options: StartOptions): Promise<Managed> {
   const args = options.core === undefined ? options.args : ['-c', String(options.core), process.execPath, ...options.args]
   const output: string[] = []
   const keep = (chunk: Buffer) => {
+    if (options.outputFile !== undefined) appendFileSync(options.outputFile, chunk)
     for (const line of chunk.toString('utf8').split('\n')) {
       if (line.trim() === '') continue
       output.push(line)

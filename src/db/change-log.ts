@@ -43,11 +43,28 @@ export function clockOf(db: Kysely<Database>): () => Date {
   return clocks.get(db) ?? (() => new Date())
 }
 
+/** A record's language, status and author (null for terms) as a write left it. */
+export interface ChangeState {
+  language: string
+  status: string | null
+  author: number | null
+}
+
+/** The states the writes that reported a change knew (`recordChange`'s third argument), by report. */
+const knownStates = new WeakMap<Change, ChangeState>()
+
+/** Notes the state a write left the record of `change` in (unit-of-work.ts `recordChange`). */
+export function knownState(change: Change, state: ChangeState): void {
+  knownStates.set(change, state)
+}
+
 interface Entry {
   resource: ChangeResource
   id: number
   action: ChangeAction
   language?: string
+  /** The state the last report of the record gave; undefined when that report gave none (looked up). */
+  state?: ChangeState
 }
 
 /** One entry per record, in the order the records were first reported. */
@@ -62,7 +79,10 @@ function collapse(changes: readonly Change[]): Entry[] {
       if (known?.action === 'created') entries.delete(key)
       else entries.set(key, { resource, id: change.id, action: 'deleted', language: change.language })
     } else if (known === undefined) {
-      entries.set(key, { resource, id: change.id, action: change.action === 'create' ? 'created' : 'updated' })
+      entries.set(key, { resource, id: change.id, action: change.action === 'create' ? 'created' : 'updated', state: knownStates.get(change) })
+    } else if (known.action !== 'deleted') {
+      // The last report decides: a write after the one that knew the state may have changed it.
+      known.state = knownStates.get(change)
     }
   }
   return [...entries.values()]
@@ -81,7 +101,7 @@ export async function appendChanges(trx: Tx, db: Kysely<Database>, changes: read
     if (entry.action === 'deleted') {
       return [{ resource: entry.resource, record_id: entry.id, language: entry.language ?? '', action: entry.action, changed_utc: changedUtc, status: null, author: null }]
     }
-    const state = states.get(`${entry.resource}:${entry.id}`)
+    const state = entry.state ?? states.get(`${entry.resource}:${entry.id}`)
     // Reported, then gone within the same unit of work (a cascade): its delete is reported too.
     if (state === undefined) return []
     return [{ resource: entry.resource, record_id: entry.id, language: state.language, action: entry.action, changed_utc: changedUtc, status: state.status, author: state.author }]
@@ -119,7 +139,8 @@ interface State {
 /** Language, status and author of the records entries name that still exist, by `resource:id`. */
 async function currentStates(trx: Tx, entries: readonly Entry[]): Promise<Map<string, State>> {
   const states = new Map<string, State>()
-  const idsOf = (resource: ChangeResource) => entries.filter((e) => e.resource === resource && e.action !== 'deleted').map((e) => e.id)
+  // Only the records whose state no report gave.
+  const idsOf = (resource: ChangeResource) => entries.filter((e) => e.resource === resource && e.action !== 'deleted' && e.state === undefined).map((e) => e.id)
   for (const table of ['events', 'venues', 'organizers'] as const) {
     const ids = idsOf(table)
     for (let i = 0; i < ids.length; i += CHUNK) {

@@ -22,12 +22,12 @@
  *   when none of those changes touches it (repositories/event-documents.ts).
  */
 import { CompiledQuery, type Kysely, type Transaction } from 'kysely'
-import { appendChanges, type Change } from './change-log.js'
+import { appendChanges, knownState, type Change, type ChangeState } from './change-log.js'
 import { isPostgres, isWaitRunOut, isWriteConflict, mergeSearchWrites, versionInWrite, versionThenCommit, type DataVersion } from './dialect.js'
 import { UNIT_OF_WORK_ISOLATION } from './postgres-dialect.js'
 import type { Database } from './schema.js'
 
-export type { Change, ChangedResource } from './change-log.js'
+export type { Change, ChangedResource, ChangeState } from './change-log.js'
 
 /** What repositories take first: the database, or the transaction of a unit of work. */
 export type Db = Kysely<Database> | Transaction<Database>
@@ -325,10 +325,15 @@ async function runUnit(db: Kysely<Database>, trx: Tx, unit: Queued, savepoint: b
   }
 }
 
-/** Notes that the unit of work of `trx` changed a record. */
-export function recordChange(trx: Tx, change: Change): void {
+/**
+ * Notes that the unit of work of `trx` changed a record; `state`: its language, status and author as this write
+ * left it, when the write knows them (the change log then looks nothing up for it, unless a later report without
+ * a state names the record again).
+ */
+export function recordChange(trx: Tx, change: Change, state?: ChangeState): void {
   const changes = pending.get(trx)
   if (changes === undefined) throw new Error('a write outside a unit of work (withTransaction)')
+  if (state !== undefined) knownState(change, state)
   changes.push(change)
 }
 

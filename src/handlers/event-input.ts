@@ -206,11 +206,13 @@ export async function checkEventUpdate(
  */
 async function checkedLinks(db: Db, body: EventBody, language: Language, caller: Caller, writer: Writer): Promise<EventLinks> {
   const links: EventLinks = {}
-  for (const [taxonomy, field] of [['category', 'categories'], ['tag', 'tags']] as const) {
-    const entries = body[field]
-    if (entries === undefined) continue
+  // Both lists' ids looked up together (one statement), then each checked in turn.
+  const fields = ([['category', 'categories'], ['tag', 'tags']] as const).filter(([, field]) => body[field] !== undefined)
+  const named = fields.length === 0 ? [] : await termIdsNamed(db, fields.map(([taxonomy, field]) => ({ taxonomy, entries: body[field] ?? [] })), language)
+  for (const [n, [, field]] of fields.entries()) {
+    const entries = body[field] ?? []
     const ids: number[] = []
-    const found = await termIdsNamed(db, taxonomy, entries, language)
+    const found = named[n] ?? []
     for (const [i, entry] of entries.entries()) {
       const id = found[i]
       if (id === undefined) throw invalidParam(field, 'unknownTerm', { value: String(entry).trim() })

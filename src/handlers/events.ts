@@ -1,7 +1,8 @@
 /**
  * /events operations: lists with the filters of CONTRACT §4, single reads with status and password
  * protection (§6), and writes (§5), each one unit of work: the body checked (event-input.ts), the
- * record found and the caller's rights and `If-Match` checked, then the write, then the record read back.
+ * record found and the caller's rights and `If-Match` checked, then the write, then the record read back (a create's
+ * made from what it wrote, its linked records read: repositories/event-records.ts `writtenEventRecord`).
  * The three reads also answer as iCalendar (§14: `http/ical.ts` decides, `lib/ical.ts` writes).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
@@ -24,7 +25,7 @@ import { modifiedNow } from '../lib/post-dates.js'
 import { canEdit, canRead, editsAll, statusToStore, type Caller, type Owned } from '../lib/rights.js'
 import { countEvents, eventEntries, eventIds, type ListEntry } from '../repositories/event-filters.js'
 import type { DocumentRead } from '../repositories/event-documents.js'
-import { eventAccess, findEvent, rememberedEvents, storedEvents, type StoredEvent } from '../repositories/event-records.js'
+import { eventAccess, findEvent, rememberedEvents, storedEvents, writtenEventRecord, type StoredEvent } from '../repositories/event-records.js'
 import { LookMoved, holdsHotAnswer, hotAnswer, hotAnswerNow, keepHotAnswer, lookHolds, onTrust, provisionalLook, type ProvisionalLook } from '../repositories/read-cache.js'
 import { changedOccurrences, type ChangedOccurrence } from '../repositories/override-reads.js'
 import { deleteEvent, insertEvent, trashEvent, updateEvent } from '../repositories/event-writes.js'
@@ -368,9 +369,11 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     const series = seriesChange(body, columns as EventDates, undefined, writer.now, ctx.config.recurrenceHorizonDays)
     return createOnce(ctx, req, reply,
       async (trx) => insertEvent(trx, { ...await checkNewEvent(trx, body, columns, language, caller, writer), series }),
-      async (reader, id) => {
-        const answer = await written(id, caller, reader)
-        return { body: ctx.json.event(answer.record), location: answer.record.rest_url, etag: answer.etag }
+      async (reader, made) => {
+        // The record made from what the write wrote (its linked records read), as a read back would make it.
+        const stored = await writtenEventRecord(reader, ctx.site, made)
+        const record = seenBy(caller, stored.record)
+        return { body: ctx.json.event(record), location: record.rest_url, etag: etag(stored, caller) }
       })
   }
 

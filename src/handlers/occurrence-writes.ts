@@ -365,7 +365,7 @@ export function occurrenceWriteHandlers(ctx: AppContext): OccurrenceHandlers {
       now,
       series: { recurrence: later.json, rows: later.rows },
     }
-    const id = await insertEvent(trx, created)
+    const { id } = await insertEvent(trx, created)
     // The later occurrences' own changes go with them (their ids, their original starts, stay).
     await moveOverrides(trx, record.id, id, later.rows.occurrences.map((o) => o.id))
     await writeOccurrences(trx, id, later.rows.occurrences)

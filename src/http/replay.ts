@@ -29,6 +29,18 @@
  * Nothing is replayed while `open()` is false (connections draining; a rate limit configured, which counts
  * each request on the full path).
  *
+ * Cold reads (SQLite; `ReplaySources.cold`). A plain anonymous `GET <prefix>/events/<id>` (digits, no query) with no
+ * recording of its own (or a stale one), asking for no coding (or forbidding one: `X-No-Compression`), is held and
+ * looked at the same way, then answered from the event's stored document (read after the look, its terms' current
+ * records put in: handlers/event-documents.ts `documentAnswer`, what the full path answers with) with the headers of a
+ * full path's answer recorded for such a read asked with the same `Accept`, `Accept-Encoding` and `X-No-Compression`
+ * (a template: every header of a 200 identity JSON answer to it is the same but its ETag, its length and its request
+ * id, which are put in). No document (a draft, a protected or trashed event, none stored yet, documents off) or a term
+ * gone: the full path answers. Issue 49: random reads by id cost half the server CPU this way. An answer read cold is
+ * recorded only when its event was read cold before (the id last read in its slot of SEEN_SLOTS), so that a URL asked
+ * again is replayed from its third request on, and reads of events asked at random keep nothing: a recording each
+ * lived through a collection or two and died old (scavenges twice as long, a mark-compact a second).
+ *
  * `app.inject` does not pass through here (it calls Fastify's handler itself): only requests on the socket do.
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
@@ -57,6 +69,22 @@ export interface ReplaySources {
   open(): boolean
   /** Counts an answer in the request metrics, as the full path's `onResponse` does (none without metrics). */
   observe?: (route: string, method: string, status: number, seconds: number) => void
+  /**
+   * Cold reads by id (see "Cold reads" in the module comment): the path of a single event's read without its
+   * id (`<prefix>/events/`), and the answer an anonymous read of event `id` in its own language gives from its
+   * stored document, read now (after the look): its ETag, for the identity coding, and its bytes; undefined when it
+   * has none (the full path answers). Only where a look answers at once (SQLite).
+   */
+  cold?: {
+    path: string
+    answer(id: number): Promise<ColdAnswer | undefined>
+  }
+}
+
+/** What a cold read's answer is made of besides the headers every such answer carries. */
+export interface ColdAnswer {
+  etag: string
+  body: Buffer
 }
 
 /** One answer as Node was given it. */
@@ -75,6 +103,9 @@ interface Recording {
 /** Recordings kept at most, and the bytes their bodies may take (as the read cache's hot answers). */
 export const MAX_RECORDINGS = 512
 export const MAX_RECORDING_BYTES = 8 * 1024 * 1024
+
+/** Slots of the cold reads' memory of ids asked (a power of two). */
+const SEEN_SLOTS = 4096
 
 /** Request headers that make a request not replayable (and its answer not recorded). */
 const REFUSED = ['authorization', 'if-none-match', 'if-match', 'if-modified-since', 'if-unmodified-since', 'if-range', 'range', 'expect',
@@ -101,6 +132,8 @@ export interface Replay {
   readonly size: number
   /** Answers replayed so far. */
   readonly replayed: number
+  /** Cold reads answered before routing so far (from stored documents, with a template's headers). */
+  readonly colds: number
   /** Looks at the data version taken for held requests so far (one for every request held in a turn). */
   readonly looks: number
 }
@@ -108,9 +141,58 @@ export interface Replay {
 interface Held {
   req: IncomingMessage
   res: ServerResponse
-  recording: Recording
+  /** The recording it may be answered with, or its template and event id for a cold read. */
+  recording: Recording | undefined
+  cold: { template: Template; id: number } | undefined
   key: string
   start: number
+}
+
+/**
+ * The headers of a full path's 200 to an anonymous JSON read by id (`<prefix>/events/<id>`, no query), as Node was
+ * given them, for the request headers of a key's rest (`Accept`, `Accept-Encoding`, `X-No-Compression`): every
+ * such answer has them, but for its ETag, its length and its request id (at `etagAt`, `lengthAt`, `idAt`).
+ */
+interface Template {
+  headers: unknown[]
+  etagAt: number
+  lengthAt: number
+  idAt: number
+  route: string
+}
+
+/** The answer headers a template may hold (any other makes a recording no template). */
+const TEMPLATE_HEADERS = new Set(['content-type', 'etag', 'content-length', 'x-request-id', 'access-control-allow-origin',
+  'access-control-expose-headers', 'content-language', 'x-content-type-options', 'vary'])
+const JSON_TYPE = 'application/json; charset=utf-8'
+
+/** The template of a recording's headers, or undefined when they are not those of an identity JSON answer. */
+function templateOf(recording: Recording): Template | undefined {
+  const { headers } = recording
+  let etagAt = -1
+  let lengthAt = -1
+  let typed = false
+  for (let i = 0; i < headers.length; i += 2) {
+    const name = String(headers[i]).toLowerCase()
+    if (!TEMPLATE_HEADERS.has(name) || typeof headers[i + 1] !== 'string' && typeof headers[i + 1] !== 'number') return undefined
+    if (name === 'etag') etagAt = i + 1
+    if (name === 'content-length') lengthAt = i + 1
+    if (name === 'content-type') typed = headers[i + 1] === JSON_TYPE
+  }
+  if (etagAt < 0 || lengthAt < 0 || !typed) return undefined
+  return { headers, etagAt, lengthAt, idAt: recording.idAt, route: recording.route }
+}
+
+/** The event id of a cold read's URL (`path` then digits, no leading zero, nothing after), or undefined. */
+function coldId(url: string, path: string): number | undefined {
+  if (!url.startsWith(path)) return undefined
+  const digits = url.length - path.length
+  if (digits < 1 || digits > 15) return undefined
+  for (let i = path.length; i < url.length; i++) {
+    const c = url.charCodeAt(i)
+    if (c < 0x30 || c > 0x39 || (c === 0x30 && i === path.length)) return undefined
+  }
+  return Number(url.slice(path.length))
 }
 
 /** Whether `log` writes info lines (as logging.ts asks). */
@@ -127,6 +209,7 @@ export function registerReplay(app: FastifyInstance, sources: ReplaySources): Re
   const recordings = new Map<string, Recording>()
   let bytes = 0
   let replayed = 0
+  let colds = 0
   let looks = 0
   let held: Held[] = []
   const drop = (key: string) => {
@@ -153,14 +236,27 @@ export function registerReplay(app: FastifyInstance, sources: ReplaySources): Re
   if (first === undefined || listeners.length > 1) throw new Error('registerReplay: Fastify\'s request handler alone was expected on the server')
   const fastify: (req: IncomingMessage, res: ServerResponse) => void = first
   server.removeListener('request', fastify)
+  // Templates of cold reads by the rest of their key (after the URL): a few at most (one per Accept and coding asked).
+  const templates = new Map<string, Template>()
+  const cold = sources.cold
+  // The event id last read cold in each slot (`id` modulo SEEN_SLOTS): whether a cold read's URL was asked before.
+  const seen = new Float64Array(SEEN_SLOTS).fill(-1)
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    if (recordings.size === 0) return fastify(req, res)
+    if (recordings.size === 0 && templates.size === 0) return fastify(req, res)
     const key = replayKey(req)
-    const recording = key === undefined ? undefined : recordings.get(key)
-    if (recording === undefined || key === undefined || !sources.open()) return fastify(req, res)
+    if (key === undefined) return fastify(req, res)
+    const recording = recordings.get(key)
+    // A cold read by id: an identity answer (no coding asked, or none allowed) with a template for its headers (also
+    // when its recording is found stale after the look).
+    const id = cold === undefined || templates.size === 0 ? undefined : coldId(req.url ?? '', cold.path)
+    const template = id === undefined || (req.headers['accept-encoding'] !== undefined && req.headers['x-no-compression'] === undefined)
+      ? undefined : templates.get(key.slice(key.indexOf('\n')))
+    const coldRead = template === undefined || id === undefined ? undefined : { template, id }
+    if (recording === undefined && coldRead === undefined) return fastify(req, res)
+    if (!sources.open()) return fastify(req, res)
     sources.arrived()
     if (held.length === 0) setImmediate(answerHeld)
-    held.push({ req, res, recording, key, start: performance.now() })
+    held.push({ req, res, recording, cold: coldRead, key, start: performance.now() })
   })
 
   function answerHeld(): void {
@@ -186,37 +282,69 @@ export function registerReplay(app: FastifyInstance, sources: ReplaySources): Re
     looks += 1
     const open = sources.open()
     for (const one of batch) {
-      if (!open || generation !== one.recording.generation || (one.recording.holds !== undefined && !one.recording.holds())) {
-        if (recordings.get(one.key) === one.recording) drop(one.key)
-        fastify(one.req, one.res)
+      const { recording } = one
+      if (recording === undefined || !open || generation !== recording.generation || (recording.holds !== undefined && !recording.holds())) {
+        if (recording !== undefined && recordings.get(one.key) === recording) drop(one.key)
+        if (!open || generation === undefined || one.cold === undefined) fastify(one.req, one.res)
+        else answerCold(one, one.cold.template, one.cold.id, generation)
         continue
       }
       try {
-        replay(one)
+        replay(one, recording.status, recording.headers, recording.idAt, recording.body, recording.route)
+        replayed += 1
       } catch (error) {
         // Not expected (the headers were Node's once already): the request is answered by the full path if nothing was sent yet.
         drop(one.key)
-        app.log.error({ err: error }, 'replaying an answer failed')
-        if (one.res.headersSent) one.res.destroy()
-        else fastify(one.req, one.res)
+        failed(one, error)
       }
     }
   }
 
-  function replay({ req, res, recording, start }: Held): void {
-    const headers = recording.headers.slice()
+  function failed(one: Held, error: unknown): void {
+    app.log.error({ err: error }, 'replaying an answer failed')
+    if (one.res.headersSent) one.res.destroy()
+    else fastify(one.req, one.res)
+  }
+
+  /**
+   * A cold read: the event's answer from its stored document, read after the look (`generation`), sent with its
+   * template's headers (its own ETag, length and request id), and recorded as the full path's answer would be;
+   * the full path answers when there is no document (or a term it names is gone).
+   */
+  function answerCold(one: Held, template: Template, id: number, generation: number): void {
+    const answerWith = (made: ColdAnswer | undefined): void => {
+      if (made === undefined || !sources.open()) {
+        fastify(one.req, one.res)
+        return
+      }
+      const headers = template.headers.slice()
+      headers[template.etagAt] = made.etag
+      headers[template.lengthAt] = String(made.body.length)
+      replay(one, 200, headers, template.idAt, made.body, template.route)
+      colds += 1
+      // Recorded (and replayed next time) once asked again: a recording kept for every read of events asked at random
+      // lives through a collection or two and dies old (issue 49: half the collections' time of random reads by id).
+      const slot = id % SEEN_SLOTS
+      if (seen[slot] === id) keep(one.key, { generation, status: 200, headers, idAt: template.idAt, body: made.body, route: template.route, holds: undefined })
+      else seen[slot] = id
+    }
+    // A read that fails (the database cannot serve now) is the full path's to answer (503), and to log.
+    cold?.answer(id).then(answerWith, () => answerWith(undefined)).catch((error: unknown) => failed(one, error))
+  }
+
+  function replay({ req, res, start }: Held, status: number, recorded: unknown[], idAt: number, body: Buffer, route: string): void {
+    const headers = recorded.slice()
     const id = genReqId(req)
-    headers[recording.idAt] = id
-    res.writeHead(recording.status, headers as unknown as Record<string, string>)
-    res.end(recording.body)
-    replayed += 1
+    headers[idAt] = id
+    res.writeHead(status, headers as unknown as Record<string, string>)
+    res.end(body)
     const ms = performance.now() - start
     if (infoWritten(app.log)) {
       app.log.info({
-        reqId: id, method: 'GET', route: recording.route, url: redactUrl(req.url ?? ''), status: recording.status, durationMs: Math.round(ms * 10) / 10,
+        reqId: id, method: 'GET', route, url: redactUrl(req.url ?? ''), status, durationMs: Math.round(ms * 10) / 10,
       }, 'request')
     }
-    sources.observe?.(recording.route, 'GET', recording.status, ms / 1000)
+    sources.observe?.(route, 'GET', status, ms / 1000)
   }
 
   app.decorateRequest('replayable', undefined)
@@ -266,6 +394,11 @@ export function registerReplay(app: FastifyInstance, sources: ReplaySources): Re
       if (whole && status === 200 && headers !== undefined) {
         const recording = recordingOf(generation, status, headers, Buffer.concat(chunks), routeLabel(req), req.replayHolds)
         if (recording !== undefined) keep(key, recording)
+        // A read by id's headers: the template of cold reads asking as this one did (but for its URL).
+        if (recording !== undefined && cold !== undefined && coldId(req.raw.url ?? '', cold.path) !== undefined && templates.size < 16) {
+          const template = templateOf(recording)
+          if (template !== undefined) templates.set(key.slice(key.indexOf('\n')), template)
+        }
       }
       return ended
     } as typeof res.end
@@ -274,6 +407,7 @@ export function registerReplay(app: FastifyInstance, sources: ReplaySources): Re
   return {
     get size() { return recordings.size },
     get replayed() { return replayed },
+    get colds() { return colds },
     get looks() { return looks },
   }
 }

@@ -122,7 +122,8 @@ export interface EventDocuments {
    */
   readOccurrence(id: number, apiUrl: string, occurrence: string): Promise<OccurrenceDocument | undefined>
   /**
-   * `readOccurrence` and where the data stands, in one statement and one snapshot (as `readWithVersion`). Undefined on SQLite.
+   * `readOccurrence` and where the data stands, in one statement and one snapshot (as `readWithVersion`): a call of the
+   * schema's function `occurrence_document` (migration 0023), whose statement stays planned per connection. Undefined on SQLite.
    */
   readOccurrenceWithVersion?: (id: number, apiUrl: string, occurrence: string) => Promise<{ version: DataVersion | undefined; read: OccurrenceDocument | undefined }>
   /**
@@ -227,8 +228,10 @@ export function createEventDocuments(db: Kysely<Database>, options: EventDocumen
     + `(select o.start_utc || '|' || o.end_utc from event_occurrences as o where o.event_id = d.event_id and o.occurrence = ${occurrenceId}) as o_dates, `
     + `(select v.version from event_overrides as v where v.event_id = d.event_id and v.occurrence = ${occurrenceId}) as o_override`
   const occurrenceText = `select ${occurrenceColumns} from event_documents as d where d.event_id = ${placeholder(2)} and d.context = ${placeholder(3)}`
-  const versionAndOccurrenceText = `select v0.h, v0.e, ${occurrenceColumns} from (${VERSION_QUERY}) as v0 `
-    + `left join event_documents as d on d.event_id = ${placeholder(2)} and d.context = ${placeholder(3)}`
+  // PostgreSQL: the same with the data version, the statement kept planned in a function of the schema (migration
+  // 0023, which says why): its one row, the document's columns and the occurrence's beside it (null when there is none).
+  const versionAndOccurrenceText = 'select h, e, event_id, grp, version, digest, category_ids, tag_ids, category_at, tag_at, ld_from, ld_to, body, '
+    + 'o_dates, o_override from occurrence_document($1, $2, $3)'
   const occurrenceArgs = (id: number, apiUrl: string, occurrence: string): unknown[] =>
     (postgres ? [occurrence, id, contextOf(apiUrl)] : [occurrence, occurrence, id, contextOf(apiUrl)])
   // A page's documents: the context, then the ids (at most a page of 100).
@@ -444,9 +447,11 @@ export function createEventDocuments(db: Kysely<Database>, options: EventDocumen
     ...(postgres ? { readWithVersion, readOccurrenceWithVersion } : {}),
     async readOccurrence(id, apiUrl, occurrence) {
       if (closed) return undefined
-      const { rows } = await db.executeQuery<OccurrenceRow>(CompiledQuery.raw(occurrenceText, occurrenceArgs(id, apiUrl, occurrence)))
+      // PostgreSQL: the function's statement (its version not taken in), which is planned already.
+      const { rows } = await db.executeQuery<OccurrenceRow | { [K in keyof OccurrenceRow]: null }>(
+        CompiledQuery.raw(postgres ? versionAndOccurrenceText : occurrenceText, occurrenceArgs(id, apiUrl, occurrence)))
       const row = rows[0]
-      if (row === undefined) {
+      if (row === undefined || row.event_id === null) {
         counts.misses += 1
         return undefined
       }

@@ -5,7 +5,7 @@
  * venue and organizer: what a caller may see of them is decided by the handler (lib/event-view.ts).
  */
 import { sql } from 'kysely'
-import type { Event, Image, Language } from '../contract.js'
+import type { Category, Event, Image, Language, Tag } from '../contract.js'
 import { bytewise, fromJson, idListValue, inIdValue, jsonArrayAgg, jsonArrayOf, jsonObjectAgg } from '../db/dialect.js'
 import { prepared } from '../db/prepared.js'
 import type { EventRow, Flag } from '../db/schema.js'
@@ -14,13 +14,14 @@ import { costDetails } from '../lib/cost.js'
 import { dateDetails } from '../lib/dates.js'
 import { tzAbbreviation } from '../lib/tz-abbreviation.js'
 import { withVersionStates } from '../lib/translation-view.js'
-import { imageOf } from './images.js'
+import type { WrittenEvent } from './event-writes.js'
+import { imageOf, imagesOf } from './images.js'
 import { linkedRecords } from './linked.js'
 import { ORGANIZER } from './organizers.js'
 import { postFields, resolvePostId, type PostRef } from './posts.js'
 import { recordsById, rememberedRecords, rememberedResult } from './read-cache.js'
 import type { Site } from './site.js'
-import { CATEGORY, TAG, termRecords } from './terms.js'
+import { CATEGORY, TAG, shownTerms, termRecords } from './terms.js'
 import { VENUE } from './venues.js'
 
 /** An event's record, with what reads and writes need that the record does not say. */
@@ -169,6 +170,49 @@ async function assembleEvents(db: Db, site: Site, ids: readonly number[]): Promi
     ]
     return [row.id, { record, version: row.version, group: row.translation_group ?? row.id, password: row.password, embeds }]
   }))
+}
+
+/** UTF-8 bytes in order: how `bytewise` compares text on both engines (SQLite's BINARY, PostgreSQL's "C"). */
+const byBytes = (a: string, b: string): number => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'))
+
+/**
+ * The stored event a create wrote (event-writes.ts `insertEvent`), made from what it wrote instead of read back
+ * whole: its row as inserted; the records of the terms, venues and organizers it links read (a term's count and
+ * version moved in the write, an inline venue or organizer was made by it), in the order the assembled record shows
+ * them (terms by name bytewise, then id; venues and organizers by position); its image's URL when the write did not
+ * make it. An event that joined another's translation group is read back (its group's versions are read). The same
+ * record `assembleEvents` reads (test/events-create-answer.test.ts compares them).
+ */
+export async function writtenEventRecord(db: Db, site: Site, written: WrittenEvent): Promise<StoredEvent> {
+  const { row, links } = written
+  if (row.translation_group !== row.id) {
+    const [stored] = await storedEvents(db, site, [row.id], false)
+    if (stored === undefined) throw new Error(`the new event ${row.id} was not found`)
+    return stored
+  }
+  const [terms, venues, organizers, images] = await Promise.all([
+    shownTerms(db, site, [...links.categories, ...links.tags]),
+    linkedRecords(db, site, VENUE, links.venues),
+    linkedRecords(db, site, ORGANIZER, links.organizers),
+    row.image_id === null || written.imageUrl !== undefined ? undefined : imagesOf(db, [row.image_id]),
+  ])
+  terms.sort((a, b) => byBytes(a.nameKey, b.nameKey) || a.id - b.id)
+  const image = row.image_id === null ? null : written.imageUrl !== undefined ? imageOf(row.image_id, written.imageUrl) : images?.get(row.image_id) ?? null
+  const record = toEventRecord(site, row, {
+    image,
+    // Alone in its group: the record is its own only translation, with its state.
+    translations: withVersionStates({ [row.language]: row.id }, new Map([[row.id, { status: row.status, author: row.author }]])),
+    categories: terms.filter((t) => t.taxonomy === 'category').map((t) => t.record as Category),
+    tags: terms.filter((t) => t.taxonomy === 'tag').map((t) => t.record as Tag),
+    venue: venues,
+    organizer: organizers,
+  })
+  const embeds = [
+    ...terms.map((t) => `${t.taxonomy}:${t.id}`),
+    ...links.venues.map((id) => `venue:${id}`),
+    ...links.organizers.map((id) => `organizer:${id}`),
+  ]
+  return { record, version: row.version, group: row.id, password: row.password, embeds }
 }
 
 /** The event row of an assembled row (its aggregates left out). */

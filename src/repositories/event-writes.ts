@@ -75,8 +75,21 @@ const eventInsert = byShape(64, (key) => {
     .returning('id'))
 })
 
+/**
+ * What a create wrote: the event's row as its insert left it (version 1), and the ids it links, in the order they
+ * were written (categories, tags, venues and organizers by position; inline ones created). The record is made from
+ * it (event-records.ts `writtenEventRecord`) instead of being read back whole.
+ */
+export interface WrittenEvent {
+  id: number
+  row: EventRow
+  /** The image's URL when the write made its record (an image named by id is read with the record). */
+  imageUrl: string | undefined
+  links: { categories: number[]; tags: number[]; venues: number[]; organizers: number[] }
+}
+
 /** Creates an event with its links; inline venues and organizers are created with it. */
-export async function insertEvent(trx: Tx, event: NewEvent): Promise<number> {
+export async function insertEvent(trx: Tx, event: NewEvent): Promise<WrittenEvent> {
   const { language } = event
   const slug = event.slug === '' ? '' : await freeSlug(trx, 'events', language, event.slug, undefined)
   // SQLite: the id the insert gives, known first, so that the row is written whole (dialect.ts `nextEventId`).
@@ -115,13 +128,20 @@ export async function insertEvent(trx: Tx, event: NewEvent): Promise<number> {
   // A series' rows are its own to write (the insert trigger writes a single event's).
   if (event.series?.rows != null) await writeOccurrences(trx, id, event.series.rows.occurrences)
   await writeEventSearch(trx, id, eventSearchTexts({ title: columns.title, description: columns.description ?? null, password: null }), true)
-  if (known === undefined) await settleNewPost(trx, 'events', id, 'event', language, slug, event.translationGroup)
-  else await joinedGroup(trx, 'events', id, event.translationGroup)
-  recordChange(trx, { resource: 'event', id, action: 'create' })
-  await writeLinks(trx, id, event.links, true)
+  const written = { ...row, id, version: 1 } as EventRow
+  if (known === undefined) {
+    written.slug = await settleNewPost(trx, 'events', id, 'event', language, slug, event.translationGroup)
+    written.translation_group = event.translationGroup ?? id
+  } else await joinedGroup(trx, 'events', id, event.translationGroup)
+  // Its state as the write leaves it, for the change log (no look of its own).
+  recordChange(trx, { resource: 'event', id, action: 'create' }, { language, status: columns.status, author: written.author })
+  const links = await writeLinks(trx, id, event.links, true)
   // A new event's terms are the ones just linked.
   if (columns.status === 'publish') await moveTermCounts(trx, [], [...(event.links.categories ?? []), ...(event.links.tags ?? [])])
-  return id
+  return {
+    id, row: written, imageUrl: event.image !== null && event.image !== undefined && 'url' in event.image ? event.image.url : undefined,
+    links: { categories: event.links.categories ?? [], tags: event.links.tags ?? [], venues: links.venues ?? [], organizers: links.organizers ?? [] },
+  }
 }
 
 /** A partial update of an event, as the handler checked it. */
@@ -258,23 +278,33 @@ function chunks<T>(list: readonly T[]): T[][] {
   return out
 }
 
-/** Writes the links `links` names; `created`: the event is new in this unit of work (it has none to replace). */
-async function writeLinks(trx: Tx, eventId: number, links: EventLinks, created: boolean): Promise<void> {
+/**
+ * Writes the links `links` names; `created`: the event is new in this unit of work (it has none to replace).
+ * Returns the ids of the venues and organizers linked (inline ones created), in order, for those it wrote.
+ */
+async function writeLinks(trx: Tx, eventId: number, links: EventLinks, created: boolean): Promise<{ venues?: number[]; organizers?: number[] }> {
+  const terms: number[] = []
   for (const [taxonomy, field] of [['category', 'categories'], ['tag', 'tags']] as const) {
     const ids = links[field]
     if (ids === undefined) continue
     // The event's links of this taxonomy: each of its few links checked, not every term of the taxonomy listed.
     if (!created) await termLinksDeleted(trx, eventId, taxonomy)
-    for (const chunk of chunks(ids)) await termLinksInserted(String(chunk.length))(trx, eventId, ...chunk)
+    terms.push(...ids)
   }
+  // Categories and tags in one statement (their ids differ: one table holds both).
+  for (const chunk of chunks(terms)) await termLinksInserted(String(chunk.length))(trx, eventId, ...chunk)
+  const written: { venues?: number[]; organizers?: number[] } = {}
   if (links.venues !== undefined) {
     const ids = await linkedIds(links.venues, (post) => insertLinked(trx, VENUE, post))
     await replaceLinks(trx, 'event_venues', eventId, ids, created)
+    written.venues = ids
   }
   if (links.organizers !== undefined) {
     const ids = await linkedIds(links.organizers, (post) => insertLinked(trx, ORGANIZER, post))
     await replaceLinks(trx, 'event_organizers', eventId, ids, created)
+    written.organizers = ids
   }
+  return written
 }
 
 /** An event's venues or organizers become `ids`, in order. */

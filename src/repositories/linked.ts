@@ -190,7 +190,7 @@ export async function insertLinked<R extends LinkedRow, Own>(trx: Tx, kind: Link
     image_id: imageId ?? null,
   }, post.own)
   await settleNewPost(trx, kind.table, id, kind.resource, post.language, slug, post.translationGroup)
-  recordChange(trx, { resource: kind.resource, id, action: 'create' })
+  recordChange(trx, { resource: kind.resource, id, action: 'create' }, { language: post.language, status: post.columns.status, author: post.columns.author ?? null })
   return id
 }
 

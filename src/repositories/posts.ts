@@ -46,11 +46,13 @@ const slugAndGroupSet = { events: slugAndGroupOf('events'), venues: slugAndGroup
 
 /**
  * Gives a new record its final slug and translation group once its id is known: the slug `<singular>-<id>`
- * when the name gave none, and its own id as group unless it joined another's.
+ * when the name gave none, and its own id as group unless it joined another's. Returns the slug.
  */
-export async function settleNewPost(trx: Tx, table: PostTable, id: number, singular: string, language: string, slug: string, group: number | null): Promise<void> {
-  await slugAndGroupSet[table](trx, await settledSlug(trx, table, singular, language, slug, id), group ?? id, id)
+export async function settleNewPost(trx: Tx, table: PostTable, id: number, singular: string, language: string, slug: string, group: number | null): Promise<string> {
+  const settled = await settledSlug(trx, table, singular, language, slug, id)
+  await slugAndGroupSet[table](trx, settled, group ?? id, id)
   await joinedGroup(trx, table, id, group)
+  return settled
 }
 
 /** The slug a new record settles on: the one its name gave, else `<singular>-<id>` (made free in its language). */

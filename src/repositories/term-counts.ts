@@ -11,7 +11,7 @@ import { recordChange, type Db, type Tx } from '../db/unit-of-work.js'
 /** Moves the counts of the terms a list of ids names (`idListValue`) by `step`, and their versions. */
 const countsMoved = (step: 1 | -1) => prepared(1, (db, list: number[] | string) => db.updateTable('terms')
   .set((eb) => ({ event_count: eb('event_count', '+', step), version: eb('version', '+', 1) }))
-  .where(inIdValue(db, sql.ref('id'), list)).returning(['id', 'taxonomy']))
+  .where(inIdValue(db, sql.ref('id'), list)).returning(['id', 'taxonomy', 'language']))
 const countedUp = countsMoved(1)
 const countedDown = countsMoved(-1)
 
@@ -30,7 +30,8 @@ export async function moveTermCounts(trx: Tx, before: readonly number[], after: 
     const list = idListValue(trx, ids)
     if (list === undefined) continue
     const { rows: moved } = await (step === 1 ? countedUp : countedDown)(trx, list)
-    for (const term of moved) recordChange(trx, { resource: term.taxonomy, id: term.id, action: 'update' })
+    // Its state for the change log (a term has no status or author), known from the statement.
+    for (const term of moved) recordChange(trx, { resource: term.taxonomy, id: term.id, action: 'update' }, { language: term.language, status: null, author: null })
   }
 }
 

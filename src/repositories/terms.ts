@@ -159,6 +159,30 @@ async function storedTerms<R>(db: Db, site: Site, kind: TermKind<R>, ids: readon
   })
 }
 
+/** A term an event shows, with what its place among the event's terms is ordered by (`nameKey`, then `id`). */
+export interface ShownTerm {
+  id: number
+  taxonomy: Taxonomy
+  nameKey: string
+  record: Category | Tag
+}
+
+/**
+ * The records of the terms `ids` names, categories and tags together (one statement for their rows, one for their
+ * translations), not remembered: what a write's answer shows of the terms it linked (their counts and versions moved
+ * in it). Ids with no term left out.
+ */
+export async function shownTerms(db: Db, site: Site, ids: readonly number[]): Promise<ShownTerm[]> {
+  const list = idListValue(db, ids)
+  if (list === undefined) return []
+  const { rows } = await termRowsById(db, list)
+  const translations = await translationsOf(db, 'terms', rows)
+  return rows.map((row) => ({
+    id: row.id, taxonomy: row.taxonomy, nameKey: row.name_key,
+    record: (row.taxonomy === 'category' ? CATEGORY : TAG).toRecord(row, translations.get(row.id) ?? {}, site.apiUrl),
+  }))
+}
+
 /** Records of the terms of this kind with these ids (those linked to a page of events), in that order. */
 export async function termRecords<R>(db: Db, site: Site, kind: TermKind<R>, ids: readonly number[]): Promise<R[]> {
   return (await storedTerms(db, site, kind, ids)).map((s) => s.record)
@@ -226,32 +250,36 @@ export async function nameTaken(db: Db, taxonomy: Taxonomy, language: Language, 
 const termsNamedById = prepared(1, (db, list: number[] | string) => db.selectFrom('terms').select(['id', 'taxonomy', 'language']).where(inIdValue(db, sql.ref('id'), list)))
 
 /**
- * The ids of the terms a write's `categories`/`tags` entries name in `language`, in order: each an id, a
- * slug, or a name (case and spacing as `nameKey` compares them); undefined for one that names none. The
- * entries that are ids are looked up in one statement.
+ * The ids of the terms a write's `categories` and `tags` entries name in `language`, in order, one list for each
+ * list of entries (with its taxonomy): each an id, a slug, or a name (case and spacing as `nameKey` compares them);
+ * undefined for one that names none. The entries that are ids, of every list, are looked up in one statement.
  */
-export async function termIdsNamed(db: Db, taxonomy: Taxonomy, entries: ReadonlyArray<number | string>, language: string): Promise<Array<number | undefined>> {
+export async function termIdsNamed(db: Db, lists: ReadonlyArray<{ taxonomy: Taxonomy; entries: ReadonlyArray<number | string> }>, language: string): Promise<Array<Array<number | undefined>>> {
   const asId = (entry: number | string): number | undefined => {
     const text = String(entry).trim()
     return typeof entry === 'number' || /^\d+$/.test(text) ? Number(text) : undefined
   }
-  const wanted = [...new Set(entries.map(asId).filter((id): id is number => id !== undefined && Number.isSafeInteger(id)))]
+  const wanted = [...new Set(lists.flatMap((l) => l.entries).map(asId).filter((id): id is number => id !== undefined && Number.isSafeInteger(id)))]
   // By id alone (the primary key; with the taxonomy and language in the statement, SQLite scans the index on those).
   const list = idListValue(db, wanted)
   const rows = list === undefined ? [] : (await termsNamedById(db, list)).rows
-  const known = new Set(rows.filter((r) => r.taxonomy === taxonomy && r.language === language).map((r) => r.id))
-  const found: Array<number | undefined> = []
-  for (const entry of entries) {
-    const id = asId(entry)
-    if (id !== undefined) {
-      found.push(known.has(id) ? id : undefined)
-      continue
+  const known = new Map(rows.filter((r) => r.language === language).map((r) => [r.id, r.taxonomy]))
+  const lookedUp: Array<Array<number | undefined>> = []
+  for (const { taxonomy, entries } of lists) {
+    const found: Array<number | undefined> = []
+    for (const entry of entries) {
+      const id = asId(entry)
+      if (id !== undefined) {
+        found.push(known.get(id) === taxonomy ? id : undefined)
+        continue
+      }
+      const text = String(entry).trim()
+      const row = await db.selectFrom('terms').select('id').where('taxonomy', '=', taxonomy).where('language', '=', language)
+        .where((eb) => eb.or([eb('slug', '=', text.toLowerCase()), eb('name_key', '=', nameKey(text))]))
+        .orderBy('id').executeTakeFirst()
+      found.push(row?.id)
     }
-    const text = String(entry).trim()
-    const row = await db.selectFrom('terms').select('id').where('taxonomy', '=', taxonomy).where('language', '=', language)
-      .where((eb) => eb.or([eb('slug', '=', text.toLowerCase()), eb('name_key', '=', nameKey(text))]))
-      .orderBy('id').executeTakeFirst()
-    found.push(row?.id)
+    lookedUp.push(found)
   }
-  return found
+  return lookedUp
 }

@@ -1,0 +1,130 @@
+/**
+ * The read of one occurrence with its series' stored document (repositories/event-documents.ts `readOccurrence`, and
+ * on PostgreSQL `readOccurrenceWithVersion` through migration 0023's function `occurrence_document`) gives what the
+ * statement it replaced gave, kept here as the oracle: the document of the event for the public URL's context, the
+ * occurrence's dates as its row holds them and whether an override changes it; nothing for an occurrence the series
+ * has not, an event without a document or a document of another context. On PostgreSQL the version read with it is
+ * where the data stands, and an anonymous read of an occurrence over HTTP is that one statement.
+ */
+import t from 'tap'
+import { sql } from 'kysely'
+import { buildApp } from '../src/app.js'
+import { defaultConfig } from '../src/config.js'
+import { openDatabase, type LoggedStatement } from '../src/db/database.js'
+import { dataVersion } from '../src/db/dialect.js'
+import { createCompilers } from '../src/http/compilers.js'
+import type { OccurrenceDocument } from '../src/repositories/event-documents.js'
+import { API_URL, BASE_URL, NOW } from './helpers/build.js'
+import { SPEC } from './helpers/contract.js'
+import { TEST_ENGINE } from './helpers/database.js'
+import { EVENTS, setup } from './helpers/events.js'
+
+t.test('an occurrence and its series\' document read together are what the statement it replaced read', async (t) => {
+  const s = await setup(t)
+  const categories = [(await s.category('Jazz')).id]
+  const series = await s.event('Weekly', { recurrence: { rule: 'FREQ=WEEKLY;COUNT=6' }, categories })
+  const daily = await s.event('Daily', { all_day: true, start_date: '2026-07-01', end_date: '2026-07-01', recurrence: { rule: 'FREQ=DAILY;COUNT=3' } })
+  const single = await s.event('Single')
+  const draft = await s.event('Draft', { status: 'draft', recurrence: { rule: 'FREQ=DAILY;COUNT=2' } })
+  const occurrencesOf = async (id: number): Promise<string[]> =>
+    (await s.db.selectFrom('event_occurrences').select('occurrence').where('event_id', '=', id).orderBy('start_utc').execute()).map((r) => r.occurrence)
+  const weekly = await occurrencesOf(series.id)
+  // Two occurrences changed alone: one moved (its row's dates move too), one retitled.
+  for (const [occurrence, body] of [[weekly[1], { start_date: '2026-07-09 20:00:00', end_date: '2026-07-09 22:00:00' }], [weekly[4], { title: 'Special' }]] as const) {
+    const res = await s.inject({ method: 'PATCH', url: `${EVENTS}/${series.id}/occurrences/${occurrence}`, headers: s.editor, payload: body })
+    t.equal(res.statusCode, 200, `override of ${occurrence}`)
+  }
+  await s.app.fillEventDocuments()
+  await s.app.eventDocuments.settled()
+  const documents = s.app.eventDocuments
+
+  // The oracle: the document for the context the app stored (the only one there), the occurrence's row and override.
+  const expected = async (id: number, occurrence: string): Promise<OccurrenceDocument | undefined> => {
+    const { rows } = await sql<{ event_id: number | string; grp: number | string; version: number | string; digest: string; body: Buffer; category_ids: string;
+      tag_ids: string; category_at: number | string; tag_at: number | string; ld_from: number | string; ld_to: number | string; o_dates: string | null; o_override: number | null }>`
+      select d.event_id, d.grp, d.version, d.digest, d.body, d.category_ids, d.tag_ids, d.category_at, d.tag_at, d.ld_from, d.ld_to,
+        (select o.start_utc || '|' || o.end_utc from event_occurrences as o where o.event_id = d.event_id and o.occurrence = ${occurrence}) as o_dates,
+        (select v.version from event_overrides as v where v.event_id = d.event_id and v.occurrence = ${occurrence}) as o_override
+      from event_documents as d where d.event_id = ${id}`.execute(s.db)
+    const row = rows[0]
+    if (row === undefined) return undefined
+    const ids = (text: string) => (text === '' ? [] : text.split(',').map(Number))
+    const [startUtc, endUtc] = row.o_dates?.split('|') ?? []
+    return {
+      document: {
+        id: Number(row.event_id), group: Number(row.grp), version: Number(row.version), digest: row.digest, body: row.body,
+        categoryIds: ids(row.category_ids), tagIds: ids(row.tag_ids), categoryAt: Number(row.category_at), tagAt: Number(row.tag_at),
+        ldFrom: Number(row.ld_from), ldTo: Number(row.ld_to),
+      },
+      occurrence: startUtc === undefined || endUtc === undefined ? undefined : { startUtc, endUtc, overridden: row.o_override !== null },
+    }
+  }
+
+  const cases: Array<[string, number, string]> = [
+    ...weekly.map((o): [string, number, string] => [`weekly ${o}`, series.id, o]),
+    ...(await occurrencesOf(daily.id)).map((o): [string, number, string] => [`all-day ${o}`, daily.id, o]),
+    ['the single event\'s own', single.id, (await occurrencesOf(single.id))[0] as string],
+    ['an occurrence the series has not', series.id, '20200101T000000Z'],
+    ['an all-day id of a timed series', series.id, '20260701'],
+    ['a draft (no document)', draft.id, (await occurrencesOf(draft.id))[0] as string],
+    ['an event that is not there', 999_999, weekly[0] as string],
+  ]
+  let overridden = 0
+  let withoutDocument = 0
+  for (const [name, id, occurrence] of cases) {
+    const want = await expected(id, occurrence)
+    if (want === undefined) withoutDocument += 1
+    if (want?.occurrence?.overridden === true) overridden += 1
+    t.strictSame(await documents.readOccurrence(id, API_URL, occurrence), want, `${name}: readOccurrence`)
+    if (documents.readOccurrenceWithVersion === undefined) continue
+    const both = await documents.readOccurrenceWithVersion(id, API_URL, occurrence)
+    t.strictSame(both.read, want, `${name}: readOccurrenceWithVersion`)
+    t.strictSame(both.version, await dataVersion(s.db), `${name}: where the data stands`)
+  }
+  t.equal(overridden, 2, 'both overrides read as such')
+  t.equal(withoutDocument, 2, 'the draft and the missing event have no document')
+  t.equal(await documents.readOccurrence(series.id, 'http://other.test/calendar/events/v1', weekly[0] as string), undefined, 'no document of another context')
+  t.equal((await documents.readOccurrenceWithVersion?.(series.id, 'http://other.test/calendar/events/v1', weekly[0] as string))?.read, undefined,
+    'no document of another context, with the version')
+  t.equal(TEST_ENGINE === 'postgres', documents.readOccurrenceWithVersion !== undefined, 'the version read with it on PostgreSQL only')
+
+  // A write moves the version the read gives with the document (and the document goes with the series' write).
+  t.equal((await s.patch(series.id, { title: 'Weekly renamed' })).statusCode, 200, 'the series renamed')
+  if (documents.readOccurrenceWithVersion !== undefined) {
+    const after = await documents.readOccurrenceWithVersion(series.id, API_URL, weekly[0] as string)
+    t.strictSame(after.version, await dataVersion(s.db), 'the version after a write')
+    t.equal(after.read, undefined, 'the renamed series\' document dropped')
+  }
+})
+
+t.test('PostgreSQL: an anonymous read of an occurrence is one statement, the function\'s; migration 0023 down and up again', { skip: TEST_ENGINE !== 'postgres' }, async (t) => {
+  const s = await setup(t)
+  const series = await s.event('Weekly', { recurrence: { rule: 'FREQ=WEEKLY;COUNT=4' } })
+  const [occurrence] = (await s.db.selectFrom('event_occurrences').select('occurrence').where('event_id', '=', series.id).orderBy('start_utc').execute()).map((r) => r.occurrence)
+  await s.app.fillEventDocuments()
+  await s.app.eventDocuments.settled()
+  const statements: LoggedStatement[] = []
+  const logged = await openDatabase(s.url, { log: (statement) => statements.push(statement) })
+  t.teardown(() => logged.close())
+  const app = await buildApp({ db: logged.db, config: defaultConfig({ publicUrl: BASE_URL }), now: () => NOW, spec: SPEC, compilers: createCompilers() })
+  t.teardown(() => app.close())
+  const path = `${EVENTS}/${series.id}/occurrences/${occurrence}`
+  const reference = await s.inject({ url: path })
+  t.equal(reference.statusCode, 200)
+  for (let i = 0; i < 3; i++) {
+    statements.length = 0
+    const res = await app.inject({ url: path })
+    t.equal(res.statusCode, 200, `read ${i + 1}`)
+    t.equal(res.body, reference.body, 'the same body')
+    t.equal(res.headers.etag, reference.headers.etag, 'the same ETag')
+    t.strictSame(statements.map((st) => /from occurrence_document\(\$1, \$2, \$3\)$/.test(st.sql)), [true], `read ${i + 1}: one statement, the function's`)
+  }
+  const exists = async () => (await sql<{ f: string | null }>`select to_regprocedure('occurrence_document(text, bigint, text)')::text as f`.execute(s.db)).rows[0]?.f !== null
+  t.ok(await exists(), 'the function is there')
+  const migration = await import('../src/db/migrations/0023-occurrence-document-read.js')
+  await migration.down(s.db)
+  t.notOk(await exists(), 'down drops it')
+  await migration.up(s.db)
+  await migration.up(s.db)
+  t.ok(await exists(), 'up makes it again (twice: replaced)')
+})
