@@ -8,7 +8,8 @@
  * window, reorder them, publish and unpublish, feature, hide, retitle, or change nothing a list shows;
  * after each, every list is read from both apps: status, body, X-Total, X-Total-Pages, Link and ETag must
  * be equal; then again after bursts of edits (several changed events rechecked at once). And the recheck
- * must have done its work: lists kept across edits, not read again.
+ * must have done its work: lists kept across edits, not read again; also lists past their first ids (kept with each
+ * event's number of matches), some of whose events are series.
  */
 import t, { type Test } from 'tap'
 import { join } from 'node:path'
@@ -73,6 +74,8 @@ async function differential(t: Test, allUpTo: number): Promise<void> {
     events.push(await created('/events', {
       title: `Event ${i}`, start_date: start, end_date: start.replace(/ (\d\d):/, (_m, h: string) => ` ${String(Number(h) + 2).padStart(2, '0')}:`),
       status: 'publish', categories: [pick(categories)], tags: rnd() < 0.5 ? [pick(tags)] : [], venue: [pick(venues)], featured: rnd() < 0.3,
+      // A few series: an event's occurrences on both sides of a list's first ids, moved together by an edit of its dates.
+      ...(i % 6 === 0 ? { recurrence: { rule: 'FREQ=WEEKLY;COUNT=6' } } : {}),
     }))
   }
   const lists = [
@@ -80,6 +83,8 @@ async function differential(t: Test, allUpTo: number): Promise<void> {
     `/events?venue=${venues[0]}`, `/events?venue=${venues[1]}&per_page=4`, `/events?tags=${tags[0]}&featured=true`,
     `/events?categories=${categories[1]}&venue=${venues[1]}`, `/events?tags=${tags[1]}&start_date=2026-07-01&end_date=2026-08-31`,
     `/events?categories=${categories[1]}&per_page=2`, `/events?venue=${venues[0]}&per_page=2&page=2`, `/events?tags=${tags[0]}&per_page=1&page=3`,
+    // Pages made of a list's first ids when it keeps only those (three in the second test).
+    `/events?categories=${categories[0]}&per_page=3`, `/events?venue=${venues[1]}&per_page=3`, `/events?categories=${categories[2]}&per_page=1&page=2`,
   ]
   const edits = [
     () => ({ cost: `€ ${Math.floor(rnd() * 50)}` }),
@@ -98,8 +103,8 @@ async function differential(t: Test, allUpTo: number): Promise<void> {
   ]
 
   // The statements over the events' occurrences (`o`, migration 0017) that list a filter's links and recheck changed events.
-  const allLinked = () => statements.filter((s) => /^select "o"\."event_id" as "id", count\(\*\) over \(\) as "total" from \(select (distinct )?l\.event_id/.test(s.sql)).length
-  const rechecks = () => statements.filter((s) => /^select "o"\."event_id" as "id", "o"\."occurrence" from \(select value as id from json_each|^select "o"\."event_id" as "id", "o"\."occurrence" from \(select unnest/.test(s.sql)).length
+  const allLinked = () => statements.filter((s) => /^select "o"\."event_id" as "id", "o"\."occurrence", count\(\*\) over \(\) as "total" from \(+select (distinct )?l\.event_id/.test(s.sql)).length
+  const rechecks = () => statements.filter((s) => /^select "o"\."event_id" as "id", "o"\."occurrence", "o"\."start_utc" from \(select (json_each\.value as id|c\.id) from (json_each|unnest)/.test(s.sql)).length
   const compare = async (path: string) => {
     linkedPlanBounds.allUpTo = allUpTo
     const a = decoded(await cached.inject({ url: `${API}${path}` }))
@@ -136,6 +141,9 @@ async function differential(t: Test, allUpTo: number): Promise<void> {
     // Pages past the ids kept: read by a page's statement of their own (the links or the listing index drive it).
     t.ok(statements.some((s) => /limit \S+ offset \S+$/.test(s.sql) && /"event_(terms|venues|organizers)"/.test(s.sql) && !/count\(\*\) over/.test(s.sql)),
       'pages past the first ids read by a statement of their own')
+    // Lists past their first ids are kept with each event's number of matches, and rechecked too.
+    t.ok(rechecks() > EDITS, `rechecks ran (${rechecks()})`)
+    t.ok(readAgain < (EDITS * lists.length) / 2, `lists read again ${readAgain} times in ${EDITS * lists.length} reads after edits`)
   } else {
     // The recheck ran, and kept lists: far fewer lists read again than reads after edits.
     t.ok(rechecks() > EDITS, `rechecks ran (${rechecks()})`)
@@ -170,3 +178,45 @@ async function differential(t: Test, allUpTo: number): Promise<void> {
 t.test('lists kept across event edits and rechecked answer what lists computed afresh answer', (t) => differential(t, 1000))
 
 t.test('lists of links past their first ids (a total and the first ids kept) answer what lists computed afresh answer', (t) => differential(t, 3))
+
+t.test('a list past its first ids: an event moved ahead of them, or behind them, is seen (the recheck of the first ids)', async (t) => {
+  const bound = linkedPlanBounds.allUpTo
+  t.teardown(() => { linkedPlanBounds.allUpTo = bound })
+  linkedPlanBounds.allUpTo = 3
+  const url = await freshDatabaseUrl(t, join(t.testdir(), 'calendar.db'))
+  const cachedHandle = await openDatabase(url)
+  const plainHandle = await openDatabase(url)
+  const compilers = createCompilers()
+  const app = async (handle: typeof cachedHandle, cacheEntries: number) =>
+    buildApp({ db: handle.db, config: defaultConfig({ publicUrl: BASE_URL, cacheEntries, eventDocuments: false }), now: () => NOW, spec: SPEC, compilers })
+  const cached = await app(cachedHandle, 2500)
+  const plain = await app(plainHandle, 0)
+  t.teardown(async () => {
+    await cached.close()
+    await plain.close()
+    await cachedHandle.close()
+    await plainHandle.close()
+  })
+  const key = generateKey()
+  await withTransaction(plainHandle.db, (trx) => createUserWithKey(trx, 'editor', key, '2026-01-01 00:00:00', 'first-ids'))
+  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
+  const category = (await plain.inject({ method: 'POST', url: `${API}/categories`, headers, payload: { name: 'Jazz' } })).json<{ id: number }>().id
+  const ids: number[] = []
+  for (let day = 1; day <= 6; day++) {
+    const start = `2026-07-${String(day).padStart(2, '0')} 19:00:00`
+    const res = await plain.inject({ method: 'POST', url: `${API}/events`, headers, payload: { title: `Day ${day}`, start_date: start, end_date: start.replace('19:', '21:'), status: 'publish', categories: [category] } })
+    ids.push(res.json<{ id: number }>().id)
+  }
+  const path = `${API}/events?categories=${category}&per_page=3`
+  const shown = async (a: typeof cached) => {
+    const res = decoded(await a.inject({ url: path }))
+    return { ids: res.json<{ events: Array<{ id: number }> }>().events.map((e) => e.id), total: res.headers['x-total'] }
+  }
+  t.same(await shown(cached), await shown(plain), 'before any edit')
+  // The last event moved ahead of the first three (its number of matches the same), then the first behind them.
+  for (const [id, day] of [[ids[5], '2026-06-20'], [ids[0], '2026-07-10'], [ids[2], '2026-07-02']] as const) {
+    const res = await plain.inject({ method: 'PATCH', url: `${API}/events/${id}`, headers, payload: { start_date: `${day} 19:00:00`, end_date: `${day} 21:00:00` } })
+    t.equal(res.statusCode, 200)
+    t.same(await shown(cached), await shown(plain), `event ${id} moved to ${day}`)
+  }
+})

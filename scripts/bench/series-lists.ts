@@ -6,8 +6,10 @@
  * `--dump FILE` writes every answer (status, the list's headers, the body) for comparing two builds byte for byte;
  * `--src DIR` runs the app of another tree (e.g. an export of main), the same requests.
  *
+ * `--workload mixed-90-10` sends that workload instead (its PATCHes with an editor's key made in the copy).
+ *
  * CLI: node --import tsx scripts/bench/series-lists.ts --file DB [--database-url postgres://…?schema…] [--requests 2000]
- *      [--warm 1000] [--seed 20261125] [--src DIR] [--dump FILE] [--statements]
+ *      [--warm 1000] [--seed 20261125] [--src DIR] [--dump FILE] [--statements] [--workload random-filter|mixed-90-10]
  */
 import { writeFileSync } from 'node:fs'
 import { Session } from 'node:inspector/promises'
@@ -61,9 +63,15 @@ const { openDatabase } = await import(`${src}/db/database.js`) as typeof import(
 
 const now = new Date()
 const samples = sampleData(file, 20000, now)
-const scenario = realScenarios(samples, 'unused', now, seed).find((s) => s.key === workload)
-if (scenario === undefined) throw new Error(`no workload ${workload}`)
 const handle = await openDatabase(databaseUrl)
+// An editor's key for the workloads that write (`mixed-90-10`'s PATCHes), made in the copy.
+const { generateKey } = await import(`${src}/lib/api-keys.js`) as typeof import('../../src/lib/api-keys.js')
+const { createUserWithKey } = await import(`${src}/repositories/users.js`) as typeof import('../../src/repositories/users.js')
+const { withTransaction } = await import(`${src}/db/unit-of-work.js`) as typeof import('../../src/db/unit-of-work.js')
+const key = generateKey()
+await withTransaction(handle.db, (trx) => createUserWithKey(trx, 'editor', key, '2026-01-01 00:00:00'))
+const scenario = realScenarios(samples, key, now, seed).find((s) => s.key === workload)
+if (scenario === undefined) throw new Error(`no workload ${workload}`)
 const app = await buildApp({ db: handle.db, config: defaultConfig({ databaseUrl, publicUrl: 'http://calendar.bench' }), now: () => now })
 const answers: string[] = []
 try {
@@ -77,9 +85,9 @@ try {
     const started = performance.now()
     for (let i = 0; i < n; i++) {
       const req = scenario.next()
-      const res = await app.inject({ method: 'GET', url: req.path })
+      const res = await app.inject({ method: req.method, url: req.path, ...(req.body === undefined ? {} : { payload: req.body }), ...(req.headers === undefined ? {} : { headers: req.headers }) })
       if (res.statusCode !== 200 && res.statusCode !== 404) throw new Error(`${req.path}: ${res.statusCode} ${res.body.slice(0, 300)}`)
-      if (keep && dump !== undefined) {
+      if (keep && dump !== undefined && req.method === 'GET') {
         answers.push(JSON.stringify([req.path, res.statusCode, res.headers['x-total'], res.headers['x-total-pages'], res.headers.link, res.body]))
       }
     }
@@ -103,6 +111,9 @@ try {
   console.log(`${workload} ${src}: warm ${warm} (${w.cpuMs.toFixed(2)} ms CPU, ${w.statements.toFixed(2)} statements a request), `
     + `measured ${requests}: ${m.cpuMs.toFixed(3)} ms CPU, ${m.wallMs.toFixed(3)} ms wall, ${m.statements.toFixed(2)} statements a request`)
   if (perStatement) {
+    let all = 0
+    for (const t of timings.values()) all += t.ms
+    console.log(`  ${(all / requests).toFixed(3)} ms/req in statements, all together`)
     const top = [...timings.entries()].sort((a, b) => b[1].ms - a[1].ms).slice(0, 12)
     for (const [sql, t] of top) console.log(`  ${(t.ms / requests).toFixed(3)} ms/req  ${(t.calls / requests).toFixed(2)} calls/req  ${sql.replace(/\s+/g, ' ').slice(0, 220)}`)
   }

@@ -130,6 +130,19 @@ function linkedEvents(db: Db, [table, column, ids]: LinkFilter): Expression<{ id
 }
 
 /**
+ * Whether the event `id` is linked to one of the targets of `filter`: through its own links, or (venues,
+ * organizers) through an occurrence's own (`event_override_links`). The events `linkedEvents` lists, asked of
+ * one event (each a probe of a link table's key, which starts with the event id).
+ */
+function linkedTo(db: Db, [table, column, ids]: LinkFilter, id: Expression<unknown>): Expression<SqlBool> {
+  const own = sql<SqlBool>`exists (select 1 from ${sql.table(table)} l where l.event_id = ${id} and ${inIdList(db, sql.ref(`l.${column}`), ids)})`
+  const overridden = OVERRIDDEN_LINKS[table]
+  if (overridden === undefined) return own
+  return sql<SqlBool>`(${own} or exists (select 1 from event_override_links k
+    where k.event_id = ${id} and k.kind = ${overridden.kind} and ${inIdList(db, sql.ref('k.target_id'), ids)}))`
+}
+
+/**
  * The occurrences a list reads (as `o`). `drive`: the events linked through the first link filter sent are read
  * first (from the link index) and their occurrences looked up by event id and checked: cheap when they are few, and
  * the only plan whose cost follows the links rather than the date window (a venue's events in a
@@ -712,53 +725,110 @@ interface LinkedIds {
  * linked events reads and sorts them all anyway: one statement gives the total (a window count over the
  * same rows) and the pages, where a count and a statement per page read them again. A category of some 20,000
  * events at 1,000,000 (about 7,000 in the default window): 31 ms, where the count alone read them again in 28.
- * Undefined without link filters.
+ * Past `allUpTo` and up to SORT_LINKED_UP_TO matches, each event's number of matches is kept too (one statement
+ * more), so that the list can be rechecked like a whole one (`stillFirstLinked`): at 20,000 events with a fifth of
+ * them series, nearly every category's list (1,000–1,840 occurrences) is past 1,000, and read again after any
+ * write to any event it cost 2–4 ms. Undefined without link filters.
  */
 async function linkedIds(db: Db, f: EventFilter): Promise<LinkedIds | undefined> {
   if (linkFilters(f).length === 0) return undefined
   const upTo = linkedPlanBounds.allUpTo
   const found = await rememberedResult(db, `all:${listKey(f)}`, async (): Promise<FlatEntries> => {
     const rows = await allLinkedIdsQuery(db, f, upTo + 1).execute()
-    const total = rows.length === 0 ? 0 : Number(rows[0]?.total)
-    // Entries (id, occurrence in turn) then the total, one array (what the read cache sizes).
-    return [...flat(rows.slice(0, upTo)), total]
+    let total = rows.length === 0 ? 0 : Number(rows[0]?.total)
+    const counts = rows.length > upTo && total <= SORT_LINKED_UP_TO
+      ? (await linkedCountsQuery(db, f).execute()).flatMap((r) => [Number(r.id), Number(r.n)]) : []
+    // The total of the numbers kept (a write between the two statements: the recheck compares those numbers, and
+    // finds an entry it moved, as that write's events are rechecked when it is taken in).
+    if (counts.length > 0) {
+      total = 0
+      for (let i = 1; i < counts.length; i += 2) total += counts[i] as number
+    }
+    // Entries (id, occurrence in turn), each event's number of matches (id, number in turn; past `allUpTo` only),
+    // how many numbers those are, then the total: one array (what the read cache sizes).
+    return [...flat(rows.slice(0, upTo)), ...counts, counts.length, total]
   }, async (found, changed) => {
-    const entries = entriesOf(found.slice(0, -1))
-    // Only a list that holds every match can be rechecked.
-    return entries.length === found.at(-1) && stillAllLinked(db, f, entries, changed)
+    const parts = linkedParts(found)
+    const entries = entriesOf(found.slice(0, 2 * parts.held))
+    if (parts.held === parts.total) return stillAllLinked(db, f, entries, changed)
+    // Only a list kept with each event's number of matches can be rechecked past its first ids.
+    if (parts.counts === 0) return false
+    const counts = new Map<number, number>()
+    for (let i = 2 * parts.held; i + 1 < 2 * parts.held + parts.counts; i += 2) counts.set(found[i] as number, found[i + 1] as number)
+    return stillFirstLinked(db, f, entries, counts, changed)
   })
-  const held = (found.length - 1) >>> 1
-  return { held, total: found.at(-1) as number, page: (offset, limit) => entriesOf(found.slice(2 * Math.min(offset, held), 2 * Math.min(offset + limit, held))) }
+  const { held, total } = linkedParts(found)
+  return { held, total, page: (offset, limit) => entriesOf(found.slice(2 * Math.min(offset, held), 2 * Math.min(offset + limit, held))) }
+}
+
+/** Where `linkedIds`' remembered array holds what: entries held, numbers of the counts, the total. */
+function linkedParts(found: FlatEntries): { held: number; counts: number; total: number } {
+  const counts = found.at(-2) as number
+  return { held: (found.length - 2 - counts) >>> 1, counts, total: found.at(-1) as number }
+}
+
+/** Each event's number of matches of `f` (with link filters), for the recheck of a list past its first ids (also for the query-plan tests). */
+export function linkedCountsQuery(db: Db, f: EventFilter) {
+  return eventsFrom(db, f, true, false).select(['o.event_id as id', sql<number | string>`count(*)`.as('n')]).groupBy('o.event_id')
 }
 
 /**
- * Whether `entries`, every match of `f` in list order, still are after the events `changed` changed (and
- * nothing else the list depends on): the occurrences of each changed event that match now are exactly its
- * entries in the list, and each of those is still in its place, after the one before it and before the one
- * after it by (start, id, occurrence) as they stand now. The other pairs of neighbours did not change, so the
- * whole list is still in order.
+ * Whether `entries`, the first matches of `f` in list order (fewer than all), and the total still are after the
+ * events `changed` changed (and nothing else the list depends on): each changed event matches as many times as
+ * it did (`counts`, every event's number of matches when the list was read: so the total is the same), the last
+ * entry is not one of theirs, their matches now that come before it are exactly their entries, and each of those is
+ * still in its place between its neighbours (as `stillAllLinked` checks). Then the first matches are the same set,
+ * in the same order.
  */
-async function stillAllLinked(db: Db, f: EventFilter, entries: readonly ListEntry[], changed: readonly number[]): Promise<boolean> {
-  const key = (e: ListEntry) => `${e.id} ${e.occurrence}`
+async function stillFirstLinked(db: Db, f: EventFilter, entries: readonly ListEntry[], counts: ReadonlyMap<number, number>, changed: readonly number[]): Promise<boolean> {
+  const last = entries.at(-1)
   const changedSet = new Set(changed)
+  if (last === undefined || changedSet.has(last.id)) return false
+  let before = 0
+  for (const id of changedSet) before += counts.get(id) ?? 0
+  // One past their matches before is enough to tell that one of them matches more often.
+  const matching = await changedMatchesQuery(db, f, [...changedSet], before + 1).execute()
+  if (matching.length !== before) return false
+  const now = new Map<number, number>()
+  for (const m of matching) now.set(m.id, (now.get(m.id) ?? 0) + 1)
+  for (const [id, n] of now) if (counts.get(id) !== n) return false
   const at: number[] = []
   entries.forEach((e, i) => {
     if (changedSet.has(e.id)) at.push(i)
   })
-  // More than the list holds cannot match: one past it is enough to tell.
-  const matching = (await changedMatchesQuery(db, f, changed, entries.length + 1).execute()).map(key)
-  const listed = new Set(at.map((i) => key(entries[i] as ListEntry)))
-  if (matching.length !== listed.size || matching.some((k) => !listed.has(k))) return false
-  if (at.length === 0) return true
+  if (matching.length === 0 && at.length === 0) return true
+  const starts = await startsOf(db, [last.id, ...neighboursOf(entries, at).map((e) => e.id)])
+  const lastStart = starts.get(entryKey(last))
+  if (lastStart === undefined) return false
+  // Their matches now that come before the last entry, against their entries.
+  const ahead = matching.filter((m) => m.start_utc < lastStart || (m.start_utc === lastStart && (m.id < last.id || (m.id === last.id && m.occurrence < last.occurrence))))
+  const listed = new Set(at.map((i) => entryKey(entries[i] as ListEntry)))
+  if (ahead.length !== listed.size || ahead.some((m) => !listed.has(entryKey({ id: m.id, occurrence: m.occurrence })))) return false
+  return inPlace(entries, at, starts)
+}
+
+const entryKey = (e: ListEntry) => `${e.id} ${e.occurrence}`
+
+/** The entries next to those at `at` (and those), each once. */
+function neighboursOf(entries: readonly ListEntry[], at: readonly number[]): ListEntry[] {
   const around = new Set<number>()
   for (const i of at) for (let j = Math.max(0, i - 1); j <= Math.min(entries.length - 1, i + 1); j++) around.add(j)
-  const ids = [...new Set([...around].map((j) => (entries[j] as ListEntry).id))]
-  const starts = new Map((await db.selectFrom('event_occurrences').select(['event_id', 'occurrence', 'start_utc'])
-    .where(inIdList(db, sql.ref('event_id'), ids)).execute()).map((r) => [`${r.event_id} ${r.occurrence}`, r.start_utc]))
+  return [...around].map((j) => entries[j] as ListEntry)
+}
+
+/** The start of every occurrence of the events `ids` as it stands now, by `entryKey`. */
+async function startsOf(db: Db, ids: readonly number[]): Promise<Map<string, string>> {
+  const rows = await db.selectFrom('event_occurrences').select(['event_id', 'occurrence', 'start_utc'])
+    .where(inIdList(db, sql.ref('event_id'), [...new Set(ids)])).execute()
+  return new Map(rows.map((r) => [`${r.event_id} ${r.occurrence}`, r.start_utc]))
+}
+
+/** Whether each entry at `at` still comes after the one before it and before the one after it by (start, id, occurrence), starts as `starts` says now. */
+function inPlace(entries: readonly ListEntry[], at: readonly number[], starts: ReadonlyMap<string, string>): boolean {
   // `start_utc` is a fixed-width UTC text (YYYY-MM-DD HH:MM:SS): compared as text, it sorts as the list's statement does.
   const before = (a: ListEntry, b: ListEntry): boolean => {
-    const startA = starts.get(key(a))
-    const startB = starts.get(key(b))
+    const startA = starts.get(entryKey(a))
+    const startB = starts.get(entryKey(b))
     if (startA === undefined || startB === undefined) return false
     return startA < startB || (startA === startB && (a.id < b.id || (a.id === b.id && a.occurrence < b.occurrence)))
   }
@@ -771,19 +841,45 @@ async function stillAllLinked(db: Db, f: EventFilter, entries: readonly ListEntr
 }
 
 /**
+ * Whether `entries`, every match of `f` in list order, still are after the events `changed` changed (and
+ * nothing else the list depends on): the occurrences of each changed event that match now are exactly its
+ * entries in the list, and each of those is still in its place, after the one before it and before the one
+ * after it by (start, id, occurrence) as they stand now. The other pairs of neighbours did not change, so the
+ * whole list is still in order.
+ */
+async function stillAllLinked(db: Db, f: EventFilter, entries: readonly ListEntry[], changed: readonly number[]): Promise<boolean> {
+  const changedSet = new Set(changed)
+  const at: number[] = []
+  entries.forEach((e, i) => {
+    if (changedSet.has(e.id)) at.push(i)
+  })
+  // More than the list holds cannot match: one past it is enough to tell.
+  const matching = (await changedMatchesQuery(db, f, changed, entries.length + 1).execute()).map(entryKey)
+  const listed = new Set(at.map((i) => entryKey(entries[i] as ListEntry)))
+  if (matching.length !== listed.size || matching.some((k) => !listed.has(k))) return false
+  if (at.length === 0) return true
+  return inPlace(entries, at, await startsOf(db, neighboursOf(entries, at).map((e) => e.id)))
+}
+
+/**
  * Which of the events `ids` match `f` now (`limit` at most), each looked up by id and checked: the ids drive
  * (a CROSS JOIN, as in `eventsFrom`; else SQLite read the date window, 0.9 ms instead of 0.04), every
- * filter checked per event (also for the query-plan tests).
+ * filter checked per event (also for the query-plan tests). Only the ids linked through the filter's first
+ * link filter (`linkedTo`: one probe of a link table's key each) have their occurrences looked up: no other
+ * can match. Under writes to random events (the benchmark's 90/10 mix: some 200 events changed between two
+ * reads of a list), nearly every changed event is linked to none of the list's targets, and an occurrence
+ * lookup per changed event (a series' dozens of rows, each checked) cost about what reading the list again did.
  */
 export function changedMatchesQuery(db: Db, f: EventFilter, ids: readonly number[], limit = 1) {
   const list = ids.filter((id) => Number.isSafeInteger(id))
+  const driver = linkFilters(f)[0]
   const changed = isPostgres(db)
-    ? sql<{ id: number }>`(select unnest(${list}::bigint[]) as id)`
-    : sql<{ id: number }>`(select value as id from json_each(${JSON.stringify(list)}))`
+    ? sql<{ id: number }>`(select c.id from unnest(${list}::bigint[]) as c(id)${driver === undefined ? sql`` : sql` where ${linkedTo(db, driver, sql.ref('c.id'))}`})`
+    : sql<{ id: number }>`(select json_each.value as id from json_each(${JSON.stringify(list)})${driver === undefined ? sql`` : sql` where ${linkedTo(db, driver, sql.ref('json_each.value'))}`})`
   return db.selectFrom(changed.as('changed')).crossJoin(occurrencesOfEvent(db))
     .where(sql<SqlBool>`o.event_id = changed.id`)
     .where(filterCondition(db, f, linkFilters(f), true))
-    .select(['o.event_id as id', 'o.occurrence']).limit(limit)
+    .select(['o.event_id as id', 'o.occurrence', 'o.start_utc']).limit(limit)
 }
 
 /** The statement `linkedIds` runs (also for the query-plan tests). */
