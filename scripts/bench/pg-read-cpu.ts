@@ -1,6 +1,8 @@
 /**
- * The PostgreSQL server's CPU per statement of the anonymous single reads (branch pg-occ-read): a read by id's
- * statement (the data version and the document, repositories/event-documents.ts `readWithVersion`), an occurrence's
+ * The PostgreSQL server's CPU per statement of the anonymous single reads (branches pg-occ-read, pg-byid-function): a
+ * read by id's statement (the data version and the document, repositories/event-documents.ts `readWithVersion`) as the
+ * text it was sent as before migration 0028 and as that migration's function `event_document`, the bare look at the
+ * data version (dialect.ts `dataVersion`: a read whose answer is cached) as text and as `data_version()`, an occurrence's
  * as the text it was sent as before migration 0023 (the version, the document, the occurrence's row and override) and
  * as that migration's function `occurrence_document`, each sent `--statements` times in turn on one connection of a
  * kept benchmark schema with series (random documents and occurrences of it), for `--rounds` rounds. The CPU is the
@@ -41,7 +43,7 @@ try {
   const occurrences = (await client.query<{ event_id: number; occurrence: string }>(`select o.event_id, o.occurrence from event_occurrences as o
     join event_documents as d on d.event_id = o.event_id join events as e on e.id = o.event_id where e.recurrence is not null order by random() limit 5000`)).rows
   const ids = (await client.query<{ event_id: string }>('select event_id from event_documents order by random() limit 5000')).rows.map((r) => r.event_id)
-  if (context === undefined || occurrences.length === 0) throw new Error(`no documents or no series' occurrences in ${SCHEMA}`)
+  if (context === undefined) throw new Error(`no documents in ${SCHEMA}`)
 
   const COLUMNS = 'd.event_id, d.grp, d.version, d.digest, d.category_ids, d.tag_ids, d.category_at, d.tag_at, d.ld_from, d.ld_to, d.body'
   const VERSION = 'select (select coalesce(max(position), 0) from changes) as h, (select coalesce(max(n), 0) from data_epoch) as e'
@@ -52,6 +54,10 @@ try {
   const variants: Array<{ name: string; text: string; args: (i: number) => unknown[]; prepared?: string }> = [
     { name: 'by id (text)', text: `select v.h, v.e, ${COLUMNS} from (${VERSION}) as v left join event_documents as d on d.event_id = $1 and d.context = $2`,
       args: (i) => [ids[i % ids.length], context] },
+    { name: 'by id (function, 0028)', text: 'select h, e, event_id, grp, version, digest, category_ids, tag_ids, category_at, tag_at, ld_from, ld_to, body '
+      + 'from event_document($1, $2)', args: (i) => [ids[i % ids.length], context] },
+    { name: 'version look (text, before 0028)', text: VERSION, args: () => [] },
+    { name: 'version look (function, 0028)', text: 'select h, e from data_version()', args: () => [] },
     { name: 'occurrence (text, before 0023)', text: `select v0.h, v0.e, ${COLUMNS}, `
       + `(select o.start_utc || '|' || o.end_utc from event_occurrences as o where o.event_id = d.event_id and o.occurrence = $1) as o_dates, `
       + `(select v.version from event_overrides as v where v.event_id = d.event_id and v.occurrence = $1) as o_override `
@@ -59,6 +65,8 @@ try {
     { name: 'occurrence (function, 0023)', text: 'select h, e, event_id, grp, version, digest, category_ids, tag_ids, category_at, tag_at, ld_from, ld_to, body, '
       + 'o_dates, o_override from occurrence_document($1, $2, $3)', args: occurrenceArgs },
   ]
+  // A schema without series: the reads by id and the version's look alone.
+  if (occurrences.length === 0) variants.splice(0, variants.length, ...variants.filter((v) => !v.name.startsWith('occurrence')))
   if (NAMED) for (const [i, v] of [...variants].entries()) variants.push({ ...v, name: `${v.name}, named`, prepared: `pg_read_cpu_${i}` })
   const figures = new Map<string, string[]>()
   for (let round = 0; round < ROUNDS; round++) {

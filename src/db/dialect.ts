@@ -458,9 +458,15 @@ export async function listIds(db: Kysely<Database>, query: Compilable<{ id: numb
   return db.connection().execute(async () => lister(text, parameters))
 }
 
-/** What `dataVersion` reads: the same statement on every engine. */
+/** What `dataVersion` reads: the same statement on every engine (PostgreSQL: kept planned in `VERSION_CALL`'s function). */
 export const VERSION_QUERY = 'select (select coalesce(max(position), 0) from changes) as h, '
   + '(select coalesce(max(n), 0) from data_epoch) as e'
+
+/**
+ * PostgreSQL: `VERSION_QUERY` as a call of the schema's function `data_version()` (migration 0028, which says why:
+ * PL/pgSQL keeps its statement planned per connection, where a statement sent as text is planned on every execution).
+ */
+export const VERSION_CALL = 'select h, e from data_version()'
 
 let versionsRead = 0
 
@@ -494,7 +500,7 @@ export function versionProbeOf(db: QueryExecutorProvider): (() => DataVersion) |
 export async function dataVersion(db: QueryExecutorProvider): Promise<DataVersion | undefined> {
   const probe = versionProbes.get(db)
   if (probe !== undefined) return probe()
-  const { rows } = await sql<{ h: number | string; e: number | string }>`${sql.raw(VERSION_QUERY)}`.execute(db)
+  const { rows } = await sql<{ h: number | string; e: number | string }>`${sql.raw(isPostgres(db) ? VERSION_CALL : VERSION_QUERY)}`.execute(db)
   const row = rows[0]
   return row === undefined ? undefined : versionOf(row)
 }

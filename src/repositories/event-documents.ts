@@ -112,7 +112,8 @@ export interface EventDocuments {
   /**
    * Where the data stands and the document of event `id` for `apiUrl` (else that same version: `read`'s
    * answer), both in one statement and one snapshot: a request's look at the data version (read-cache.ts
-   * `Look`) and its read, one round trip. Undefined on SQLite, whose look is a probe that answers at once.
+   * `Look`) and its read, one round trip: a call of the schema's function `event_document` (migration 0028), whose
+   * statement stays planned per connection. Undefined on SQLite, whose look is a probe that answers at once.
    * `read` is undefined when off.
    */
   readWithVersion?: (id: number, apiUrl: string) => Promise<{ version: DataVersion | undefined; read: DocumentRead | undefined }>
@@ -217,9 +218,9 @@ export function createEventDocuments(db: Kysely<Database>, options: EventDocumen
   const placeholder = (n: number) => (postgres ? `$${n}` : '?')
   const COLUMNS = 'event_id, grp, version, digest, category_ids, tag_ids, category_at, tag_at, ld_from, ld_to, body'
   const readText = `select ${COLUMNS} from event_documents where event_id = ${placeholder(1)} and context = ${placeholder(2)}`
-  // The version's one row, the document's columns beside it (null when there is none).
-  const versionAndReadText = `select v.h, v.e, d.${COLUMNS.split(', ').join(', d.')} from (${VERSION_QUERY}) as v `
-    + `left join event_documents as d on d.event_id = ${placeholder(1)} and d.context = ${placeholder(2)}`
+  // PostgreSQL (the only engine that reads the two together): the version's one row, the document's columns beside
+  // it (null when there is none), the statement kept planned in a function of the schema (migration 0028, which says why).
+  const versionAndReadText = `select h, e, ${COLUMNS} from event_document($1, $2)`
   // A document and one occurrence's row beside it: its dates (`start|end`), its override's version when it has one.
   // Scalar subqueries, each an index lookup (SQLite took 70–120 µs for the same as left joins, 9–19 µs so). The
   // occurrence id is the first placeholder: SQLite binds them as they come (the id twice), PostgreSQL by number.
