@@ -5,6 +5,7 @@
 import { canonicalZoneCase, isValidTimezone } from './lib/time-zones.js'
 import { LANGUAGES, isLanguage, type Language } from './contract.js'
 import { DEFAULT_CACHE_ENTRIES } from './repositories/read-cache.js'
+import { DEFAULT_SQLITE_CACHE_MB, DEFAULT_SQLITE_MMAP_MB, MAX_SQLITE_MMAP_MB } from './db/database.js'
 import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule } from './lib/retry-schedule.js'
 
 export const EXTENSIONS = ['geoloc'] as const
@@ -34,6 +35,16 @@ export interface Config {
    * request is answered 503 and its unit of work rolled back (CONTRACT §18).
    */
   databaseTimeoutMs: number
+  /**
+   * SQLite's page cache per connection, in MB (CALENDAR_SQLITE_CACHE_MB, default 4): the process's own memory.
+   * SQLite's build makes it 16 MB unless told.
+   */
+  sqliteCacheMb: number
+  /**
+   * How much of the SQLite file is read through a memory map, in MB (CALENDAR_SQLITE_MMAP_MB, default 2047, SQLite's
+   * build allows no more; 0: off): pages the operating system keeps for the file, not the process's own memory.
+   */
+  sqliteMmapMb: number
   /** How long the change log keeps its entries (CALENDAR_CHANGES_RETENTION_DAYS, default 30). */
   changesRetentionDays: number
   /** How long an Idempotency-Key and the answer it remembers are kept (CALENDAR_IDEMPOTENCY_HOURS, default 24). */
@@ -135,6 +146,8 @@ export function loadConfig(env: Env = process.env): Config {
     idempotencyHours: parseCount(env, 'CALENDAR_IDEMPOTENCY_HOURS', 24, 1, 8760),
     databasePoolSize: parsePoolSize(env.DATABASE_POOL_SIZE),
     databaseTimeoutMs: parseDatabaseTimeout(env, connections.requestTimeoutMs),
+    sqliteCacheMb: parseCount(env, 'CALENDAR_SQLITE_CACHE_MB', DEFAULT_SQLITE_CACHE_MB, 1, 65_536),
+    sqliteMmapMb: parseCount(env, 'CALENDAR_SQLITE_MMAP_MB', DEFAULT_SQLITE_MMAP_MB, 0, MAX_SQLITE_MMAP_MB),
     publicUrlSet: nonEmpty(env.PUBLIC_URL) !== undefined,
     connections,
     logFormat: parseLogFormat(env.CALENDAR_LOG_FORMAT),

@@ -10,7 +10,7 @@ import { flushCompileCache } from 'node:module'
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig } from './config.js'
 import { startCheckpointer } from './db/checkpointer.js'
-import { isPostgresUrl, onDatabaseFault, openDatabase, shownUrl, type DatabaseHandle } from './db/database.js'
+import { isPostgresUrl, onDatabaseFault, openDatabase, shownUrl, type DatabaseHandle, type OpenOptions } from './db/database.js'
 import { DatabaseFileLost, isDatabaseUnavailable } from './db/faults.js'
 import { scheduleHorizon, type HorizonSchedule } from './horizon.js'
 import { pruneExpired, scheduleRetention } from './retention.js'
@@ -26,7 +26,9 @@ const HORIZON_RETRY_MS = 60_000
 
 async function main(): Promise<void> {
   const config = loadConfig()
-  const database = await openOrExplain(config.databaseUrl, config.databasePoolSize, config.databaseTimeoutMs)
+  const database = await openOrExplain(config.databaseUrl, {
+    poolSize: config.databasePoolSize, timeoutMs: config.databaseTimeoutMs, sqliteCacheMb: config.sqliteCacheMb, sqliteMmapMb: config.sqliteMmapMb,
+  })
   const app = await buildApp({ db: database.db, config })
   // SQLite in a file: its WAL copied back by a thread of its own (db/checkpointer.ts).
   const checkpoints = database.engine === 'sqlite' && config.databaseUrl !== ':memory:'
@@ -119,9 +121,9 @@ async function main(): Promise<void> {
 }
 
 /** Opens the database, or says which DATABASE_URL could not be opened and why. */
-async function openOrExplain(url: string, poolSize: number, timeoutMs: number): Promise<DatabaseHandle> {
+async function openOrExplain(url: string, options: OpenOptions): Promise<DatabaseHandle> {
   try {
-    return await openDatabase(url, { poolSize, timeoutMs })
+    return await openDatabase(url, options)
   } catch (error) {
     if (!isPostgresUrl(url)) throw new ConfigError(`DATABASE_URL=${url} cannot be opened as an SQLite database: ${reason(error)}`)
     throw new ConfigError(`DATABASE_URL=${shownUrl(url)} cannot be opened as a PostgreSQL database: ${reason(error)}`)

@@ -38,6 +38,8 @@ t.test('defaults', async (t) => {
     idempotencyHours: 24,
     databasePoolSize: 10,
     databaseTimeoutMs: 5000,
+    sqliteCacheMb: 4,
+    sqliteMmapMb: 2047,
     publicUrlSet: false,
     connections: { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, maxConnections: 1_000, shutdownTimeoutMs: 10_000 },
     logFormat: 'json',
@@ -60,7 +62,7 @@ t.test('empty and blank variables count as unset', async (t) => {
     CALENDAR_HEADERS_TIMEOUT_MS: '', CALENDAR_REQUEST_TIMEOUT_MS: ' ', CALENDAR_KEEP_ALIVE_TIMEOUT_MS: '', CALENDAR_MAX_CONNECTIONS: '',
     CALENDAR_SHUTDOWN_TIMEOUT_MS: '', CALENDAR_LOG_FORMAT: '', CALENDAR_METRICS: '', CALENDAR_AUTH_FAILURE_LIMIT: '',
     CALENDAR_RATE_LIMIT: '', CALENDAR_TRUST_PROXY: '', CALENDAR_ICAL_MAX_EVENTS: '', CALENDAR_RECURRENCE_HORIZON_DAYS: '', CALENDAR_WEBHOOK_RETRY_SCHEDULE: ' ', CALENDAR_WEBHOOK_DISABLE_AFTER: '',
-    CALENDAR_WEBHOOK_ALLOW_PRIVATE: '',
+    CALENDAR_WEBHOOK_ALLOW_PRIVATE: '', CALENDAR_SQLITE_CACHE_MB: '', CALENDAR_SQLITE_MMAP_MB: ' ',
   })
   t.strictSame(blank, loadConfig({}))
 })
@@ -80,6 +82,8 @@ t.test('every variable is read', async (t) => {
     CALENDAR_EVENT_DOCUMENTS: 'false',
     CALENDAR_CHANGES_RETENTION_DAYS: '7',
     DATABASE_POOL_SIZE: '25',
+    CALENDAR_SQLITE_CACHE_MB: '64',
+    CALENDAR_SQLITE_MMAP_MB: '0',
     CALENDAR_HEADERS_TIMEOUT_MS: '2000',
     CALENDAR_REQUEST_TIMEOUT_MS: '4000',
     CALENDAR_DATABASE_TIMEOUT_MS: '3000',
@@ -114,6 +118,8 @@ t.test('every variable is read', async (t) => {
     idempotencyHours: 48,
     databasePoolSize: 25,
     databaseTimeoutMs: 3000,
+    sqliteCacheMb: 64,
+    sqliteMmapMb: 0,
     publicUrlSet: true,
     connections: { headersTimeoutMs: 2000, requestTimeoutMs: 4000, keepAliveTimeoutMs: 1000, maxConnections: 50, shutdownTimeoutMs: 0 },
     logFormat: 'pretty',
@@ -232,6 +238,17 @@ t.test('DATABASE_POOL_SIZE takes 1 to 1000 connections', async (t) => {
   t.equal(loadConfig({ DATABASE_POOL_SIZE: '1' }).databasePoolSize, 1)
   for (const value of ['0', '-1', 'many', '2.5', '1001']) {
     expectError(t, { DATABASE_POOL_SIZE: value }, `DATABASE_POOL_SIZE must be an integer from 1 to 1000, got ${value}`)
+  }
+})
+
+t.test('SQLite\'s page cache and memory map are sizes in MB within what SQLite takes', async (t) => {
+  t.equal(loadConfig({ CALENDAR_SQLITE_CACHE_MB: '1' }).sqliteCacheMb, 1)
+  t.equal(loadConfig({ CALENDAR_SQLITE_MMAP_MB: '2047' }).sqliteMmapMb, 2047, 'the most SQLite\'s build maps')
+  for (const value of ['0', '-1', 'big', '2.5', '65537']) {
+    expectError(t, { CALENDAR_SQLITE_CACHE_MB: value }, `CALENDAR_SQLITE_CACHE_MB must be an integer from 1 to 65536, got ${value}`)
+  }
+  for (const value of ['-1', 'all', '0.5', '2048']) {
+    expectError(t, { CALENDAR_SQLITE_MMAP_MB: value }, `CALENDAR_SQLITE_MMAP_MB must be an integer from 0 to 2047, got ${value}`)
   }
 })
 

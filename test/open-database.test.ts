@@ -8,7 +8,7 @@ import t, { type Test } from 'tap'
 import { sql, type Kysely } from 'kysely'
 import type { Database } from '../src/db/schema.js'
 import { join } from 'node:path'
-import { WAL_AUTOCHECKPOINT_PAGES, openDatabase, type LoggedStatement } from '../src/db/database.js'
+import { DEFAULT_SQLITE_CACHE_MB, DEFAULT_SQLITE_MMAP_MB, WAL_AUTOCHECKPOINT_PAGES, openDatabase, type LoggedStatement } from '../src/db/database.js'
 import { migrationsApplied, migrationsCurrent } from '../src/db/migrate.js'
 import SQLite from 'better-sqlite3'
 import { TEST_ENGINE, freshDatabaseUrl } from './helpers/database.js'
@@ -194,6 +194,30 @@ t.test('SQLite: a file is opened in WAL mode, waits for a writer, and checkpoint
   t.equal(sqlite.pragma('busy_timeout', { simple: true }), 5000)
   t.equal(sqlite.pragma('wal_autocheckpoint', { simple: true }), WAL_AUTOCHECKPOINT_PAGES)
   t.equal(WAL_AUTOCHECKPOINT_PAGES, 10_000)
+})
+
+t.test('SQLite: its page cache is DEFAULT_SQLITE_CACHE_MB and the file is read through a map of DEFAULT_SQLITE_MMAP_MB, each as told (docs/operations.md#memory)', async (t) => {
+  if (TEST_ENGINE !== 'sqlite') {
+    t.pass('PostgreSQL: nothing of SQLite to set')
+    return
+  }
+  const url = await freshUrl(t)
+  const handle = await openDatabase(url)
+  const sqlite = handle.sqlite
+  if (sqlite === undefined) throw new Error('no SQLite handle')
+  t.equal(DEFAULT_SQLITE_CACHE_MB, 4)
+  t.equal(DEFAULT_SQLITE_MMAP_MB, 2047)
+  // Negative: KiB (SQLite's build would have 16 MB, -16000, without it).
+  t.equal(sqlite.pragma('cache_size', { simple: true }), -4 * 1024)
+  t.equal(sqlite.pragma('mmap_size', { simple: true }), 2047 * 1024 * 1024)
+  await handle.close()
+  const told = await openDatabase(url, { sqliteCacheMb: 32, sqliteMmapMb: 0 })
+  t.teardown(() => told.close())
+  t.equal(told.sqlite?.pragma('cache_size', { simple: true }), -32 * 1024)
+  t.equal(told.sqlite?.pragma('mmap_size', { simple: true }), 0, 'no map')
+  const memory = await openDatabase(':memory:', { sqliteCacheMb: 1 })
+  t.teardown(() => memory.close())
+  t.equal(memory.sqlite?.pragma('cache_size', { simple: true }), -1024, 'in memory too')
 })
 
 t.test('SQLite: a new file another process is making (its write lock held in rollback mode) is opened once that process lets go', async (t) => {

@@ -45,7 +45,25 @@ export interface OpenOptions {
    * Unset, PostgreSQL waits as long as it takes (tools loading data) and SQLite 5 s.
    */
   timeoutMs?: number
+  /** SQLite's page cache, MB (CALENDAR_SQLITE_CACHE_MB; default DEFAULT_SQLITE_CACHE_MB). */
+  sqliteCacheMb?: number
+  /** How much of the SQLite file is read through a memory map, MB (CALENDAR_SQLITE_MMAP_MB; default DEFAULT_SQLITE_MMAP_MB, 0: off). */
+  sqliteMmapMb?: number
 }
+
+/**
+ * SQLite's page cache per connection, MB. It is the process's own (anonymous) memory, where SQLite's build made it
+ * 16 MB (`SQLITE_DEFAULT_CACHE_SIZE=-16000`): with the file read through a memory map (below) a read takes its pages
+ * from the map and the cache holds mostly what a write changes, so a few MB do (docs/performance.md "Memory and start").
+ */
+export const DEFAULT_SQLITE_CACHE_MB = 4
+/** SQLite's build maps at most this much of a file (`SQLITE_MAX_MMAP_SIZE=0x7fff0000`, MB). */
+export const MAX_SQLITE_MMAP_MB = 2047
+/**
+ * How much of the SQLite file is read through a memory map, MB: its pages are the operating system's page cache
+ * (file-backed, shared, given back under pressure), read in place instead of copied into SQLite's cache.
+ */
+export const DEFAULT_SQLITE_MMAP_MB = MAX_SQLITE_MMAP_MB
 
 /** A fault of the database met outside any request (a pooled connection closed, the SQLite file lost): logged by whoever listens. */
 export interface DatabaseFault {
@@ -124,7 +142,9 @@ export function shownUrl(url: string): string {
 
 /** Opens and migrates the database at `url`: a PostgreSQL URL, a file path (its folder created if needed) or `:memory:`. */
 export async function openDatabase(url: string, options: OpenOptions = {}): Promise<DatabaseHandle> {
-  return isPostgresUrl(url) ? openPostgres(url, options.poolSize ?? 10, options.log, options.timeoutMs) : openSqlite(url, options.log, options.timeoutMs)
+  return isPostgresUrl(url)
+    ? openPostgres(url, options.poolSize ?? 10, options.log, options.timeoutMs)
+    : openSqlite(url, options.log, options.timeoutMs, { cacheMb: options.sqliteCacheMb, mmapMb: options.sqliteMmapMb })
 }
 
 /** How long a SQLite connection waits for a lock another connection holds (SQLite's busy timeout) unless told. */
@@ -153,7 +173,9 @@ async function switchToWal(sqlite: SQLite.Database, busyTimeoutMs: number): Prom
 export const WAL_AUTOCHECKPOINT_PAGES = 10_000
 
 /** Opens and migrates a SQLite database (a file path or `:memory:`). */
-export async function openSqlite(url: string, log?: Logger, timeoutMs = BUSY_TIMEOUT_MS): Promise<DatabaseHandle & { sqlite: SQLite.Database }> {
+export async function openSqlite(
+  url: string, log?: Logger, timeoutMs = BUSY_TIMEOUT_MS, memory: { cacheMb?: number | undefined; mmapMb?: number | undefined } = {},
+): Promise<DatabaseHandle & { sqlite: SQLite.Database }> {
   if (url !== ':memory:') {
     mkdirSync(dirname(url), { recursive: true })
     refuseUnwritable(url)
@@ -174,6 +196,9 @@ export async function openSqlite(url: string, log?: Logger, timeoutMs = BUSY_TIM
   // structure) is copied back once per round, so fewer rounds copy less (3,000 creates in process: 1.96–2.2
   // → 1.72–1.85 ms each). The WAL file grows to about 40 MB between rounds.
   sqlite.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`)
+  // Memory (docs/operations.md#memory): SQLite's own cache kept small, the file read through a memory map.
+  sqlite.pragma(`cache_size = ${-1024 * (memory.cacheMb ?? DEFAULT_SQLITE_CACHE_MB)}`)
+  if (url !== ':memory:') sqlite.pragma(`mmap_size = ${1024 * 1024 * (memory.mmapMb ?? DEFAULT_SQLITE_MMAP_MB)}`)
   sqlite.pragma('foreign_keys = ON')
   sqlite.function('casefold', { deterministic: true }, (value: unknown) =>
     typeof value === 'string' ? foldCase(value) : value)
