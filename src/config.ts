@@ -36,13 +36,13 @@ export interface Config {
    */
   databaseTimeoutMs: number
   /**
-   * SQLite's page cache per connection, in MB (CALENDAR_SQLITE_CACHE_MB, default 4): the process's own memory.
-   * SQLite's build makes it 16 MB unless told.
+   * SQLite's page cache per connection, in MB (CALENDAR_SQLITE_CACHE_MB, default 16, as SQLite's build makes
+   * it): the process's own memory.
    */
   sqliteCacheMb: number
   /**
-   * How much of the SQLite file is read through a memory map, in MB (CALENDAR_SQLITE_MMAP_MB, default 2047, SQLite's
-   * build allows no more; 0: off): pages the operating system keeps for the file, not the process's own memory.
+   * How much of the SQLite file is read through a memory map, in MB (CALENDAR_SQLITE_MMAP_MB, default 0: off; at most
+   * 2047, SQLite's build allows no more): pages the operating system keeps for the file, not the process's own memory.
    */
   sqliteMmapMb: number
   /** How long the change log keeps its entries (CALENDAR_CHANGES_RETENTION_DAYS, default 30). */
