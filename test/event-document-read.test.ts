@@ -1,6 +1,6 @@
 /**
  * The read of one event by id with where the data stands (repositories/event-documents.ts `readWithVersion`, on
- * PostgreSQL through migration 0028's function `event_document`) gives what the statement it replaced gave, kept here
+ * PostgreSQL through migration 0023's function `event_document`) gives what the statement it replaced gave, kept here
  * as the oracle: the same row (the change log's head and the data epoch, the document's columns for the context, or
  * nulls), for documents of several kinds and for events that have none (a draft, a protected event, a trashed one, an
  * id that is not there), before and after a write. `read` (both engines) stays what its own statement reads. On
@@ -42,7 +42,7 @@ t.test('an event\'s document read with the data version is what the statement it
   t.equal(contexts.length, 1, 'one context stored')
   const context = contexts[0] as string
 
-  // The oracle: the statement readWithVersion sent before 0028 (PostgreSQL), and read's own (both engines).
+  // The oracle: the statement readWithVersion sent before 0023 (PostgreSQL), and read's own (both engines).
   const p = (n: number) => (postgres ? `$${n}` : '?')
   const oldText = `select v.h, v.e, d.${COLUMNS.split(', ').join(', d.')} from (${VERSION_QUERY}) as v `
     + `left join event_documents as d on d.event_id = ${p(1)} and d.context = ${p(2)}`
@@ -95,7 +95,7 @@ t.test('an event\'s document read with the data version is what the statement it
   t.ok(await check('all-day after a write', allDay.id), 'another event\'s document kept')
 })
 
-t.test('PostgreSQL: an anonymous read by id is one statement, a function\'s; migration 0028 down and up again', { skip: TEST_ENGINE !== 'postgres' }, async (t) => {
+t.test('PostgreSQL: an anonymous read by id is one statement, a function\'s; migration 0023 down and up again', { skip: TEST_ENGINE !== 'postgres' }, async (t) => {
   const s = await setup(t)
   const event = await s.event('Read')
   const other = await s.event('Other')
@@ -126,7 +126,7 @@ t.test('PostgreSQL: an anonymous read by id is one statement, a function\'s; mig
   const exists = async (f: string) => (await sql<{ f: string | null }>`select to_regprocedure(${f})::text as f`.execute(s.db)).rows[0]?.f !== null
   const both = async () => [await exists('event_document(bigint, text)'), await exists('data_version()')]
   t.strictSame(await both(), [true, true], 'the functions are there')
-  const migration = await import('../src/db/migrations/0028-event-document-read.js')
+  const migration = await import('../src/db/migrations/0023-event-document-read.js')
   await migration.down(s.db)
   t.strictSame(await both(), [false, false], 'down drops them')
   await migration.up(s.db)

@@ -588,7 +588,7 @@ t.test('a read by id without a hot answer asks once: on PostgreSQL its look at t
   const first = await read(x)
   t.equal(app.eventDocuments.stats().hits, fromDocuments + 1, 'answered from its document')
   const expected = TEST_ENGINE === 'postgres'
-    // One statement: the look (the change log's head, the epoch) and the document beside it (migration 0028's function).
+    // One statement: the look (the change log's head, the epoch) and the document beside it (migration 0023's function).
     ? [/^select h, e, event_id, .* from event_document\(\$1, \$2\)$/]
     // SQLite's look is the connection's probe (no statement of the query builder), then the document.
     : [/^select event_id, .* from event_documents where event_id = \? and context = \?$/]
@@ -626,7 +626,7 @@ t.test('an anonymous list page on PostgreSQL takes its look on trust: the statem
   t.strictSame(await stored({ db: handle.db } as Setup), ids, 'the documents stored')
   // The fill read the version: the first page looks for real (its count and ids remembered), the next takes its look on trust.
   t.strictSame(await page(), ['A', 'B'])
-  // A look: the version's statement (PostgreSQL: the call of its function, migration 0028).
+  // A look: the version's statement (PostgreSQL: the call of its function, migration 0023).
   const looks = (sqls: readonly string[]) => sqls.filter((s) => s.startsWith('select (select coalesce(max(position), 0) from changes)') || s === 'select h, e from data_version()').length
   const settling = (sqls: readonly string[]) => sqls.filter((s) => /^select v\.h, v\.e, d\.event_id, .* left join event_documents as d on d\.context = \$1 and d\.event_id in \(\$2, \$3\)$/.test(s)).length
   statements.length = 0

@@ -1,6 +1,6 @@
 /**
  * The read of one occurrence with its series' stored document (repositories/event-documents.ts `readOccurrence`, and
- * on PostgreSQL `readOccurrenceWithVersion` through migration 0023's function `occurrence_document`) gives what the
+ * on PostgreSQL `readOccurrenceWithVersion` through migration 0022's function `occurrence_document`) gives what the
  * statement it replaced gave, kept here as the oracle: the document of the event for the public URL's context, the
  * occurrence's dates as its row holds them and whether an override changes it; nothing for an occurrence the series
  * has not, an event without a document or a document of another context. On PostgreSQL the version read with it is
@@ -97,7 +97,7 @@ t.test('an occurrence and its series\' document read together are what the state
   }
 })
 
-t.test('PostgreSQL: an anonymous read of an occurrence is one statement, the function\'s; migration 0023 down and up again', { skip: TEST_ENGINE !== 'postgres' }, async (t) => {
+t.test('PostgreSQL: an anonymous read of an occurrence is one statement, the function\'s; migration 0022 down and up again', { skip: TEST_ENGINE !== 'postgres' }, async (t) => {
   const s = await setup(t)
   const series = await s.event('Weekly', { recurrence: { rule: 'FREQ=WEEKLY;COUNT=4' } })
   const [occurrence] = (await s.db.selectFrom('event_occurrences').select('occurrence').where('event_id', '=', series.id).orderBy('start_utc').execute()).map((r) => r.occurrence)
@@ -121,7 +121,7 @@ t.test('PostgreSQL: an anonymous read of an occurrence is one statement, the fun
   }
   const exists = async () => (await sql<{ f: string | null }>`select to_regprocedure('occurrence_document(text, bigint, text)')::text as f`.execute(s.db)).rows[0]?.f !== null
   t.ok(await exists(), 'the function is there')
-  const migration = await import('../src/db/migrations/0023-occurrence-document-read.js')
+  const migration = await import('../src/db/migrations/0022-occurrence-document-read.js')
   await migration.down(s.db)
   t.notOk(await exists(), 'down drops it')
   await migration.up(s.db)

@@ -1,14 +1,14 @@
 /**
  * The PostgreSQL server's CPU per statement of the anonymous single reads (branches pg-occ-read, pg-byid-function): a
  * read by id's statement (the data version and the document, repositories/event-documents.ts `readWithVersion`) as the
- * text it was sent as before migration 0028 and as that migration's function `event_document`, the bare look at the
+ * text it was sent as before migration 0023 and as that migration's function `event_document`, the bare look at the
  * data version (dialect.ts `dataVersion`: a read whose answer is cached) as text and as `data_version()`, an occurrence's
- * as the text it was sent as before migration 0023 (the version, the document, the occurrence's row and override) and
+ * as the text it was sent as before migration 0022 (the version, the document, the occurrence's row and override) and
  * as that migration's function `occurrence_document`, each sent `--statements` times in turn on one connection of a
  * kept benchmark schema with series (random documents and occurrences of it), for `--rounds` rounds. The CPU is the
  * server process's own (`/proc/<backend pid>/stat`, so the database must run on this machine), beside the wall time a
  * statement took from send to answer. The texts are written out here as the app sends them (the function's call) or
- * sent them (the text before 0023); with `--named`, each also as a named prepared statement (planned once per
+ * sent them (the text before 0022); with `--named`, each also as a named prepared statement (planned once per
  * connection), for comparison. Printed, never checked.
  *
  * CLI: node --import tsx scripts/bench/pg-read-cpu.ts --pg-schema calendar_bench_20000_series20
@@ -54,15 +54,15 @@ try {
   const variants: Array<{ name: string; text: string; args: (i: number) => unknown[]; prepared?: string }> = [
     { name: 'by id (text)', text: `select v.h, v.e, ${COLUMNS} from (${VERSION}) as v left join event_documents as d on d.event_id = $1 and d.context = $2`,
       args: (i) => [ids[i % ids.length], context] },
-    { name: 'by id (function, 0028)', text: 'select h, e, event_id, grp, version, digest, category_ids, tag_ids, category_at, tag_at, ld_from, ld_to, body '
+    { name: 'by id (function, 0023)', text: 'select h, e, event_id, grp, version, digest, category_ids, tag_ids, category_at, tag_at, ld_from, ld_to, body '
       + 'from event_document($1, $2)', args: (i) => [ids[i % ids.length], context] },
-    { name: 'version look (text, before 0028)', text: VERSION, args: () => [] },
-    { name: 'version look (function, 0028)', text: 'select h, e from data_version()', args: () => [] },
-    { name: 'occurrence (text, before 0023)', text: `select v0.h, v0.e, ${COLUMNS}, `
+    { name: 'version look (text, before 0023)', text: VERSION, args: () => [] },
+    { name: 'version look (function, 0023)', text: 'select h, e from data_version()', args: () => [] },
+    { name: 'occurrence (text, before 0022)', text: `select v0.h, v0.e, ${COLUMNS}, `
       + `(select o.start_utc || '|' || o.end_utc from event_occurrences as o where o.event_id = d.event_id and o.occurrence = $1) as o_dates, `
       + `(select v.version from event_overrides as v where v.event_id = d.event_id and v.occurrence = $1) as o_override `
       + `from (${VERSION}) as v0 left join event_documents as d on d.event_id = $2 and d.context = $3`, args: occurrenceArgs },
-    { name: 'occurrence (function, 0023)', text: 'select h, e, event_id, grp, version, digest, category_ids, tag_ids, category_at, tag_at, ld_from, ld_to, body, '
+    { name: 'occurrence (function, 0022)', text: 'select h, e, event_id, grp, version, digest, category_ids, tag_ids, category_at, tag_at, ld_from, ld_to, body, '
       + 'o_dates, o_override from occurrence_document($1, $2, $3)', args: occurrenceArgs },
   ]
   // A schema without series: the reads by id and the version's look alone.

@@ -463,7 +463,7 @@ export const VERSION_QUERY = 'select (select coalesce(max(position), 0) from cha
   + '(select coalesce(max(n), 0) from data_epoch) as e'
 
 /**
- * PostgreSQL: `VERSION_QUERY` as a call of the schema's function `data_version()` (migration 0028, which says why:
+ * PostgreSQL: `VERSION_QUERY` as a call of the schema's function `data_version()` (migration 0023, which says why:
  * PL/pgSQL keeps its statement planned per connection, where a statement sent as text is planned on every execution).
  */
 export const VERSION_CALL = 'select h, e from data_version()'

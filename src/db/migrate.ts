@@ -24,8 +24,8 @@ import * as recurringEvents from './migrations/0018-recurring-events.js'
 import * as occurrenceFilters from './migrations/0019-occurrence-filters.js'
 import * as eventsUnusedIndexes from './migrations/0020-events-unused-indexes.js'
 import * as searchPairsPostgres from './migrations/0021-search-pairs-postgres.js'
-import * as occurrenceDocumentRead from './migrations/0023-occurrence-document-read.js'
-import * as eventDocumentRead from './migrations/0028-event-document-read.js'
+import * as occurrenceDocumentRead from './migrations/0022-occurrence-document-read.js'
+import * as eventDocumentRead from './migrations/0023-event-document-read.js'
 
 const migrations: Record<string, Migration> = {
   '0001-initial': initial,
@@ -49,8 +49,8 @@ const migrations: Record<string, Migration> = {
   '0019-occurrence-filters': occurrenceFilters,
   '0020-events-unused-indexes': eventsUnusedIndexes,
   '0021-search-pairs-postgres': searchPairsPostgres,
-  '0023-occurrence-document-read': occurrenceDocumentRead,
-  '0028-event-document-read': eventDocumentRead,
+  '0022-occurrence-document-read': occurrenceDocumentRead,
+  '0023-event-document-read': eventDocumentRead,
 }
 
 /**

@@ -112,7 +112,7 @@ export interface EventDocuments {
   /**
    * Where the data stands and the document of event `id` for `apiUrl` (else that same version: `read`'s
    * answer), both in one statement and one snapshot: a request's look at the data version (read-cache.ts
-   * `Look`) and its read, one round trip: a call of the schema's function `event_document` (migration 0028), whose
+   * `Look`) and its read, one round trip: a call of the schema's function `event_document` (migration 0023), whose
    * statement stays planned per connection. Undefined on SQLite, whose look is a probe that answers at once.
    * `read` is undefined when off.
    */
@@ -124,7 +124,7 @@ export interface EventDocuments {
   readOccurrence(id: number, apiUrl: string, occurrence: string): Promise<OccurrenceDocument | undefined>
   /**
    * `readOccurrence` and where the data stands, in one statement and one snapshot (as `readWithVersion`): a call of the
-   * schema's function `occurrence_document` (migration 0023), whose statement stays planned per connection. Undefined on SQLite.
+   * schema's function `occurrence_document` (migration 0022), whose statement stays planned per connection. Undefined on SQLite.
    */
   readOccurrenceWithVersion?: (id: number, apiUrl: string, occurrence: string) => Promise<{ version: DataVersion | undefined; read: OccurrenceDocument | undefined }>
   /**
@@ -219,7 +219,7 @@ export function createEventDocuments(db: Kysely<Database>, options: EventDocumen
   const COLUMNS = 'event_id, grp, version, digest, category_ids, tag_ids, category_at, tag_at, ld_from, ld_to, body'
   const readText = `select ${COLUMNS} from event_documents where event_id = ${placeholder(1)} and context = ${placeholder(2)}`
   // PostgreSQL (the only engine that reads the two together): the version's one row, the document's columns beside
-  // it (null when there is none), the statement kept planned in a function of the schema (migration 0028, which says why).
+  // it (null when there is none), the statement kept planned in a function of the schema (migration 0023, which says why).
   const versionAndReadText = `select h, e, ${COLUMNS} from event_document($1, $2)`
   // A document and one occurrence's row beside it: its dates (`start|end`), its override's version when it has one.
   // Scalar subqueries, each an index lookup (SQLite took 70–120 µs for the same as left joins, 9–19 µs so). The
@@ -230,7 +230,7 @@ export function createEventDocuments(db: Kysely<Database>, options: EventDocumen
     + `(select v.version from event_overrides as v where v.event_id = d.event_id and v.occurrence = ${occurrenceId}) as o_override`
   const occurrenceText = `select ${occurrenceColumns} from event_documents as d where d.event_id = ${placeholder(2)} and d.context = ${placeholder(3)}`
   // PostgreSQL: the same with the data version, the statement kept planned in a function of the schema (migration
-  // 0023, which says why): its one row, the document's columns and the occurrence's beside it (null when there is none).
+  // 0022, which says why): its one row, the document's columns and the occurrence's beside it (null when there is none).
   const versionAndOccurrenceText = 'select h, e, event_id, grp, version, digest, category_ids, tag_ids, category_at, tag_at, ld_from, ld_to, body, '
     + 'o_dates, o_override from occurrence_document($1, $2, $3)'
   const occurrenceArgs = (id: number, apiUrl: string, occurrence: string): unknown[] =>

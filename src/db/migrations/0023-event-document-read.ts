@@ -6,7 +6,7 @@
  * (dialect.ts `VERSION_QUERY`, `dataVersion`), the look a request takes before a cached read when its answer is
  * cached already (a read by id seen before is that one statement), as that statement read it.
  *
- * Why a function: as migration 0023 (`occurrence_document`) says for an occurrence's read. Sent as text, that
+ * Why a function: as migration 0022 (`occurrence_document`) says for an occurrence's read. Sent as text, that
  * statement cost the database server 313–487 µs of CPU a read, most of it parsing and planning (an unnamed statement
  * keeps no plan), against some 100 µs once planned (docs/performance.md "pg-occ-read", "pg-byid-function"). PL/pgSQL
  * keeps the plan of the statement it runs for the rest of the session (a connection of the pool), so each read plans
