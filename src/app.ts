@@ -21,7 +21,9 @@ import type { AppContext } from './handlers/context.js'
 import { eventHandlers } from './handlers/events.js'
 import { occurrenceWriteHandlers } from './handlers/occurrence-writes.js'
 import { occurrenceHandlers } from './handlers/event-occurrences.js'
-import { documentAnswer, eventDocument } from './handlers/event-documents.js'
+import { documentAnswer, documentTerms, eventDocument } from './handlers/event-documents.js'
+import { occurrenceAnswer, slotsOf } from './handlers/occurrence-documents.js'
+import { parseOccurrenceId } from './lib/recurrence.js'
 import { organizerHandlers } from './handlers/organizers.js'
 import { rootHandlers } from './handlers/root.js'
 import { tagHandlers } from './handlers/tags.js'
@@ -210,6 +212,18 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         const read = await ctx.documents.read(id, ctx.apiUrl)
         if (read?.found !== true) return undefined
         const made = await documentAnswer(ctx, read.document)
+        return made === undefined ? undefined : { etag: made.etag, body: made.body() }
+      },
+      // An occurrence without an override, as handlers/event-occurrences.ts answers it from the series' document.
+      occurrence: async (eventId, id) => {
+        const read = await ctx.documents.readOccurrence(eventId, ctx.apiUrl, id)
+        if (read?.occurrence === undefined || read.occurrence.overridden) return undefined
+        const { document, occurrence } = read
+        const slots = slotsOf(ctx, document)
+        if (slots === null || parseOccurrenceId(id, slots.basis.all_day) === null) return undefined
+        const terms = await documentTerms(ctx, document)
+        if (terms === undefined) return undefined
+        const made = occurrenceAnswer(ctx, document, slots, { id, ...occurrence }, terms.categories, terms.tags, terms.etag)
         return made === undefined ? undefined : { etag: made.etag, body: made.body() }
       },
     },

@@ -41,6 +41,13 @@
  * again is replayed from its third request on, and reads of events asked at random keep nothing: a recording each
  * lived through a collection or two and died old (scavenges twice as long, a mark-compact a second).
  *
+ * Cold reads of occurrences (issue 45), the same way: a plain anonymous `GET <prefix>/events/<id>/occurrences/<occurrence>`
+ * (`YYYYMMDDTHHMMSSZ` or `YYYYMMDD`, nothing after) is answered from its series' stored document as
+ * handlers/event-occurrences.ts answers an occurrence without an override (`occurrenceAnswer`), with the headers of a
+ * full path's 200 to an occurrence read (templates of their own: the full path's occurrence answers are not replayable,
+ * their headers are taken as a template only). An overridden occurrence, one the series has not (404), no document,
+ * a term gone: the full path answers. Recorded on the second cold read of the same URL, as reads by id.
+ *
  * `app.inject` does not pass through here (it calls Fastify's handler itself): only requests on the socket do.
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
@@ -78,6 +85,12 @@ export interface ReplaySources {
   cold?: {
     path: string
     answer(id: number): Promise<ColdAnswer | undefined>
+    /**
+     * The same for an anonymous read of occurrence `occurrence` (`YYYYMMDDTHHMMSSZ` or `YYYYMMDD`) of event `id`
+     * (`<prefix>/events/<id>/occurrences/<occurrence>`): undefined unless it is one without an override answered from
+     * the series' stored document (the full path answers everything else, its 404s too).
+     */
+    occurrence?: (id: number, occurrence: string) => Promise<ColdAnswer | undefined>
   }
 }
 
@@ -141,9 +154,9 @@ export interface Replay {
 interface Held {
   req: IncomingMessage
   res: ServerResponse
-  /** The recording it may be answered with, or its template and event id for a cold read. */
+  /** The recording it may be answered with, or its template and event id (and occurrence id) for a cold read. */
   recording: Recording | undefined
-  cold: { template: Template; id: number } | undefined
+  cold: ColdRead | undefined
   key: string
   start: number
 }
@@ -159,6 +172,13 @@ interface Template {
   lengthAt: number
   idAt: number
   route: string
+}
+
+/** A cold read's template and what it reads: event `id`, or its occurrence `occurrence`. */
+interface ColdRead {
+  template: Template
+  id: number
+  occurrence: string | undefined
 }
 
 /** The answer headers a template may hold (any other makes a recording no template). */
@@ -193,6 +213,36 @@ function coldId(url: string, path: string): number | undefined {
     if (c < 0x30 || c > 0x39 || (c === 0x30 && i === path.length)) return undefined
   }
   return Number(url.slice(path.length))
+}
+
+const OCCURRENCES = '/occurrences/'
+
+/**
+ * The event id and occurrence id of a cold occurrence read's URL (`path`, digits with no leading zero,
+ * `/occurrences/`, then `YYYYMMDDTHHMMSSZ` or `YYYYMMDD`, nothing after), or undefined.
+ */
+function coldOccurrence(url: string, path: string): { id: number; occurrence: string } | undefined {
+  if (!url.startsWith(path)) return undefined
+  const slash = url.indexOf('/', path.length)
+  if (slash < 0) return undefined
+  const id = coldId(url.slice(0, slash), path)
+  if (id === undefined || !url.startsWith(OCCURRENCES, slash)) return undefined
+  const from = slash + OCCURRENCES.length
+  const length = url.length - from
+  if (length !== 8 && length !== 16) return undefined
+  for (let i = 0; i < length; i++) {
+    const c = url.charCodeAt(from + i)
+    const wanted = i === 8 ? 0x54 : i === 15 ? 0x5a : -1
+    if (wanted >= 0 ? c !== wanted : c < 0x30 || c > 0x39) return undefined
+  }
+  return { id, occurrence: url.slice(from) }
+}
+
+/** A slot of SEEN_SLOTS for an occurrence read's URL. */
+function occurrenceSlot(id: number, occurrence: string): number {
+  let hash = id | 0
+  for (let i = 0; i < occurrence.length; i++) hash = Math.imul(hash, 31) + occurrence.charCodeAt(i) | 0
+  return (hash ^ (hash >>> 13)) & (SEEN_SLOTS - 1)
 }
 
 /** Whether `log` writes info lines (as logging.ts asks). */
@@ -238,20 +288,32 @@ export function registerReplay(app: FastifyInstance, sources: ReplaySources): Re
   server.removeListener('request', fastify)
   // Templates of cold reads by the rest of their key (after the URL): a few at most (one per Accept and coding asked).
   const templates = new Map<string, Template>()
+  // The same for cold reads of occurrences (from full path's answers to such reads only: their headers are theirs).
+  const occurrenceTemplates = new Map<string, Template>()
   const cold = sources.cold
+  const occurrenceOf = cold?.occurrence === undefined ? undefined : (url: string) => coldOccurrence(url, cold.path)
   // The event id last read cold in each slot (`id` modulo SEEN_SLOTS): whether a cold read's URL was asked before.
   const seen = new Float64Array(SEEN_SLOTS).fill(-1)
+  // The same for occurrences: the URL last read cold in each slot (`occurrenceSlot`).
+  const seenOccurrences = new Array<string | undefined>(SEEN_SLOTS)
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    if (recordings.size === 0 && templates.size === 0) return fastify(req, res)
+    if (recordings.size === 0 && templates.size === 0 && occurrenceTemplates.size === 0) return fastify(req, res)
     const key = replayKey(req)
     if (key === undefined) return fastify(req, res)
     const recording = recordings.get(key)
-    // A cold read by id: an identity answer (no coding asked, or none allowed) with a template for its headers (also
-    // when its recording is found stale after the look).
-    const id = cold === undefined || templates.size === 0 ? undefined : coldId(req.url ?? '', cold.path)
+    // A cold read by id (or of an occurrence): an identity answer (no coding asked, or none allowed) with a template
+    // for its headers (also when its recording is found stale after the look).
+    const url = req.url ?? ''
+    let id = cold === undefined || templates.size === 0 ? undefined : coldId(url, cold.path)
+    let occurrence: string | undefined
+    if (id === undefined && occurrenceOf !== undefined && occurrenceTemplates.size > 0) {
+      const read = occurrenceOf(url)
+      id = read?.id
+      occurrence = read?.occurrence
+    }
     const template = id === undefined || (req.headers['accept-encoding'] !== undefined && req.headers['x-no-compression'] === undefined)
-      ? undefined : templates.get(key.slice(key.indexOf('\n')))
-    const coldRead = template === undefined || id === undefined ? undefined : { template, id }
+      ? undefined : (occurrence === undefined ? templates : occurrenceTemplates).get(key.slice(key.indexOf('\n')))
+    const coldRead = template === undefined || id === undefined ? undefined : { template, id, occurrence }
     if (recording === undefined && coldRead === undefined) return fastify(req, res)
     if (!sources.open()) return fastify(req, res)
     sources.arrived()
@@ -286,7 +348,7 @@ export function registerReplay(app: FastifyInstance, sources: ReplaySources): Re
       if (recording === undefined || !open || generation !== recording.generation || (recording.holds !== undefined && !recording.holds())) {
         if (recording !== undefined && recordings.get(one.key) === recording) drop(one.key)
         if (!open || generation === undefined || one.cold === undefined) fastify(one.req, one.res)
-        else answerCold(one, one.cold.template, one.cold.id, generation)
+        else answerCold(one, one.cold, generation)
         continue
       }
       try {
@@ -311,7 +373,7 @@ export function registerReplay(app: FastifyInstance, sources: ReplaySources): Re
    * template's headers (its own ETag, length and request id), and recorded as the full path's answer would be;
    * the full path answers when there is no document (or a term it names is gone).
    */
-  function answerCold(one: Held, template: Template, id: number, generation: number): void {
+  function answerCold(one: Held, { template, id, occurrence }: ColdRead, generation: number): void {
     const answerWith = (made: ColdAnswer | undefined): void => {
       if (made === undefined || !sources.open()) {
         fastify(one.req, one.res)
@@ -324,12 +386,22 @@ export function registerReplay(app: FastifyInstance, sources: ReplaySources): Re
       colds += 1
       // Recorded (and replayed next time) once asked again: a recording kept for every read of events asked at random
       // lives through a collection or two and dies old (issue 49: half the collections' time of random reads by id).
-      const slot = id % SEEN_SLOTS
-      if (seen[slot] === id) keep(one.key, { generation, status: 200, headers, idAt: template.idAt, body: made.body, route: template.route, holds: undefined })
-      else seen[slot] = id
+      let again: boolean
+      if (occurrence === undefined) {
+        const slot = id % SEEN_SLOTS
+        again = seen[slot] === id
+        seen[slot] = id
+      } else {
+        const slot = occurrenceSlot(id, occurrence)
+        again = seenOccurrences[slot] === one.key
+        seenOccurrences[slot] = one.key
+      }
+      if (again) keep(one.key, { generation, status: 200, headers, idAt: template.idAt, body: made.body, route: template.route, holds: undefined })
     }
+    const read = occurrence === undefined ? cold?.answer(id) : cold?.occurrence?.(id, occurrence)
     // A read that fails (the database cannot serve now) is the full path's to answer (503), and to log.
-    cold?.answer(id).then(answerWith, () => answerWith(undefined)).catch((error: unknown) => failed(one, error))
+    if (read === undefined) fastify(one.req, one.res)
+    else read.then(answerWith, () => answerWith(undefined)).catch((error: unknown) => failed(one, error))
   }
 
   function replay({ req, res, start }: Held, status: number, recorded: unknown[], idAt: number, body: Buffer, route: string): void {
@@ -351,11 +423,16 @@ export function registerReplay(app: FastifyInstance, sources: ReplaySources): Re
   app.decorateRequest('replayHolds', undefined)
   app.addHook('onSend', (req, reply, payload, done) => {
     if (req.replayable !== undefined) record(req, reply, req.replayable)
+    // A read of an occurrence (never replayable on the full path): its headers, the template of cold reads of occurrences.
+    else if (occurrenceOf !== undefined && reply.statusCode === 200 && occurrenceTemplates.size < 16 && occurrenceOf(req.raw.url ?? '') !== undefined) record(req, reply, undefined)
     done(null, payload)
   })
 
-  /** Records what Node is given for this answer, kept when it is a whole 200 of a replayable request. */
-  function record(req: FastifyRequest, reply: FastifyReply, generation: number): void {
+  /**
+   * Records what Node is given for this answer, kept when it is a whole 200 of a replayable request (of that
+   * `generation`; undefined: only the template of cold reads of occurrences is taken from it).
+   */
+  function record(req: FastifyRequest, reply: FastifyReply, generation: number | undefined): void {
     const key = replayKey(req.raw)
     if (key === undefined || reply.statusCode !== 200 || !sources.open()) return
     const res = reply.raw
@@ -392,12 +469,15 @@ export function registerReplay(app: FastifyInstance, sources: ReplaySources): Re
       take(chunk, encoding)
       const ended = (end as (...args: unknown[]) => ServerResponse).call(this, chunk, encoding, callback)
       if (whole && status === 200 && headers !== undefined) {
-        const recording = recordingOf(generation, status, headers, Buffer.concat(chunks), routeLabel(req), req.replayHolds)
-        if (recording !== undefined) keep(key, recording)
-        // A read by id's headers: the template of cold reads asking as this one did (but for its URL).
-        if (recording !== undefined && cold !== undefined && coldId(req.raw.url ?? '', cold.path) !== undefined && templates.size < 16) {
+        const recording = recordingOf(generation ?? -1, status, headers, Buffer.concat(chunks), routeLabel(req), req.replayHolds)
+        if (recording !== undefined && generation !== undefined) keep(key, recording)
+        // A read by id's headers (an occurrence's): the template of cold reads (of occurrences) asking as this one did
+        // (but for its URL).
+        const url = req.raw.url ?? ''
+        const kept = cold === undefined ? undefined : coldId(url, cold.path) !== undefined ? templates : occurrenceOf?.(url) !== undefined ? occurrenceTemplates : undefined
+        if (recording !== undefined && kept !== undefined && kept.size < 16) {
           const template = templateOf(recording)
-          if (template !== undefined) templates.set(key.slice(key.indexOf('\n')), template)
+          if (template !== undefined) kept.set(key.slice(key.indexOf('\n')), template)
         }
       }
       return ended

@@ -1,0 +1,199 @@
+/**
+ * Cold anonymous reads of occurrences answered before routing (http/replay.ts "Cold reads", issue 45): a plain
+ * anonymous `GET /events/{id}/occurrences/{occurrence}` of an occurrence without an override is answered from its
+ * series' stored document with the headers of a full path's answer to such a read (its own ETag, length and request
+ * id), on SQLite. The oracle is the full path over the same socket (a request with an `If-None-Match` that names no
+ * tag), compared header by header in order and byte by byte, for timed and all-day series, several occurrences, after
+ * a term renamed, the series patched, another occurrence overridden, a write from another handle. Not cold (answered
+ * as before): an overridden occurrence, an unknown or malformed occurrence id, a trailing slash or a query, a
+ * conditional request (304 with the cold answer's tag). A template recorded from a read by id serves no occurrence
+ * read. On PostgreSQL none is cold and every answer is as before.
+ */
+import { request, Agent } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import t, { type Test } from 'tap'
+import { API } from './helpers/build.js'
+import { TEST_ENGINE, writeFromAnotherHandle } from './helpers/database.js'
+import { setup, type Setup } from './helpers/events.js'
+
+interface Answer {
+  status: number
+  /** Names and values as on the wire, in order (Date and X-Request-Id left out). */
+  headers: string[]
+  id: string
+  body: Buffer
+}
+
+const PER_REQUEST = new Set(['date', 'x-request-id'])
+/** Names no tag: the full path answers 200 (a conditional request is never replayed nor read cold). */
+const FULL = { 'if-none-match': '"none"' }
+const cold = TEST_ENGINE === 'sqlite'
+
+type Wire = (path: string, headers?: Record<string, string>) => Promise<Answer>
+
+async function listening(t: Test, s: Setup): Promise<Wire> {
+  await s.app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = s.app.server.address() as AddressInfo
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+  t.teardown(() => agent.destroy())
+  return (path, headers = {}) => new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, headers, agent }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (chunk: Buffer) => chunks.push(chunk))
+      res.on('end', () => {
+        const raw = res.rawHeaders
+        const kept: string[] = []
+        for (let i = 0; i < raw.length; i += 2) if (!PER_REQUEST.has(String(raw[i]).toLowerCase())) kept.push(String(raw[i]), String(raw[i + 1]))
+        resolve({ status: res.statusCode ?? 0, headers: kept, id: String(res.headers['x-request-id']), body: Buffer.concat(chunks) })
+      })
+      res.on('error', reject)
+    })
+    req.on('error', reject)
+    req.end()
+  })
+}
+
+/** A plain read of `path` and the full path's answer to it: equal header by header and byte by byte; whether the read was cold. */
+async function same(t: Test, s: Setup, wire: Wire, path: string, headers: Record<string, string>, label: string): Promise<{ wasCold: boolean; answer: Answer }> {
+  const before = s.app.replay.colds
+  const answer = await wire(path, headers)
+  const wasCold = s.app.replay.colds === before + 1
+  const full = await wire(path, { ...headers, ...FULL })
+  t.equal(answer.status, full.status, `${label}: the status`)
+  t.strictSame(answer.headers, full.headers, `${label}: every header the same, in the same order`)
+  t.equal(answer.body.toString('base64'), full.body.toString('base64'), `${label}: the same bytes`)
+  if (headers['x-request-id'] === undefined) t.not(answer.id, full.id, `${label}: a request id of its own`)
+  return { wasCold, answer }
+}
+
+/** Series of both kinds, their documents stored, and their occurrence ids. */
+async function series(s: Setup): Promise<{ timed: number; allDay: number; weekly: string[]; daily: string[]; jazz: number; outdoor: number }> {
+  const jazz = await s.category('Jazz')
+  const outdoor = await s.tag('Outdoor')
+  const hall = await s.venue({ venue: 'Hall', city: 'Vienna', status: 'publish' })
+  const timed = await s.event('Weekly "quoted" — ünïcödé', { status: 'publish', categories: [jazz.id], tags: [outdoor.id], venue: [hall.id], recurrence: { rule: 'FREQ=WEEKLY;COUNT=6' } })
+  const allDay = await s.event('Daily', { status: 'publish', all_day: true, start_date: '2026-07-01', end_date: '2026-07-01', tags: [outdoor.id], recurrence: { rule: 'FREQ=DAILY;COUNT=4' } })
+  const occurrencesOf = async (id: number): Promise<string[]> =>
+    (await s.db.selectFrom('event_occurrences').select('occurrence').where('event_id', '=', id).orderBy('start_utc').execute()).map((r) => r.occurrence)
+  const weekly = await occurrencesOf(timed.id)
+  const daily = await occurrencesOf(allDay.id)
+  await stored(s, [timed.id, allDay.id])
+  return { timed: timed.id, allDay: allDay.id, weekly, daily, jazz: jazz.id, outdoor: outdoor.id }
+}
+
+/** The events' documents stored again (a read by id offers one; stored off the request path). */
+async function stored(s: Setup, ids: number[]): Promise<void> {
+  await s.app.eventDocuments.settled()
+  for (const id of ids) await s.get(id)
+  await s.app.eventDocuments.settled()
+}
+
+const occurrenceUrl = (id: number, occurrence: string) => `${API}/events/${id}/occurrences/${occurrence}`
+
+t.test('a cold read of an occurrence is the full path\'s answer, header by header and byte by byte, after every write', async (t) => {
+  const s = await setup(t, { file: `${t.testdir()}/calendar.db` })
+  const wire = await listening(t, s)
+  const { timed, allDay, weekly, daily, jazz, outdoor } = await series(s)
+  // A read by id's template serves no occurrence read.
+  await wire(`${API}/events/${timed}`)
+  const before = s.app.replay.colds
+  await same(t, s, wire, occurrenceUrl(timed, weekly[0] ?? ''), {}, 'with a by-id template only')
+  t.equal(s.app.replay.colds, before, 'not cold: no occurrence template yet')
+  const variants: Array<Record<string, string>> = [{}, { accept: 'application/json' }, { 'accept-encoding': 'gzip', 'x-no-compression': '1' }, { 'x-request-id': 'probe-17' }]
+  const rounds: Array<[string, () => Promise<unknown>]> = [
+    ['as stored', async () => undefined],
+    ['a category renamed', () => s.inject({ method: 'PATCH', url: `${API}/categories/${jazz}`, headers: s.editor, payload: { name: 'Jazz & more' } })],
+    ['a tag\'s count moved', () => s.event('D', { status: 'publish', tags: [outdoor] })],
+    ['the series patched', () => s.patch(timed, { title: 'Weekly renamed' })],
+    ['another occurrence overridden', () => s.inject({ method: 'PATCH', url: occurrenceUrl(timed, weekly[5] ?? ''), headers: s.editor, payload: { title: 'Special' } })],
+    ['the all-day series written from another handle', () => writeFromAnotherHandle(s.url, allDay)],
+  ]
+  const reads: Array<[number, string]> = [...weekly.slice(0, 5).map((o): [number, string] => [timed, o]), ...daily.map((o): [number, string] => [allDay, o])]
+  let colds = 0
+  for (const [what, write] of rounds) {
+    await write()
+    await stored(s, [timed, allDay])
+    for (const headers of variants) {
+      // Each variant's first request is the full path's (its template); then every occurrence.
+      await wire(occurrenceUrl(timed, weekly[5] ?? ''), headers)
+      for (const [id, occurrence] of reads) {
+        const { replayed } = s.app.replay
+        const { wasCold, answer } = await same(t, s, wire, occurrenceUrl(id, occurrence), headers, `${what}, ${id}/${occurrence}, ${JSON.stringify(headers)}`)
+        // Read cold, or replayed (a URL read cold before in the same generation with the same key: recorded).
+        if (wasCold || s.app.replay.replayed === replayed + 1) colds += 1
+        t.equal(answer.status, 200)
+        if (headers['x-request-id'] !== undefined) t.equal(answer.id, 'probe-17', 'the request id sent is followed')
+      }
+      await s.app.eventDocuments.settled()
+    }
+  }
+  if (cold) t.equal(colds, reads.length * variants.length * rounds.length, 'every read of an occurrence without an override was cold (or replayed once recorded)')
+  else t.equal(s.app.replay.colds, 0, 'none on PostgreSQL')
+  const record = JSON.parse((await wire(occurrenceUrl(timed, weekly[1] ?? ''))).body.toString('utf8')) as { title: string; categories: Array<{ name: string }> }
+  t.equal(record.title, 'Weekly renamed', 'the write is seen')
+  t.ok(record.categories.some((c) => c.name === 'Jazz & more'), 'the term\'s current record')
+})
+
+t.test('what is not read cold is answered as before: overridden, unknown, malformed, other forms of the URL, conditional', async (t) => {
+  const s = await setup(t, { file: `${t.testdir()}/calendar.db` })
+  const wire = await listening(t, s)
+  const { timed, allDay, weekly, daily } = await series(s)
+  t.equal((await s.inject({ method: 'PATCH', url: occurrenceUrl(timed, weekly[2] ?? ''), headers: s.editor, payload: { title: 'Special' } })).statusCode, 200)
+  await stored(s, [timed])
+  await wire(occurrenceUrl(timed, weekly[0] ?? ''))
+  const before = s.app.replay.colds
+  const overridden = await same(t, s, wire, occurrenceUrl(timed, weekly[2] ?? ''), {}, 'overridden')
+  t.equal(overridden.answer.status, 200)
+  t.match(overridden.answer.body.toString('utf8'), /Special/, 'the override\'s title')
+  const w1 = weekly[1] ?? ''
+  const paths: Array<[string, number]> = [
+    [occurrenceUrl(timed, '20200101T000000Z'), 404],
+    [occurrenceUrl(timed, daily[0] ?? ''), 404],
+    [occurrenceUrl(allDay, w1), 404],
+    [occurrenceUrl(timed, w1.slice(0, 15) + 'z'), 404],
+    [occurrenceUrl(timed, w1.slice(0, 15)), 404],
+    [occurrenceUrl(999_999, w1), 404],
+    [`${occurrenceUrl(timed, w1)}/`, 0],
+    [`${occurrenceUrl(timed, w1)}?`, 0],
+    [`${occurrenceUrl(timed, w1)}?ml_language=en`, 0],
+    [`${API}/events/0${timed}/occurrences/${w1}`, 0],
+  ]
+  for (const [path, status] of paths) {
+    const { answer } = await same(t, s, wire, path, {}, path)
+    if (status !== 0) t.equal(answer.status, status, `${path}: ${status}`)
+  }
+  t.equal(s.app.replay.colds, before, 'none of them cold')
+  const plain = await wire(occurrenceUrl(timed, w1))
+  t.equal(s.app.replay.colds, before + (cold ? 1 : 0), cold ? 'a plain read is' : 'not on PostgreSQL')
+  const etag = plain.headers[plain.headers.findIndex((h) => h.toLowerCase() === 'etag') + 1] ?? ''
+  const conditional = await wire(occurrenceUrl(timed, w1), { 'if-none-match': etag })
+  t.equal(conditional.status, 304, 'If-None-Match with the cold answer\'s tag: 304')
+  t.equal(conditional.body.length, 0)
+  const gzip = await same(t, s, wire, occurrenceUrl(timed, w1), { 'accept-encoding': 'gzip' }, 'gzip')
+  t.match(gzip.answer.headers.join('\n'), /content-encoding\ngzip/i, 'compressed by the full path')
+  t.equal(s.app.replay.colds, before + (cold ? 1 : 0))
+})
+
+t.test('an occurrence read cold twice is recorded and replayed', { skip: cold ? false : 'SQLite only (PostgreSQL reads no occurrence cold)' }, async (t) => {
+  const s = await setup(t, { file: `${t.testdir()}/calendar.db` })
+  const wire = await listening(t, s)
+  const { timed, weekly } = await series(s)
+  await wire(occurrenceUrl(timed, weekly[0] ?? ''))
+  const { colds, replayed } = s.app.replay
+  const url = occurrenceUrl(timed, weekly[1] ?? '')
+  const one = await wire(url)
+  t.equal(s.app.replay.colds, colds + 1, 'cold')
+  t.equal(s.app.replay.size, 0, 'not recorded the first time')
+  await wire(url)
+  t.equal(s.app.replay.colds, colds + 2, 'cold again (asked once before: recorded now)')
+  t.equal(s.app.replay.replayed, replayed, 'not replayed yet')
+  const third = await wire(url)
+  t.equal(s.app.replay.replayed, replayed + 1, 'the third read is replayed')
+  t.equal(third.body.toString('base64'), one.body.toString('base64'))
+  t.strictSame(third.headers, one.headers)
+  t.equal((await s.patch(timed, { title: 'Moved on' })).statusCode, 200)
+  await stored(s, [timed])
+  const after = await wire(url)
+  t.equal(s.app.replay.colds, colds + 3, 'its recording stale: read cold')
+  t.match(after.body.toString('utf8'), /Moved on/)
+})
