@@ -52,7 +52,7 @@ import { loggerOptions, registerRequestLog, requestLogController, type LogStream
 import { createCatalog } from './http/messages.js'
 import type { Handlers } from './http/operations.js'
 import { registerQueryNormalisation } from './http/query.js'
-import { registerReplay, type Replay } from './http/replay.js'
+import { registerReplay, type ColdAnswer, type Replay } from './http/replay.js'
 import { registerNulGuard } from './http/nul-guard.js'
 import { registerIdempotencyKeyCheck } from './http/idempotency-key.js'
 import { digitsOnlyIds } from './http/routes.js'
@@ -62,7 +62,7 @@ import { publicUrl } from './http/public-url.js'
 import { PREFIX, asSwaggerDocument, loadSpec, servedDocument, type LoadedSpec } from './http/spec.js'
 import { swaggerUiPaths, swaggerUiSecurityHeaders, swaggerUiTheme, uiDocument } from './http/swagger-ui.js'
 import { typedDocument } from './http/wire-forms.js'
-import { createEventDocuments, type EventDocuments } from './repositories/event-documents.js'
+import { createEventDocuments, type DocumentRead, type EventDocuments } from './repositories/event-documents.js'
 import { storedEvents } from './repositories/event-records.js'
 import { createReadCache, generationNow, lookedGeneration, readCacheStats, useReadCache } from './repositories/read-cache.js'
 import { findUserByKey } from './repositories/users.js'
@@ -198,24 +198,38 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // logged and measured as the full path would; not while draining nor with a rate limit (which counts every request).
   let observe: ((route: string, method: string, status: number, seconds: number) => void) | undefined
   let connections: { closing(): boolean } | undefined
+  // A cold read's answer from the document read (none: the full path answers).
+  const coldAnswer = async (read: DocumentRead | undefined): Promise<ColdAnswer | undefined> => {
+    if (read?.found !== true) return undefined
+    const made = await documentAnswer(ctx, read.document)
+    return made === undefined ? undefined : { etag: made.etag, body: made.body() }
+  }
   const replay = registerReplay(app, {
     arrived,
     lookNow: () => generationNow(db),
     look: () => lookedGeneration(db),
     open: () => config.rateLimit <= 0 && connections?.closing() !== true,
     observe: (route, method, status, seconds) => observe?.(route, method, status, seconds),
-    // Cold anonymous reads by id from the stored documents, before routing (SQLite: its look answers at once; on
-    // PostgreSQL the full path's look reads the document in the same statement).
-    cold: isPostgres(db) || !config.eventDocuments ? undefined : {
+    // Cold anonymous reads by id from the stored documents, before routing (SQLite: its look answers at once;
+    // PostgreSQL: the look reads the document in the same statement, `lookWith`, as the full path's does).
+    cold: !config.eventDocuments ? undefined : {
       path: `${PREFIX}/events/`,
-      answer: async (id) => {
-        const read = await ctx.documents.read(id, ctx.apiUrl)
-        if (read?.found !== true) return undefined
-        const made = await documentAnswer(ctx, read.document)
-        return made === undefined ? undefined : { etag: made.etag, body: made.body() }
-      },
+      answer: async (id) => coldAnswer(await ctx.documents.read(id, ctx.apiUrl)),
+      ...(ctx.documents.readWithVersion === undefined ? {} : {
+        lookWith: async (id: number) => {
+          let read: DocumentRead | undefined
+          let asked = false
+          const generation = await lookedGeneration(db, async () => {
+            asked = true
+            const both = await (ctx.documents.readWithVersion as NonNullable<EventDocuments['readWithVersion']>)(id, ctx.apiUrl)
+            read = both.read
+            return both.version
+          })
+          return { generation, made: asked ? () => coldAnswer(read) : undefined }
+        },
+      }),
       // An occurrence without an override, as handlers/event-occurrences.ts answers it from the series' document.
-      occurrence: async (eventId, id) => {
+      occurrence: isPostgres(db) ? undefined : async (eventId, id) => {
         const read = await ctx.documents.readOccurrence(eventId, ctx.apiUrl, id)
         if (read?.occurrence === undefined || read.occurrence.overridden) return undefined
         const { document, occurrence } = read

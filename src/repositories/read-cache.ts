@@ -693,9 +693,13 @@ export function generationNow(db: Db): number | undefined | 'wait' {
   return generation === WAIT ? 'wait' : generation
 }
 
-/** The current generation after a look at the data version (as a read's), waited for; undefined without a cache. */
-export async function lookedGeneration(db: Db): Promise<number | undefined> {
-  return bound.get(db)?.sync(db)
+/**
+ * The current generation after a look at the data version (as a read's), waited for; undefined without a cache.
+ * `look`: the caller's own look (`Look`: the version and what it reads next, in one statement), used when the engine
+ * is asked (the caller tells whether it ran: not when the last look still answers).
+ */
+export async function lookedGeneration(db: Db, look?: Look): Promise<number | undefined> {
+  return bound.get(db)?.sync(db, look)
 }
 
 /**
