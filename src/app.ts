@@ -64,7 +64,7 @@ import { swaggerUiPaths, swaggerUiSecurityHeaders, swaggerUiTheme, uiDocument } 
 import { typedDocument } from './http/wire-forms.js'
 import { createEventDocuments, type DocumentRead, type EventDocuments } from './repositories/event-documents.js'
 import { storedEvents } from './repositories/event-records.js'
-import { createReadCache, generationNow, lookedGeneration, readCacheStats, useReadCache } from './repositories/read-cache.js'
+import { createReadCache, generationNow, lookedGeneration, readCacheStats, useReadCache, withLook } from './repositories/read-cache.js'
 import { findUserByKey } from './repositories/users.js'
 import type { Site } from './repositories/site.js'
 
@@ -214,7 +214,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // PostgreSQL: the look reads the document in the same statement, `lookWith`, as the full path's does).
     cold: !config.eventDocuments ? undefined : {
       path: `${PREFIX}/events/`,
-      answer: async (id) => coldAnswer(await ctx.documents.read(id, ctx.apiUrl)),
+      answer: async (id, generation) => isPostgres(db)
+        ? withLook(db, generation, async () => coldAnswer(await ctx.documents.read(id, ctx.apiUrl)))
+        : coldAnswer(await ctx.documents.read(id, ctx.apiUrl)),
       ...(ctx.documents.readWithVersion === undefined ? {} : {
         lookWith: async (id: number) => {
           let read: DocumentRead | undefined
@@ -225,7 +227,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
             read = both.read
             return both.version
           })
-          return { generation, made: asked ? () => coldAnswer(read) : undefined }
+          // Its terms read with that look's generation (as every cold read held with it: `answer`'s `generation`).
+          return { generation, made: asked ? () => withLook(db, generation, () => coldAnswer(read)) : undefined }
         },
       }),
       // An occurrence without an override, as handlers/event-occurrences.ts answers it from the series' document.

@@ -83,12 +83,13 @@ export interface ReplaySources {
   /**
    * Cold reads by id (see "Cold reads" in the module comment): the path of a single event's read without its
    * id (`<prefix>/events/`), and the answer an anonymous read of event `id` in its own language gives from its
-   * stored document, read now (after the look): its ETag, for the identity coding, and its bytes; undefined when it
-   * has none (the full path answers). Where the look is a statement of its own, with `lookWith`.
+   * stored document, read now (after the look, which returned `generation`): its ETag, for the identity coding, and
+   * its bytes; undefined when it has none (the full path answers). Where the look is a statement of its own, with
+   * `lookWith`.
    */
   cold?: {
     path: string
-    answer(id: number): Promise<ColdAnswer | undefined>
+    answer(id: number, generation: number): Promise<ColdAnswer | undefined>
     /**
      * The same for an anonymous read of occurrence `occurrence` (`YYYYMMDDTHHMMSSZ` or `YYYYMMDD`) of event `id`
      * (`<prefix>/events/<id>/occurrences/<occurrence>`): undefined unless it is one without an override answered from
@@ -418,7 +419,7 @@ export function registerReplay(app: FastifyInstance, sources: ReplaySources): Re
       }
       if (again) keep(one.key, { generation, status: 200, headers, idAt: template.idAt, body: made.body, route: template.route, holds: undefined })
     }
-    const read = lookedAt !== undefined ? lookedAt() : occurrence === undefined ? cold?.answer(id) : cold?.occurrence?.(id, occurrence)
+    const read = lookedAt !== undefined ? lookedAt() : occurrence === undefined ? cold?.answer(id, generation) : cold?.occurrence?.(id, occurrence)
     // A read that fails (the database cannot serve now) is the full path's to answer (503), and to log.
     if (read === undefined) fastify(one.req, one.res)
     else read.then(answerWith, () => answerWith(undefined)).catch((error: unknown) => failed(one, error))
