@@ -211,24 +211,32 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     open: () => config.rateLimit <= 0 && connections?.closing() !== true,
     observe: (route, method, status, seconds) => observe?.(route, method, status, seconds),
     // Cold anonymous reads by id from the stored documents, before routing (SQLite: its look answers at once;
-    // PostgreSQL: the look reads the document in the same statement, `lookWith`, as the full path's does).
+    // PostgreSQL: the turn's look reads the documents of the cold reads held in the same statement, `lookWith`).
     cold: !config.eventDocuments ? undefined : {
       path: `${PREFIX}/events/`,
       answer: async (id, generation) => isPostgres(db)
         ? withLook(db, generation, async () => coldAnswer(await ctx.documents.read(id, ctx.apiUrl)))
         : coldAnswer(await ctx.documents.read(id, ctx.apiUrl)),
       ...(ctx.documents.readWithVersion === undefined ? {} : {
-        lookWith: async (id: number) => {
-          let read: DocumentRead | undefined
+        lookWith: async (ids: number[]) => {
+          let reads: Map<number, DocumentRead> | undefined
           let asked = false
           const generation = await lookedGeneration(db, async () => {
             asked = true
-            const both = await (ctx.documents.readWithVersion as NonNullable<EventDocuments['readWithVersion']>)(id, ctx.apiUrl)
-            read = both.read
-            return both.version
+            const { readWithVersion, readManyWithVersion } = ctx.documents as Required<EventDocuments>
+            const [id] = ids
+            if (ids.length === 1 && id !== undefined) {
+              const both = await readWithVersion(id, ctx.apiUrl)
+              reads = both.read === undefined ? undefined : new Map([[id, both.read]])
+              return both.version
+            }
+            const all = await readManyWithVersion(ids, ctx.apiUrl)
+            reads = all.reads
+            return all.version
           })
-          // Its terms read with that look's generation (as every cold read held with it: `answer`'s `generation`).
-          return { generation, made: asked ? () => withLook(db, generation, () => coldAnswer(read)) : undefined }
+          if (!asked) return { generation, made: undefined }
+          // Their terms read with that look's generation (as every cold read held with them: `answer`'s `generation`).
+          return { generation, made: new Map(ids.map((id) => [id, () => withLook(db, generation, () => coldAnswer(reads?.get(id)))])) }
         },
       }),
       // An occurrence without an override, as handlers/event-occurrences.ts answers it from the series' document.

@@ -13,7 +13,9 @@
  * PostgreSQL the look at the data version reads the document in the same statement, one round trip (as the full
  * path's look), which the last test counts.
  */
+import { once } from 'node:events'
 import { request, Agent } from 'node:http'
+import { connect } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
 import { buildApp } from '../src/app.js'
@@ -291,4 +293,66 @@ t.test('PostgreSQL: a cold read is one statement, the look at the data version r
     t.equal(app.replay.replayed, replayed + 1, `event ${id} read a third time: replayed`)
     t.strictSame(statements.map((st) => /^select h, e from data_version\(\)$/.test(st.sql)), [true], 'one statement, data_version()\'s')
   }
+})
+
+/** Requests `paths` written in one go on one socket (pipelined: parsed in one turn of the event loop), their answers in order. */
+async function pipelined(port: number, paths: readonly string[]): Promise<Array<{ status: number; body: string }>> {
+  const socket = connect({ host: '127.0.0.1', port })
+  await once(socket, 'connect')
+  socket.write(paths.map((path) => `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`).join(''))
+  let buffer = Buffer.alloc(0)
+  const answers: Array<{ status: number; body: string }> = []
+  for await (const chunk of socket as AsyncIterable<Buffer>) {
+    buffer = Buffer.concat([buffer, chunk])
+    for (;;) {
+      const end = buffer.indexOf('\r\n\r\n')
+      if (end < 0) break
+      const head = buffer.subarray(0, end).toString('latin1')
+      const length = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0)
+      if (buffer.length < end + 4 + length) break
+      answers.push({ status: Number(head.split(' ')[1]), body: buffer.subarray(end + 4, end + 4 + length).toString('utf8') })
+      buffer = buffer.subarray(end + 4 + length)
+    }
+    if (answers.length === paths.length) break
+  }
+  socket.destroy()
+  return answers
+}
+
+t.test('PostgreSQL: cold reads held in one turn share one look, which reads all their documents', { skip: TEST_ENGINE !== 'postgres' ? 'PostgreSQL only (SQLite\'s look is a probe)' : false }, async (t) => {
+  const s = await setup(t)
+  const { readable, refused } = await events(s)
+  const statements: LoggedStatement[] = []
+  const logged = await openDatabase(s.url, { log: (statement) => statements.push(statement) })
+  t.teardown(() => logged.close())
+  const app = await buildApp({ db: logged.db, config: defaultConfig({ publicUrl: BASE_URL }), now: () => NOW, spec: SPEC, compilers: createCompilers() })
+  t.teardown(() => app.close())
+  const wire = await listening(t, { app })
+  const { port } = app.server.address() as AddressInfo
+  const full = new Map<number, Answer>()
+  for (const id of [...readable, ...refused]) full.set(id, await wire(`${API}/events/${id}`, FULL))
+  await wire(`${API}/events/${readable[0]}`)
+  const batch = readable.slice(1)
+  // The same event twice in the batch: one document read for both.
+  const ids = [...batch, batch[0] ?? 0]
+  statements.length = 0
+  const { colds, looks } = app.replay
+  const answers = await pipelined(port, ids.map((id) => `${API}/events/${id}`))
+  t.equal(app.replay.colds, colds + ids.length, 'all cold')
+  t.equal(app.replay.looks, looks + 1, 'one look for them all')
+  t.strictSame(statements.map((st) => /^select h, e, event_id, .* from event_documents_read\(\$1, \$2\)$/.test(st.sql)), [true], 'one statement, event_documents_read\'s')
+  t.strictSame(statements[0]?.parameters[0], batch, 'the distinct ids, in the order held')
+  ids.forEach((id, i) => {
+    t.equal(answers[i]?.status, 200)
+    t.equal(answers[i]?.body, full.get(id)?.body.toString('utf8'), `event ${id}: the full path's bytes`)
+  })
+  // Events without a document in the batch: answered by the full path, as before.
+  const mixed = [batch[1] ?? 0, ...refused, batch[2] ?? 0]
+  const { colds: before } = app.replay
+  const answered = await pipelined(port, mixed.map((id) => `${API}/events/${id}`))
+  t.equal(app.replay.colds, before + 2, 'those with a document cold')
+  mixed.forEach((id, i) => {
+    t.equal(answered[i]?.status, full.get(id)?.status, `event ${id}: the full path's status`)
+    t.equal(answered[i]?.body, full.get(id)?.body.toString('utf8'), `event ${id}: the full path's bytes`)
+  })
 })

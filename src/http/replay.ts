@@ -40,10 +40,10 @@
  * recorded only when its event was read cold before (the id last read in its slot of SEEN_SLOTS), so that a URL asked
  * again is replayed from its third request on, and reads of events asked at random keep nothing: a recording each
  * lived through a collection or two and died old (scavenges twice as long, a mark-compact a second).
- * On PostgreSQL, whose look is a statement of its own, the look of a turn holding a cold read by id (one with no
- * recording) reads that event's document in the same statement (`cold.lookWith`: the schema's `event_document`, as
- * the full path's look): such a read is one round trip, as on the full path; other cold reads held with it read
- * their documents after the look.
+ * On PostgreSQL, whose look is a statement of its own, the look of a turn holding cold reads by id (those with no
+ * recording) reads their events' documents in the same statement (`cold.lookWith`: the schema's `event_document` for
+ * one, as the full path's look, `event_documents_read` for several): one round trip for them all, where the full path
+ * takes one a request; their terms are read with that look's generation (no look again).
  *
  * Cold reads of occurrences (issue 45), the same way: a plain anonymous `GET <prefix>/events/<id>/occurrences/<occurrence>`
  * (`YYYYMMDDTHHMMSSZ` or `YYYYMMDD`, nothing after) is answered from its series' stored document as
@@ -97,12 +97,12 @@ export interface ReplaySources {
      */
     occurrence?: (id: number, occurrence: string) => Promise<ColdAnswer | undefined>
     /**
-     * Where the look is a statement of its own (PostgreSQL): the look at the data version taken with the read of
-     * event `id`'s stored document, in one statement and one snapshot (then `look`'s generation), and how its answer
-     * is made from what that statement read (`answer`'s, without reading again); `made` undefined when no statement
-     * was sent (the last look still answers: then `answer` reads the document after it).
+     * Where the look is a statement of its own (PostgreSQL): the look at the data version taken with the read of the
+     * stored documents of events `ids` (distinct), in one statement and one snapshot (then `look`'s generation), and
+     * how each one's answer is made from what that statement read (`answer`'s, without reading again); `made`
+     * undefined when no statement was sent (the last look still answers: then `answer` reads each document after it).
      */
-    lookWith?: (id: number) => Promise<{ generation: number | undefined; made: (() => Promise<ColdAnswer | undefined>) | undefined }>
+    lookWith?: (ids: number[]) => Promise<{ generation: number | undefined; made: Map<number, () => Promise<ColdAnswer | undefined>> | undefined }>
   }
 }
 
@@ -128,6 +128,9 @@ interface Recording {
 /** Recordings kept at most, and the bytes their bodies may take (as the read cache's hot answers). */
 export const MAX_RECORDINGS = 512
 export const MAX_RECORDING_BYTES = 8 * 1024 * 1024
+
+/** Cold reads by id whose documents one look reads at most (PostgreSQL, `lookWith`); those past it are read after it. */
+const MAX_LOOKED_WITH = 100
 
 /** Slots of the cold reads' memory of ids asked (a power of two). */
 const SEEN_SLOTS = 4096
@@ -349,18 +352,21 @@ export function registerReplay(app: FastifyInstance, sources: ReplaySources): Re
       answer(batch, now)
       return
     }
-    // PostgreSQL: the look reads the document of a cold read by id held (one with no recording) in the same statement.
+    // PostgreSQL: the look reads the documents of the cold reads by id held (those with no recording) in the same statement.
     const lookWith = cold?.lookWith
-    const first = lookWith === undefined ? undefined : batch.find((one) => one.cold !== undefined && one.cold.occurrence === undefined && one.recording === undefined)
-    if (lookWith !== undefined && first?.cold !== undefined) {
-      lookWith(first.cold.id).then(({ generation, made }) => answer(batch, generation, made === undefined ? undefined : { one: first, made }), () => answer(batch, undefined))
-      return
+    if (lookWith !== undefined) {
+      const ids = new Set<number>()
+      for (const one of batch) if (one.cold !== undefined && one.cold.occurrence === undefined && one.recording === undefined && ids.size < MAX_LOOKED_WITH) ids.add(one.cold.id)
+      if (ids.size > 0) {
+        lookWith([...ids]).then(({ generation, made }) => answer(batch, generation, made), () => answer(batch, undefined))
+        return
+      }
     }
     sources.look().then((generation) => answer(batch, generation), () => answer(batch, undefined))
   }
 
-  /** Answers the requests held with the look's `generation`; `read`: a cold read's answer made from the look's statement. */
-  function answer(batch: Held[], generation: number | undefined, read?: { one: Held; made: () => Promise<ColdAnswer | undefined> }): void {
+  /** Answers the requests held with the look's `generation`; `made`: cold reads' answers made from the look's statement, by event id. */
+  function answer(batch: Held[], generation: number | undefined, made?: Map<number, () => Promise<ColdAnswer | undefined>>): void {
     looks += 1
     const open = sources.open()
     for (const one of batch) {
@@ -368,7 +374,7 @@ export function registerReplay(app: FastifyInstance, sources: ReplaySources): Re
       if (recording === undefined || !open || generation !== recording.generation || (recording.holds !== undefined && !recording.holds())) {
         if (recording !== undefined && recordings.get(one.key) === recording) drop(one.key)
         if (!open || generation === undefined || one.cold === undefined) fastify(one.req, one.res)
-        else answerCold(one, one.cold, generation, read?.one === one ? read.made : undefined)
+        else answerCold(one, one.cold, generation, one.cold.occurrence === undefined ? made?.get(one.cold.id) : undefined)
         continue
       }
       try {
