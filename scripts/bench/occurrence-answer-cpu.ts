@@ -6,14 +6,22 @@
  * latter timed apart too. Prints µs a read (CPU of the process).
  *
  *   node --import tsx scripts/bench/occurrence-answer-cpu.ts [series, default 400] [reads a round, default 20000] [rounds, default 3] [id|occurrence]
+ *   BENCH_DB=<a benchmark's bench-20000-series20.db> node --import tsx scripts/bench/occurrence-answer-cpu.ts 0 [reads] [rounds]
  *
- * With `id` or `occurrence` last, only those reads are made after the first round (for `node --cpu-prof`).
+ * With `id` or `occurrence` last, only those reads are made after the first round (for `node --cpu-prof`). With
+ * BENCH_DB, a copy of that file (its documents stored for the benchmark's public URL) instead of a fresh one: reads
+ * of its published single events by id and of the occurrences without an override of its published series. On a
+ * build without `app.coldReads` (before this script), the cold sources are made as app.ts made them then.
  */
-import { rmSync } from 'node:fs'
+import { copyFileSync, rmSync } from 'node:fs'
 import { buildApp } from '../../src/app.js'
 import { defaultConfig } from '../../src/config.js'
 import { openDatabase } from '../../src/db/database.js'
 import { withTransaction } from '../../src/db/unit-of-work.js'
+import { documentAnswer, documentTerms } from '../../src/handlers/event-documents.js'
+import { occurrenceAnswer, slotsOf } from '../../src/handlers/occurrence-documents.js'
+import { recordSerializers } from '../../src/http/serialized.js'
+import { loadSpec } from '../../src/http/spec.js'
 import { generateKey } from '../../src/lib/api-keys.js'
 import { formatUtc } from '../../src/lib/dates.js'
 import { createUserWithKey } from '../../src/repositories/users.js'
@@ -21,6 +29,8 @@ import { createUserWithKey } from '../../src/repositories/users.js'
 const PREFIX = '/calendar/events/v1'
 const [seriesArg = '400', readsArg = '20000', roundsArg = '3', only] = process.argv.slice(2)
 const file = `/tmp/occurrence-answer-cpu-${process.pid}.db`
+const benchDb = process.env.BENCH_DB
+if (benchDb !== undefined) copyFileSync(benchDb, file)
 const handle = await openDatabase(file)
 const key = generateKey()
 await withTransaction(handle.db, (trx) => createUserWithKey(trx, 'editor', key, formatUtc(new Date()), 'bench'))
@@ -35,7 +45,7 @@ const post = async (url: string, body: unknown): Promise<{ id: number }> => {
 const category = await post('/categories', { name: 'Jazz' })
 const tag = await post('/tags', { name: 'Outdoor' })
 const venue = await post('/venues', { venue: 'Hall', city: 'Vienna', status: 'publish' })
-const singles: number[] = []
+let singles: number[] = []
 for (let i = 0; i < Number(seriesArg); i++) {
   const body = {
     title: `Event ${i} with a description`, description: 'A longer text '.repeat(20), status: 'publish', categories: [category.id], tags: [tag.id], venue: [venue.id],
@@ -46,10 +56,33 @@ for (let i = 0; i < Number(seriesArg); i++) {
 }
 await app.fillEventDocuments()
 await app.eventDocuments.settled()
-const occurrences = (await handle.db.selectFrom('event_occurrences as o').innerJoin('events as e', 'e.id', 'o.event_id')
-  .select(['o.event_id', 'o.occurrence']).where('e.recurrence', 'is not', null).execute()).map((r) => [Number(r.event_id), r.occurrence] as const)
-if (app.coldReads === undefined) throw new Error('no cold reads (SQLite with documents only)')
-const sources = app.coldReads
+const published = (recurring: boolean) => handle.db.selectFrom('events as e').where('e.status', '=', 'publish').where('e.password', 'is', null)
+  .where('e.recurrence', recurring ? 'is not' : 'is', null)
+if (benchDb !== undefined) singles = (await published(false).select('e.id').execute()).map((r) => Number(r.id))
+const occurrences = (await published(true).innerJoin('event_occurrences as o', 'o.event_id', 'e.id').where('o.overridden', '=', 0)
+  .select(['o.event_id', 'o.occurrence']).execute()).map((r) => [Number(r.event_id), r.occurrence] as const)
+const spec = loadSpec()
+const apiUrl = `${publicUrl}${PREFIX}`
+// As app.ts made the cold sources before they were handlers/cold-reads.ts (a build without `app.coldReads`).
+const ctx = { db: handle.db, spec, json: recordSerializers(spec.document), site: { apiUrl, geoloc: false, timeZone: 'UTC' }, apiUrl, documents: app.eventDocuments } as unknown as Parameters<typeof slotsOf>[0]
+const sources = (app as { coldReads?: { answer(id: number): Promise<{ etag: string; body: Buffer } | undefined>; occurrence(id: number, o: string): Promise<{ etag: string; body: Buffer } | undefined> } }).coldReads ?? {
+  answer: async (id: number) => {
+    const read = await app.eventDocuments.read(id, apiUrl)
+    if (read?.found !== true) return undefined
+    const made = await documentAnswer(ctx, read.document)
+    return made === undefined ? undefined : { etag: made.etag, body: made.body() }
+  },
+  occurrence: async (eventId: number, id: string) => {
+    const read = await app.eventDocuments.readOccurrence(eventId, apiUrl, id)
+    if (read?.occurrence === undefined || read.occurrence.overridden) return undefined
+    const slots = slotsOf(ctx, read.document)
+    if (slots === null) return undefined
+    const terms = await documentTerms(ctx, read.document)
+    if (terms === undefined) return undefined
+    const made = occurrenceAnswer(ctx, read.document, slots, { id, ...read.occurrence }, terms.categories, terms.tags, terms.etag)
+    return made === undefined ? undefined : { etag: made.etag, body: made.body() }
+  },
+}
 const reads = Number(readsArg)
 const cpu = (): number => {
   const used = process.cpuUsage()
@@ -83,7 +116,7 @@ async function byOccurrence(): Promise<number> {
   if (bytes === 0) throw new Error('nothing')
   return (cpu() - started) / reads
 }
-process.stdout.write(`${singles.length} single events, ${occurrences.length} occurrences of ${singles.length} series\n`)
+process.stdout.write(`${singles.length} single events, ${occurrences.length} occurrences without an override of published series${app.coldReads === undefined ? ' (the cold sources as app.ts made them)' : ''}\n`)
 await byId()
 await byOccurrence()
 for (let round = 0; round < Number(roundsArg); round++) {
@@ -97,5 +130,5 @@ for (let round = 0; round < Number(roundsArg); round++) {
 }
 await app.close()
 await handle.close()
-if (process.env.KEEP_DB === undefined) for (const suffix of ["", "-wal", "-shm"]) rmSync(`${file}${suffix}`, { force: true })
+if (process.env.KEEP_DB === undefined) for (const suffix of ['', '-wal', '-shm']) rmSync(`${file}${suffix}`, { force: true })
 else process.stdout.write(`kept ${file}\n`)
