@@ -15,7 +15,8 @@
  * - who must hear of it: the listeners given by `onWritten` (the read cache) learn of every unit of work
  *   once it has ended, committed or rolled back;
  * - where it took the data from and to: each unit of work reads the data version (the log's head and
- *   the data epoch) first and last inside its transaction, where no other writer can move it, and once
+ *   the data epoch) first and last inside its transaction, where no other writer can move it (a concurrent
+ *   unit on PostgreSQL, `UnitOptions`: both under the log lock, once its work is done), and once
  *   committed keeps both with its changes in the journal of this process (`writtenBetween`). Between two
  *   versions this process read, the journal then tells whether only its own units of work wrote, and
  *   what they changed: an event document assembled at one version may still be stored at a later one
