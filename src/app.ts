@@ -21,9 +21,8 @@ import type { AppContext } from './handlers/context.js'
 import { eventHandlers } from './handlers/events.js'
 import { occurrenceWriteHandlers } from './handlers/occurrence-writes.js'
 import { occurrenceHandlers } from './handlers/event-occurrences.js'
-import { documentAnswer, documentTerms, eventDocument } from './handlers/event-documents.js'
-import { occurrenceAnswer, slotsOf } from './handlers/occurrence-documents.js'
-import { parseOccurrenceId } from './lib/recurrence.js'
+import { coldSources, postgresColdSources, type ColdSources } from './handlers/cold-reads.js'
+import { eventDocument } from './handlers/event-documents.js'
 import { organizerHandlers } from './handlers/organizers.js'
 import { rootHandlers } from './handlers/root.js'
 import { tagHandlers } from './handlers/tags.js'
@@ -52,7 +51,7 @@ import { loggerOptions, registerRequestLog, requestLogController, type LogStream
 import { createCatalog } from './http/messages.js'
 import type { Handlers } from './http/operations.js'
 import { registerQueryNormalisation } from './http/query.js'
-import { registerReplay, type ColdAnswer, type Replay } from './http/replay.js'
+import { registerReplay, type Replay } from './http/replay.js'
 import { registerNulGuard } from './http/nul-guard.js'
 import { registerIdempotencyKeyCheck } from './http/idempotency-key.js'
 import { digitsOnlyIds } from './http/routes.js'
@@ -62,9 +61,9 @@ import { publicUrl } from './http/public-url.js'
 import { PREFIX, asSwaggerDocument, loadSpec, servedDocument, type LoadedSpec } from './http/spec.js'
 import { swaggerUiPaths, swaggerUiSecurityHeaders, swaggerUiTheme, uiDocument } from './http/swagger-ui.js'
 import { typedDocument } from './http/wire-forms.js'
-import { createEventDocuments, type DocumentRead, type EventDocuments } from './repositories/event-documents.js'
+import { createEventDocuments, type EventDocuments } from './repositories/event-documents.js'
 import { storedEvents } from './repositories/event-records.js'
-import { createReadCache, generationNow, lookedGeneration, readCacheStats, useReadCache, withLook } from './repositories/read-cache.js'
+import { createReadCache, generationNow, lookedGeneration, readCacheStats, useReadCache } from './repositories/read-cache.js'
 import { findUserByKey } from './repositories/users.js'
 import type { Site } from './repositories/site.js'
 
@@ -91,6 +90,8 @@ declare module 'fastify' {
     eventDocuments: EventDocuments
     /** Answers replayed before routing (http/replay.ts): recordings held and replays so far (tests). */
     replay: Replay
+    /** The cold reads' answers given to the replay (handlers/cold-reads.ts; undefined on PostgreSQL or documents off): benches. */
+    coldReads: ColdSources | undefined
     /** Stores the event documents missing for this public URL, giving way to requests (`server.ts` starts it once listening). */
     fillEventDocuments: () => Promise<boolean>
   }
@@ -198,62 +199,19 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // logged and measured as the full path would; not while draining nor with a rate limit (which counts every request).
   let observe: ((route: string, method: string, status: number, seconds: number) => void) | undefined
   let connections: { closing(): boolean } | undefined
-  // A cold read's answer from the document read (none: the full path answers).
-  const coldAnswer = async (read: DocumentRead | undefined): Promise<ColdAnswer | undefined> => {
-    if (read?.found !== true) return undefined
-    const made = await documentAnswer(ctx, read.document)
-    return made === undefined ? undefined : { etag: made.etag, body: made.body() }
-  }
+  // Cold anonymous reads by id and of occurrences from the stored documents, before routing (SQLite: its look answers
+  // at once). PostgreSQL: reads by id only, the turn's look reading the documents of the cold reads held in its statement.
+  const coldReads = isPostgres(db) || !config.eventDocuments ? undefined : coldSources(ctx)
   const replay = registerReplay(app, {
     arrived,
     lookNow: () => generationNow(db),
     look: () => lookedGeneration(db),
     open: () => config.rateLimit <= 0 && connections?.closing() !== true,
     observe: (route, method, status, seconds) => observe?.(route, method, status, seconds),
-    // Cold anonymous reads by id from the stored documents, before routing (SQLite: its look answers at once;
-    // PostgreSQL: the turn's look reads the documents of the cold reads held in the same statement, `lookWith`).
-    cold: !config.eventDocuments ? undefined : {
-      path: `${PREFIX}/events/`,
-      answer: async (id, generation) => isPostgres(db)
-        ? withLook(db, generation, async () => coldAnswer(await ctx.documents.read(id, ctx.apiUrl)))
-        : coldAnswer(await ctx.documents.read(id, ctx.apiUrl)),
-      ...(ctx.documents.readWithVersion === undefined ? {} : {
-        lookWith: async (ids: number[]) => {
-          let reads: Map<number, DocumentRead> | undefined
-          let asked = false
-          const generation = await lookedGeneration(db, async () => {
-            asked = true
-            const { readWithVersion, readManyWithVersion } = ctx.documents as Required<EventDocuments>
-            const [id] = ids
-            if (ids.length === 1 && id !== undefined) {
-              const both = await readWithVersion(id, ctx.apiUrl)
-              reads = both.read === undefined ? undefined : new Map([[id, both.read]])
-              return both.version
-            }
-            const all = await readManyWithVersion(ids, ctx.apiUrl)
-            reads = all.reads
-            return all.version
-          })
-          if (!asked) return { generation, made: undefined }
-          // Their terms read with that look's generation (as every cold read held with them: `answer`'s `generation`).
-          return { generation, made: new Map(ids.map((id) => [id, () => withLook(db, generation, () => coldAnswer(reads?.get(id)))])) }
-        },
-      }),
-      // An occurrence without an override, as handlers/event-occurrences.ts answers it from the series' document.
-      occurrence: isPostgres(db) ? undefined : async (eventId, id) => {
-        const read = await ctx.documents.readOccurrence(eventId, ctx.apiUrl, id)
-        if (read?.occurrence === undefined || read.occurrence.overridden) return undefined
-        const { document, occurrence } = read
-        const slots = slotsOf(ctx, document)
-        if (slots === null || parseOccurrenceId(id, slots.basis.all_day) === null) return undefined
-        const terms = await documentTerms(ctx, document)
-        if (terms === undefined) return undefined
-        const made = occurrenceAnswer(ctx, document, slots, { id, ...occurrence }, terms.categories, terms.tags, terms.etag)
-        return made === undefined ? undefined : { etag: made.etag, body: made.body() }
-      },
-    },
+    cold: coldReads ?? (config.eventDocuments ? postgresColdSources(ctx) : undefined),
   })
   app.decorate('replay', replay)
+  app.decorate('coldReads', coldReads)
   ignoreUnknownExpectations(app.server)
   answerConnect(app.server, texts, unroutedHeaders)
   app.addHook('onListen', async () => base.listening(app.server.address()))

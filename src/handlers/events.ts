@@ -374,7 +374,10 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
         const stored = await writtenEventRecord(reader, ctx.site, made)
         const record = seenBy(caller, stored.record)
         return { body: ctx.json.event(record), location: record.rest_url, etag: etag(stored, caller) }
-      })
+      },
+      // Beside other creates on PostgreSQL (issue 49): a slug or translation taken meanwhile is refused by its unique
+      // index, and the create runs again alone.
+      { concurrent: true })
   }
 
   async function update(req: FastifyRequest, ref: PostRef, body: EventBody, reply: FastifyReply): Promise<Event> {
