@@ -21,7 +21,7 @@ import type { AppContext } from './handlers/context.js'
 import { eventHandlers } from './handlers/events.js'
 import { occurrenceWriteHandlers } from './handlers/occurrence-writes.js'
 import { occurrenceHandlers } from './handlers/event-occurrences.js'
-import { coldSources, type ColdSources } from './handlers/cold-reads.js'
+import { coldSources, postgresColdSources, type ColdSources } from './handlers/cold-reads.js'
 import { eventDocument } from './handlers/event-documents.js'
 import { organizerHandlers } from './handlers/organizers.js'
 import { rootHandlers } from './handlers/root.js'
@@ -200,7 +200,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   let observe: ((route: string, method: string, status: number, seconds: number) => void) | undefined
   let connections: { closing(): boolean } | undefined
   // Cold anonymous reads by id and of occurrences from the stored documents, before routing (SQLite: its look answers
-  // at once; on PostgreSQL the full path's look reads the document in the same statement).
+  // at once). PostgreSQL: reads by id only, the turn's look reading the documents of the cold reads held in its statement.
   const coldReads = isPostgres(db) || !config.eventDocuments ? undefined : coldSources(ctx)
   const replay = registerReplay(app, {
     arrived,
@@ -208,9 +208,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     look: () => lookedGeneration(db),
     open: () => config.rateLimit <= 0 && connections?.closing() !== true,
     observe: (route, method, status, seconds) => observe?.(route, method, status, seconds),
-    // Cold anonymous reads by id from the stored documents, before routing (SQLite: its look answers at once; on
-    // PostgreSQL the full path's look reads the document in the same statement).
-    cold: coldReads,
+    cold: coldReads ?? (config.eventDocuments ? postgresColdSources(ctx) : undefined),
   })
   app.decorate('replay', replay)
   app.decorate('coldReads', coldReads)

@@ -133,3 +133,44 @@ t.test('PostgreSQL: an anonymous read by id is one statement, a function\'s; mig
   await migration.up(s.db)
   t.strictSame(await both(), [true, true], 'up makes them again (twice: replaced)')
 })
+
+t.test('PostgreSQL: several events\' documents read with the data version (event_documents_read) are what readWithVersion reads of each; migration 0027 down and up', { skip: TEST_ENGINE !== 'postgres' }, async (t) => {
+  const s = await setup(t)
+  const categories = [(await s.category('Jazz')).id]
+  const timed = await s.event('Timed', { categories })
+  const allDay = await s.event('All day', { all_day: true, start_date: '2026-07-01', end_date: '2026-07-02' })
+  const series = await s.event('Weekly', { recurrence: { rule: 'FREQ=WEEKLY;COUNT=4' }, categories })
+  const draft = await s.event('Draft', { status: 'draft' })
+  await s.app.fillEventDocuments()
+  await s.app.eventDocuments.settled()
+  const documents = s.app.eventDocuments
+  const many = documents.readManyWithVersion
+  const one = documents.readWithVersion
+  if (many === undefined || one === undefined) return t.fail('both on PostgreSQL')
+  const check = async (name: string, ids: number[], apiUrl = API_URL) => {
+    const got = await many(ids, apiUrl)
+    const version = await dataVersion(s.db)
+    t.strictSame(got.version, version, `${name}: where the data stands`)
+    t.strictSame([...(got.reads?.keys() ?? [])].sort((a, b) => a - b), [...ids].sort((a, b) => a - b), `${name}: a read for each id`)
+    for (const id of ids) t.strictSame(got.reads?.get(id), (await one(id, apiUrl)).read, `${name}: event ${id} as readWithVersion reads it`)
+    return got
+  }
+  await check('documents and none', [timed.id, draft.id, allDay.id, series.id, 999_999])
+  await check('one', [allDay.id])
+  const none = await check('none found', [draft.id, 999_999])
+  t.ok([...(none.reads?.values() ?? [])].every((r) => r.found === false), 'none found: the version beside each')
+  const other = await check('another context', [timed.id, allDay.id], 'http://other.test/calendar/events/v1')
+  t.ok([...(other.reads?.values() ?? [])].every((r) => r.found === false), 'no document of another context')
+  t.equal((await s.patch(timed.id, { title: 'Timed renamed' })).statusCode, 200, 'renamed')
+  const after = await check('after a write', [timed.id, allDay.id])
+  t.equal(after.reads?.get(timed.id)?.found, false, 'the renamed event\'s document dropped')
+  t.equal(after.reads?.get(allDay.id)?.found, true, 'the other\'s kept')
+  const exists = async () => (await sql<{ f: string | null }>`select to_regprocedure('event_documents_read(bigint[], text)')::text as f`.execute(s.db)).rows[0]?.f !== null
+  t.equal(await exists(), true, 'the function is there')
+  const migration = await import('../src/db/migrations/0027-event-documents-read.js')
+  await migration.down(s.db)
+  t.equal(await exists(), false, 'down drops it')
+  await migration.up(s.db)
+  await migration.up(s.db)
+  t.equal(await exists(), true, 'up makes it again (twice: replaced)')
+})

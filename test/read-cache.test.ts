@@ -10,7 +10,7 @@ import { defaultConfig } from '../src/config.js'
 import { openDatabase } from '../src/db/database.js'
 import { dataVersion, versionsReadSoFar } from '../src/db/dialect.js'
 import { createCompilers } from '../src/http/compilers.js'
-import { LookMoved, MAX_RESULT_BYTES, RESULTS_PER_RECORD, createReadCache, lookHolds, onTrust, readCacheStats, settleLook } from '../src/repositories/read-cache.js'
+import { LookMoved, MAX_RESULT_BYTES, RESULTS_PER_RECORD, createReadCache, lookHolds, lookedGeneration, onTrust, readCacheStats, settleLook, useReadCache, withLook } from '../src/repositories/read-cache.js'
 import { API, NOW } from './helpers/build.js'
 import { SPEC, contractProblems } from './helpers/contract.js'
 import { insertEvent } from './helpers/fixtures.js'
@@ -314,4 +314,32 @@ t.test('a look taken on trust (how an anonymous list page reads on PostgreSQL): 
   t.ok(second.over && !second.settled, 'nothing more is read on it')
   t.equal(await lookHolds(handle.db, third), false, 'a look of its own finds the move too')
   t.equal(cache.provisional(), undefined, 'and the next read asks the engine')
+})
+
+t.test('a look taken for a request made its own (withLook: the replay\'s cold reads on PostgreSQL): its reads look no more while its generation is current', async (t) => {
+  const handle = await openDatabase(':memory:')
+  t.teardown(() => handle.close())
+  let moments = 0
+  const cache = createReadCache(10, undefined, () => moments, () => 0)
+  useReadCache(handle.db, cache)
+  const generation = await lookedGeneration(handle.db)
+  t.ok(generation !== undefined, 'a look')
+  // Another request arrived since (a new moment): a read outside would look again.
+  moments++
+  const reads = versionsReadSoFar()
+  const both = await withLook(handle.db, generation, () => Promise.all([cache.sync(handle.db), cache.sync(handle.db)]))
+  t.strictSame(both, [generation, generation], 'the look\'s generation, for reads begun together too')
+  t.equal(versionsReadSoFar(), reads, 'no version read for them')
+  t.equal(await cache.sync(handle.db), generation)
+  t.equal(versionsReadSoFar(), reads + 1, 'outside it, the new moment is looked at')
+  // The data moved (a row written outside the log moves the epoch) and was taken in: that generation is gone.
+  await handle.db.insertInto('images').values({ url: 'https://example.org/moved.jpg', created_at: '2026-01-01 00:00:00' }).execute()
+  moments++
+  const now = await cache.sync(handle.db)
+  t.not(now, generation, 'a new generation')
+  moments++
+  const before = versionsReadSoFar()
+  t.equal(await withLook(handle.db, generation, () => cache.sync(handle.db)), now, 'a look gone: the read looks for itself')
+  t.equal(versionsReadSoFar(), before + 1, 'one version read')
+  t.equal(await withLook(handle.db, undefined, () => cache.sync(handle.db)), now, 'no look given: the same')
 })

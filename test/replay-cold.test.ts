@@ -9,13 +9,21 @@
  * renamed, the event itself, from another handle); with Accept, X-No-Compression, an Origin, a request id sent.
  * Not cold: compressed answers, iCalendar, conditional requests (304 as before), drafts, protected and trashed
  * events, unknown ids, leading zeros, queries; each answered as before. A cold answer has its log line and its
- * count in the metrics, and an event read cold twice is recorded (replayed the third time). On PostgreSQL (whose
- * full path reads the document in its look's statement) none is cold and every answer is as before.
+ * count in the metrics, and an event read cold twice is recorded (replayed the third time). Both engines: on
+ * PostgreSQL the look at the data version reads the document in the same statement, one round trip (as the full
+ * path's look), which the last test counts.
  */
+import { once } from 'node:events'
 import { request, Agent } from 'node:http'
+import { connect } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
-import { API } from './helpers/build.js'
+import { buildApp } from '../src/app.js'
+import { defaultConfig } from '../src/config.js'
+import { openDatabase, type LoggedStatement } from '../src/db/database.js'
+import { createCompilers } from '../src/http/compilers.js'
+import { API, BASE_URL, NOW } from './helpers/build.js'
+import { SPEC } from './helpers/contract.js'
 import { TEST_ENGINE, writeFromAnotherHandle } from './helpers/database.js'
 import { setup, type Setup } from './helpers/events.js'
 
@@ -30,11 +38,10 @@ interface Answer {
 const PER_REQUEST = new Set(['date', 'x-request-id'])
 /** Names no tag: the full path answers 200 (a conditional request is never replayed nor read cold). */
 const FULL = { 'if-none-match': '"none"' }
-const cold = TEST_ENGINE === 'sqlite'
 
 type Wire = (path: string, headers?: Record<string, string>) => Promise<Answer>
 
-async function listening(t: Test, s: Setup): Promise<Wire> {
+async function listening(t: Test, s: Pick<Setup, 'app'>): Promise<Wire> {
   await s.app.listen({ port: 0, host: '127.0.0.1' })
   const { port } = s.app.server.address() as AddressInfo
   const agent = new Agent({ keepAlive: true, maxSockets: 1 })
@@ -139,9 +146,8 @@ t.test('a cold read is the full path\'s answer, header by header and byte by byt
       await s.app.eventDocuments.settled()
     }
   }
-  // Every read of a stored document with a template but none of its own was cold (SQLite).
-  if (cold) t.ok(colds >= readable.length * variants.length, `reads answered cold: ${colds}`)
-  else t.equal(s.app.replay.colds, 0, 'none on PostgreSQL')
+  // Every read of a stored document with a template but none of its own was cold.
+  t.ok(colds >= readable.length * variants.length, `reads answered cold: ${colds}`)
   const record = JSON.parse((await wire(`${API}/events/${readable[1]}`)).body.toString('utf8')) as { title: string; categories: Array<{ name: string }> }
   t.equal(record.title, 'B renamed', 'the write is seen')
   t.ok(record.categories.some((c) => c.name === 'Jazz & more'), 'the term\'s current record')
@@ -168,17 +174,17 @@ t.test('what is not read cold is answered as before: coded, iCalendar, condition
   t.equal(s.app.replay.colds, before, 'none of them cold')
   // Conditional: 304 from the full path with the tag a cold read gave.
   const plain = await wire(`${API}/events/${third}`)
-  t.equal(s.app.replay.colds, before + (cold ? 1 : 0), cold ? 'a plain read is' : 'not on PostgreSQL')
+  t.equal(s.app.replay.colds, before + 1, 'a plain read is')
   const etag = plain.headers[plain.headers.findIndex((h) => h.toLowerCase() === 'etag') + 1] ?? ''
   const conditional = await wire(`${API}/events/${third}`, { 'if-none-match': etag })
   t.equal(conditional.status, 304, 'If-None-Match with the cold answer\'s tag: 304')
   t.equal(conditional.body.length, 0)
   const keyed = await wire(`${API}/events/${third}`, s.editor)
   t.equal(keyed.status, 200, 'with a key: the full path')
-  t.equal(s.app.replay.colds, before + (cold ? 1 : 0))
+  t.equal(s.app.replay.colds, before + 1)
 })
 
-t.test('a cold read has its log line and its count; read cold twice, it is recorded and replayed', { skip: cold ? false : 'SQLite only (PostgreSQL reads no event cold)' }, async (t) => {
+t.test('a cold read has its log line and its count; read cold twice, it is recorded and replayed', async (t) => {
   const log = logLines()
   const s = await setup(t, { file: `${t.testdir()}/calendar.db`, config: { metrics: true, logLevel: 'info' }, logStream: log.stream })
   const wire = await listening(t, s)
@@ -210,7 +216,7 @@ t.test('a cold read has its log line and its count; read cold twice, it is recor
   t.strictSame(third.headers, one.headers)
 })
 
-t.test('a cold read that fails is the full path\'s to answer, and to log', { skip: cold ? false : 'SQLite only (PostgreSQL reads no event cold)' }, async (t) => {
+t.test('a cold read that fails is the full path\'s to answer, and to log', async (t) => {
   const log = logLines()
   const s = await setup(t, { file: `${t.testdir()}/calendar.db`, config: { logLevel: 'info' }, logStream: log.stream })
   const wire = await listening(t, s)
@@ -219,11 +225,15 @@ t.test('a cold read that fails is the full path\'s to answer, and to log', { ski
   await wire(`${API}/events/${first}`)
   const documents = s.app.eventDocuments
   const read = documents.read.bind(documents)
+  // PostgreSQL reads the document in the look's statement (`readWithVersion`), on both paths.
+  const withVersion = documents.readWithVersion
   let failures = 0
-  documents.read = async () => {
+  const failing = async (): Promise<never> => {
     failures += 1
-    throw Object.assign(new Error('the database cannot serve'), { code: 'SQLITE_IOERR' })
+    throw Object.assign(new Error('the database cannot serve'), { code: TEST_ENGINE === 'sqlite' ? 'SQLITE_IOERR' : '57P01' })
   }
+  documents.read = failing
+  if (withVersion !== undefined) documents.readWithVersion = failing
   const { colds } = s.app.replay
   const answer = await wire(`${API}/events/${second}`)
   t.equal(failures, 2, 'the cold read failed, then the full path\'s read')
@@ -233,11 +243,12 @@ t.test('a cold read that fails is the full path\'s to answer, and to log', { ski
   t.equal(answer.body.toString('utf8'), full.body.toString('utf8'))
   t.notOk(log.lines.some((l) => l.msg === 'replaying an answer failed'), 'no error of the replay\'s logged')
   documents.read = read
+  documents.readWithVersion = withVersion
   t.equal((await wire(`${API}/events/${second}`)).status, 200, 'answered again once the database serves')
   t.equal(s.app.replay.colds, colds + 1, 'cold')
 })
 
-t.test('reads are cold while templates are kept, recordings or none', { skip: cold ? false : 'SQLite only (PostgreSQL reads no event cold)' }, async (t) => {
+t.test('reads are cold while templates are kept, recordings or none', async (t) => {
   const s = await setup(t, { file: `${t.testdir()}/calendar.db` })
   const wire = await listening(t, s)
   const { readable } = await events(s)
@@ -251,4 +262,97 @@ t.test('reads are cold while templates are kept, recordings or none', { skip: co
   t.equal(s.app.replay.size, 0, 'no recording left')
   await wire(`${API}/events/${second}`)
   t.equal(s.app.replay.colds, colds + 2, 'another event read cold')
+})
+
+t.test('PostgreSQL: a cold read is one statement, the look at the data version reading the document', { skip: TEST_ENGINE !== 'postgres' ? 'PostgreSQL only (SQLite\'s look is a probe)' : false }, async (t) => {
+  const s = await setup(t)
+  const { readable } = await events(s)
+  const statements: LoggedStatement[] = []
+  const logged = await openDatabase(s.url, { log: (statement) => statements.push(statement) })
+  t.teardown(() => logged.close())
+  const app = await buildApp({ db: logged.db, config: defaultConfig({ publicUrl: BASE_URL }), now: () => NOW, spec: SPEC, compilers: createCompilers() })
+  t.teardown(() => app.close())
+  const wire = await listening(t, { app })
+  // Each event read once by the full path (its terms' records in the read cache), then the template's read.
+  for (const id of readable) t.equal((await wire(`${API}/events/${id}`, FULL)).status, 200)
+  await wire(`${API}/events/${readable[0]}`)
+  const call = /^select h, e, event_id, .* from event_document\(\$1, \$2\)$/
+  for (const id of readable.slice(1)) {
+    for (const when of ['first', 'again']) {
+      statements.length = 0
+      const { colds } = app.replay
+      const answer = await wire(`${API}/events/${id}`)
+      t.equal(answer.status, 200)
+      t.equal(app.replay.colds, colds + 1, `event ${id} read ${when}: cold`)
+      t.strictSame(statements.map((st) => call.test(st.sql)), [true], `event ${id} read ${when}: one statement, event_document's`)
+    }
+    // Read cold twice, it was recorded: replayed after the bare look.
+    statements.length = 0
+    const { replayed } = app.replay
+    await wire(`${API}/events/${id}`)
+    t.equal(app.replay.replayed, replayed + 1, `event ${id} read a third time: replayed`)
+    t.strictSame(statements.map((st) => /^select h, e from data_version\(\)$/.test(st.sql)), [true], 'one statement, data_version()\'s')
+  }
+})
+
+/** Requests `paths` written in one go on one socket (pipelined: parsed in one turn of the event loop), their answers in order. */
+async function pipelined(port: number, paths: readonly string[]): Promise<Array<{ status: number; body: string }>> {
+  const socket = connect({ host: '127.0.0.1', port })
+  await once(socket, 'connect')
+  socket.write(paths.map((path) => `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`).join(''))
+  let buffer = Buffer.alloc(0)
+  const answers: Array<{ status: number; body: string }> = []
+  for await (const chunk of socket as AsyncIterable<Buffer>) {
+    buffer = Buffer.concat([buffer, chunk])
+    for (;;) {
+      const end = buffer.indexOf('\r\n\r\n')
+      if (end < 0) break
+      const head = buffer.subarray(0, end).toString('latin1')
+      const length = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0)
+      if (buffer.length < end + 4 + length) break
+      answers.push({ status: Number(head.split(' ')[1]), body: buffer.subarray(end + 4, end + 4 + length).toString('utf8') })
+      buffer = buffer.subarray(end + 4 + length)
+    }
+    if (answers.length === paths.length) break
+  }
+  socket.destroy()
+  return answers
+}
+
+t.test('PostgreSQL: cold reads held in one turn share one look, which reads all their documents', { skip: TEST_ENGINE !== 'postgres' ? 'PostgreSQL only (SQLite\'s look is a probe)' : false }, async (t) => {
+  const s = await setup(t)
+  const { readable, refused } = await events(s)
+  const statements: LoggedStatement[] = []
+  const logged = await openDatabase(s.url, { log: (statement) => statements.push(statement) })
+  t.teardown(() => logged.close())
+  const app = await buildApp({ db: logged.db, config: defaultConfig({ publicUrl: BASE_URL }), now: () => NOW, spec: SPEC, compilers: createCompilers() })
+  t.teardown(() => app.close())
+  const wire = await listening(t, { app })
+  const { port } = app.server.address() as AddressInfo
+  const full = new Map<number, Answer>()
+  for (const id of [...readable, ...refused]) full.set(id, await wire(`${API}/events/${id}`, FULL))
+  await wire(`${API}/events/${readable[0]}`)
+  const batch = readable.slice(1)
+  // The same event twice in the batch: one document read for both.
+  const ids = [...batch, batch[0] ?? 0]
+  statements.length = 0
+  const { colds, looks } = app.replay
+  const answers = await pipelined(port, ids.map((id) => `${API}/events/${id}`))
+  t.equal(app.replay.colds, colds + ids.length, 'all cold')
+  t.equal(app.replay.looks, looks + 1, 'one look for them all')
+  t.strictSame(statements.map((st) => /^select h, e, event_id, .* from event_documents_read\(\$1, \$2\)$/.test(st.sql)), [true], 'one statement, event_documents_read\'s')
+  t.strictSame(statements[0]?.parameters[0], batch, 'the distinct ids, in the order held')
+  ids.forEach((id, i) => {
+    t.equal(answers[i]?.status, 200)
+    t.equal(answers[i]?.body, full.get(id)?.body.toString('utf8'), `event ${id}: the full path's bytes`)
+  })
+  // Events without a document in the batch: answered by the full path, as before.
+  const mixed = [batch[1] ?? 0, ...refused, batch[2] ?? 0]
+  const { colds: before } = app.replay
+  const answered = await pipelined(port, mixed.map((id) => `${API}/events/${id}`))
+  t.equal(app.replay.colds, before + 2, 'those with a document cold')
+  mixed.forEach((id, i) => {
+    t.equal(answered[i]?.status, full.get(id)?.status, `event ${id}: the full path's status`)
+    t.equal(answered[i]?.body, full.get(id)?.body.toString('utf8'), `event ${id}: the full path's bytes`)
+  })
 })

@@ -3,10 +3,17 @@
  * occurrence without an override, answered before routing from the stored documents as the full path answers them
  * (handlers/events.ts through `documentAnswer`, handlers/event-occurrences.ts through `documentOccurrence`). Undefined
  * whenever the full path is to answer (no document, a term gone, an overridden or unknown occurrence).
+ *
+ * PostgreSQL (`postgresColdSources`): reads by id only, the turn's look reading the documents of the cold reads it
+ * answers for in its own statement (`lookWith`: `event_document` for one, `event_documents_read` for several, migration
+ * 0027), their terms read with that look's generation (read-cache.ts `withLook`: no look again).
  */
 import { PREFIX } from '../http/spec.js'
 import type { ReplaySources } from '../http/replay.js'
 import type { AppContext } from './context.js'
+import type { ColdAnswer } from '../http/replay.js'
+import type { DocumentRead, EventDocuments } from '../repositories/event-documents.js'
+import { lookedGeneration, withLook } from '../repositories/read-cache.js'
 import { documentAnswer } from './event-documents.js'
 import { documentOccurrence } from './occurrence-documents.js'
 
@@ -27,6 +34,44 @@ export function coldSources(ctx: AppContext): ColdSources {
       if (read?.occurrence === undefined || read.occurrence.overridden) return undefined
       const made = await documentOccurrence(ctx, read, id)
       return typeof made !== 'object' || made.answer === undefined ? undefined : { etag: made.answer.etag, body: made.answer.body() }
+    },
+  }
+}
+
+/** A cold read's answer from the document read (none: the full path answers). */
+async function coldAnswer(ctx: AppContext, read: DocumentRead | undefined): Promise<ColdAnswer | undefined> {
+  if (read?.found !== true) return undefined
+  const made = await documentAnswer(ctx, read.document)
+  return made === undefined ? undefined : { etag: made.etag, body: made.body() }
+}
+
+/** PostgreSQL's cold reads by id (see the file's opening comment); undefined where the version is not read with a document (SQLite). */
+export function postgresColdSources(ctx: AppContext): NonNullable<ReplaySources['cold']> | undefined {
+  const { db } = ctx
+  if (ctx.documents.readWithVersion === undefined) return undefined
+  return {
+    path: `${PREFIX}/events/`,
+    // A cold read held past the look's documents (a stale recording, or past MAX_LOOKED_WITH): read after it.
+    answer: async (id, generation) => withLook(db, generation, async () => coldAnswer(ctx, await ctx.documents.read(id, ctx.apiUrl))),
+    lookWith: async (ids) => {
+      let reads: Map<number, DocumentRead> | undefined
+      let asked = false
+      const generation = await lookedGeneration(db, async () => {
+        asked = true
+        // Taken when called (tests replace them).
+        const { readWithVersion, readManyWithVersion } = ctx.documents as Required<EventDocuments>
+        const [id] = ids
+        if (ids.length === 1 && id !== undefined) {
+          const both = await readWithVersion(id, ctx.apiUrl)
+          reads = both.read === undefined ? undefined : new Map([[id, both.read]])
+          return both.version
+        }
+        const all = await readManyWithVersion(ids, ctx.apiUrl)
+        reads = all.reads
+        return all.version
+      })
+      if (!asked) return { generation, made: undefined }
+      return { generation, made: new Map(ids.map((id) => [id, () => withLook(db, generation, () => coldAnswer(ctx, reads?.get(id)))])) }
     },
   }
 }

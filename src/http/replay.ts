@@ -29,7 +29,7 @@
  * Nothing is replayed while `open()` is false (connections draining; a rate limit configured, which counts
  * each request on the full path).
  *
- * Cold reads (SQLite; `ReplaySources.cold`). A plain anonymous `GET <prefix>/events/<id>` (digits, no query) with no
+ * Cold reads (`ReplaySources.cold`). A plain anonymous `GET <prefix>/events/<id>` (digits, no query) with no
  * recording of its own (or a stale one), asking for no coding (or forbidding one: `X-No-Compression`), is held and
  * looked at the same way, then answered from the event's stored document (read after the look, its terms' current
  * records put in: handlers/event-documents.ts `documentAnswer`, what the full path answers with) with the headers of a
@@ -40,13 +40,17 @@
  * recorded only when its event was read cold before (the id last read in its slot of SEEN_SLOTS), so that a URL asked
  * again is replayed from its third request on, and reads of events asked at random keep nothing: a recording each
  * lived through a collection or two and died old (scavenges twice as long, a mark-compact a second).
+ * On PostgreSQL, whose look is a statement of its own, the look of a turn holding cold reads by id (those with no
+ * recording) reads their events' documents in the same statement (`cold.lookWith`: the schema's `event_document` for
+ * one, as the full path's look, `event_documents_read` for several): one round trip for them all, where the full path
+ * takes one a request; their terms are read with that look's generation (no look again).
  *
  * Cold reads of occurrences (issue 45), the same way: a plain anonymous `GET <prefix>/events/<id>/occurrences/<occurrence>`
  * (`YYYYMMDDTHHMMSSZ` or `YYYYMMDD`, nothing after) is answered from its series' stored document as
  * handlers/event-occurrences.ts answers an occurrence without an override (`occurrenceAnswer`), with the headers of a
  * full path's 200 to an occurrence read (templates of their own: the full path's occurrence answers are not replayable,
  * their headers are taken as a template only). An overridden occurrence, one the series has not (404), no document,
- * a term gone: the full path answers. Recorded on the second cold read of the same URL, as reads by id.
+ * a term gone: the full path answers. Recorded on the second cold read of the same URL, as reads by id. SQLite only.
  *
  * `app.inject` does not pass through here (it calls Fastify's handler itself): only requests on the socket do.
  */
@@ -79,18 +83,26 @@ export interface ReplaySources {
   /**
    * Cold reads by id (see "Cold reads" in the module comment): the path of a single event's read without its
    * id (`<prefix>/events/`), and the answer an anonymous read of event `id` in its own language gives from its
-   * stored document, read now (after the look): its ETag, for the identity coding, and its bytes; undefined when it
-   * has none (the full path answers). Only where a look answers at once (SQLite).
+   * stored document, read now (after the look, which returned `generation`): its ETag, for the identity coding, and
+   * its bytes; undefined when it has none (the full path answers). Where the look is a statement of its own, with
+   * `lookWith`.
    */
   cold?: {
     path: string
-    answer(id: number): Promise<ColdAnswer | undefined>
+    answer(id: number, generation: number): Promise<ColdAnswer | undefined>
     /**
      * The same for an anonymous read of occurrence `occurrence` (`YYYYMMDDTHHMMSSZ` or `YYYYMMDD`) of event `id`
      * (`<prefix>/events/<id>/occurrences/<occurrence>`): undefined unless it is one without an override answered from
      * the series' stored document (the full path answers everything else, its 404s too).
      */
     occurrence?: (id: number, occurrence: string) => Promise<ColdAnswer | undefined>
+    /**
+     * Where the look is a statement of its own (PostgreSQL): the look at the data version taken with the read of the
+     * stored documents of events `ids` (distinct), in one statement and one snapshot (then `look`'s generation), and
+     * how each one's answer is made from what that statement read (`answer`'s, without reading again); `made`
+     * undefined when no statement was sent (the last look still answers: then `answer` reads each document after it).
+     */
+    lookWith?: (ids: number[]) => Promise<{ generation: number | undefined; made: Map<number, () => Promise<ColdAnswer | undefined>> | undefined }>
   }
 }
 
@@ -116,6 +128,9 @@ interface Recording {
 /** Recordings kept at most, and the bytes their bodies may take (as the read cache's hot answers). */
 export const MAX_RECORDINGS = 512
 export const MAX_RECORDING_BYTES = 8 * 1024 * 1024
+
+/** Cold reads by id whose documents one look reads at most (PostgreSQL, `lookWith`); those past it are read after it. */
+const MAX_LOOKED_WITH = 100
 
 /** Slots of the cold reads' memory of ids asked (a power of two). */
 const SEEN_SLOTS = 4096
@@ -337,10 +352,21 @@ export function registerReplay(app: FastifyInstance, sources: ReplaySources): Re
       answer(batch, now)
       return
     }
+    // PostgreSQL: the look reads the documents of the cold reads by id held (those with no recording) in the same statement.
+    const lookWith = cold?.lookWith
+    if (lookWith !== undefined) {
+      const ids = new Set<number>()
+      for (const one of batch) if (one.cold !== undefined && one.cold.occurrence === undefined && one.recording === undefined && ids.size < MAX_LOOKED_WITH) ids.add(one.cold.id)
+      if (ids.size > 0) {
+        lookWith([...ids]).then(({ generation, made }) => answer(batch, generation, made), () => answer(batch, undefined))
+        return
+      }
+    }
     sources.look().then((generation) => answer(batch, generation), () => answer(batch, undefined))
   }
 
-  function answer(batch: Held[], generation: number | undefined): void {
+  /** Answers the requests held with the look's `generation`; `made`: cold reads' answers made from the look's statement, by event id. */
+  function answer(batch: Held[], generation: number | undefined, made?: Map<number, () => Promise<ColdAnswer | undefined>>): void {
     looks += 1
     const open = sources.open()
     for (const one of batch) {
@@ -348,7 +374,7 @@ export function registerReplay(app: FastifyInstance, sources: ReplaySources): Re
       if (recording === undefined || !open || generation !== recording.generation || (recording.holds !== undefined && !recording.holds())) {
         if (recording !== undefined && recordings.get(one.key) === recording) drop(one.key)
         if (!open || generation === undefined || one.cold === undefined) fastify(one.req, one.res)
-        else answerCold(one, one.cold, generation)
+        else answerCold(one, one.cold, generation, one.cold.occurrence === undefined ? made?.get(one.cold.id) : undefined)
         continue
       }
       try {
@@ -371,9 +397,10 @@ export function registerReplay(app: FastifyInstance, sources: ReplaySources): Re
   /**
    * A cold read: the event's answer from its stored document, read after the look (`generation`), sent with its
    * template's headers (its own ETag, length and request id), and recorded as the full path's answer would be;
-   * the full path answers when there is no document (or a term it names is gone).
+   * the full path answers when there is no document (or a term it names is gone). `lookedAt`: its answer made from
+   * what the look's statement read (`lookWith`), else it is read now.
    */
-  function answerCold(one: Held, { template, id, occurrence }: ColdRead, generation: number): void {
+  function answerCold(one: Held, { template, id, occurrence }: ColdRead, generation: number, lookedAt?: () => Promise<ColdAnswer | undefined>): void {
     const answerWith = (made: ColdAnswer | undefined): void => {
       if (made === undefined || !sources.open()) {
         fastify(one.req, one.res)
@@ -398,7 +425,7 @@ export function registerReplay(app: FastifyInstance, sources: ReplaySources): Re
       }
       if (again) keep(one.key, { generation, status: 200, headers, idAt: template.idAt, body: made.body, route: template.route, holds: undefined })
     }
-    const read = occurrence === undefined ? cold?.answer(id) : cold?.occurrence?.(id, occurrence)
+    const read = lookedAt !== undefined ? lookedAt() : occurrence === undefined ? cold?.answer(id, generation) : cold?.occurrence?.(id, occurrence)
     // A read that fails (the database cannot serve now) is the full path's to answer (503), and to log.
     if (read === undefined) fastify(one.req, one.res)
     else read.then(answerWith, () => answerWith(undefined)).catch((error: unknown) => failed(one, error))

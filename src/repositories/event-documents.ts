@@ -118,6 +118,13 @@ export interface EventDocuments {
    */
   readWithVersion?: (id: number, apiUrl: string) => Promise<{ version: DataVersion | undefined; read: DocumentRead | undefined }>
   /**
+   * `readWithVersion` for several events at once (`ids`, distinct): where the data stands and each one's document
+   * (else that same version), one statement and one snapshot: a call of the schema's function `event_documents_read`
+   * (migration 0027). The look of the anonymous reads by id held in one turn of the replay (http/replay.ts). Undefined on
+   * SQLite; `reads` undefined when off.
+   */
+  readManyWithVersion?: (ids: readonly number[], apiUrl: string) => Promise<{ version: DataVersion | undefined; reads: Map<number, DocumentRead> | undefined }>
+  /**
    * The document of event `id` for `apiUrl` with the row of its occurrence `occurrence`, one statement; undefined
    * when there is no document (nothing else is read then) or when off. An anonymous read of an occurrence.
    */
@@ -221,6 +228,8 @@ export function createEventDocuments(db: Kysely<Database>, options: EventDocumen
   // PostgreSQL (the only engine that reads the two together): the version's one row, the document's columns beside
   // it (null when there is none), the statement kept planned in a function of the schema (migration 0023, which says why).
   const versionAndReadText = `select h, e, ${COLUMNS} from event_document($1, $2)`
+  // The same for several events (migration 0027): a row per document found, the version on each (one row of nulls beside it when none is).
+  const versionAndManyText = `select h, e, ${COLUMNS} from event_documents_read($1, $2)`
   // A document and one occurrence's row beside it: its dates (`start|end`), its override's version when it has one.
   // Scalar subqueries, each an index lookup (SQLite took 70–120 µs for the same as left joins, 9–19 µs so). The
   // occurrence id is the first placeholder: SQLite binds them as they come (the id twice), PostgreSQL by number.
@@ -424,6 +433,21 @@ export function createEventDocuments(db: Kysely<Database>, options: EventDocumen
     return { version, read: { found: false, version } }
   }
 
+  async function readManyWithVersion(ids: readonly number[], apiUrl: string): Promise<{ version: DataVersion | undefined; reads: Map<number, DocumentRead> | undefined }> {
+    if (closed) return { version: await dataVersion(db), reads: undefined }
+    const { rows } = await db.executeQuery<{ h: number | string; e: number | string } & (DocumentRow | { [K in keyof DocumentRow]: null })>(
+      CompiledQuery.raw(versionAndManyText, [[...ids], contextOf(apiUrl)]))
+    const first = rows[0]
+    if (first === undefined) return { version: undefined, reads: undefined }
+    const version = versionOf(first)
+    const reads = new Map<number, DocumentRead>()
+    for (const row of rows) if (row.event_id !== null) reads.set(Number(row.event_id), { found: true, document: documentOf(row as DocumentRow) })
+    counts.hits += reads.size
+    counts.misses += ids.length - reads.size
+    for (const id of ids) if (!reads.has(id)) reads.set(id, { found: false, version })
+    return { version, reads }
+  }
+
   type OccurrenceRow = DocumentRow & { o_dates: string | null; o_override: number | string | null }
 
   function occurrenceDocumentOf(row: OccurrenceRow): OccurrenceDocument {
@@ -447,7 +471,7 @@ export function createEventDocuments(db: Kysely<Database>, options: EventDocumen
   }
 
   return {
-    ...(postgres ? { readWithVersion, readOccurrenceWithVersion } : {}),
+    ...(postgres ? { readWithVersion, readManyWithVersion, readOccurrenceWithVersion } : {}),
     async readOccurrence(id, apiUrl, occurrence) {
       if (closed) return undefined
       // PostgreSQL: the function's statement (its version not taken in), which is planned already.

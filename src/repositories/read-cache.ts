@@ -119,6 +119,11 @@ export interface ReadCache {
    * work of this process ended or the version was read elsewhere.
    */
   provisional(): ProvisionalLook | undefined
+  /**
+   * A look already taken for a request (it returned `generation`) made the request's own for what it reads next
+   * (`onTrust`), settled; undefined when that generation is not the current one (or caching is off).
+   */
+  looked(generation: number): ProvisionalLook | undefined
   /** Whether `look` holds at `version` (read after it was taken): the data did not move and no change was taken in since. */
   settle(look: ProvisionalLook, version: DataVersion | undefined): boolean
   /** Whether a hot answer is kept under `key` in the current generation (not counted as a hit or a miss). */
@@ -519,6 +524,10 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
       if (last.generation !== generation || last.reads !== versionsReadSoFar() || last.writes !== writes()) return undefined
       return { cache, generation, version: seen, settled: false, over: false }
     },
+    looked(current) {
+      if (maxEntries <= 0 || seen === undefined || current !== generation || catchingUp !== undefined) return undefined
+      return { cache, generation, version: seen, settled: true, over: false }
+    },
     settle(look, version) {
       if (look.settled) return true
       const holds = version !== undefined && generation === look.generation && catchingUp === undefined
@@ -693,9 +702,13 @@ export function generationNow(db: Db): number | undefined | 'wait' {
   return generation === WAIT ? 'wait' : generation
 }
 
-/** The current generation after a look at the data version (as a read's), waited for; undefined without a cache. */
-export async function lookedGeneration(db: Db): Promise<number | undefined> {
-  return bound.get(db)?.sync(db)
+/**
+ * The current generation after a look at the data version (as a read's), waited for; undefined without a cache.
+ * `look`: the caller's own look (`Look`: the version and what it reads next, in one statement), used when the engine
+ * is asked (the caller tells whether it ran: not when the last look still answers).
+ */
+export async function lookedGeneration(db: Db, look?: Look): Promise<number | undefined> {
+  return bound.get(db)?.sync(db, look)
 }
 
 /**
@@ -744,6 +757,18 @@ export async function onTrust<T>(look: ProvisionalLook, read: () => Promise<T>):
     // Work it started that runs on (an offer stored, a timer) looks for itself.
     look.over = true
   }
+}
+
+/**
+ * Runs `read` with the look that returned `generation` as its own (`onTrust`): a look taken after the request arrived
+ * (the replay's look for the requests held in a turn, http/replay.ts), whose generation its cached reads then use
+ * without asking the engine again while it is the current one. On PostgreSQL a look is a round trip: a cold read's
+ * terms, read after it, looked again whenever another request had arrived meanwhile (twice at once: categories and
+ * tags). Else (no cache, or that generation gone) `read` looks for itself.
+ */
+export async function withLook<T>(db: Db, generation: number | undefined, read: () => Promise<T>): Promise<T> {
+  const look = generation === undefined ? undefined : bound.get(db)?.looked(generation)
+  return look === undefined ? read() : onTrust(look, read)
 }
 
 /** Settles `look` with `version` (read in the same snapshot as what the request reads with it); throws `LookMoved` when it did not hold. */
