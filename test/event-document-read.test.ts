@@ -134,7 +134,7 @@ t.test('PostgreSQL: an anonymous read by id is one statement, a function\'s; mig
   t.strictSame(await both(), [true, true], 'up makes them again (twice: replaced)')
 })
 
-t.test('PostgreSQL: several events\' documents read with the data version (event_documents_read) are what readWithVersion reads of each; migration 0027 down and up', { skip: TEST_ENGINE !== 'postgres' }, async (t) => {
+t.test('PostgreSQL: several events\' documents read with the data version (event_documents_read) are what readWithVersion reads of each; migration 0025 down and up', { skip: TEST_ENGINE !== 'postgres' }, async (t) => {
   const s = await setup(t)
   const categories = [(await s.category('Jazz')).id]
   const timed = await s.event('Timed', { categories })
@@ -167,7 +167,7 @@ t.test('PostgreSQL: several events\' documents read with the data version (event
   t.equal(after.reads?.get(allDay.id)?.found, true, 'the other\'s kept')
   const exists = async () => (await sql<{ f: string | null }>`select to_regprocedure('event_documents_read(bigint[], text)')::text as f`.execute(s.db)).rows[0]?.f !== null
   t.equal(await exists(), true, 'the function is there')
-  const migration = await import('../src/db/migrations/0027-event-documents-read.js')
+  const migration = await import('../src/db/migrations/0025-event-documents-read.js')
   await migration.down(s.db)
   t.equal(await exists(), false, 'down drops it')
   await migration.up(s.db)

@@ -27,7 +27,7 @@ import * as searchPairsPostgres from './migrations/0021-search-pairs-postgres.js
 import * as occurrenceDocumentRead from './migrations/0022-occurrence-document-read.js'
 import * as eventDocumentRead from './migrations/0023-event-document-read.js'
 import * as concurrentApiWrites from './migrations/0024-concurrent-api-writes.js'
-import * as eventDocumentsRead from './migrations/0027-event-documents-read.js'
+import * as eventDocumentsRead from './migrations/0025-event-documents-read.js'
 
 const migrations: Record<string, Migration> = {
   '0001-initial': initial,
@@ -54,7 +54,7 @@ const migrations: Record<string, Migration> = {
   '0022-occurrence-document-read': occurrenceDocumentRead,
   '0023-event-document-read': eventDocumentRead,
   '0024-concurrent-api-writes': concurrentApiWrites,
-  '0027-event-documents-read': eventDocumentsRead,
+  '0025-event-documents-read': eventDocumentsRead,
 }
 
 /**

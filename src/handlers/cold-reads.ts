@@ -6,7 +6,7 @@
  *
  * PostgreSQL (`postgresColdSources`): reads by id only, the turn's look reading the documents of the cold reads it
  * answers for in its own statement (`lookWith`: `event_document` for one, `event_documents_read` for several, migration
- * 0027), their terms read with that look's generation (read-cache.ts `withLook`: no look again).
+ * 0025), their terms read with that look's generation (read-cache.ts `withLook`: no look again).
  */
 import { PREFIX } from '../http/spec.js'
 import type { ReplaySources } from '../http/replay.js'

@@ -120,7 +120,7 @@ export interface EventDocuments {
   /**
    * `readWithVersion` for several events at once (`ids`, distinct): where the data stands and each one's document
    * (else that same version), one statement and one snapshot: a call of the schema's function `event_documents_read`
-   * (migration 0027). The look of the anonymous reads by id held in one turn of the replay (http/replay.ts). Undefined on
+   * (migration 0025). The look of the anonymous reads by id held in one turn of the replay (http/replay.ts). Undefined on
    * SQLite; `reads` undefined when off.
    */
   readManyWithVersion?: (ids: readonly number[], apiUrl: string) => Promise<{ version: DataVersion | undefined; reads: Map<number, DocumentRead> | undefined }>
@@ -228,7 +228,7 @@ export function createEventDocuments(db: Kysely<Database>, options: EventDocumen
   // PostgreSQL (the only engine that reads the two together): the version's one row, the document's columns beside
   // it (null when there is none), the statement kept planned in a function of the schema (migration 0023, which says why).
   const versionAndReadText = `select h, e, ${COLUMNS} from event_document($1, $2)`
-  // The same for several events (migration 0027): a row per document found, the version on each (one row of nulls beside it when none is).
+  // The same for several events (migration 0025): a row per document found, the version on each (one row of nulls beside it when none is).
   const versionAndManyText = `select h, e, ${COLUMNS} from event_documents_read($1, $2)`
   // A document and one occurrence's row beside it: its dates (`start|end`), its override's version when it has one.
   // Scalar subqueries, each an index lookup (SQLite took 70–120 µs for the same as left joins, 9–19 µs so). The
