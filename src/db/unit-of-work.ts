@@ -23,7 +23,9 @@
  */
 import { CompiledQuery, type Kysely, type Transaction } from 'kysely'
 import { appendChanges, knownState, type Change, type ChangeState } from './change-log.js'
-import { isPostgres, isWaitRunOut, isWriteConflict, mergeSearchWrites, versionInWrite, versionThenCommit, type DataVersion } from './dialect.js'
+import {
+  isPostgres, isWaitRunOut, isWriteConflict, journalInMemory, mergeSearchWrites, versionInWrite, versionThenCommit, type DataVersion,
+} from './dialect.js'
 import { UNIT_OF_WORK_ISOLATION } from './postgres-dialect.js'
 import type { Database } from './schema.js'
 
@@ -101,6 +103,17 @@ export function writtenBetween(db: Kysely<Database>, from: DataVersion, to: Data
 /** How many times a unit of work runs at most when it keeps losing to another connection. */
 const ATTEMPTS = 3
 
+/** How a unit of work is run (`withTransaction`). */
+export interface UnitOptions {
+  /**
+   * The unit changes few pages, whatever the data holds: a create, whose rows its body (at most BODY_LIMIT) and
+   * MAX_OCCURRENCES bound, a key's claim. SQLite: a shared transaction of such units only keeps its savepoints'
+   * journal in memory (`journalInMemory`); other units never join it. A unit whose rows the data decides (an update
+   * whose triggers reach every event of a term, a deletion, a batch of the retention or the horizon) is not small.
+   */
+  small?: boolean
+}
+
 /**
  * Runs `work` in one write transaction on `db`: committed when it resolves, rolled back when it throws.
  * `work` may run again after a write conflict, so it does nothing but read and write through `trx`.
@@ -108,8 +121,8 @@ const ATTEMPTS = 3
  * SQLite: units of work that queue for the write lock together share one transaction and its commit
  * (`shared`), each in a savepoint of its own; PostgreSQL: a transaction each.
  */
-export async function withTransaction<T>(db: Kysely<Database>, work: (trx: Tx) => Promise<T>): Promise<T> {
-  return isPostgres(db) ? alone(db, work) : shared(db, work)
+export async function withTransaction<T>(db: Kysely<Database>, work: (trx: Tx) => Promise<T>, options: UnitOptions = {}): Promise<T> {
+  return isPostgres(db) ? alone(db, work) : shared(db, work, options.small === true)
 }
 
 /**
@@ -180,6 +193,8 @@ function tell(db: Kysely<Database>, changes: readonly Change[], committed: boole
  */
 interface Queued {
   work: (trx: Tx) => Promise<unknown>
+  /** `UnitOptions.small`: a transaction holds only small units or none. */
+  small: boolean
   resolve: (value: unknown) => void
   reject: (error: unknown) => void
   changes: Change[]
@@ -196,11 +211,11 @@ interface Queue {
 
 const queues = new WeakMap<Kysely<Database>, Queue>()
 
-function shared<T>(db: Kysely<Database>, work: (trx: Tx) => Promise<T>): Promise<T> {
+function shared<T>(db: Kysely<Database>, work: (trx: Tx) => Promise<T>, small: boolean): Promise<T> {
   let queue = queues.get(db)
   if (queue === undefined) queues.set(db, queue = { waiting: [], running: false })
   const promise = new Promise<T>((resolve, reject) => {
-    queue.waiting.push({ work, resolve: resolve as (value: unknown) => void, reject, changes: [], outcome: undefined })
+    queue.waiting.push({ work, small, resolve: resolve as (value: unknown) => void, reject, changes: [], outcome: undefined })
   })
   if (!queue.running) {
     queue.running = true
@@ -212,10 +227,17 @@ function shared<T>(db: Kysely<Database>, work: (trx: Tx) => Promise<T>): Promise
 /** Runs the queue's units, a shared transaction at a time, until none waits. */
 async function drain(db: Kysely<Database>, queue: Queue): Promise<void> {
   try {
-    while (queue.waiting.length > 0) await runShared(db, queue, queue.waiting.splice(0, SHARED_UNITS))
+    while (queue.waiting.length > 0) await runShared(db, queue, taken(queue, SHARED_UNITS, (queue.waiting[0] as Queued).small))
   } finally {
     queue.running = false
   }
+}
+
+/** The units at the head of the queue, at most `max`, as long as they are `small` or not as asked (first come, first run). */
+function taken(queue: Queue, max: number, small: boolean): Queued[] {
+  let n = 0
+  while (n < max && n < queue.waiting.length && (queue.waiting[n] as Queued).small === small) n++
+  return queue.waiting.splice(0, n)
 }
 
 /** An error after which the transaction itself is gone (SQLite rolled it back): the shared transaction fails with it. */
@@ -234,10 +256,15 @@ async function runShared(db: Kysely<Database>, queue: Queue, units: Queued[]): P
   let failure: unknown
   // Units before `first` failed alone, each the first of a transaction rolled back for it.
   let first = 0
+  const small = (units[0] as Queued).small
   for (let attempt = 1; first < units.length;) {
     failure = undefined
+    // Small units' savepoints journal in memory: SQLite takes the setting as the transaction begins, and its reads
+    // meanwhile (temporary b-trees) go on with the default.
+    if (small) journalInMemory(db, true)
     try {
       await db.transaction().execute(async (trx) => {
+        if (small) journalInMemory(db, false)
         for (let i = first; i < units.length; i++) {
           // The first runs without a savepoint (a savepoint's journal costs a lone write 10-15 %): should it
           // fail, the transaction holds nothing else and is rolled back for it.
@@ -246,7 +273,7 @@ async function runShared(db: Kysely<Database>, queue: Queue, units: Queued[]): P
             // A unit of work runs to its end without giving the event loop a turn (SQLite's statements are
             // synchronous): requests that came meanwhile are given one, and those that reach a unit of work join.
             if (queue.waiting.length === 0) await new Promise((resolve) => setImmediate(resolve))
-            units.push(...queue.waiting.splice(0, SHARED_UNITS - units.length))
+            units.push(...taken(queue, SHARED_UNITS - units.length, small))
           }
         }
         // The search index's merging, once for the writes of the transaction (dialect.ts): should it fail, the
@@ -264,6 +291,8 @@ async function runShared(db: Kysely<Database>, queue: Queue, units: Queued[]): P
       attempt += 1
     }
   }
+  // The default again, had the transaction not begun or the switch inside it failed.
+  if (small) journalInMemory(db, false)
   units.forEach((unit, i) => {
     const outcome = unit.outcome
     const lost = i < first ? undefined : failure

@@ -16,7 +16,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { withTransaction, type Db, type Tx } from '../db/unit-of-work.js'
+import { withTransaction, type Db, type Tx, type UnitOptions } from '../db/unit-of-work.js'
 import { ApiError } from '../http/errors.js'
 import { idempotencyKeyOf } from '../http/idempotency-key.js'
 import { sendSerialized, type Serialized } from '../http/serialized.js'
@@ -62,18 +62,22 @@ function fingerprintOf(req: FastifyRequest): string {
 
 type Claim = { token: string } | { replay: StoredKey }
 
+/** A key's claim and its release write one row: small units of work (`UnitOptions.small`). */
+const SMALL = { small: true } as const
+
 /**
  * Answers a create: `write` in a unit of work, then `answer` from what it wrote, 201. With an
  * `Idempotency-Key`, once per key: the answer is built and stored inside the unit of work of the write.
+ * `options`: the write's unit of work's (`UnitOptions.small` when its rows are bounded whatever the data holds).
  */
 export async function createOnce<T, W>(
   ctx: AppContext, req: FastifyRequest, reply: FastifyReply,
-  write: (trx: Tx) => Promise<W>, answer: (reader: Db, written: W) => Promise<Created<T>>,
+  write: (trx: Tx) => Promise<W>, answer: (reader: Db, written: W) => Promise<Created<T>>, options: UnitOptions = {},
 ): Promise<Serialized<T>> {
   const key = idempotencyKeyOf(req)
   const user = req.user
   // The answer is read inside the unit of work: nothing after the commit may turn a write into an error (CONTRACT §18).
-  if (key === undefined || user === null) return send(reply, await withTransaction(ctx.db, async (trx) => answer(trx, await write(trx))))
+  if (key === undefined || user === null) return send(reply, await withTransaction(ctx.db, async (trx) => answer(trx, await write(trx)), options))
   const fingerprint = fingerprintOf(req)
   const claim = await claimFor(ctx, user.id, key, fingerprint)
   if ('replay' in claim) return replay(reply, claim.replay)
@@ -86,11 +90,11 @@ export async function createOnce<T, W>(
       // The claim ran out and another request took the key over: this one writes nothing.
       if (!(await rememberAnswer(trx, user.id, key, token, remembered))) throw inUse()
       return made
-    })
+    }, options)
   } catch (error) {
     // Only answers that wrote something are remembered: the key is given back; if that fails too, this node
     // takes the claim over at the key's next request (and other nodes once its lease runs out).
-    await withTransaction(ctx.db, (trx) => releaseKey(trx, user.id, key, token)).catch(() => abandon(user.id, key, token))
+    await withTransaction(ctx.db, (trx) => releaseKey(trx, user.id, key, token), SMALL).catch(() => abandon(user.id, key, token))
     throw error
   }
   return send(reply, created)
@@ -117,7 +121,7 @@ async function claimFor(ctx: AppContext, userId: number, key: string, fingerprin
     // back: this one takes the key over.
     if (!(await claimKey(trx, claim, found.token))) throw inUse()
     return { token }
-  })
+  }, SMALL)
   // The key is this request's now: a claim abandoned under it is gone.
   if ('token' in claimed) abandoned.delete(claimId(userId, key))
   return claimed
