@@ -21,6 +21,7 @@ import { faultCause } from './faults.js'
 import { watchFile, type FileWatch } from './file-watch.js'
 import { markMigrated, migrateToLatest, migrationMayBeRetried, migrationsApplied, migrationsCurrent, migrationsKnown } from './migrate.js'
 import { WriteSerializingPostgresDialect } from './postgres-dialect.js'
+import { setStatementRunner } from './prepared.js'
 import { WriteLockingSqliteDialect } from './sqlite-dialect.js'
 import type { Database } from './schema.js'
 
@@ -217,7 +218,20 @@ export async function openSqlite(
     if (lost !== undefined) throw lost
     begins.beforeWrite?.()
   }
-  const db = new Kysely<Database>({ dialect: new WriteLockingSqliteDialect({ database: withStatementCache(sqlite) }, beforeWrite), ...logged(log) })
+  const statements = withStatementCache(sqlite)
+  const db = new Kysely<Database>({ dialect: new WriteLockingSqliteDialect({ database: statements }, beforeWrite), ...logged(log) })
+  // A unit of work's prepared statements run on the connection at once (prepared.ts), as Kysely's driver runs them,
+  // each told to `log` as Kysely's option tells it.
+  setStatementRunner(db, (text, parameters) => {
+    try {
+      const statement = statements.prepare(text)
+      if (statement.reader) return { rows: statement.all(parameters) as unknown[] }
+      const { changes, lastInsertRowid } = statement.run(parameters)
+      return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] }
+    } finally {
+      log?.({ sql: text, parameters })
+    }
+  })
   if (url !== ':memory:') {
     watch = watchFile(url, (lost) => {
       // What this process committed is copied into the file it opened and the WAL at the path emptied:

@@ -27,6 +27,7 @@ import {
   isPostgres, isWaitRunOut, isWriteConflict, journalInMemory, mergeSearchWrites, versionInWrite, versionThenCommit, type DataVersion,
 } from './dialect.js'
 import { UNIT_OF_WORK_ISOLATION } from './postgres-dialect.js'
+import { runStatementsDirectly } from './prepared.js'
 import type { Database } from './schema.js'
 
 export type { Change, ChangedResource, ChangeState } from './change-log.js'
@@ -144,6 +145,7 @@ async function alone<T>(db: Kysely<Database>, work: (trx: Tx) => Promise<T>): Pr
         // PostgreSQL: the driver reads the first look with the write lock, and the last goes with the commit
         // (postgres-dialect.ts): two round trips fewer inside the lock.
         const result = await (postgres ? db.transaction().setIsolationLevel(UNIT_OF_WORK_ISOLATION) : db.transaction()).execute(async (trx) => {
+          runStatementsDirectly(trx, db)
           pending.set(trx, changes)
           before = await versionInWrite(trx)
           const result = await work(trx)
@@ -265,6 +267,7 @@ async function runShared(db: Kysely<Database>, queue: Queue, units: Queued[]): P
     try {
       await db.transaction().execute(async (trx) => {
         if (small) journalInMemory(db, false)
+        runStatementsDirectly(trx, db)
         for (let i = first; i < units.length; i++) {
           // The first runs without a savepoint (a savepoint's journal costs a lone write 10-15 %): should it
           // fail, the transaction holds nothing else and is rolled back for it.
