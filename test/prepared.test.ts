@@ -137,6 +137,22 @@ t.test('SQLite: in a unit of work, a prepared statement runs on the connection a
   const texts = logged.map((entry) => entry.sql)
   t.ok(texts.filter((text) => text.startsWith('insert into "users"')).length >= 3, 'each statement told to the log, the refused one too')
   t.ok(logged.some((entry) => entry.sql.startsWith('select "id", "name" from "users"') && entry.parameters[0] === 'direct'), 'with its values')
+  // A unit of work's own statements too (its savepoint, its looks at the data version, the savepoint's release):
+  // the second of two units that share a transaction, counted from its start to its end.
+  let second = 0
+  await Promise.all([
+    withTransaction(handle.db, async (trx) => add(trx, 'first')),
+    withTransaction(handle.db, async (trx) => {
+      const executeQuery = trx.executeQuery.bind(trx)
+      trx.executeQuery = ((query: Parameters<typeof executeQuery>[0]) => {
+        second += 1
+        return executeQuery(query)
+      }) as typeof trx.executeQuery
+      return add(trx, 'second')
+    }),
+  ])
+  t.equal(second, 0, 'none of the second unit\'s statements, nor its last look and release, through the builder\'s executor')
+  t.equal(users(), before + 4)
   // Outside a unit of work, it waits for the connection as the builder does.
   const outside = named(handle.db, 'built')
   t.same((await outside).rows.map((r) => r.name), ['built'])

@@ -11,7 +11,7 @@
 import { EARTH_RADIUS_KM } from '../lib/geo.js'
 import { FOLDS_INTO_ASCII, foldText } from '../lib/text.js'
 import { CompiledQuery, PostgresAdapter, sql, type Compilable, type Expression, type Kysely, type QueryExecutorProvider, type SqlBool } from 'kysely'
-import { byShape, prepared } from './prepared.js'
+import { byShape, executeCompiled, prepared } from './prepared.js'
 import { VERSION_IN_WRITE_POSTGRES, VERSION_THEN_COMMIT } from './postgres-dialect.js'
 import type { Database } from './schema.js'
 
@@ -538,8 +538,8 @@ export async function dataVersion(db: QueryExecutorProvider): Promise<DataVersio
  * transaction is that transaction. SQLite's write transaction already excludes every other writer.
  */
 export async function versionInWrite(trx: Kysely<Database>): Promise<DataVersion | undefined> {
-  const { rows } = await trx.executeQuery<{ h: number | string; e: number | string }>(
-    CompiledQuery.raw(isPostgres(trx) ? VERSION_IN_WRITE_POSTGRES : VERSION_QUERY, []))
+  const { rows } = await executeCompiled(trx, CompiledQuery.raw(isPostgres(trx) ? VERSION_IN_WRITE_POSTGRES : VERSION_QUERY, []) as
+    CompiledQuery<{ h: number | string; e: number | string }>)
   const row = rows[0]
   return row === undefined ? undefined : { head: Number(row.h), epoch: Number(row.e) }
 }

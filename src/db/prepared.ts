@@ -41,6 +41,17 @@ export function runStatementsDirectly(trx: Kysely<Database>, db: Kysely<Database
   if (runner !== undefined && trx.isTransaction) runners.set(trx, runner)
 }
 
+/** A compiled statement on `db`: through its runner when it has one (`runStatementsDirectly`), else the builder's executor. */
+export function executeCompiled<R>(db: Kysely<Database>, query: CompiledQuery<R>): Promise<QueryResult<R>> {
+  const runner = runners.get(db)
+  if (runner === undefined) return db.executeQuery(query)
+  try {
+    return Promise.resolve(runner(query.sql, query.parameters) as QueryResult<R>)
+  } catch (error) {
+    return Promise.reject(error as Error)
+  }
+}
+
 /** A stand-in the build places as the value of parameter `index`. */
 class StandIn {
   readonly index: number
@@ -99,15 +110,7 @@ export function prepared<A extends unknown[], R>(
       }
     }
     const parameters = compiled.from.map((index, i) => (index < 0 ? compiled.constants[i] : args[index]))
-    const runner = runners.get(db)
-    if (runner !== undefined) {
-      try {
-        return Promise.resolve(runner(compiled.text, parameters) as QueryResult<R>)
-      } catch (error) {
-        return Promise.reject(error as Error)
-      }
-    }
-    return db.executeQuery(CompiledQuery.raw(compiled.text, parameters) as CompiledQuery<R>)
+    return executeCompiled(db, CompiledQuery.raw(compiled.text, parameters) as CompiledQuery<R>)
   }
 }
 

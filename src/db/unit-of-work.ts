@@ -27,7 +27,7 @@ import {
   isPostgres, isWaitRunOut, isWriteConflict, journalInMemory, mergeSearchWrites, versionInWrite, versionThenCommit, type DataVersion,
 } from './dialect.js'
 import { UNIT_OF_WORK_ISOLATION } from './postgres-dialect.js'
-import { runStatementsDirectly } from './prepared.js'
+import { executeCompiled, runStatementsDirectly } from './prepared.js'
 import type { Database } from './schema.js'
 
 export type { Change, ChangedResource, ChangeState } from './change-log.js'
@@ -326,13 +326,13 @@ async function runUnit(db: Kysely<Database>, trx: Tx, unit: Queued, savepoint: b
     const changes: Change[] = []
     unit.changes = changes
     pending.set(trx, changes)
-    if (savepoint) await trx.executeQuery(SAVEPOINT)
+    if (savepoint) await executeCompiled(trx, SAVEPOINT)
     try {
       const before = await versionInWrite(trx)
       const value = await unit.work(trx)
       await appendChanges(trx, db, changes)
       const after = await versionInWrite(trx)
-      if (savepoint) await trx.executeQuery(RELEASE)
+      if (savepoint) await executeCompiled(trx, RELEASE)
       unit.outcome = { ok: true, value, before, after }
       return
     } catch (error) {
@@ -343,8 +343,8 @@ async function runUnit(db: Kysely<Database>, trx: Tx, unit: Queued, savepoint: b
         throw new FirstFailed()
       }
       try {
-        await trx.executeQuery(ROLLBACK_TO)
-        await trx.executeQuery(RELEASE)
+        await executeCompiled(trx, ROLLBACK_TO)
+        await executeCompiled(trx, RELEASE)
       } catch {
         // No savepoint left: SQLite ended the transaction (see TransactionLost).
         throw new TransactionLost(error)
