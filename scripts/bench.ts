@@ -568,7 +568,7 @@ function buildServer(): void {
   serverBuilt = true
 }
 
-/** The API server as `npm start` runs it (`node --max-semi-space-size=8 --heap-growing-percent=50 dist/bundle/server.js`), built (once per run) from the source. */
+/** The API server as `npm start` runs it (`node --min-semi-space-size=16 --max-semi-space-size=16 --heap-growing-percent=50 dist/bundle/server.js`), built (once per run) from the source. */
 async function startServer(
   file: string, core: number | undefined, { cacheEntries, documents, serverNodeArgs = [], serverOutput }: Pick<Options, 'cacheEntries' | 'documents'> & Partial<Pick<Options, 'serverNodeArgs' | 'serverOutput'>>, node = 1,
 ): Promise<Managed> {

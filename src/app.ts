@@ -21,9 +21,8 @@ import type { AppContext } from './handlers/context.js'
 import { eventHandlers } from './handlers/events.js'
 import { occurrenceWriteHandlers } from './handlers/occurrence-writes.js'
 import { occurrenceHandlers } from './handlers/event-occurrences.js'
-import { documentAnswer, documentTerms, eventDocument } from './handlers/event-documents.js'
-import { occurrenceAnswer, slotsOf } from './handlers/occurrence-documents.js'
-import { parseOccurrenceId } from './lib/recurrence.js'
+import { coldSources, type ColdSources } from './handlers/cold-reads.js'
+import { eventDocument } from './handlers/event-documents.js'
 import { organizerHandlers } from './handlers/organizers.js'
 import { rootHandlers } from './handlers/root.js'
 import { tagHandlers } from './handlers/tags.js'
@@ -91,6 +90,8 @@ declare module 'fastify' {
     eventDocuments: EventDocuments
     /** Answers replayed before routing (http/replay.ts): recordings held and replays so far (tests). */
     replay: Replay
+    /** The cold reads' answers given to the replay (handlers/cold-reads.ts; undefined on PostgreSQL or documents off): benches. */
+    coldReads: ColdSources | undefined
     /** Stores the event documents missing for this public URL, giving way to requests (`server.ts` starts it once listening). */
     fillEventDocuments: () => Promise<boolean>
   }
@@ -198,6 +199,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // logged and measured as the full path would; not while draining nor with a rate limit (which counts every request).
   let observe: ((route: string, method: string, status: number, seconds: number) => void) | undefined
   let connections: { closing(): boolean } | undefined
+  // Cold anonymous reads by id and of occurrences from the stored documents, before routing (SQLite: its look answers
+  // at once; on PostgreSQL the full path's look reads the document in the same statement).
+  const coldReads = isPostgres(db) || !config.eventDocuments ? undefined : coldSources(ctx)
   const replay = registerReplay(app, {
     arrived,
     lookNow: () => generationNow(db),
@@ -206,29 +210,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     observe: (route, method, status, seconds) => observe?.(route, method, status, seconds),
     // Cold anonymous reads by id from the stored documents, before routing (SQLite: its look answers at once; on
     // PostgreSQL the full path's look reads the document in the same statement).
-    cold: isPostgres(db) || !config.eventDocuments ? undefined : {
-      path: `${PREFIX}/events/`,
-      answer: async (id) => {
-        const read = await ctx.documents.read(id, ctx.apiUrl)
-        if (read?.found !== true) return undefined
-        const made = await documentAnswer(ctx, read.document)
-        return made === undefined ? undefined : { etag: made.etag, body: made.body() }
-      },
-      // An occurrence without an override, as handlers/event-occurrences.ts answers it from the series' document.
-      occurrence: async (eventId, id) => {
-        const read = await ctx.documents.readOccurrence(eventId, ctx.apiUrl, id)
-        if (read?.occurrence === undefined || read.occurrence.overridden) return undefined
-        const { document, occurrence } = read
-        const slots = slotsOf(ctx, document)
-        if (slots === null || parseOccurrenceId(id, slots.basis.all_day) === null) return undefined
-        const terms = await documentTerms(ctx, document)
-        if (terms === undefined) return undefined
-        const made = occurrenceAnswer(ctx, document, slots, { id, ...occurrence }, terms.categories, terms.tags, terms.etag)
-        return made === undefined ? undefined : { etag: made.etag, body: made.body() }
-      },
-    },
+    cold: coldReads,
   })
   app.decorate('replay', replay)
+  app.decorate('coldReads', coldReads)
   ignoreUnknownExpectations(app.server)
   answerConnect(app.server, texts, unroutedHeaders)
   app.addHook('onListen', async () => base.listening(app.server.address()))

@@ -197,3 +197,29 @@ t.test('an occurrence read cold twice is recorded and replayed', { skip: cold ? 
   t.equal(s.app.replay.colds, colds + 3, 'its recording stale: read cold')
   t.match(after.body.toString('utf8'), /Moved on/)
 })
+
+t.test('after a write of the series, a read of an occurrence stores its document again: the next reads are from it (cold on SQLite)', async (t) => {
+  const s = await setup(t, { file: `${t.testdir()}/calendar.db` })
+  const wire = await listening(t, s)
+  const { timed, weekly } = await series(s)
+  await wire(occurrenceUrl(timed, weekly[0] ?? ''))
+  for (const [what, write] of [
+    ['the series patched', () => s.patch(timed, { title: 'Renamed' })],
+    ['an occurrence overridden', () => s.inject({ method: 'PATCH', url: occurrenceUrl(timed, weekly[5] ?? ''), headers: s.editor, payload: { title: 'Special' } })],
+  ] as Array<[string, () => Promise<unknown>]>) {
+    await write()
+    await s.app.eventDocuments.settled()
+    const stored = s.app.eventDocuments.stats().stored
+    const { colds } = s.app.replay
+    // No read by id: the occurrence's read (the full path: no document) offers the series' document.
+    await same(t, s, wire, occurrenceUrl(timed, weekly[1] ?? ''), {}, `${what}: the first read`)
+    t.equal(s.app.replay.colds, colds, `${what}: the first read is not cold (no document)`)
+    await s.app.eventDocuments.settled()
+    // (Offered by both reads `same` makes; stored once or twice as the offers meet the store.)
+    t.ok(s.app.eventDocuments.stats().stored > stored, `${what}: the series' document stored again`)
+    const { wasCold, answer } = await same(t, s, wire, occurrenceUrl(timed, weekly[2] ?? ''), {}, `${what}: the next read`)
+    t.equal(answer.status, 200)
+    t.equal(wasCold, cold, cold ? `${what}: the next read is cold` : `${what}: not cold on PostgreSQL`)
+    t.match(answer.body.toString('utf8'), /Renamed/, `${what}: the write is seen`)
+  }
+})

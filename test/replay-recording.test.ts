@@ -36,6 +36,11 @@ interface Served {
  * replayable: `/text/:n` (n bytes, buffer path), `/stream` (a stream), `/cookie` (a Set-Cookie), `/no-id`,
  * `/raw-header` (a header set on Node's response, not Fastify's reply).
  */
+const buffers = {
+  own: Buffer.alloc(40_000, 'a'),
+  slice: Buffer.alloc(40_000, 'a').subarray(100, 30_100),
+}
+
 async function served(t: Test, sources: Partial<ReplaySources> = {}): Promise<Served> {
   const errors: string[] = []
   const app = Fastify({ genReqId, logger: { level: 'error', stream: { write: (line: string) => { errors.push(line) } } } })
@@ -57,6 +62,9 @@ async function served(t: Test, sources: Partial<ReplaySources> = {}): Promise<Se
     reply.removeHeader('x-request-id')
     return 'no id'
   })
+  // The same buffer every time (`buffers`, by name): its own memory (`own`, 40 kB, as a list's body is) or a slice of
+  // a larger one (`slice`).
+  app.get('/buffer/:name', async (req, reply) => reply.type('application/json; charset=utf-8').send(buffers[(req.params as { name: 'own' | 'slice' }).name]))
   await app.listen({ port: 0, host: '127.0.0.1' })
   t.teardown(() => app.close())
   const { port } = app.server.address() as AddressInfo
@@ -97,6 +105,26 @@ t.test('the buffer path and the stream path are replayed as sent; a request id o
   }
   t.equal((await s.get('/stream')).body.toString(), 'one,two,three')
   t.equal(s.replay.replayed, 3)
+})
+
+t.test('an answer sent as one buffer of its own is recorded without a copy; a slice of a larger buffer is copied', async (t) => {
+  const s = await served(t)
+  for (const name of ['own', 'slice'] as const) {
+    const buffer = buffers[name]
+    buffer.fill('a')
+    const full = await s.get(`/buffer/${name}`)
+    t.equal(full.body.length, buffer.length)
+    // Changed after it was sent (never done to a body kept by the read cache: here only to tell a copy from the bytes).
+    buffer.fill('b')
+    const handled = s.handled()
+    const replayed = await s.get(`/buffer/${name}`)
+    t.equal(s.handled(), handled, `${name}: replayed`)
+    t.same(replayed.raw, full.raw, `${name}: every header the same`)
+    const expected = name === 'own' ? 'b' : 'a'
+    t.equal(replayed.body.toString('latin1'), expected.repeat(buffer.length),
+      name === 'own' ? 'its own buffer: the recording holds those bytes, not a copy' : 'a slice: the recording holds a copy (not the larger buffer)')
+    buffer.fill('a')
+  }
 })
 
 t.test('answers carrying a header of a request of their own, or no X-Request-Id, are not recorded', async (t) => {

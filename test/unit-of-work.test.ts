@@ -336,9 +336,23 @@ t.test('PostgreSQL: a unit of work begins, takes the write lock and reads its fi
   await withTransaction(handle.db, (trx) => trx.insertInto('users').values({ name: 'x', role: 'editor', created_at: '' }).execute())
   proto.query = original
   t.equal(sent.length, 3, `three round trips: ${JSON.stringify(sent)}`)
-  t.match(sent[0], /^start transaction isolation level read committed; select pg_advisory_xact_lock\(.*\); select .* from data_epoch .* for update$/)
+  t.match(sent[0], /^start transaction isolation level read committed; set local calendar.api = 'on'; select pg_advisory_xact_lock\(hashtext\('calendar-writes:.*\); select pg_advisory_xact_lock\(hashtext\('calendar-log:.*\); select .* from data_epoch .* for update$/)
   t.match(sent[1], /^insert into "users"/)
-  t.match(sent[2], /from data_epoch .* for update; commit$/)
+  t.match(sent[2], /^update data_epoch set n = n \+ 1 .*; select .* from data_epoch .* for update; commit$/)
+  // One that runs beside others (issue 49): the writes lock shared at its begin, the log lock only with its first look, at its end.
+  sent.length = 0
+  proto.query = function (this: unknown, ...args: unknown[]) {
+    const first = args[0]
+    sent.push(typeof first === 'string' ? first : (first as { text?: string }).text ?? '?')
+    return original.apply(this, args)
+  }
+  await withTransaction(handle.db, (trx) => trx.insertInto('users').values({ name: 'w', role: 'editor', created_at: '' }).execute(), { concurrent: true })
+  proto.query = original
+  t.equal(sent.length, 4, `four round trips: ${JSON.stringify(sent)}`)
+  t.match(sent[0], /^start transaction isolation level read committed; set local calendar.api = 'on'; select pg_advisory_xact_lock_shared\(hashtext\('calendar-writes:.*\)$/)
+  t.match(sent[1], /^insert into "users"/)
+  t.match(sent[2], /^select pg_advisory_xact_lock\(hashtext\('calendar-log:.*\); select .* from data_epoch .* for update$/)
+  t.match(sent[3], /^update data_epoch set n = n \+ 1 .*; select .* from data_epoch .* for update; commit$/)
   t.equal((await handle.db.selectFrom('users').select('name').where('name', '=', 'x').execute()).length, 1, 'committed')
   // A unit of work that throws is rolled back, and the connection serves the next one.
   await t.rejects(withTransaction(handle.db, async (trx) => {

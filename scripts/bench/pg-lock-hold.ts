@@ -65,7 +65,8 @@ proto.query = function (this: object, ...args: unknown[]) {
   const text = typeof first === 'string' ? first : (first as { text?: string } | undefined)?.text ?? '?'
   const busy = inFlight.get(this) ?? 0
   inFlight.set(this, busy + 1)
-  const lock = text.includes('pg_advisory_xact_lock')
+  // The exclusive lock a create holds: the write lock before issue 49's concurrent creates, the log lock since (the writes lock shared is not timed).
+  const lock = /pg_advisory_xact_lock\(/.test(text)
   const ends = /(^|;)\s*(commit|rollback)\s*$/i.test(text)
   const holding = held.get(this)
   if (counting) {

@@ -13,6 +13,7 @@
  */
 import { writeFileSync } from 'node:fs'
 import { Session } from 'node:inspector/promises'
+import { PerformanceObserver } from 'node:perf_hooks'
 import { resolve } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { realScenarios, sampleData } from './scenarios.js'
@@ -36,7 +37,7 @@ const profile = opt('profile')
 
 // Statements counted (and timed) where better-sqlite3 runs them: every call of a statement's all/get/run/iterate.
 let statements = 0
-const timings = new Map<string, { calls: number; ms: number }>()
+const timings = new Map<string, { calls: number; ms: number; cpuMs: number }>()
 const probe = new SQLite(':memory:')
 const statement = Object.getPrototypeOf(probe.prepare('select 1')) as Record<string, (...args: unknown[]) => unknown>
 probe.close()
@@ -46,12 +47,15 @@ for (const method of ['all', 'get', 'run', 'iterate']) {
     statements++
     if (!perStatement) return original.apply(this, args)
     const started = performance.now()
+    const cpu = process.threadCpuUsage()
     try {
       return original.apply(this, args)
     } finally {
-      const t = timings.get(this.source) ?? { calls: 0, ms: 0 }
+      const used = process.threadCpuUsage(cpu)
+      const t = timings.get(this.source) ?? { calls: 0, ms: 0, cpuMs: 0 }
       t.calls++
       t.ms += performance.now() - started
+      t.cpuMs += (used.user + used.system) / 1000
       timings.set(this.source, t)
     }
   }
@@ -74,6 +78,20 @@ const scenario = realScenarios(samples, key, now, seed).find((s) => s.key === wo
 if (scenario === undefined) throw new Error(`no workload ${workload}`)
 const app = await buildApp({ db: handle.db, config: defaultConfig({ databaseUrl, publicUrl: 'http://calendar.bench' }), now: () => now })
 const answers: string[] = []
+// Collections (V8's pauses on the main thread) while requests run: their number and time, the kinds apart.
+const collections = { count: 0, ms: 0, major: 0, majorMs: 0 }
+const gcObserver = new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) {
+    collections.count++
+    collections.ms += entry.duration
+    // kind 2: mark-sweep-compact (perf_hooks.constants.NODE_PERFORMANCE_GC_MAJOR)
+    if (((entry as { detail?: { kind?: number } }).detail)?.kind === 2) {
+      collections.major++
+      collections.majorMs += entry.duration
+    }
+  }
+})
+gcObserver.observe({ entryTypes: ['gc'] })
 try {
   // The event documents of this public URL, as the server fills them after it starts (the benchmark waits for them).
   const filled = performance.now()
@@ -82,6 +100,7 @@ try {
   const run = async (n: number, keep: boolean) => {
     const cpu = process.cpuUsage()
     const before = statements
+    Object.assign(collections, { count: 0, ms: 0, major: 0, majorMs: 0 })
     const started = performance.now()
     for (let i = 0; i < n; i++) {
       const req = scenario.next()
@@ -92,7 +111,12 @@ try {
       }
     }
     const used = process.cpuUsage(cpu)
-    return { cpuMs: (used.user + used.system) / 1000 / n, wallMs: (performance.now() - started) / n, statements: (statements - before) / n }
+    // The observer is told at the end of a turn: one more turn so that the last collections are counted.
+    await new Promise((resolve) => setImmediate(resolve))
+    return {
+      cpuMs: (used.user + used.system) / 1000 / n, wallMs: (performance.now() - started) / n, statements: (statements - before) / n,
+      gc: `${collections.count} collections ${collections.ms.toFixed(0)} ms (${collections.major} mark-compacts ${collections.majorMs.toFixed(0)} ms)`,
+    }
   }
   const w = await run(warm, false)
   timings.clear()
@@ -109,16 +133,23 @@ try {
     session.disconnect()
   }
   console.log(`${workload} ${src}: warm ${warm} (${w.cpuMs.toFixed(2)} ms CPU, ${w.statements.toFixed(2)} statements a request), `
-    + `measured ${requests}: ${m.cpuMs.toFixed(3)} ms CPU, ${m.wallMs.toFixed(3)} ms wall, ${m.statements.toFixed(2)} statements a request`)
+    + `measured ${requests}: ${m.cpuMs.toFixed(3)} ms CPU, ${m.wallMs.toFixed(3)} ms wall, ${m.statements.toFixed(2)} statements a request; ${m.gc}`)
   if (perStatement) {
     let all = 0
-    for (const t of timings.values()) all += t.ms
-    console.log(`  ${(all / requests).toFixed(3)} ms/req in statements, all together`)
-    const top = [...timings.entries()].sort((a, b) => b[1].ms - a[1].ms).slice(0, 12)
-    for (const [sql, t] of top) console.log(`  ${(t.ms / requests).toFixed(3)} ms/req  ${(t.calls / requests).toFixed(2)} calls/req  ${sql.replace(/\s+/g, ' ').slice(0, 220)}`)
+    let allCpu = 0
+    for (const t of timings.values()) {
+      all += t.ms
+      allCpu += t.cpuMs
+    }
+    console.log(`  ${(all / requests).toFixed(3)} ms/req in statements (wall), ${(allCpu / requests).toFixed(3)} ms/req of the thread's CPU, all together`)
+    const top = [...timings.entries()].sort((a, b) => b[1].cpuMs - a[1].cpuMs).slice(0, 12)
+    for (const [sql, t] of top) {
+      console.log(`  ${(t.cpuMs / requests).toFixed(3)} ms CPU/req (wall ${(t.ms / requests).toFixed(3)})  ${(t.calls / requests).toFixed(2)} calls/req  ${sql.replace(/\s+/g, ' ').slice(0, 220)}`)
+    }
   }
   if (dump !== undefined) writeFileSync(dump, `${answers.join('\n')}\n`)
 } finally {
+  gcObserver.disconnect()
   await app.close()
   await handle.close()
 }

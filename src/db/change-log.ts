@@ -93,11 +93,22 @@ const CHUNK = 1000
 
 /** Appends the changes of a unit of work to the log, in its transaction. */
 export async function appendChanges(trx: Tx, db: Kysely<Database>, changes: readonly Change[]): Promise<void> {
+  await appendEntries(trx, db, await entriesOf(trx, db, changes))
+}
+
+/** The log's rows for the changes of a unit of work (the records' states looked up where no report gave them), not yet appended. */
+export type ChangeRows = ReadonlyArray<Insertable<ChangesTable>>
+
+/**
+ * The rows `appendEntries` will append for `changes`: what a unit of work that runs beside others (PostgreSQL) reads
+ * before it takes the log lock, which it then holds only for the append (unit-of-work.ts).
+ */
+export async function entriesOf(trx: Tx, db: Kysely<Database>, changes: readonly Change[]): Promise<ChangeRows> {
   const entries = collapse(changes)
-  if (entries.length === 0) return
+  if (entries.length === 0) return []
   const changedUtc = formatUtc(clockOf(db)())
   const states = await currentStates(trx, entries)
-  const rows = entries.flatMap((entry): Array<Insertable<ChangesTable>> => {
+  return entries.flatMap((entry): Array<Insertable<ChangesTable>> => {
     if (entry.action === 'deleted') {
       return [{ resource: entry.resource, record_id: entry.id, language: entry.language ?? '', action: entry.action, changed_utc: changedUtc, status: null, author: null }]
     }
@@ -106,6 +117,11 @@ export async function appendChanges(trx: Tx, db: Kysely<Database>, changes: read
     if (state === undefined) return []
     return [{ resource: entry.resource, record_id: entry.id, language: state.language, action: entry.action, changed_utc: changedUtc, status: state.status, author: state.author }]
   })
+}
+
+/** Appends the rows `entriesOf` made to the log, with the webhook deliveries they are owed, in the unit of work's transaction. */
+export async function appendEntries(trx: Tx, db: Kysely<Database>, rows: ChangeRows): Promise<void> {
+  if (rows.length === 0) return
   // What the write changed becomes, in the same transaction, the deliveries its subscribers are owed
   // (on PostgreSQL in the same statement: one round trip for both).
   const dueUtc = clockOf(db)().toISOString()

@@ -12,7 +12,7 @@ import { EARTH_RADIUS_KM } from '../lib/geo.js'
 import { FOLDS_INTO_ASCII, foldText } from '../lib/text.js'
 import { CompiledQuery, PostgresAdapter, sql, type Compilable, type Expression, type Kysely, type QueryExecutorProvider, type SqlBool } from 'kysely'
 import { byShape, executeCompiled, prepared } from './prepared.js'
-import { VERSION_IN_WRITE_POSTGRES, VERSION_THEN_COMMIT } from './postgres-dialect.js'
+import { LOG_LOCK_THEN_VERSION, VERSION_IN_WRITE_POSTGRES, VERSION_THEN_COMMIT } from './postgres-dialect.js'
 import type { Database } from './schema.js'
 
 export function isPostgres(db: QueryExecutorProvider): boolean {
@@ -554,6 +554,21 @@ export async function versionThenCommit(trx: Kysely<Database>): Promise<DataVers
   const { rows } = await trx.executeQuery<{ h: number | string; e: number | string }>(CompiledQuery.raw(VERSION_THEN_COMMIT, []))
   const row = rows[0]
   return row === undefined ? undefined : { head: Number(row.h), epoch: Number(row.e) }
+}
+
+/**
+ * PostgreSQL, a unit of work that ran beside others (unit-of-work.ts `concurrent`): the log lock, then its first look
+ * at the data version (as `versionInWrite`), in one round trip (postgres-dialect.ts `LOG_LOCK_THEN_VERSION`).
+ */
+export async function logLockThenVersion(trx: Kysely<Database>): Promise<DataVersion | undefined> {
+  const { rows } = await trx.executeQuery<{ h: number | string; e: number | string }>(CompiledQuery.raw(LOG_LOCK_THEN_VERSION, []))
+  const row = rows[0]
+  return row === undefined ? undefined : { head: Number(row.h), epoch: Number(row.e) }
+}
+
+/** Whether a statement failed because a unique index refused its row (PostgreSQL's 23505). */
+export function isUniqueViolation(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && 'code' in error && error.code === '23505'
 }
 
 /**

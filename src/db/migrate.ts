@@ -26,6 +26,7 @@ import * as eventsUnusedIndexes from './migrations/0020-events-unused-indexes.js
 import * as searchPairsPostgres from './migrations/0021-search-pairs-postgres.js'
 import * as occurrenceDocumentRead from './migrations/0022-occurrence-document-read.js'
 import * as eventDocumentRead from './migrations/0023-event-document-read.js'
+import * as concurrentApiWrites from './migrations/0024-concurrent-api-writes.js'
 
 const migrations: Record<string, Migration> = {
   '0001-initial': initial,
@@ -51,6 +52,7 @@ const migrations: Record<string, Migration> = {
   '0021-search-pairs-postgres': searchPairsPostgres,
   '0022-occurrence-document-read': occurrenceDocumentRead,
   '0023-event-document-read': eventDocumentRead,
+  '0024-concurrent-api-writes': concurrentApiWrites,
 }
 
 /**

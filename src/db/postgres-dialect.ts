@@ -1,19 +1,28 @@
 /**
- * Kysely's PostgreSQL dialect with write transactions that run one at a time per schema, as SQLite's
- * do: each takes a transaction-level advisory lock first (released at commit or rollback). So every
- * write sees everything committed before it (no lost update between a check and a write, no two
- * creates taking one slug), compare-and-swap writes behave as on SQLite, and the change log's
- * positions commit in the order they were taken, which is what lets a reader trust that nothing will
- * appear behind a cursor it was given. Reads take no lock; nodes scale out on reads. A transaction
- * that asks to be read-only takes no lock either.
+ * Kysely's PostgreSQL dialect with write transactions ordered per schema by two transaction-level advisory locks
+ * (released at commit or rollback), so that the change log's positions commit in the order they were taken, which
+ * is what lets a reader trust that nothing will appear behind a cursor it was given, and so that writes that may
+ * not run beside others run alone:
+ * - the *writes* lock (`WRITES_LOCK`): taken exclusively, first, by every write transaction (then it sees everything
+ *   committed before it: no lost update between a check and a write, compare-and-swap as on SQLite) except the
+ *   units of work that ask to run concurrently (`CONCURRENT_ISOLATION`: creates of events, issue 49), which take it
+ *   shared: they run beside each other, never beside an exclusive one;
+ * - the *log* lock (`LOG_LOCK`): the order of commits. An exclusive transaction takes it with the writes lock, at
+ *   its start; a concurrent unit of work only at its end (`LOG_LOCK_THEN_VERSION`), for its last three round trips:
+ *   its first look at the data version, the change log's insert with the webhook outbox's, and the epoch's move with
+ *   its last look and the commit (`VERSION_THEN_COMMIT`). Everything before (checks, the record's rows, links, term
+ *   counts, the slug) runs beside the other creates: what would clash there is refused by a unique index (a slug, a
+ *   translation) or a row lock (term counts), and unit-of-work.ts runs such a unit again, alone.
+ * Reads take no lock; nodes scale out on reads. A transaction that asks to be read-only takes no lock either.
  *
- * The lock is held until the commit is answered, so every round trip inside it is one the whole cluster's
- * writes wait for (issue 49: across a network of 0.5 ms a round trip, about 28 of them a create). A unit of
- * work's transaction (unit-of-work.ts, which asks for it by `UNIT_OF_WORK_ISOLATION`) therefore spends two
- * fewer: its `begin`, the lock and its first look at the data version go in one round trip (a simple-protocol
- * text of three statements: READ COMMITTED takes a snapshot per statement, so the look, run once the lock is
- * granted, sees every write committed before), and its last look and the commit in another
- * (`VERSION_THEN_COMMIT`). Every other write transaction begins as before, `begin` and then the lock.
+ * The units of work's transactions say they are the API's (`set local calendar.api = on`): the data epoch's triggers
+ * then only note that a table the caches read was written, and the unit moves the epoch once, under the log lock,
+ * with its last look (migration 0024); any other transaction moves it at once, as before.
+ *
+ * Round trips: a unit of work's `begin`, its locks and (exclusive) its first look at the data version go in one (a
+ * simple-protocol text of several statements: READ COMMITTED takes a snapshot per statement, so the look, run once
+ * the locks are granted, sees every write committed before), and its last look and the commit in another
+ * (`VERSION_THEN_COMMIT`). Every other write transaction begins with `begin` and then both locks exclusively.
  */
 import {
   CompiledQuery, PostgresDialect, PostgresDriver, type DatabaseConnection, type Driver, type PostgresDialectConfig, type QueryResult,
@@ -21,8 +30,19 @@ import {
 } from 'kysely'
 import type pg from 'pg'
 
-/** One lock per schema: nodes that share a schema share it; tests in their own schemas do not wait on each other. */
-const WRITE_LOCK = "select pg_advisory_xact_lock(hashtext('calendar-writes:' || current_schema()))"
+/**
+ * The writes lock, one per schema: nodes that share a schema share it; tests in their own schemas do not wait on each
+ * other. Its key is the one every write transaction took exclusively before issue 49, so that a node of the previous
+ * release, during an upgrade, still excludes every other writer.
+ */
+const WRITES_KEY = "hashtext('calendar-writes:' || current_schema())"
+/** The log lock's key, one per schema: the order of the change log's positions (and of commits of write transactions). */
+const LOG_KEY = "hashtext('calendar-log:' || current_schema())"
+const WRITES_LOCK = `select pg_advisory_xact_lock(${WRITES_KEY})`
+const WRITES_LOCK_SHARED = `select pg_advisory_xact_lock_shared(${WRITES_KEY})`
+const LOG_LOCK = `select pg_advisory_xact_lock(${LOG_KEY})`
+/** What a unit of work's transaction says first: it is the API's (the epoch's triggers leave the epoch to it, migration 0024). */
+const API_TRANSACTION = "set local calendar.api = 'on'"
 
 /**
  * Where the data stands, read inside a write transaction (dialect.ts `versionInWrite`): the change log's head and
@@ -32,12 +52,26 @@ export const VERSION_IN_WRITE_POSTGRES = 'select (select coalesce(max(position),
 
 /**
  * The isolation a unit of work's transaction asks for: PostgreSQL's default, asked for by name so that the driver
- * knows the transaction's first statement will be the look at the data version, and reads it with the lock.
+ * knows the transaction's first statement will be the look at the data version, and reads it with the locks.
  */
 export const UNIT_OF_WORK_ISOLATION = 'read committed'
 
-/** A unit of work's last look at the data version and its commit, in one round trip (`versionThenCommit` in dialect.ts). */
-export const VERSION_THEN_COMMIT = `${VERSION_IN_WRITE_POSTGRES}; commit`
+/**
+ * What a unit of work that runs beside others asks for (unit-of-work.ts `concurrent`): only a mark for the driver,
+ * which begins it READ COMMITTED as any other (PostgreSQL runs READ UNCOMMITTED as READ COMMITTED anyway) with the
+ * writes lock shared and no look; its first look is `LOG_LOCK_THEN_VERSION`, at its end.
+ */
+export const CONCURRENT_ISOLATION = 'read uncommitted'
+
+/** A concurrent unit of work's log lock and then its first look at the data version, in one round trip (the look's snapshot taken once the lock is granted). */
+export const LOG_LOCK_THEN_VERSION = `${LOG_LOCK}; ${VERSION_IN_WRITE_POSTGRES}`
+
+/**
+ * A unit of work's last look at the data version and its commit, in one round trip (`versionThenCommit` in
+ * dialect.ts), after the data epoch's move when the transaction wrote a table the caches read (migration 0024).
+ */
+export const VERSION_THEN_COMMIT = "update data_epoch set n = n + 1 where id = 1 and current_setting('calendar.api_wrote', true) = 'on'; "
+  + `${VERSION_IN_WRITE_POSTGRES}; commit`
 
 /** A transaction's first statement(s): `begin`, or `start transaction …` with the settings asked for. */
 function beginText(settings: TransactionSettings): string {
@@ -63,8 +97,12 @@ class PostgresConnection implements DatabaseConnection {
     this.versionAtBegin = undefined
     if (early !== undefined && query.sql === VERSION_IN_WRITE_POSTGRES) return early as QueryResult<R>
     if (query.sql === VERSION_THEN_COMMIT) {
-      const [version] = await this.several(VERSION_THEN_COMMIT)
+      const [, version] = await this.several(VERSION_THEN_COMMIT)
       this.committed = true
+      return version as QueryResult<R>
+    }
+    if (query.sql === LOG_LOCK_THEN_VERSION) {
+      const [, version] = await this.several(LOG_LOCK_THEN_VERSION)
       return version as QueryResult<R>
     }
     const { command, rowCount, rows } = await this.client.query(query.sql, [...query.parameters])
@@ -118,12 +156,15 @@ class WriteSerializingPostgresDriver extends PostgresDriver {
       return
     }
     const unitOfWork = settings.isolationLevel === UNIT_OF_WORK_ISOLATION && settings.accessMode === undefined
+    const concurrent = settings.isolationLevel === CONCURRENT_ISOLATION && settings.accessMode === undefined
     try {
       if (unitOfWork) {
-        const [, , version] = await own.several(`${beginText(settings)}; ${WRITE_LOCK}; ${VERSION_IN_WRITE_POSTGRES}`)
+        const [, , , , version] = await own.several(`${beginText(settings)}; ${API_TRANSACTION}; ${WRITES_LOCK}; ${LOG_LOCK}; ${VERSION_IN_WRITE_POSTGRES}`)
         own.versionAtBegin = version
+      } else if (concurrent) {
+        await own.several(`${beginText({ isolationLevel: UNIT_OF_WORK_ISOLATION })}; ${API_TRANSACTION}; ${WRITES_LOCK_SHARED}`)
       } else {
-        await own.several(`${beginText(settings)}; ${WRITE_LOCK}`)
+        await own.several(`${beginText(settings)}; ${WRITES_LOCK}; ${LOG_LOCK}`)
       }
     } catch (error) {
       // The lock not taken (`lock_timeout`: CONTRACT §18's bounded wait) leaves the transaction open and aborted,

@@ -15,18 +15,20 @@
  * - who must hear of it: the listeners given by `onWritten` (the read cache) learn of every unit of work
  *   once it has ended, committed or rolled back;
  * - where it took the data from and to: each unit of work reads the data version (the log's head and
- *   the data epoch) first and last inside its transaction, where no other writer can move it, and once
+ *   the data epoch) first and last inside its transaction, where no other writer can move it (a concurrent
+ *   unit on PostgreSQL, `UnitOptions`: both under the log lock, once its work is done), and once
  *   committed keeps both with its changes in the journal of this process (`writtenBetween`). Between two
  *   versions this process read, the journal then tells whether only its own units of work wrote, and
  *   what they changed: an event document assembled at one version may still be stored at a later one
  *   when none of those changes touches it (repositories/event-documents.ts).
  */
 import { CompiledQuery, type Kysely, type Transaction } from 'kysely'
-import { appendChanges, knownState, type Change, type ChangeState } from './change-log.js'
+import { appendChanges, appendEntries, entriesOf, knownState, type Change, type ChangeState } from './change-log.js'
 import {
-  isPostgres, isWaitRunOut, isWriteConflict, journalInMemory, mergeSearchWrites, versionInWrite, versionThenCommit, type DataVersion,
+  isPostgres, isUniqueViolation, isWaitRunOut, isWriteConflict, journalInMemory, logLockThenVersion, mergeSearchWrites, versionInWrite,
+  versionThenCommit, type DataVersion,
 } from './dialect.js'
-import { UNIT_OF_WORK_ISOLATION } from './postgres-dialect.js'
+import { CONCURRENT_ISOLATION, UNIT_OF_WORK_ISOLATION } from './postgres-dialect.js'
 import { executeCompiled, runStatementsDirectly } from './prepared.js'
 import type { Database } from './schema.js'
 
@@ -104,15 +106,23 @@ export function writtenBetween(db: Kysely<Database>, from: DataVersion, to: Data
 /** How many times a unit of work runs at most when it keeps losing to another connection. */
 const ATTEMPTS = 3
 
-/** How a unit of work is run (`withTransaction`). */
+/** How a unit of work may run. */
 export interface UnitOptions {
   /**
-   * The unit changes few pages, whatever the data holds: a create, whose rows its body (at most BODY_LIMIT) and
-   * MAX_OCCURRENCES bound, a key's claim. SQLite: a shared transaction of such units only keeps its savepoints'
-   * journal in memory (`journalInMemory`); other units never join it. A unit whose rows the data decides (an update
-   * whose triggers reach every event of a term, a deletion, a batch of the retention or the horizon) is not small.
+   * SQLite: the unit changes few pages, whatever the data holds: a create, whose rows its body (at most BODY_LIMIT) and
+   * MAX_OCCURRENCES bound, a key's claim. A shared transaction of such units only keeps its savepoints' journal in
+   * memory (`journalInMemory`); other units never join it. A unit whose rows the data decides (an update whose
+   * triggers reach every event of a term, a deletion, a batch of the retention or the horizon) is not small.
    */
   small?: boolean
+  /**
+   * PostgreSQL: beside other such units (issue 49): the schema's writes lock shared rather than exclusive, and the log
+   * lock only for the change log's append and the commit (postgres-dialect.ts). Only for work whose reads need not see
+   * what concurrent units write before they commit: what could clash is refused by a unique index (23505) or waits
+   * for a row lock (a deadlock, 40P01), and the unit is then run again alone (exclusively), where it sees everything
+   * committed before it. Today: creates of events. (SQLite runs every unit alone anyway.)
+   */
+  concurrent?: boolean
 }
 
 /**
@@ -123,33 +133,43 @@ export interface UnitOptions {
  * (`shared`), each in a savepoint of its own; PostgreSQL: a transaction each.
  */
 export async function withTransaction<T>(db: Kysely<Database>, work: (trx: Tx) => Promise<T>, options: UnitOptions = {}): Promise<T> {
-  return isPostgres(db) ? alone(db, work) : shared(db, work, options.small === true)
+  return isPostgres(db) ? alone(db, work, options) : shared(db, work, options.small === true)
 }
 
 /**
  * `work` in a transaction of its own: every unit of work on PostgreSQL; on SQLite, outside the shared commit (the
  * same unit of work either way, which test/unit-of-work checks on the engine the tests run).
  */
-export const withOwnTransaction = <T>(db: Kysely<Database>, work: (trx: Tx) => Promise<T>): Promise<T> => alone(db, work)
+export const withOwnTransaction = <T>(db: Kysely<Database>, work: (trx: Tx) => Promise<T>, options: UnitOptions = {}): Promise<T> => alone(db, work, options)
 
-async function alone<T>(db: Kysely<Database>, work: (trx: Tx) => Promise<T>): Promise<T> {
+async function alone<T>(db: Kysely<Database>, work: (trx: Tx) => Promise<T>, options: UnitOptions): Promise<T> {
   let changes: Change[] = []
   let committed = false
   const postgres = isPostgres(db)
+  // Run again after a clash, a concurrent unit runs alone (exclusively): it then sees what it clashed with.
+  let concurrent = postgres && options.concurrent === true
   try {
     for (let attempt = 1; ; attempt++) {
       changes = []
       let before: DataVersion | undefined
       let after: DataVersion | undefined
       try {
-        // PostgreSQL: the driver reads the first look with the write lock, and the last goes with the commit
-        // (postgres-dialect.ts): two round trips fewer inside the lock.
-        const result = await (postgres ? db.transaction().setIsolationLevel(UNIT_OF_WORK_ISOLATION) : db.transaction()).execute(async (trx) => {
+        // PostgreSQL: the driver reads the first look with the locks (a concurrent unit: with the log lock, once its
+        // work is done), and the last goes with the commit (postgres-dialect.ts).
+        const isolation = concurrent ? CONCURRENT_ISOLATION : UNIT_OF_WORK_ISOLATION
+        const result = await (postgres ? db.transaction().setIsolationLevel(isolation) : db.transaction()).execute(async (trx) => {
           runStatementsDirectly(trx, db)
           pending.set(trx, changes)
-          before = await versionInWrite(trx)
+          if (!concurrent) before = await versionInWrite(trx)
           const result = await work(trx)
-          await appendChanges(trx, db, changes)
+          if (concurrent) {
+            // The states the log needs read before the log lock; under it, the look, the append, the commit.
+            const rows = await entriesOf(trx, db, changes)
+            before = await logLockThenVersion(trx)
+            await appendEntries(trx, db, rows)
+          } else {
+            await appendChanges(trx, db, changes)
+          }
           // SQLite's search merging before the last look (on PostgreSQL the look and the commit are one round trip).
           await mergeSearchWrites(trx)
           after = await versionThenCommit(trx)
@@ -160,7 +180,8 @@ async function alone<T>(db: Kysely<Database>, work: (trx: Tx) => Promise<T>): Pr
         return result
       } catch (error) {
         // A lock waited for past the busy timeout is not waited for again: no request waits longer (CONTRACT §18).
-        if (attempt >= ATTEMPTS || !isRetried(error)) throw error
+        if (attempt >= ATTEMPTS || !isRetried(error, concurrent)) throw error
+        concurrent = false
       }
     }
   } finally {
@@ -168,8 +189,12 @@ async function alone<T>(db: Kysely<Database>, work: (trx: Tx) => Promise<T>): Pr
   }
 }
 
-/** Whether a unit of work that failed with `error` is run again (a conflict lost, not a wait run out). */
-const isRetried = (error: unknown): boolean => isWriteConflict(error) && !isWaitRunOut(error)
+/**
+ * Whether a unit of work that failed with `error` is run again (a conflict lost, not a wait run out); a concurrent
+ * one also after a unique index refused what it wrote (a slug or a translation another concurrent unit took first).
+ */
+const isRetried = (error: unknown, concurrent = false): boolean =>
+  (isWriteConflict(error) && !isWaitRunOut(error)) || (concurrent && isUniqueViolation(error))
 
 function tell(db: Kysely<Database>, changes: readonly Change[], committed: boolean): void {
   for (const listener of listeners.get(db) ?? []) listener(changes, committed)

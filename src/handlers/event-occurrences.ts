@@ -5,6 +5,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Event } from '../contract.js'
+import type { DataVersion } from '../db/dialect.js'
 import { invalidParam, notFound, occurrenceNotFound } from '../http/errors.js'
 import { checkNotModified, eventEtag, occurrenceEtag } from '../http/etag.js'
 import type { Handlers } from '../http/operations.js'
@@ -22,9 +23,9 @@ import { hotAnswer } from '../repositories/read-cache.js'
 import { countOccurrences, occurrenceOf, occurrencePage, type OccurrenceWindow, type StoredOccurrence } from '../repositories/occurrences.js'
 import type { AppContext } from './context.js'
 import { refuseRead } from './events.js'
-import { documentRecord, documentTerms } from './event-documents.js'
+import { documentRecord, eventDocument } from './event-documents.js'
 import { lookupLanguage } from './linked.js'
-import { occurrenceAnswer, slotsOf } from './occurrence-documents.js'
+import { documentOccurrence } from './occurrence-documents.js'
 
 type OccurrenceHandlers = Pick<Handlers, 'listEventOccurrences' | 'getEventOccurrence'>
 
@@ -79,9 +80,12 @@ export function occurrenceHandlers(ctx: AppContext): OccurrenceHandlers {
    * without an override answered from the document's text (handlers/occurrence-documents.ts), one with an override
    * from the series' record read back from the document (`documentRecord`), neither assembling the series; the
    * same ETag and bytes as the assembled record gives. Undefined when there is no document or it cannot serve (the
-   * read then assembles).
+   * read then assembles); with no document, `missed.version` says where the data stood before the assembly (what the
+   * series' document assembled is offered with, as a read by id offers it: after a write of the series or of one of
+   * its occurrences, reads of its occurrences store it again too).
    */
-  async function fromDocument(req: Parameters<OccurrenceHandlers['getEventOccurrence']>[0], reply: FastifyReply): Promise<Serialized<Event> | undefined> {
+  async function fromDocument(req: Parameters<OccurrenceHandlers['getEventOccurrence']>[0], reply: FastifyReply,
+    missed: { version?: DataVersion }): Promise<Serialized<Event> | undefined> {
     const eventId = req.params.id
     const id = req.params.occurrence
     let read: OccurrenceDocument | undefined
@@ -92,25 +96,27 @@ export function occurrenceHandlers(ctx: AppContext): OccurrenceHandlers {
         looked = true
         const both = await withVersion(eventId, ctx.apiUrl, id)
         read = both.read
+        if (read === undefined && both.version !== undefined) missed.version = both.version
         return both.version
       })
     }
     if (!looked) read = await ctx.documents.readOccurrence(eventId, ctx.apiUrl, id)
-    if (read === undefined) return undefined
-    const { document, occurrence } = read
-    const slots = slotsOf(ctx, document)
-    if (slots === null) return undefined
-    if (occurrence === undefined || parseOccurrenceId(id, slots.basis.all_day) === null) throw occurrenceNotFound(id)
-    const terms = await documentTerms(ctx, document)
-    if (terms === undefined) return undefined
-    if (!occurrence.overridden) {
-      // No override: the answer is the document's bytes with the occurrence's values put in.
-      const answer = occurrenceAnswer(ctx, document, slots, { id, ...occurrence }, terms.categories, terms.tags, terms.etag)
-      if (answer !== undefined) {
-        checkNotModified(req, reply, answer.etag)
-        return sendSerialized(reply, answer.body())
-      }
+    if (read === undefined && missed.version === undefined) {
+      // No document (SQLite, or the look taken before): where the data stands, read now (before the assembly).
+      const again = await ctx.documents.read(eventId, ctx.apiUrl)
+      if (again?.found === false) missed.version = again.version
     }
+    if (read === undefined) return undefined
+    const made = await documentOccurrence(ctx, read, id)
+    if (made === undefined) return undefined
+    if (made === 'none') throw occurrenceNotFound(id)
+    const { answer, terms } = made
+    if (answer !== undefined) {
+      // No override: the answer is the document's bytes with the occurrence's values put in.
+      checkNotModified(req, reply, answer.etag)
+      return sendSerialized(reply, answer.body())
+    }
+    const { document } = read
     const found = await occurrenceOf(ctx.db, ctx.site, document.id, id)
     const series = documentRecord(document, terms)
     if (found === undefined || series === undefined) return undefined
@@ -121,11 +127,17 @@ export function occurrenceHandlers(ctx: AppContext): OccurrenceHandlers {
 
   async function get(req: Parameters<OccurrenceHandlers['getEventOccurrence']>[0], reply: FastifyReply): Promise<Serialized<Event>> {
     const query = req.query ?? {}
+    const missed: { version?: DataVersion } = {}
     if (req.user === null && query.ml_language === undefined && Number.isSafeInteger(req.params.id)) {
-      const answer = await fromDocument(req, reply)
+      const answer = await fromDocument(req, reply, missed)
       if (answer !== undefined) return answer
     }
     const stored = await readable(req, req.params.id, query.ml_language, query.password)
+    if (missed.version !== undefined) {
+      // The series' document stored again (off the request path), as a read by id stores it (handlers/events.ts).
+      const offered = eventDocument(ctx, stored)
+      if (offered !== undefined) ctx.documents.offer(missed.version, ctx.apiUrl, offered)
+    }
     const id = req.params.occurrence
     const found = parseOccurrenceId(id, stored.record.all_day) === null ? undefined : await occurrenceOf(ctx.db, ctx.site, stored.record.id, id)
     if (found === undefined) throw occurrenceNotFound(id)

@@ -68,7 +68,8 @@ const SMALL = { small: true } as const
 /**
  * Answers a create: `write` in a unit of work, then `answer` from what it wrote, 201. With an
  * `Idempotency-Key`, once per key: the answer is built and stored inside the unit of work of the write.
- * `options`: the write's unit of work's (`UnitOptions.small` when its rows are bounded whatever the data holds).
+ * `options`: how the create's unit of work runs (unit-of-work.ts: `concurrent` on PostgreSQL, `small` on SQLite when
+ * its rows are bounded whatever the data holds; the key's claim and release are small units of work, run alone).
  */
 export async function createOnce<T, W>(
   ctx: AppContext, req: FastifyRequest, reply: FastifyReply,

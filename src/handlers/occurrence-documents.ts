@@ -10,16 +10,27 @@
  * in the bytes, and remembered per app and series for the same document (its version and digest). The ETag is the
  * series' (the document's) with the occurrence's id and the JSON of its ten members (http/etag.ts `occurrenceEtag`):
  * no digest of the whole occurrence record, which a read would otherwise have to make as text first.
+ *
+ * The ten members and the JSON-LD's dates are written straight into bytes from the occurrence's row as numbers
+ * (`fastAnswer`, lib/occurrence-bytes.ts, as list items are written), and the ETag digests the same text made as
+ * bytes: no record, no serializer, no JSON as strings (issue 45: a cold read of an occurrence cost some three times a
+ * cold read by id in process, most of it there). The first occurrence of each kind (all-day, timed) an app answers so
+ * is made the long way too (`slowAnswer`) and compared; anything out of the ordinary (a row not where its id says, a
+ * sub-minute offset, a year before 1000) goes the long way.
  */
 import fastJsonStringify from 'fast-json-stringify'
 import type { Category, Event, Tag } from '../contract.js'
-import { occurrenceEtag } from '../http/etag.js'
+import { occurrenceEtag, unchangedOccurrenceEtag, unchangedOccurrencePrefix } from '../http/etag.js'
 import type { Serialized } from '../http/serialized.js'
 import { jsonLdDates } from '../lib/json-ld.js'
+import { abbreviationJson, jsonLdBytes, membersJson, occurrenceBytes, type OccurrenceDates } from '../lib/occurrence-bytes.js'
+import { DAY, MINUTE, SECOND, offsetFunction, wallMsToUtcMs, type OffsetAt } from '../lib/time-zones.js'
+import { tzAbbreviationAt } from '../lib/tz-abbreviation.js'
 import { OCCURRENCE_KEYS, occurrenceRecord, type OccurrenceState } from '../lib/occurrence-view.js'
-import type { EventDocument } from '../repositories/event-documents.js'
+import { occurrenceIdMs } from '../lib/recurrence.js'
+import type { EventDocument, OccurrenceDocument } from '../repositories/event-documents.js'
 import type { AppContext } from './context.js'
-import { singleBody, type BodyEdit } from './event-documents.js'
+import { documentTerms, singleBody, type BodyEdit } from './event-documents.js'
 
 export { OCCURRENCE_KEYS }
 
@@ -120,6 +131,19 @@ export interface SeriesSlots {
   ldEnd: Span
   /** Each span with the byte after it, as found (a member's value follows a colon): checked on each use. */
   marks: ReadonlyArray<readonly [from: number, to: number, after: number]>
+  /** What writes an occurrence's values straight into bytes (`fastAnswer`), or null when they are not so made for it. */
+  fast: FastSlots | null
+}
+
+/** What `fastAnswer` needs besides the spans: where the dates block is, the series' zone and length in days, its occurrences' URL. */
+interface FastSlots {
+  /** `"start_date":…` up to the end of `utc_end_date_details`' value (the eight date members, one after the other). */
+  dates: Span
+  offsetAt: OffsetAt
+  /** Whole days from the series' first day to its last (all-day occurrences last as many). */
+  days: number
+  /** `"<series' rest_url>/occurrences/` as JSON, without the closing quote. */
+  urlJson: Buffer
 }
 
 /** Series' slots kept per app, at most this many (the least recently used dropped first). */
@@ -190,6 +214,29 @@ function readSlots(document: EventDocument): SeriesSlots | null {
     version: document.version, digest: document.digest, length: bytes.length,
     basis: { timezone, all_day: allDay, start_date: startDate, end_date: endDate, rest_url: restUrl }, members, ldStart, ldEnd,
     marks: spans.map(([from, to]) => [from, to, bytes[to] as number]),
+    fast: fastSlots(bytes, members, timezone, startDate, endDate, restUrl),
+  }
+}
+
+/** The dates block's members, in the document's order (the first eight of OCCURRENCE_KEYS). */
+const DATE_KEYS = OCCURRENCE_KEYS.slice(0, 8)
+
+/** `fastAnswer`'s slots of a document whose members' values are at `members`, or null when its dates are not one block. */
+function fastSlots(bytes: Buffer, members: readonly Span[], timezone: string, startDate: string, endDate: string, restUrl: string): FastSlots | null {
+  const key = (name: string, to: number): boolean => bytes.toString('latin1', to - name.length - 3, to) === `"${name}":`
+  if (DATE_KEYS.some((name, i) => !key(name, (members[i] as Span)[0])
+    || (i > 0 && (members[i] as Span)[0] !== (members[i - 1] as Span)[1] + name.length + 4))) return null
+  let offsetAt: OffsetAt
+  try {
+    offsetAt = offsetFunction(timezone)
+  } catch {
+    return null
+  }
+  const days = Math.round((Date.parse(`${endDate.slice(0, 10)}T00:00:00Z`) - Date.parse(`${startDate.slice(0, 10)}T00:00:00Z`)) / DAY)
+  if (!Number.isInteger(days)) return null
+  return {
+    dates: [(members[0] as Span)[0] - '"start_date":'.length, (members[7] as Span)[1]], offsetAt, days,
+    urlJson: Buffer.from(JSON.stringify(`${restUrl}/occurrences/`).slice(0, -1)),
   }
 }
 
@@ -211,6 +258,114 @@ function changedSerializer(ctx: AppContext): ((value: object) => string) | undef
   return serialize
 }
 
+const DIGIT_0 = 48
+
+/** The number the `width` digits of `text` at `at` write, or -1. */
+function digitsAt(text: string, at: number, width: number): number {
+  let value = 0
+  for (let i = at; i < at + width; i++) {
+    const d = text.charCodeAt(i) - DIGIT_0
+    if (d < 0 || d > 9) return -1
+    value = value * 10 + d
+  }
+  return value
+}
+
+const MONTH_DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+
+/** `'YYYY-MM-DD HH:MM:SS'` (years 1000–9999, a real date and time) in ms, else undefined (the long way then reads it). */
+function rowMs(text: string): number | undefined {
+  if (text.length !== 19 || text.charCodeAt(4) !== 0x2d || text.charCodeAt(7) !== 0x2d || text.charCodeAt(10) !== 0x20
+    || text.charCodeAt(13) !== COLON || text.charCodeAt(16) !== COLON) return undefined
+  const year = digitsAt(text, 0, 4)
+  const month = digitsAt(text, 5, 2)
+  const day = digitsAt(text, 8, 2)
+  const hour = digitsAt(text, 11, 2)
+  const minute = digitsAt(text, 14, 2)
+  const second = digitsAt(text, 17, 2)
+  if (year < 1000 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59) return undefined
+  const leap = month === 2 && year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0)
+  if (day > (MONTH_DAYS[month - 1] as number) + (leap ? 1 : 0)) return undefined
+  return Date.UTC(year, month - 1, day, hour, minute, second)
+}
+
+/** Dates this side of 0001-01-01 and 9999-12-31 23:59:59 (what `utcToWall` and `dateDetails` accept). */
+const FIRST_MS = new Date(0).setUTCFullYear(1, 0, 1)
+const LAST_MS = Date.UTC(9999, 11, 31, 23, 59, 59)
+
+/** `+HH:MM` of whole-minute offsets (lib/dates.ts `isoOffset`), kept by offset. */
+const offsetTexts = new Map<number, string>()
+function offsetText(offsetMs: number): string {
+  let text = offsetTexts.get(offsetMs)
+  if (text === undefined) {
+    const minutes = Math.abs(offsetMs) / MINUTE
+    text = `${offsetMs < 0 ? '-' : '+'}${String(Math.floor(minutes / 60)).padStart(2, '0')}:${String(minutes % 60).padStart(2, '0')}`
+    if (offsetTexts.size >= 256) offsetTexts.clear()
+    offsetTexts.set(offsetMs, text)
+  }
+  return text
+}
+
+/**
+ * `occurrenceAnswer`'s ETag and edits made straight into bytes (lib/occurrence-bytes.ts, as list items are), without
+ * the occurrence's record, its members' JSON as a string nor the Event serializer: its dates from its row as numbers,
+ * as `occurrenceRecord` makes them when the occurrence starts where its id says (else, or a date out of range, a
+ * sub-minute offset, undefined: the long way). The ETag digests the same text as `occurrenceEtag`, written as bytes.
+ */
+function fastAnswer(document: EventDocument, slots: SeriesSlots, fast: FastSlots, state: OccurrenceState, seriesEtag: string): { etag: string; edits: BodyEdit[] } | undefined {
+  const startUtc = rowMs(state.startUtc)
+  const endUtc = rowMs(state.endUtc)
+  const allDay = slots.basis.all_day
+  const at = occurrenceIdMs(state.id, allDay)
+  if (startUtc === undefined || endUtc === undefined || at === null) return undefined
+  const { offsetAt } = fast
+  let dates: OccurrenceDates
+  let startOffset = ''
+  let endOffset = ''
+  if (allDay) {
+    // lib/occurrence-view.ts: an all-day occurrence where the rule put it shows its day's 00:00:00 and the last of its days' 23:59:59.
+    if (wallMsToUtcMs(at, offsetAt) !== startUtc) return undefined
+    dates = { startWall: at, endWall: at + fast.days * DAY + DAY - SECOND, startUtc, endUtc }
+  } else {
+    if (at !== startUtc) return undefined
+    const startAt = offsetAt(startUtc)
+    const endAt = offsetAt(endUtc)
+    // lib/dates.ts `isoWithOffset` cuts a sub-minute offset (and moves the wall time): the long way.
+    if (startAt % MINUTE !== 0 || endAt % MINUTE !== 0) return undefined
+    dates = { startWall: startUtc + startAt, endWall: endUtc + endAt, startUtc, endUtc }
+    startOffset = offsetText(startAt)
+    endOffset = offsetText(endAt)
+  }
+  for (const ms of [dates.startWall, dates.endWall, dates.startUtc, dates.endUtc]) if (!(ms >= FIRST_MS && ms < LAST_MS + SECOND)) return undefined
+  const made = occurrenceBytes(dates, abbreviationJson(tzAbbreviationAt(slots.basis.timezone, startUtc)), state.id, fast.urlJson)
+  const digested = made === undefined ? undefined : membersJson(unchangedOccurrencePrefix(seriesEtag, state.id), made.bytes)
+  if (made === undefined || digested === undefined) return undefined
+  const etag = unchangedOccurrenceEtag(document.id, document.version, digested)
+  const { bytes, datesEnd, abbrEnd } = made
+  const { ld, startLength } = jsonLdBytes(bytes, allDay, startOffset, endOffset)
+  const abbr = slots.members[8] as Span
+  const occurrence = slots.members[9] as Span
+  return {
+    etag,
+    edits: [
+      [fast.dates[0], fast.dates[1], [bytes.subarray(0, datesEnd)]],
+      [abbr[0], abbr[1], [bytes.subarray(datesEnd, abbrEnd)]],
+      [occurrence[0], occurrence[1], [bytes.subarray(abbrEnd)]],
+      [slots.ldStart[0], slots.ldStart[1], [ld.subarray(0, startLength)]],
+      [slots.ldEnd[0], slots.ldEnd[1], [ld.subarray(startLength)]],
+    ],
+  }
+}
+
+/** Per app, the kinds of occurrence (all-day, timed) whose first `fastAnswer` was found the same as the long way's. */
+const checked = new WeakMap<AppContext, Set<boolean>>()
+
+/** Answers this process made by `fastAnswer` (for the tests: that the way is taken). */
+let written = 0
+export function occurrenceAnswersWritten(): number {
+  return written
+}
+
 /**
  * The answer to an anonymous read of occurrence `state` (one with no override) of the series whose document is
  * `document` (`slots`: where its values go), with the series' terms' current records and the series' ETag as a read
@@ -218,6 +373,27 @@ function changedSerializer(ctx: AppContext): ((value: object) => string) | undef
  * bytes cannot be made so (the read then goes the long way).
  */
 export function occurrenceAnswer(ctx: AppContext, document: EventDocument, slots: SeriesSlots, state: OccurrenceState,
+  categories: readonly Category[], tags: readonly Tag[], seriesEtag: string): { etag: string; body: () => Serialized<Event> } | undefined {
+  const fast = slots.fast === null ? undefined : fastAnswer(document, slots, slots.fast, state, seriesEtag)
+  if (fast === undefined) return slowAnswer(ctx, document, slots, state, categories, tags, seriesEtag)
+  let kinds = checked.get(ctx)
+  if (kinds === undefined) checked.set(ctx, (kinds = new Set()))
+  if (!kinds.has(slots.basis.all_day)) {
+    // The first of its kind this app makes so, made the long way too: the same tag and bytes say that the values are
+    // written as the serializer writes them (else this document's occurrences are made the long way).
+    const slow = slowAnswer(ctx, document, slots, state, categories, tags, seriesEtag)
+    if (slow === undefined || slow.etag !== fast.etag || !slow.body().equals(singleBody(ctx, document, categories, tags, fast.edits))) {
+      slots.fast = null
+      return slow
+    }
+    kinds.add(slots.basis.all_day)
+  }
+  written++
+  return { etag: fast.etag, body: () => singleBody(ctx, document, categories, tags, fast.edits) }
+}
+
+/** `occurrenceAnswer` the long way: the occurrence's members as `occurrenceRecord` makes them, written by the Event schema's serializer. */
+function slowAnswer(ctx: AppContext, document: EventDocument, slots: SeriesSlots, state: OccurrenceState,
   categories: readonly Category[], tags: readonly Tag[], seriesEtag: string): { etag: string; body: () => Serialized<Event> } | undefined {
   const serialize = changedSerializer(ctx)
   if (serialize === undefined) return undefined
@@ -241,4 +417,28 @@ export function occurrenceAnswer(ctx: AppContext, document: EventDocument, slots
     etag: occurrenceEtag(seriesEtag, document.id, document.version, state.id, 0, changed),
     body: () => singleBody(ctx, document, categories, tags, edits),
   }
+}
+
+/** What a read of one occurrence finds in its series' document (`documentOccurrence`). */
+export type DocumentOccurrence =
+  /** The occurrence: its answer when it has no override and the bytes could be made so (else undefined: made from the series' record). */
+  | { terms: NonNullable<Awaited<ReturnType<typeof documentTerms>>>; answer: { etag: string; body: () => Serialized<Event> } | undefined }
+  /** The series has no such occurrence (404). */
+  | 'none'
+
+/**
+ * What an anonymous read of occurrence `id` gives from `read` (its series' document and its row, `readOccurrence`):
+ * the series' terms and, for an occurrence without an override, its answer (`occurrenceAnswer`); 'none' when the
+ * series has no such occurrence; undefined when the document cannot serve (no slots, a term gone: the read assembles).
+ * What the full path (handlers/event-occurrences.ts) and the cold read (handlers/cold-reads.ts) both answer with.
+ */
+export async function documentOccurrence(ctx: AppContext, read: OccurrenceDocument, id: string): Promise<DocumentOccurrence | undefined> {
+  const { document, occurrence } = read
+  const slots = slotsOf(ctx, document)
+  if (slots === null) return undefined
+  if (occurrence === undefined || occurrenceIdMs(id, slots.basis.all_day) === null) return 'none'
+  const terms = await documentTerms(ctx, document)
+  if (terms === undefined) return undefined
+  const answer = occurrence.overridden ? undefined : occurrenceAnswer(ctx, document, slots, { id, ...occurrence }, terms.categories, terms.tags, terms.etag)
+  return { terms, answer }
 }

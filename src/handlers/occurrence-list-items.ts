@@ -17,7 +17,7 @@
 import type { Event } from '../contract.js'
 import type { SerializedPieces } from '../http/serialized.js'
 import { formatUtc, requireDateTimeMs } from '../lib/dates.js'
-import { occurrenceBytes, type OccurrenceDates } from '../lib/occurrence-bytes.js'
+import { abbreviationJson, occurrenceBytes, type OccurrenceDates } from '../lib/occurrence-bytes.js'
 import { occurrenceRecord, type OccurrenceState } from '../lib/occurrence-view.js'
 import { formatOccurrenceId, occurrenceIdMs } from '../lib/recurrence.js'
 import { DAY, SECOND, offsetFunction, wallMsToUtcMs, type OffsetAt } from '../lib/time-zones.js'
@@ -191,9 +191,6 @@ function rowOf(template: Template, id: string): OccurrenceState | undefined {
   return row === undefined ? undefined : { id, startUtc: formatUtc(new Date(row.startUtc)), endUtc: formatUtc(new Date(row.endUtc)) }
 }
 
-/** Abbreviations as JSON, by abbreviation (a site's zones have few). */
-const abbreviations = new Map<string, Buffer>()
-
 /**
  * The edits that make `template`'s document show the occurrence `id` (not overridden), made from its id: what
  * `editsFor` makes from the row and `occurrenceRecord`, written directly (the first of each kind an app makes is
@@ -202,13 +199,7 @@ const abbreviations = new Map<string, Buffer>()
 function unchangedEdits(template: Template, id: string): BodyEdit[] | undefined {
   const dates = rowMsOf(template, id)
   if (dates === undefined) return undefined
-  const abbreviation = tzAbbreviationAt(template.series.timezone, dates.startUtc)
-  let abbrJson = abbreviations.get(abbreviation)
-  if (abbrJson === undefined) {
-    if (abbreviations.size >= 1024) abbreviations.clear()
-    abbreviations.set(abbreviation, (abbrJson = Buffer.from(JSON.stringify(abbreviation))))
-  }
-  const made = occurrenceBytes(dates, abbrJson, id, template.occurrenceUrl)
+  const made = occurrenceBytes(dates, abbreviationJson(tzAbbreviationAt(template.series.timezone, dates.startUtc)), id, template.occurrenceUrl)
   if (made === undefined) return undefined
   const { bytes, datesEnd, abbrEnd } = made
   return [

@@ -91,6 +91,20 @@ export function occurrenceEtag(seriesEtag: string, id: number, version: number, 
   return `"event-${id}-${version}-${sha256([seriesEtag, occurrence, String(overrideVersion), own].join('|'))}"`
 }
 
+/** What `occurrenceEtag` digests of an occurrence without an override before its members' JSON (`unchangedOccurrenceEtag`). */
+export function unchangedOccurrencePrefix(seriesEtag: string, occurrence: string): string {
+  return `${seriesEtag}|${occurrence}|0|members:`
+}
+
+/**
+ * `occurrenceEtag` of an occurrence without an override of event `id` at `version`, from the text it digests already
+ * made as UTF-8 bytes (`unchangedOccurrencePrefix` and the JSON of the members' values: lib/occurrence-bytes.ts
+ * `membersJson`): the same tag, without the members as values nor their JSON as a string.
+ */
+export function unchangedOccurrenceEtag(id: number, version: number, digested: Buffer): string {
+  return `"event-${id}-${version}-${hash('sha256', digested, 'base64url').slice(0, 16)}"`
+}
+
 /** The content codings answers may be sent in (compression.ts), most preferred first. */
 export const CODINGS = ['br', 'gzip', 'deflate'] as const
 export type Coding = (typeof CODINGS)[number]

@@ -469,7 +469,11 @@ export function registerReplay(app: FastifyInstance, sources: ReplaySources): Re
       take(chunk, encoding)
       const ended = (end as (...args: unknown[]) => ServerResponse).call(this, chunk, encoding, callback)
       if (whole && status === 200 && headers !== undefined) {
-        const recording = recordingOf(generation ?? -1, status, headers, Buffer.concat(chunks), routeLabel(req), req.replayHolds)
+        // One chunk that is its own memory (Fastify's buffer path: a list's body, which the read cache keeps too) is kept
+        // as it is, not copied (a slice of a larger buffer, a pool's or zlib's, is copied: it would keep the whole).
+        const only = chunks.length === 1 ? chunks[0] : undefined
+        const body = only !== undefined && only.byteOffset === 0 && only.buffer.byteLength === only.length ? only : Buffer.concat(chunks)
+        const recording = recordingOf(generation ?? -1, status, headers, body, routeLabel(req), req.replayHolds)
         if (recording !== undefined && generation !== undefined) keep(key, recording)
         // A read by id's headers (an occurrence's): the template of cold reads (of occurrences) asking as this one did
         // (but for its URL).

@@ -23,6 +23,13 @@ export interface OccurrenceBytes {
   abbrEnd: number
 }
 
+/**
+ * Where the values of the members the bytes hold are in them (`[from, to)` in turn, in lib/occurrence-view.ts
+ * `OCCURRENCE_KEYS`' order: the dates and their details, the abbreviation, `occurrence`), as the last
+ * `occurrenceBytes` wrote them (read before the next call).
+ */
+export const valueSpans = new Int32Array(20)
+
 /** Where the bytes are written before they are copied out at their length (an occurrence's take some 700). */
 const scratch = Buffer.allocUnsafe(16 * 1024)
 
@@ -51,9 +58,10 @@ function fieldsOf(ms: number): void {
   fields[5] = secondOfDay % 60
 }
 
-/** ASCII `text` at `at`; where it ends. */
+/** ASCII `text` at `at` (written by character: short texts, where a native write costs more than it copies); where it ends. */
 function text(at: number, value: string): number {
-  return at + scratch.write(value, at, 'latin1')
+  for (let i = 0; i < value.length; i++) scratch[at + i] = value.charCodeAt(i)
+  return at + value.length
 }
 
 /** `n` (0 ≤ n < 10,000) in `width` digits at least, zeros before. */
@@ -75,6 +83,7 @@ function date(at: number, name: number, ms: number): number {
   fieldsOf(ms)
   const [before, between] = NAMES[name] as readonly [string, string]
   let to = text(at, before)
+  valueSpans[4 * name] = to - 1
   to = digits(to, fields[0] as number, 4)
   scratch[to++] = 0x2d
   to = digits(to, fields[1] as number, 2)
@@ -86,7 +95,9 @@ function date(at: number, name: number, ms: number): number {
   to = digits(to, fields[4] as number, 2)
   scratch[to++] = 0x3a
   to = digits(to, fields[5] as number, 2)
+  valueSpans[4 * name + 1] = to + 1
   to = text(to, between)
+  valueSpans[4 * name + 2] = to - 8
   to = digits(to, fields[0] as number, 1)
   to = text(to, ',"month":')
   to = digits(to, fields[1] as number, 1)
@@ -99,6 +110,7 @@ function date(at: number, name: number, ms: number): number {
   to = text(to, ',"seconds":')
   to = digits(to, fields[5] as number, 1)
   scratch[to++] = 0x7d
+  valueSpans[4 * name + 3] = to
   return to
 }
 
@@ -137,7 +149,74 @@ export function occurrenceBytes(dates: OccurrenceDates, abbrJson: Buffer, id: st
   at += urlJson.copy(scratch, at)
   at = text(at, id)
   at = text(at, '"}')
+  valueSpans[16] = datesEnd
+  valueSpans[17] = abbrEnd
+  valueSpans[18] = abbrEnd
+  valueSpans[19] = at
   const bytes = Buffer.allocUnsafe(at)
   scratch.copy(bytes, 0, 0, at)
   return { bytes, datesEnd, abbrEnd }
+}
+
+/** Abbreviations as JSON, by abbreviation (a site's zones have few). */
+const abbreviations = new Map<string, Buffer>()
+
+/** `JSON.stringify(abbreviation)` as bytes, kept (boundedly). */
+export function abbreviationJson(abbreviation: string): Buffer {
+  let json = abbreviations.get(abbreviation)
+  if (json === undefined) {
+    if (abbreviations.size >= 1024) abbreviations.clear()
+    abbreviations.set(abbreviation, (json = Buffer.from(JSON.stringify(abbreviation))))
+  }
+  return json
+}
+
+/** Where `membersJson` writes (its answer is a view of it). */
+const membersScratch = Buffer.allocUnsafe(16 * 1024)
+
+/**
+ * `prefix` and then the JSON array of the values `bytes` (the last `occurrenceBytes`' answer) holds, in turn
+ * (`valueSpans`): `JSON.stringify` of those members' values, as http/etag.ts `occurrenceEtag` digests them; a view
+ * valid until the next call. Undefined when it does not fit.
+ */
+export function membersJson(prefix: string, bytes: Buffer): Buffer | undefined {
+  if (prefix.length + bytes.length + 16 > membersScratch.length) return undefined
+  // The prefix (an ETag and an occurrence id: ASCII) by character, the values from where `occurrenceBytes` wrote them.
+  let at = 0
+  for (let i = 0; i < prefix.length; i++) {
+    const c = prefix.charCodeAt(i)
+    if (c >= 0x80) return undefined
+    membersScratch[at++] = c
+  }
+  membersScratch[at++] = 0x5b
+  for (let i = 0; i < 20; i += 2) {
+    if (i > 0) membersScratch[at++] = 0x2c
+    for (let j = valueSpans[i] as number, to = valueSpans[i + 1] as number; j < to; j++) membersScratch[at++] = bytes[j] as number
+  }
+  membersScratch[at++] = 0x5d
+  return membersScratch.subarray(0, at)
+}
+
+/**
+ * The JSON-LD's `startDate` and `endDate` (lib/json-ld.ts `jsonLdDates`) of the occurrence `bytes` (the last
+ * `occurrenceBytes`' answer) holds, as JSON strings, one after the other in one buffer (the first `startLength` bytes
+ * the start's): an all-day occurrence's days, else its wall times with `T` and their offsets (`startOffset`,
+ * `endOffset`: `+HH:MM`, whole minutes, the offsets the wall times were made with).
+ */
+export function jsonLdBytes(bytes: Buffer, allDay: boolean, startOffset: string, endOffset: string): { ld: Buffer; startLength: number } {
+  const startAt = (valueSpans[0] as number) + 1
+  const endAt = (valueSpans[4] as number) + 1
+  const length = allDay ? 12 : 21 + startOffset.length
+  const ld = Buffer.allocUnsafe(allDay ? 24 : 42 + startOffset.length + endOffset.length)
+  let at = 0
+  for (const [from, offset] of [[startAt, startOffset], [endAt, endOffset]] as const) {
+    ld[at++] = 0x22
+    at += bytes.copy(ld, at, from, from + (allDay ? 10 : 19))
+    if (!allDay) {
+      ld[at - 9] = 0x54
+      at += ld.write(offset, at, 'latin1')
+    }
+    ld[at++] = 0x22
+  }
+  return { ld, startLength: length }
 }

@@ -1,0 +1,240 @@
+/**
+ * Writes at once on several connections of two nodes (issue 49: on PostgreSQL creates of events run beside each
+ * other, the log lock held only for the change log's append and the commit; postgres-dialect.ts), while a reader
+ * polls `GET /changes` throughout:
+ * - creates of events from several writers on both nodes, a third of them with one title (their slugs collide:
+ *   each must end with its own, `same-title`, `same-title-2`, …), all linked to one category (its count moves in
+ *   every create);
+ * - PATCHes of one event with `If-Match` from several writers (compare-and-swap: no two succeed on one tag; every
+ *   success is one entry of the log);
+ * - the reader, an editor, follows `next_cursor` with a small `per_page` until the writers are done and once more
+ *   after: the positions it is given only grow (every entry once, in order), it is given every event created, once,
+ *   as `created`, and for every record the last position it saw is the one a walk of the whole log gives at the end
+ *   (nothing missed behind its cursor).
+ * The same on SQLite (one node), where writes run one at a time.
+ *
+ * Then, PostgreSQL only, the window itself, made to happen: a concurrent unit of work held between its append to
+ * the log and its commit while another, on another node, runs to its end: the other may not commit an entry past the
+ * held one's (a reader between them would skip it for ever), and the epoch moves once per write of a table the
+ * caches read, not for a write of none.
+ */
+import t from 'tap'
+import { sql } from 'kysely'
+import pg from 'pg'
+import type { InjectOptions } from 'fastify'
+import { buildApp } from '../src/app.js'
+import { defaultConfig } from '../src/config.js'
+import { openDatabase } from '../src/db/database.js'
+import { createCompilers } from '../src/http/compilers.js'
+import { positionOf } from '../src/handlers/changes.js'
+import { dataVersion } from '../src/db/dialect.js'
+import { VERSION_THEN_COMMIT } from '../src/db/postgres-dialect.js'
+import { recordChange, withTransaction, writtenBetween } from '../src/db/unit-of-work.js'
+import { freshDatabaseUrl, TEST_ENGINE } from './helpers/database.js'
+import { API, BASE_URL, NOW, build, decoded, type Injected } from './helpers/build.js'
+import { contractProblems, SPEC } from './helpers/contract.js'
+
+const WRITERS = 6
+const CREATES_EACH = 8
+const PATCHERS = 4
+const PATCHES_EACH = 6
+const SAME_TITLE = 'Same title'
+
+interface Change { cursor: string; id: number; resource: string; action: string }
+interface ChangeList { changes: Change[]; next_cursor: string; has_more: boolean }
+
+t.test('creates, compare-and-swap PATCHes and slug collisions at once on two nodes: a reader of /changes sees every entry once, in order', async (t) => {
+  const a = await build(t)
+  // PostgreSQL: the second node, its own handle (pool) and app on the same schema. SQLite: the one app (two handles in
+  // one process would wait for each other's file lock in the busy handler, which blocks the event loop; test/nodes
+  // runs SQLite's nodes as processes).
+  const handle = TEST_ENGINE === 'postgres' ? await openDatabase(a.url) : undefined
+  const b = handle === undefined ? a.app : await buildApp({ db: handle.db, config: defaultConfig({ publicUrl: BASE_URL }), now: () => NOW, spec: SPEC, compilers: createCompilers() })
+  t.teardown(async () => {
+    if (handle === undefined) return
+    await b.close()
+    await handle.close()
+  })
+  const problems: string[] = []
+  async function injectB(request: InjectOptions & { url: string }): Promise<Injected> {
+    const res = decoded(await b.inject(request))
+    problems.push(...contractProblems(request.method ?? 'GET', request.url, res))
+    return res as Injected
+  }
+  const nodes = [a.inject, injectB]
+  const editor = await a.auth('editor')
+  const send = (node: number, method: 'GET' | 'POST' | 'PATCH', path: string, body?: Record<string, unknown>, headers: Record<string, string> = {}) =>
+    (nodes[node % 2] as typeof a.inject)({ method, url: `${API}${path}`, headers: { ...editor, ...headers }, ...(body === undefined ? {} : { payload: body }) })
+
+  const category = (await send(0, 'POST', '/categories', { name: 'Music' })).json<{ id: number }>()
+  const target = (await send(1, 'POST', '/events', { title: 'Target', start_date: '2026-07-01 20:00:00', end_date: '2026-07-01 22:00:00', status: 'publish' })).json<{ id: number }>()
+
+  let writing = true
+  const seen: Change[] = []
+  const positions: number[] = []
+  let cursor: string | undefined
+  async function poll(): Promise<void> {
+    for (;;) {
+      const res = await send(positions.length, 'GET', `/changes?per_page=7${cursor === undefined ? '' : `&since=${cursor}`}`)
+      if (res.statusCode !== 200) {
+        problems.push(`GET /changes → ${res.statusCode}`)
+        return
+      }
+      const page = res.json<ChangeList>()
+      for (const change of page.changes) {
+        seen.push(change)
+        positions.push(positionOf(change.cursor) ?? -1)
+      }
+      cursor = page.next_cursor
+      if (!page.has_more) return
+    }
+  }
+  const reader = (async () => {
+    while (writing) {
+      await poll()
+      // The writers' turn (on SQLite a unit of work waits for a turn of the event loop to join a shared commit).
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+    await poll()
+  })()
+
+  const created: Array<{ id: number; slug: string; title: string }> = []
+  const createFailures: string[] = []
+  const creates = Array.from({ length: WRITERS }, async (_, w) => {
+    for (let i = 0; i < CREATES_EACH; i++) {
+      const title = i % 3 === 0 ? SAME_TITLE : `Event ${w}-${i}`
+      const res = await send(w + i, 'POST', '/events', {
+        title, start_date: '2026-07-02 20:00:00', end_date: '2026-07-02 22:00:00', status: 'publish', categories: [category.id],
+      })
+      if (res.statusCode !== 201) createFailures.push(`${res.statusCode} ${res.body.slice(0, 200)}`)
+      else created.push({ ...res.json<{ id: number; slug: string }>(), title })
+    }
+  })
+  const patched: Array<{ ifMatch: string; etag: string }> = []
+  let refused = 0
+  const patchFailures: string[] = []
+  const patches = Array.from({ length: PATCHERS }, async (_, w) => {
+    for (let i = 0; i < PATCHES_EACH; i++) {
+      const current = await send(w + i, 'GET', `/events/${target.id}`)
+      const ifMatch = current.headers.etag as string
+      const res = await send(w + i + 1, 'PATCH', `/events/${target.id}`, { excerpt: `patch ${w}-${i}` }, { 'if-match': ifMatch })
+      if (res.statusCode === 200) patched.push({ ifMatch, etag: res.headers.etag as string })
+      else if (res.statusCode === 412) refused += 1
+      else patchFailures.push(`${res.statusCode} ${res.body.slice(0, 200)}`)
+    }
+  })
+  await Promise.all([...creates, ...patches])
+  writing = false
+  await reader
+
+  t.same(problems, [], 'every answer as the contract says')
+  t.same(createFailures, [], 'every create answered 201')
+  t.same(patchFailures, [], 'every PATCH answered 200 or 412')
+  t.equal(created.length, WRITERS * CREATES_EACH)
+  // Slugs: each its own; those of one title the first free ones in turn.
+  const slugs = created.map((c) => c.slug)
+  t.equal(new Set(slugs).size, slugs.length, 'no two events share a slug')
+  const same = created.filter((c) => c.title === SAME_TITLE).map((c) => c.slug).sort()
+  t.same(same, Array.from({ length: same.length }, (_, i) => (i === 0 ? 'same-title' : `same-title-${i + 1}`)).sort(), 'one title: same-title, same-title-2, …')
+  // Compare-and-swap: one success per tag at most, and every success is one entry of the log.
+  t.ok(patched.length >= 1, `${patched.length} PATCHes took, ${refused} refused`)
+  t.equal(new Set(patched.map((p) => p.ifMatch)).size, patched.length, 'no two PATCHes took with one If-Match')
+  t.equal(new Set(patched.map((p) => p.etag)).size, patched.length, 'every PATCH that took answered its own ETag')
+  const logged = await a.db.selectFrom('changes').select('position').where('resource', '=', 'events').where('record_id', '=', target.id)
+    .where('action', '=', 'updated').execute()
+  t.equal(logged.length, patched.length, 'one entry of the log per PATCH that took')
+  // The category's count: every create counted once.
+  const counted = (await send(0, 'GET', `/categories/${category.id}`)).json<{ count: number }>()
+  t.equal(counted.count, WRITERS * CREATES_EACH + 0, 'the category counts every create')
+
+  // The reader: positions only grow; every event created seen once, as created; nothing missed behind its cursor.
+  const growing = positions.every((p, i) => p > 0 && (i === 0 || p > (positions[i - 1] as number)))
+  t.ok(growing, 'the positions the reader was given only grow')
+  const eventsSeen = new Map<number, string[]>()
+  for (const change of seen) if (change.resource === 'events') eventsSeen.set(change.id, [...(eventsSeen.get(change.id) ?? []), change.action])
+  const missed = created.filter((c) => eventsSeen.get(c.id)?.join() !== 'created')
+  t.same(missed.map((c) => ({ id: c.id, seen: eventsSeen.get(c.id) })), [], 'every event created seen once, as created')
+  const last = new Map<string, number>()
+  seen.forEach((change, i) => last.set(`${change.resource}:${change.id}`, positions[i] as number))
+  const whole = new Map<string, number>()
+  let since: string | undefined
+  for (;;) {
+    const page = (await send(0, 'GET', `/changes?per_page=500${since === undefined ? '' : `&since=${since}`}`)).json<ChangeList>()
+    for (const change of page.changes) whole.set(`${change.resource}:${change.id}`, positionOf(change.cursor) ?? -1)
+    since = page.next_cursor
+    if (!page.has_more) break
+  }
+  t.same([...last.entries()].sort(), [...whole.entries()].sort(), 'for every record, the last position the reader saw is the log\'s')
+})
+
+t.test('PostgreSQL: a concurrent unit of work held between its append and its commit: no entry commits past it', { skip: TEST_ENGINE !== 'postgres' && 'PostgreSQL only' }, async (t) => {
+  const url = await freshDatabaseUrl(t)
+  const one = await openDatabase(url)
+  const two = await openDatabase(url)
+  t.teardown(async () => {
+    await one.close()
+    await two.close()
+  })
+  const state = { language: 'en', status: 'publish', author: null }
+  const positions = async () => (await one.db.selectFrom('changes').select('position').orderBy('position').execute()).map((r) => Number(r.position))
+  const start = await dataVersion(one.db)
+
+  // Held: the first unit's commit (its last look and commit, one text) waits until the test lets it go.
+  type Query = (this: unknown, ...args: unknown[]) => unknown
+  const proto = pg.Client.prototype as unknown as { query: Query }
+  const original = proto.query
+  let hold = true
+  let held!: () => void
+  const reachedCommit = new Promise<void>((resolve) => { held = resolve })
+  let release!: () => void
+  const released = new Promise<void>((resolve) => { release = resolve })
+  proto.query = function (this: unknown, ...args: unknown[]) {
+    if (hold && args[0] === VERSION_THEN_COMMIT) {
+      hold = false
+      held()
+      return released.then(() => original.apply(this, args))
+    }
+    return original.apply(this, args)
+  }
+  t.teardown(() => {
+    proto.query = original
+  })
+  const first = withTransaction(one.db, async (trx) => {
+    recordChange(trx, { resource: 'event', id: 1001, action: 'create' }, state)
+  }, { concurrent: true })
+  await reachedCommit
+  let otherPid = 0
+  let otherDone = false
+  const second = withTransaction(two.db, async (trx) => {
+    otherPid = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(trx)).rows[0]?.pid ?? 0
+    recordChange(trx, { resource: 'event', id: 1002, action: 'create' }, state)
+  }, { concurrent: true }).finally(() => {
+    otherDone = true
+  })
+  // Until the second has committed, or waits for a lock (the first's).
+  const waits = async () => otherPid !== 0
+    && (await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where pid = ${otherPid} and wait_event_type = 'Lock'`.execute(one.db)).rows[0]?.n === 1
+  while (!otherDone && !(await waits())) await new Promise((resolve) => setImmediate(resolve))
+  const early = await positions()
+  release()
+  await Promise.all([first, second])
+  const late = await positions()
+  t.equal(late.length, 2, 'both appended')
+  const highest = Math.max(0, ...early)
+  t.same(late.filter((p) => p <= highest), early, 'what a reader saw meanwhile has nothing appear behind it later')
+  const end = await dataVersion(one.db)
+  t.equal(end?.epoch, start?.epoch, 'no table the caches read written: the epoch stays')
+  // The journal chains the two units of this process's handles: each its own, from the version it found.
+  t.equal(end?.head, (start?.head ?? 0) + 2)
+
+  // A write of a table the caches read (images) moves the epoch once, at its end, whatever its statements.
+  await withTransaction(one.db, async (trx) => {
+    for (let i = 0; i < 3; i++) await trx.insertInto('images').values({ url: `https://example.org/${i}.png`, created_at: '2026-01-01 00:00:00' }).execute()
+  }, { concurrent: true })
+  const after = await dataVersion(one.db)
+  t.equal(after?.epoch, (end?.epoch ?? 0) + 1, 'an API write of a cached table: the epoch moved once')
+  t.same(writtenBetween(one.db, end as NonNullable<typeof end>, after as NonNullable<typeof after>, 10), [], 'the journal: this unit of work alone moved the data between its two looks')
+  // Raw SQL outside the API still moves it at once.
+  await sql`update images set url = url`.execute(one.db)
+  t.equal((await dataVersion(one.db))?.epoch, (after?.epoch ?? 0) + 1, 'raw SQL moved it')
+})
