@@ -2,14 +2,17 @@
  * Prepared statements (src/db/prepared.ts): a statement built once per engine answers every call as the
  * query builder would with that call's values (checked against the builder itself, on the test engine);
  * a build that computes with its values, or leaves one out, is refused at once; a family by shape keeps
- * one statement per key, and no more than it may.
+ * one statement per key, and no more than it may. On SQLite, a unit of work's prepared statements run on the
+ * connection at once (not through the query builder's executor), answered and logged as the builder would.
  */
 import t from 'tap'
+import { join } from 'node:path'
 import { sql } from 'kysely'
 import { idListValue, inIdValue } from '../src/db/dialect.js'
 import { byShape, prepared } from '../src/db/prepared.js'
+import { openSqlite, type LoggedStatement } from '../src/db/database.js'
 import { withTransaction } from '../src/db/unit-of-work.js'
-import { openTestDatabase } from './helpers/database.js'
+import { openTestDatabase, TEST_ENGINE } from './helpers/database.js'
 import { propertyRuns, propertySeed, seededRandom } from './helpers/property.js'
 
 t.test('a prepared statement answers as the query builder does, with each call its own values', async (t) => {
@@ -97,4 +100,60 @@ t.test('a family by shape keeps one statement per key, and at most as many as it
   t.same(made, ['a', 'b', 'c'], 'a third key is made')
   t.not(family('a'), a, 'past the bound, the earlier ones are made again')
   t.same(made, ['a', 'b', 'c', 'a'])
+})
+
+t.test('SQLite: in a unit of work, a prepared statement runs on the connection at once, answered and logged as through the builder', { skip: TEST_ENGINE !== 'sqlite' && 'SQLite only' }, async (t) => {
+  const logged: LoggedStatement[] = []
+  const handle = await openSqlite(join(t.testdir(), 'calendar.db'), (statement) => logged.push(statement))
+  t.teardown(() => handle.close())
+  const add = prepared(1, (db, name: string) => db.insertInto('users').values({ name, role: 'editor', created_at: '' }))
+  const named = prepared(1, (db, name: string) => db.selectFrom('users').select(['id', 'name']).where('name', '=', name))
+  const users = (): number => handle.sqlite.prepare('select count(*) from users').pluck().get() as number
+  const before = users()
+  const answers = await withTransaction(handle.db, async (trx) => {
+    // What goes through the query builder's executor, counted.
+    let viaBuilder = 0
+    const executeQuery = trx.executeQuery.bind(trx)
+    trx.executeQuery = ((query: Parameters<typeof executeQuery>[0]) => {
+      viaBuilder += 1
+      return executeQuery(query)
+    }) as typeof trx.executeQuery
+    const adding = add(trx, 'direct')
+    // Not yet awaited: run already, on the transaction's connection, not through the builder.
+    const ranAtOnce = users() === before + 1 && viaBuilder === 0
+    const added = await adding
+    const built = await trx.insertInto('users').values({ name: 'built', role: 'editor', created_at: '' }).executeTakeFirstOrThrow()
+    const found = await named(trx, 'direct')
+    const refused = await add(trx, null as unknown as string).then(() => 'resolved', (error: unknown) => (error as { code?: string }).code)
+    return { ranAtOnce: ranAtOnce && viaBuilder === 0, added, built, found, refused }
+  })
+  t.ok(answers.ranAtOnce, 'the statements ran on the connection, none through the builder\'s executor')
+  t.equal(typeof answers.added.insertId, 'bigint', 'its insert id a bigint, as the driver gives it')
+  t.equal(answers.added.numAffectedRows, 1n)
+  t.equal(answers.built.insertId, (answers.added.insertId ?? 0n) + 1n, 'the builder\'s next insert follows it')
+  t.same(answers.found.rows, [{ id: Number(answers.added.insertId), name: 'direct' }], 'rows as the builder reads them')
+  t.equal(answers.refused, 'SQLITE_CONSTRAINT_NOTNULL', 'a refused statement rejects its promise')
+  t.equal(users(), before + 2, 'committed with the unit of work')
+  const texts = logged.map((entry) => entry.sql)
+  t.ok(texts.filter((text) => text.startsWith('insert into "users"')).length >= 3, 'each statement told to the log, the refused one too')
+  t.ok(logged.some((entry) => entry.sql.startsWith('select "id", "name" from "users"') && entry.parameters[0] === 'direct'), 'with its values')
+  // A unit of work's own statements too (its savepoint, its looks at the data version, the savepoint's release):
+  // the second of two units that share a transaction, counted from its start to its end.
+  let second = 0
+  await Promise.all([
+    withTransaction(handle.db, async (trx) => add(trx, 'first')),
+    withTransaction(handle.db, async (trx) => {
+      const executeQuery = trx.executeQuery.bind(trx)
+      trx.executeQuery = ((query: Parameters<typeof executeQuery>[0]) => {
+        second += 1
+        return executeQuery(query)
+      }) as typeof trx.executeQuery
+      return add(trx, 'second')
+    }),
+  ])
+  t.equal(second, 0, 'none of the second unit\'s statements, nor its last look and release, through the builder\'s executor')
+  t.equal(users(), before + 4)
+  // Outside a unit of work, it waits for the connection as the builder does.
+  const outside = named(handle.db, 'built')
+  t.same((await outside).rows.map((r) => r.name), ['built'])
 })

@@ -7,13 +7,14 @@
 import t, { type Test } from 'tap'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
+import { readdirSync, readlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { sql } from 'kysely'
 import pg from 'pg'
 import { openDatabase, openSqlite } from '../src/db/database.js'
-import { dataVersion, versionInWrite } from '../src/db/dialect.js'
+import { dataVersion, journalInMemory, versionInWrite } from '../src/db/dialect.js'
 import { openTestDatabase, TEST_ENGINE } from './helpers/database.js'
-import { onWritten, recordChange, SHARED_UNITS, withOwnTransaction, withTransaction, writtenBetween, type Change } from '../src/db/unit-of-work.js'
+import { onWritten, recordChange, SHARED_UNITS, withOwnTransaction, withTransaction, writtenBetween, type Change, type Tx } from '../src/db/unit-of-work.js'
 
 /** A conflict lost at once (WAL: the snapshot moved), not a lock waited for: worth running again. */
 const busy = (): Error => Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY_SNAPSHOT' })
@@ -234,6 +235,56 @@ t.test(`SQLite: a shared transaction runs at most ${SHARED_UNITS} units of work`
   await Promise.all(Array.from({ length: n }, (_, i) => withTransaction(handle.db, deleting(i + 1, trace))))
   t.equal(commits() - before, 3, `${n} units in three commits`)
   t.equal((await handle.db.selectFrom('users').select('id').execute()).length, n)
+})
+
+// SQLite keeps a savepoint's journal (the original of each page it changes) in memory up to 64 KiB, then in a temporary
+// file (nameless or unlinked as it is opened: a deleted file among the process's descriptors while open), unless the
+// transaction began with `temp_store = MEMORY` (`journalInMemory`), which the shared transactions of small units of
+// work ask for.
+t.test('SQLite: small units of work share transactions of their own, whose savepoints journal in memory', { skip: process.platform !== 'linux' && 'reads /proc/self/fd' }, async (t) => {
+  const { handle, commits } = await counted(t)
+  await sql`create table big (id integer primary key, text text not null)`.execute(handle.db)
+  // About 60 pages of rows, which a savepoint that rewrites them all journals (240 kB).
+  await withTransaction(handle.db, async (trx) => {
+    for (let i = 0; i < 100; i++) await sql`insert into big (id, text) values (${i}, ${'x'.repeat(2000)})`.execute(trx)
+  })
+  const deletedFiles = (): number => readdirSync('/proc/self/fd').filter((fd) => {
+    try {
+      return readlinkSync(`/proc/self/fd/${fd}`).endsWith(' (deleted)')
+    } catch {
+      return false
+    }
+  }).length
+  const outside = deletedFiles()
+  const tempFiles = (): number => deletedFiles() - outside
+  const seen: Record<string, number> = {}
+  const rewriting = (name: string) => async (trx: Tx) => {
+    await sql`update big set text = ${name.repeat(2000)}`.execute(trx)
+    seen[name] = tempFiles()
+    return name
+  }
+  const trace: string[] = []
+  const before = commits()
+  const answers = await Promise.all([
+    withTransaction(handle.db, deleting(1, trace), { small: true }),
+    withTransaction(handle.db, rewriting('a'), { small: true }),
+    withTransaction(handle.db, deleting(3, trace)),
+    withTransaction(handle.db, rewriting('b')),
+    withTransaction(handle.db, deleting(5, trace), { small: true }),
+  ])
+  t.same(answers, [1, 'a', 3, 'b', 5])
+  t.equal(commits() - before, 3, 'small units and others never share a transaction: [1, a], [3, b], [5], in the order they came')
+  t.same(trace, ['ran 1', 'ran 3', 'ran 5'])
+  t.equal(seen.a, 0, 'a small unit\'s savepoint journals in memory')
+  t.ok((seen.b ?? 0) >= 1, `another unit's savepoint journals in a temporary file past 64 KiB (${seen.b} seen)`)
+  t.equal(handle.sqlite.pragma('temp_store', { simple: true }), 0, 'the connection\'s default again once they are done')
+  t.same((await handle.db.selectFrom('users').select('name').orderBy('id').execute()).map((r) => r.name), ['user-1', 'user-3', 'user-5'])
+  t.equal((await sql<{ text: string }>`select text from big where id = 0`.execute(handle.db)).rows[0]?.text, 'b'.repeat(2000))
+  // The switch itself: the setting of the transaction begun next, the default restored.
+  journalInMemory(handle.db, true)
+  t.equal(handle.sqlite.pragma('temp_store', { simple: true }), 2)
+  journalInMemory(handle.db, false)
+  t.equal(handle.sqlite.pragma('temp_store', { simple: true }), 0)
 })
 
 t.test('SQLite: while a shared transaction waits for its commit, a read takes the version committed before it', async (t) => {

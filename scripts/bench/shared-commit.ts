@@ -6,10 +6,14 @@
  *
  *   node --import tsx scripts/bench/shared-commit.ts <database file> [creates, default 600] [concurrency, default 10]
  *
+ * With `CPU_PROFILE=<file>` in the environment, the measured creates alone are profiled (V8's sampling
+ * profiler, every 100 µs) and the profile written to that file (`.cpuprofile`, for Chrome's DevTools).
+ *
  * Keep creates × pages under 10,000 (the WAL is checkpointed at 10,000 pages, which would hide its growth).
  * The file itself is not changed (a copy beside it is used and removed).
  */
-import { copyFileSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { copyFileSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { Session } from 'node:inspector/promises'
 import { buildApp } from '../../src/app.js'
 import { defaultConfig } from '../../src/config.js'
 import { openSqlite } from '../../src/db/database.js'
@@ -66,11 +70,24 @@ try {
   await run(0, 50)
   database.sqlite.pragma('wal_checkpoint(TRUNCATE)')
   const before = walBytes()
+  const profileFile = process.env.CPU_PROFILE
+  const session = profileFile === undefined ? undefined : new Session()
+  if (session !== undefined) {
+    session.connect()
+    await session.post('Profiler.enable')
+    await session.post('Profiler.setSamplingInterval', { interval: 100 })
+    await session.post('Profiler.start')
+  }
   const cpu = process.cpuUsage()
   const started = performance.now()
   await run(100, count)
   const wallMs = (performance.now() - started) / count
   const used = process.cpuUsage(cpu)
+  if (session !== undefined && profileFile !== undefined) {
+    const { profile } = await session.post('Profiler.stop')
+    writeFileSync(profileFile, JSON.stringify(profile))
+    session.disconnect()
+  }
   let commits = 0
   const wal = readFileSync(`${file}-wal`)
   for (let at = 32 + (before / (pageSize + 24)) * (pageSize + 24); at + 24 <= wal.length; at += pageSize + 24) {

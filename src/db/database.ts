@@ -16,11 +16,12 @@ import { dirname } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { Kysely, sql, type LogEvent, type SqliteDatabase, type SqliteStatement } from 'kysely'
 import pg from 'pg'
-import { VERSION_QUERY, foldCase, haversineKm, isWriteConflict, setIdLister, setVersionProbe, versionOf, type DataVersion } from './dialect.js'
+import { VERSION_QUERY, foldCase, haversineKm, isWriteConflict, setIdLister, setJournalStore, setVersionProbe, versionOf, type DataVersion } from './dialect.js'
 import { faultCause } from './faults.js'
 import { watchFile, type FileWatch } from './file-watch.js'
 import { markMigrated, migrateToLatest, migrationMayBeRetried, migrationsApplied, migrationsCurrent, migrationsKnown } from './migrate.js'
 import { WriteSerializingPostgresDialect } from './postgres-dialect.js'
+import { setStatementRunner } from './prepared.js'
 import { WriteLockingSqliteDialect } from './sqlite-dialect.js'
 import type { Database } from './schema.js'
 
@@ -217,7 +218,20 @@ export async function openSqlite(
     if (lost !== undefined) throw lost
     begins.beforeWrite?.()
   }
-  const db = new Kysely<Database>({ dialect: new WriteLockingSqliteDialect({ database: withStatementCache(sqlite) }, beforeWrite), ...logged(log) })
+  const statements = withStatementCache(sqlite)
+  const db = new Kysely<Database>({ dialect: new WriteLockingSqliteDialect({ database: statements }, beforeWrite), ...logged(log) })
+  // A unit of work's prepared statements run on the connection at once (prepared.ts), as Kysely's driver runs them,
+  // each told to `log` as Kysely's option tells it.
+  setStatementRunner(db, (text, parameters) => {
+    try {
+      const statement = statements.prepare(text)
+      if (statement.reader) return { rows: statement.all(parameters) as unknown[] }
+      const { changes, lastInsertRowid } = statement.run(parameters)
+      return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] }
+    } finally {
+      log?.({ sql: text, parameters })
+    }
+  })
   if (url !== ':memory:') {
     watch = watchFile(url, (lost) => {
       // What this process committed is copied into the file it opened and the WAL at the path emptied:
@@ -275,6 +289,20 @@ function withVersionProbe(
     if (!sqlite.inTransaction) committed = read()
   }
   setVersionProbe(db, () => sqlite.inTransaction ? committed : committed = read())
+  // Where a write transaction keeps its journal (`journalInMemory`): SQLite reads `temp_store` as a transaction
+  // begins, and a pragma acts as it is prepared, so each switch is a statement prepared anew (never cached).
+  const tempStore = Number(sqlite.pragma('temp_store', { simple: true }))
+  let inMemory = false
+  setJournalStore(db, (memory) => {
+    if (memory === inMemory) return
+    try {
+      sqlite.pragma(`temp_store = ${memory ? 2 : tempStore}`)
+      inMemory = memory
+    } catch {
+      // Refused inside a transaction once the connection has a temporary schema (this one makes none): the
+      // setting stays, and the unit of work asks again once the transaction is over.
+    }
+  })
   // Its own statements (the query builder's cache must not be switched to plucking): a few list shapes.
   const listers = new Map<string, SQLite.Statement>()
   setIdLister(db, (text, parameters) => {

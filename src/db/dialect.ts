@@ -11,7 +11,7 @@
 import { EARTH_RADIUS_KM } from '../lib/geo.js'
 import { FOLDS_INTO_ASCII, foldText } from '../lib/text.js'
 import { CompiledQuery, PostgresAdapter, sql, type Compilable, type Expression, type Kysely, type QueryExecutorProvider, type SqlBool } from 'kysely'
-import { byShape, prepared } from './prepared.js'
+import { byShape, executeCompiled, prepared } from './prepared.js'
 import { LOG_LOCK_THEN_VERSION, VERSION_IN_WRITE_POSTGRES, VERSION_THEN_COMMIT } from './postgres-dialect.js'
 import type { Database } from './schema.js'
 
@@ -432,6 +432,31 @@ export function setVersionProbe(db: QueryExecutorProvider, probe: () => DataVers
   versionProbes.set(db, probe)
 }
 
+/** Where the write transaction begun next keeps its savepoints' journal: in memory (true) or SQLite's default (see `setJournalStore`). */
+export type JournalStore = (inMemory: boolean) => void
+
+const journalStores = new WeakMap<object, JournalStore>()
+
+/**
+ * Lets `journalInMemory` switch where `db`'s connection keeps the journal of the write transaction it begins next
+ * (SQLite's `temp_store`, which a transaction takes as it begins). Set by `openDatabase` on SQLite.
+ */
+export function setJournalStore(db: QueryExecutorProvider, store: JournalStore): void {
+  journalStores.set(db, store)
+}
+
+/**
+ * SQLite: the write transaction begun next on `db` keeps its savepoints' and statements' journal in memory (`true`),
+ * or where SQLite keeps it by default (`false`: in memory up to 64 KiB, then in a temporary file). A savepoint
+ * journals the original of every page it changes; a create changes about 40 (160 kB), so each unit of work of a
+ * shared commit after the first wrote them to a file, two system calls a page (issue 49: 0.1–0.25 ms of system
+ * CPU a create). Only units of work that change few pages may ask for it (unit-of-work.ts `small`): in memory,
+ * a write that changes a whole table would journal it all in anonymous memory. Nothing on PostgreSQL.
+ */
+export function journalInMemory(db: QueryExecutorProvider, inMemory: boolean): void {
+  journalStores.get(db)?.(inMemory)
+}
+
 /** A statement's first column, every row, as numbers (see `setIdLister`). */
 export type IdLister = (text: string, parameters: readonly unknown[]) => number[]
 
@@ -513,8 +538,8 @@ export async function dataVersion(db: QueryExecutorProvider): Promise<DataVersio
  * transaction is that transaction. SQLite's write transaction already excludes every other writer.
  */
 export async function versionInWrite(trx: Kysely<Database>): Promise<DataVersion | undefined> {
-  const { rows } = await trx.executeQuery<{ h: number | string; e: number | string }>(
-    CompiledQuery.raw(isPostgres(trx) ? VERSION_IN_WRITE_POSTGRES : VERSION_QUERY, []))
+  const { rows } = await executeCompiled(trx, CompiledQuery.raw(isPostgres(trx) ? VERSION_IN_WRITE_POSTGRES : VERSION_QUERY, []) as
+    CompiledQuery<{ h: number | string; e: number | string }>)
   const row = rows[0]
   return row === undefined ? undefined : { head: Number(row.h), epoch: Number(row.e) }
 }

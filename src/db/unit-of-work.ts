@@ -25,9 +25,11 @@
 import { CompiledQuery, type Kysely, type Transaction } from 'kysely'
 import { appendChanges, appendEntries, entriesOf, knownState, type Change, type ChangeState } from './change-log.js'
 import {
-  isPostgres, isUniqueViolation, isWaitRunOut, isWriteConflict, logLockThenVersion, mergeSearchWrites, versionInWrite, versionThenCommit, type DataVersion,
+  isPostgres, isUniqueViolation, isWaitRunOut, isWriteConflict, journalInMemory, logLockThenVersion, mergeSearchWrites, versionInWrite,
+  versionThenCommit, type DataVersion,
 } from './dialect.js'
 import { CONCURRENT_ISOLATION, UNIT_OF_WORK_ISOLATION } from './postgres-dialect.js'
+import { executeCompiled, runStatementsDirectly } from './prepared.js'
 import type { Database } from './schema.js'
 
 export type { Change, ChangedResource, ChangeState } from './change-log.js'
@@ -104,14 +106,21 @@ export function writtenBetween(db: Kysely<Database>, from: DataVersion, to: Data
 /** How many times a unit of work runs at most when it keeps losing to another connection. */
 const ATTEMPTS = 3
 
-/** How a unit of work may run (PostgreSQL; SQLite runs every one alone anyway). */
+/** How a unit of work may run. */
 export interface UnitOptions {
   /**
-   * Beside other such units (issue 49): the schema's writes lock shared rather than exclusive, and the log lock only
-   * for the change log's append and the commit (postgres-dialect.ts). Only for work whose reads need not see what
-   * concurrent units write before they commit: what could clash is refused by a unique index (23505) or waits for a
-   * row lock (a deadlock, 40P01), and the unit is then run again alone (exclusively), where it sees everything
-   * committed before it. Today: creates of events.
+   * SQLite: the unit changes few pages, whatever the data holds: a create, whose rows its body (at most BODY_LIMIT) and
+   * MAX_OCCURRENCES bound, a key's claim. A shared transaction of such units only keeps its savepoints' journal in
+   * memory (`journalInMemory`); other units never join it. A unit whose rows the data decides (an update whose
+   * triggers reach every event of a term, a deletion, a batch of the retention or the horizon) is not small.
+   */
+  small?: boolean
+  /**
+   * PostgreSQL: beside other such units (issue 49): the schema's writes lock shared rather than exclusive, and the log
+   * lock only for the change log's append and the commit (postgres-dialect.ts). Only for work whose reads need not see
+   * what concurrent units write before they commit: what could clash is refused by a unique index (23505) or waits
+   * for a row lock (a deadlock, 40P01), and the unit is then run again alone (exclusively), where it sees everything
+   * committed before it. Today: creates of events. (SQLite runs every unit alone anyway.)
    */
   concurrent?: boolean
 }
@@ -124,7 +133,7 @@ export interface UnitOptions {
  * (`shared`), each in a savepoint of its own; PostgreSQL: a transaction each.
  */
 export async function withTransaction<T>(db: Kysely<Database>, work: (trx: Tx) => Promise<T>, options: UnitOptions = {}): Promise<T> {
-  return isPostgres(db) ? alone(db, work, options) : shared(db, work)
+  return isPostgres(db) ? alone(db, work, options) : shared(db, work, options.small === true)
 }
 
 /**
@@ -149,6 +158,7 @@ async function alone<T>(db: Kysely<Database>, work: (trx: Tx) => Promise<T>, opt
         // work is done), and the last goes with the commit (postgres-dialect.ts).
         const isolation = concurrent ? CONCURRENT_ISOLATION : UNIT_OF_WORK_ISOLATION
         const result = await (postgres ? db.transaction().setIsolationLevel(isolation) : db.transaction()).execute(async (trx) => {
+          runStatementsDirectly(trx, db)
           pending.set(trx, changes)
           if (!concurrent) before = await versionInWrite(trx)
           const result = await work(trx)
@@ -210,6 +220,8 @@ function tell(db: Kysely<Database>, changes: readonly Change[], committed: boole
  */
 interface Queued {
   work: (trx: Tx) => Promise<unknown>
+  /** `UnitOptions.small`: a transaction holds only small units or none. */
+  small: boolean
   resolve: (value: unknown) => void
   reject: (error: unknown) => void
   changes: Change[]
@@ -226,11 +238,11 @@ interface Queue {
 
 const queues = new WeakMap<Kysely<Database>, Queue>()
 
-function shared<T>(db: Kysely<Database>, work: (trx: Tx) => Promise<T>): Promise<T> {
+function shared<T>(db: Kysely<Database>, work: (trx: Tx) => Promise<T>, small: boolean): Promise<T> {
   let queue = queues.get(db)
   if (queue === undefined) queues.set(db, queue = { waiting: [], running: false })
   const promise = new Promise<T>((resolve, reject) => {
-    queue.waiting.push({ work, resolve: resolve as (value: unknown) => void, reject, changes: [], outcome: undefined })
+    queue.waiting.push({ work, small, resolve: resolve as (value: unknown) => void, reject, changes: [], outcome: undefined })
   })
   if (!queue.running) {
     queue.running = true
@@ -242,10 +254,17 @@ function shared<T>(db: Kysely<Database>, work: (trx: Tx) => Promise<T>): Promise
 /** Runs the queue's units, a shared transaction at a time, until none waits. */
 async function drain(db: Kysely<Database>, queue: Queue): Promise<void> {
   try {
-    while (queue.waiting.length > 0) await runShared(db, queue, queue.waiting.splice(0, SHARED_UNITS))
+    while (queue.waiting.length > 0) await runShared(db, queue, taken(queue, SHARED_UNITS, (queue.waiting[0] as Queued).small))
   } finally {
     queue.running = false
   }
+}
+
+/** The units at the head of the queue, at most `max`, as long as they are `small` or not as asked (first come, first run). */
+function taken(queue: Queue, max: number, small: boolean): Queued[] {
+  let n = 0
+  while (n < max && n < queue.waiting.length && (queue.waiting[n] as Queued).small === small) n++
+  return queue.waiting.splice(0, n)
 }
 
 /** An error after which the transaction itself is gone (SQLite rolled it back): the shared transaction fails with it. */
@@ -264,10 +283,16 @@ async function runShared(db: Kysely<Database>, queue: Queue, units: Queued[]): P
   let failure: unknown
   // Units before `first` failed alone, each the first of a transaction rolled back for it.
   let first = 0
+  const small = (units[0] as Queued).small
   for (let attempt = 1; first < units.length;) {
     failure = undefined
+    // Small units' savepoints journal in memory: SQLite takes the setting as the transaction begins, and its reads
+    // meanwhile (temporary b-trees) go on with the default.
+    if (small) journalInMemory(db, true)
     try {
       await db.transaction().execute(async (trx) => {
+        if (small) journalInMemory(db, false)
+        runStatementsDirectly(trx, db)
         for (let i = first; i < units.length; i++) {
           // The first runs without a savepoint (a savepoint's journal costs a lone write 10-15 %): should it
           // fail, the transaction holds nothing else and is rolled back for it.
@@ -276,7 +301,7 @@ async function runShared(db: Kysely<Database>, queue: Queue, units: Queued[]): P
             // A unit of work runs to its end without giving the event loop a turn (SQLite's statements are
             // synchronous): requests that came meanwhile are given one, and those that reach a unit of work join.
             if (queue.waiting.length === 0) await new Promise((resolve) => setImmediate(resolve))
-            units.push(...queue.waiting.splice(0, SHARED_UNITS - units.length))
+            units.push(...taken(queue, SHARED_UNITS - units.length, small))
           }
         }
         // The search index's merging, once for the writes of the transaction (dialect.ts): should it fail, the
@@ -294,6 +319,8 @@ async function runShared(db: Kysely<Database>, queue: Queue, units: Queued[]): P
       attempt += 1
     }
   }
+  // The default again, had the transaction not begun or the switch inside it failed.
+  if (small) journalInMemory(db, false)
   units.forEach((unit, i) => {
     const outcome = unit.outcome
     const lost = i < first ? undefined : failure
@@ -324,13 +351,13 @@ async function runUnit(db: Kysely<Database>, trx: Tx, unit: Queued, savepoint: b
     const changes: Change[] = []
     unit.changes = changes
     pending.set(trx, changes)
-    if (savepoint) await trx.executeQuery(SAVEPOINT)
+    if (savepoint) await executeCompiled(trx, SAVEPOINT)
     try {
       const before = await versionInWrite(trx)
       const value = await unit.work(trx)
       await appendChanges(trx, db, changes)
       const after = await versionInWrite(trx)
-      if (savepoint) await trx.executeQuery(RELEASE)
+      if (savepoint) await executeCompiled(trx, RELEASE)
       unit.outcome = { ok: true, value, before, after }
       return
     } catch (error) {
@@ -341,8 +368,8 @@ async function runUnit(db: Kysely<Database>, trx: Tx, unit: Queued, savepoint: b
         throw new FirstFailed()
       }
       try {
-        await trx.executeQuery(ROLLBACK_TO)
-        await trx.executeQuery(RELEASE)
+        await executeCompiled(trx, ROLLBACK_TO)
+        await executeCompiled(trx, RELEASE)
       } catch {
         // No savepoint left: SQLite ended the transaction (see TransactionLost).
         throw new TransactionLost(error)

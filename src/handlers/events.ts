@@ -359,6 +359,17 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     return sendSerialized(reply, ctx.json.event(withJsonLd(seenBy(caller, record))))
   }
 
+  /**
+   * Whether a create is a small unit of work (unit-of-work.ts `UnitOptions.small`): its rows are bounded by its body
+   * and MAX_OCCURRENCES, and its triggers reach its own translation group's documents alone, unless it creates a venue
+   * or organizer inline as a translation (their triggers drop the documents of every event of that group's records).
+   */
+  function smallCreate(body: Schema<'EventCreate'>): boolean {
+    const inlineTranslation = (value: unknown): boolean => (Array.isArray(value) ? value as unknown[] : [value]).some((entry) =>
+      typeof entry === 'object' && entry !== null && 'translation_of' in entry && entry.translation_of !== undefined && entry.translation_of !== null)
+    return !inlineTranslation(body.venue) && !inlineTranslation(body.organizer)
+  }
+
   async function create(req: FastifyRequest, body: Schema<'EventCreate'>, reply: FastifyReply): Promise<Serialized<Event>> {
     const caller = req.user
     if (caller === null) throw forbidden(401)
@@ -376,8 +387,8 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
         return { body: ctx.json.event(record), location: record.rest_url, etag: etag(stored, caller) }
       },
       // Beside other creates on PostgreSQL (issue 49): a slug or translation taken meanwhile is refused by its unique
-      // index, and the create runs again alone.
-      { concurrent: true })
+      // index, and the create runs again alone. SQLite: a small unit of work, unless it makes a translation inline.
+      { concurrent: true, small: smallCreate(body) })
   }
 
   async function update(req: FastifyRequest, ref: PostRef, body: EventBody, reply: FastifyReply): Promise<Event> {

@@ -62,10 +62,14 @@ function fingerprintOf(req: FastifyRequest): string {
 
 type Claim = { token: string } | { replay: StoredKey }
 
+/** A key's claim and its release write one row: small units of work (`UnitOptions.small`). */
+const SMALL = { small: true } as const
+
 /**
  * Answers a create: `write` in a unit of work, then `answer` from what it wrote, 201. With an
  * `Idempotency-Key`, once per key: the answer is built and stored inside the unit of work of the write.
- * `options`: how the create's unit of work runs (unit-of-work.ts; the key's claim and release run alone).
+ * `options`: how the create's unit of work runs (unit-of-work.ts: `concurrent` on PostgreSQL, `small` on SQLite when
+ * its rows are bounded whatever the data holds; the key's claim and release are small units of work, run alone).
  */
 export async function createOnce<T, W>(
   ctx: AppContext, req: FastifyRequest, reply: FastifyReply,
@@ -91,7 +95,7 @@ export async function createOnce<T, W>(
   } catch (error) {
     // Only answers that wrote something are remembered: the key is given back; if that fails too, this node
     // takes the claim over at the key's next request (and other nodes once its lease runs out).
-    await withTransaction(ctx.db, (trx) => releaseKey(trx, user.id, key, token)).catch(() => abandon(user.id, key, token))
+    await withTransaction(ctx.db, (trx) => releaseKey(trx, user.id, key, token), SMALL).catch(() => abandon(user.id, key, token))
     throw error
   }
   return send(reply, created)
@@ -118,7 +122,7 @@ async function claimFor(ctx: AppContext, userId: number, key: string, fingerprin
     // back: this one takes the key over.
     if (!(await claimKey(trx, claim, found.token))) throw inUse()
     return { token }
-  })
+  }, SMALL)
   // The key is this request's now: a claim abandoned under it is gone.
   if ('token' in claimed) abandoned.delete(claimId(userId, key))
   return claimed
