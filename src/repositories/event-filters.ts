@@ -330,7 +330,7 @@ export async function countEvents(db: Db, f: EventFilter): Promise<number> {
   if (linked !== undefined) return linked.total
   const searched = await searchedInWindow(db, f)
   if (searched !== undefined) return searched.count
-  if (!hasSearch(f)) {
+  if (!hasSearch(f) && !windowsPastBound.has(listKey(f))) {
     const matches = await windowMatches(db, f)
     return typeof matches === 'number' ? matches : matches.length
   }
@@ -353,6 +353,12 @@ export async function countEvents(db: Db, f: EventFilter): Promise<number> {
  */
 export const windowPlanBounds = { keptUpTo: 20000 }
 
+/**
+ * The lists found to have more matches than `windowPlanBounds.keptUpTo` (a plan's choice, not a result: any plan
+ * counts exactly): counted alone from then on, as before, not read up to the bound first each time. 4,096 at most.
+ */
+const windowsPastBound = new Set<string>()
+
 /** The events of a list's matches, sorted (`windowMatches`), or its total alone past `windowPlanBounds.keptUpTo`. */
 type WindowMatches = Int32Array | number
 
@@ -368,7 +374,11 @@ async function windowMatches(db: Db, f: EventFilter): Promise<WindowMatches> {
     const joined = isPostgres(db) ? sql<string | null>`string_agg(w.id::text, ',')` : sql<string | null>`group_concat(w.id)`
     const row = await db.selectFrom(listed.as('w')).select(joined.as('ids')).executeTakeFirst()
     const ids = row?.ids == null || row.ids === '' ? [] : row.ids.split(',').map(Number)
-    if (ids.length > upTo || ids.some((id) => id > 0x7fffffff)) return Number((await eventCountQuery(db, f, false).executeTakeFirstOrThrow()).n)
+    if (ids.length > upTo || ids.some((id) => id > 0x7fffffff)) {
+      if (windowsPastBound.size >= 4096) windowsPastBound.clear()
+      windowsPastBound.add(listKey(f))
+      return Number((await eventCountQuery(db, f, false).executeTakeFirstOrThrow()).n)
+    }
     return Int32Array.from(ids).sort()
   }, async (matches, changed) => (typeof matches === 'number' ? false : stillWindowed(db, f, matches, changed)),
   (matches, id, footprint) => windowMayMatter(f, matches, id, footprint))
