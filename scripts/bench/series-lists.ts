@@ -46,6 +46,9 @@ const kindOf = (method: string, path: string): string => {
 
 // Statements counted (and timed) where better-sqlite3 runs them: every call of a statement's all/get/run/iterate.
 let statements = 0
+// `--kind-statements KIND`: which statements the requests of that kind ran (with `--by-kind`), the most called first.
+const kindStatements = new Map<string, number>()
+let tallying = false
 const timings = new Map<string, { calls: number; ms: number }>()
 const probe = new SQLite(':memory:')
 const statement = Object.getPrototypeOf(probe.prepare('select 1')) as Record<string, (...args: unknown[]) => unknown>
@@ -54,6 +57,7 @@ for (const method of ['all', 'get', 'run', 'iterate']) {
   const original = statement[method] as (...args: unknown[]) => unknown
   statement[method] = function (this: { source: string }, ...args: unknown[]) {
     statements++
+    if (tallying) kindStatements.set(this.source, (kindStatements.get(this.source) ?? 0) + 1)
     if (!perStatement) return original.apply(this, args)
     const started = performance.now()
     try {
@@ -102,6 +106,7 @@ try {
       const kind = kindOf(req.method, req.path)
       const one = byKind && keep ? process.cpuUsage() : undefined
       const statementsBefore = statements
+      tallying = keep && kind === opt('kind-statements')
       if (req.method !== 'GET') patches++
       else if (kind.startsWith('list:') && keep) {
         const seen = lastRead.get(req.path)
@@ -153,6 +158,7 @@ try {
         + `${(k.statements / k.n).toFixed(2)} statements; URL read before in the run: ${g.length} (0 PATCHes since: ${within(0)}, ≤128: ${within(128)}, ≤512: ${within(512)})`)
     }
   }
+  for (const [sql, n] of [...kindStatements].sort((a, b) => b[1] - a[1]).slice(0, 15)) console.log(`  ${String(n).padStart(6)}  ${sql.replace(/\s+/g, ' ').slice(0, 200)}`)
   if (perStatement) {
     let all = 0
     for (const t of timings.values()) all += t.ms
