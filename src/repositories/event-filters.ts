@@ -330,7 +330,7 @@ export async function countEvents(db: Db, f: EventFilter): Promise<number> {
   if (linked !== undefined) return linked.total
   const searched = await searchedInWindow(db, f)
   if (searched !== undefined) return searched.count
-  if (!hasSearch(f) && !windowsPastBound.has(listKey(f))) {
+  if (!hasSearch(f) && !windowsPastBound.has(listKey(f)) && readBefore(listKey(f))) {
     const matches = await windowMatches(db, f)
     return typeof matches === 'number' ? matches : matches.length
   }
@@ -352,6 +352,23 @@ export async function countEvents(db: Db, f: EventFilter): Promise<number> {
  * count was; the total is their number. Past the bound, the total alone (counted, and dropped by any change).
  */
 export const windowPlanBounds = { keptUpTo: 20000 }
+
+/**
+ * The lists without link filters or search read once by this process (their keys; 8,192 at most, then forgotten
+ * together). A list's first read counts its matches (`count(*)`, about 0.19 ms of CPU for a 30-day window of some
+ * 2,100 occurrences); reading them by event costs 0.5–0.6 ms (the statement 0.30, the ids' parse and sort), which
+ * pays only for a list read again after a write: most windows of random traffic are read once. A plan's choice,
+ * not a result: either way the total is exact.
+ */
+const windowsRead = new Set<string>()
+
+/** Whether the list `key` was read before (and notes that it is now). */
+function readBefore(key: string): boolean {
+  if (windowsRead.has(key)) return true
+  if (windowsRead.size >= 8192) windowsRead.clear()
+  windowsRead.add(key)
+  return false
+}
 
 /**
  * The lists found to have more matches than `windowPlanBounds.keptUpTo` (a plan's choice, not a result: any plan
