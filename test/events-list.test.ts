@@ -845,9 +845,22 @@ t.test('fast: GET /events runs the same number of statements for 5 and for 50 ev
     await built.inject({ url: `${EVENTS}?per_page=5` })
   })
   t.equal(afterTagWrite.filter((s) => /count\(\*\)/i.test(s.sql)).length, 0, 'a new tag changes no event list: the total stays')
+  // The window's matches are kept by event (event-filters.ts `windowMatches`): a write to one of its events is rechecked
+  // (its matches looked up by its id), not counted again; one that moves it out of the window is seen by that recheck.
+  const windowRead = (sql: string) => /count\(\*\)|group_concat\(|string_agg\(/i.test(sql)
+  const rechecked = (sql: string) => /^select "o"\."event_id" as "id", "o"\."occurrence", "o"\."start_utc" from \(select (json_each\.value as id|c\.id) from/.test(sql)
   await post('/events/2', { title: 'A later write' })
   const afterWrite = await recorder.during(async () => {
     await built.inject({ url: `${EVENTS}?per_page=5` })
   })
-  t.equal(afterWrite.filter((s) => /count\(\*\)/i.test(s.sql)).length, 1, 'an event write makes the next read count again')
+  t.equal(afterWrite.filter((s) => windowRead(s.sql)).length, 0, 'an event write that changes nothing the list matches keeps its total')
+  t.equal(afterWrite.filter((s) => rechecked(s.sql)).length, 1, 'the written event is rechecked by its id')
+  const before = Number((await built.inject({ url: `${EVENTS}?per_page=5` })).headers['x-total'])
+  await post('/events/2', { start_date: '2020-01-01 10:00:00', end_date: '2020-01-01 11:00:00' })
+  let total = NaN
+  const afterMove = await recorder.during(async () => {
+    total = Number((await built.inject({ url: `${EVENTS}?per_page=5` })).headers['x-total'])
+  })
+  t.equal(afterMove.filter((s) => windowRead(s.sql)).length, 1, 'an event moved out of the window makes the next read count again')
+  t.equal(total, before - 1, 'and the total follows')
 })

@@ -19,7 +19,7 @@ import { openDatabase, type LoggedStatement } from '../src/db/database.js'
 import { withTransaction } from '../src/db/unit-of-work.js'
 import { createCompilers } from '../src/http/compilers.js'
 import { generateKey } from '../src/lib/api-keys.js'
-import { linkedPlanBounds } from '../src/repositories/event-filters.js'
+import { linkedPlanBounds, windowPlanBounds } from '../src/repositories/event-filters.js'
 import { createUserWithKey } from '../src/repositories/users.js'
 import { SPEC, contractProblems } from './helpers/contract.js'
 import { freshDatabaseUrl } from './helpers/database.js'
@@ -32,10 +32,14 @@ const EDITS = propertyRuns(80)
  * The property, the cached app's lists of links holding every match when they are `allUpTo` at most, else
  * their first `allUpTo` and the total (pages past those read by their own statement); the plain app's, every match.
  */
-async function differential(t: Test, allUpTo: number): Promise<void> {
+async function differential(t: Test, allUpTo: number, windows = false, keptUpTo = windowPlanBounds.keptUpTo): Promise<void> {
   // The cached app lists with `allUpTo`; the plain one, the oracle, with the default bound (every match of these lists at once).
   const bound = linkedPlanBounds.allUpTo
-  t.teardown(() => { linkedPlanBounds.allUpTo = bound })
+  const windowBound = windowPlanBounds.keptUpTo
+  t.teardown(() => {
+    linkedPlanBounds.allUpTo = bound
+    windowPlanBounds.keptUpTo = windowBound
+  })
   const partial = allUpTo < 24
   const url = await freshDatabaseUrl(t, join(t.testdir(), 'calendar.db'))
   const statements: LoggedStatement[] = []
@@ -78,7 +82,14 @@ async function differential(t: Test, allUpTo: number): Promise<void> {
       ...(i % 6 === 0 ? { recurrence: { rule: 'FREQ=WEEKLY;COUNT=6' } } : {}),
     }))
   }
-  const lists = [
+  // Lists without link filters (date windows, the default one; their matches kept by event: `windowMatches`).
+  const windowLists = [
+    '/events', '/events?start_date=2026-07-01&end_date=2026-07-31', '/events?start_date=2026-07-01&end_date=2026-07-31&per_page=3&page=2',
+    '/events?start_date=2026-06-10&end_date=2026-06-20&hide_subsequent_recurrences=true', '/events?start_date=2026-05-01&end_date=2026-08-31&featured=true&per_page=5',
+    '/events?starts_after=2026-07-15&per_page=4', '/events?ends_before=2026-06-30', '/events?start_date=2026-07-05&end_date=2026-07-05',
+    `/events?start_date=${encodeURIComponent('2026-07-05 10:00:00')}&end_date=${encodeURIComponent('2026-07-05 12:00:00')}&strict_dates=true`,
+  ]
+  const linkLists = [
     `/events?categories=${categories[0]}`, `/events?categories=${categories[0]},${categories[1]}`, `/events?categories=${categories[2]}&per_page=3&page=2`,
     `/events?venue=${venues[0]}`, `/events?venue=${venues[1]}&per_page=4`, `/events?tags=${tags[0]}&featured=true`,
     `/events?categories=${categories[1]}&venue=${venues[1]}`, `/events?tags=${tags[1]}&start_date=2026-07-01&end_date=2026-08-31`,
@@ -86,6 +97,7 @@ async function differential(t: Test, allUpTo: number): Promise<void> {
     // Pages made of a list's first ids when it keeps only those (three in the second test).
     `/events?categories=${categories[0]}&per_page=3`, `/events?venue=${venues[1]}&per_page=3`, `/events?categories=${categories[2]}&per_page=1&page=2`,
   ]
+  const lists = windows ? windowLists : linkLists
   const edits = [
     () => ({ cost: `€ ${Math.floor(rnd() * 50)}` }),
     () => ({ categories: [pick(categories)] }),
@@ -100,15 +112,50 @@ async function differential(t: Test, allUpTo: number): Promise<void> {
     () => ({ status: pick(['draft', 'publish', 'publish']) }),
     () => ({ hide_from_listings: rnd() < 0.3 }),
     () => ({ title: `Retitled ${Math.floor(rnd() * 1000)}` }),
+    // The date windows' edges: on a window's first and last second, across its start, across its end.
+    ...(windows ? [
+      () => pick([
+        { start_date: '2026-07-05 00:00:00', end_date: '2026-07-05 23:59:59' }, { start_date: '2026-07-01 00:00:00', end_date: '2026-07-01 01:00:00' },
+        { start_date: '2026-06-30 23:00:00', end_date: '2026-07-01 00:30:00' }, { start_date: '2026-07-31 23:00:00', end_date: '2026-08-01 01:00:00' },
+        { start_date: '2026-07-05 10:00:00', end_date: '2026-07-05 12:00:00' }, { start_date: '2026-07-05 09:59:59', end_date: '2026-07-05 12:00:00' },
+        { start_date: '2026-07-05 10:00:00', end_date: '2026-07-05 12:00:01' }, { start_date: '2026-06-15 00:00:00', end_date: '2026-06-15 01:00:00' },
+        { start_date: '2026-06-14 23:00:00', end_date: '2026-06-15 00:00:00' }, { start_date: '2026-07-15 00:00:00', end_date: '2026-07-15 02:00:00' },
+      ]),
+      // Series made and unmade: occurrences added to windows and taken out of them.
+      () => ({ recurrence: { rule: pick(['FREQ=WEEKLY;COUNT=5', 'FREQ=DAILY;COUNT=12', 'FREQ=DAILY;INTERVAL=3;COUNT=8']) } }),
+      () => ({ recurrence: null }),
+    ] : []),
   ]
+  // An occurrence of a series moved on its own (an override), into a window or out of it, or changed otherwise.
+  const overrideEdit = async (): Promise<{ url: string; body: Record<string, unknown> } | undefined> => {
+    const rows = await plainHandle.db.selectFrom('event_occurrences').select(['event_id', 'occurrence']).where('event_id', 'in', events)
+      .where('occurrence', '!=', '').execute()
+    const series = rows.filter((r) => rows.filter((o) => o.event_id === r.event_id).length > 1)
+    if (series.length === 0) return undefined
+    const o = pick(series)
+    const start = pick(['2026-07-05 10:00:00', '2026-07-01 00:00:00', '2026-07-31 23:59:59', '2026-06-12 18:00:00', '2026-09-20 18:00:00', day()])
+    const body = pick([{ start_date: start, end_date: start.slice(0, 11) + '23:59:59' }, { title: `Alone ${Math.floor(rnd() * 100)}` }, { venue: [pick(venues)] }])
+    return { url: `${API}/events/${o.event_id}/occurrences/${encodeURIComponent(o.occurrence)}`, body }
+  }
+  const edit = async (id: number, through: typeof cached): Promise<string> => {
+    const alone = windows && rnd() < 0.2 ? await overrideEdit() : undefined
+    const url = alone?.url ?? `${API}/events/${id}`
+    const body = alone?.body ?? pick(edits)()
+    const res = await through.inject({ method: 'PATCH', url, headers, payload: JSON.stringify(body) })
+    t.equal(res.statusCode, 200, `PATCH ${url} ${JSON.stringify(body)}`)
+    return `${url} ${JSON.stringify(body)}`
+  }
 
   // The statements over the events' occurrences (`o`, migration 0017) that list a filter's links and recheck changed events.
   const allLinked = () => statements.filter((s) => /^select "o"\."event_id" as "id", "o"\."occurrence", count\(\*\) over \(\) as "total" from \(+select (distinct )?l\.event_id/.test(s.sql)).length
+  const windowed = () => statements.filter((s) => /^select (group_concat\(w\.id\)|string_agg\(w\.id::text, ','\)) as "ids"/.test(s.sql)).length
   const rechecks = () => statements.filter((s) => /^select "o"\."event_id" as "id", "o"\."occurrence", "o"\."start_utc" from \(select (json_each\.value as id|c\.id) from (json_each|unnest)/.test(s.sql)).length
   const compare = async (path: string) => {
     linkedPlanBounds.allUpTo = allUpTo
+    windowPlanBounds.keptUpTo = keptUpTo
     const a = decoded(await cached.inject({ url: `${API}${path}` }))
     linkedPlanBounds.allUpTo = bound
+    windowPlanBounds.keptUpTo = windowBound
     const b = decoded(await plain.inject({ url: `${API}${path}` }))
     const shown = (res: typeof a) => ({ status: res.statusCode, body: res.body, total: res.headers['x-total'], pages: res.headers['x-total-pages'], link: res.headers.link, etag: res.headers.etag })
     t.same(contractProblems('GET', `${API}${path}`, a), [], `GET ${path} keeps the contract`)
@@ -117,24 +164,28 @@ async function differential(t: Test, allUpTo: number): Promise<void> {
 
   for (const path of lists) t.equal(await compare(path), undefined, `${path} before any edit`)
   const readBefore = allLinked()
+  const windowedBefore = windowed()
   let differences = 0
   for (let i = 0; i < EDITS; i++) {
-    const id = pick(events)
-    const body = pick(edits)()
     const through = rnd() < 0.5 ? cached : plain
-    const res = await through.inject({ method: 'PATCH', url: `${API}/events/${id}`, headers, payload: JSON.stringify(body) })
-    t.equal(res.statusCode, 200, `PATCH ${id} ${JSON.stringify(body)}`)
+    const done = await edit(pick(events), through)
     for (const path of lists) {
       const difference = await compare(path)
       if (difference !== undefined) {
         differences++
-        t.fail(`after edit ${i} (event ${id}, ${JSON.stringify(body)} through the ${through === cached ? 'cached' : 'plain'} app)`, difference)
+        t.fail(`after edit ${i} (${done} through the ${through === cached ? 'cached' : 'plain'} app)`, difference)
       }
     }
   }
   t.equal(differences, 0, `every list equal after each of ${EDITS} edits (${EDITS * lists.length} reads)`)
   const readAgain = allLinked() - readBefore
-  if (partial) {
+  if (windows) {
+    // The windows' matches kept and rechecked: far fewer read again than reads after edits.
+    const again = windowed() - windowedBefore
+    if (keptUpTo >= 1000) t.ok(rechecks() > EDITS / 2, `rechecks ran (${rechecks()})`)
+    if (keptUpTo >= 1000) t.ok(again < (EDITS * lists.length) / 2, `windows read again ${again} times in ${EDITS * lists.length} reads after edits`)
+    t.comment(`windows read again ${again} of ${EDITS * lists.length} reads after edits`)
+  } else if (partial) {
     // The totals of lists of links come from their one statement (a window count), never from a count of their own.
     const counted = statements.filter((s) => /^select count\(\*\) as "n" from \(select (distinct )?l\.event_id/.test(s.sql)).length
     t.equal(counted, 0, 'no list of links counted by a statement of its own')
@@ -157,13 +208,7 @@ async function differential(t: Test, allUpTo: number): Promise<void> {
   for (let i = 0; i < EDITS / 2; i++) {
     const burst = 2 + Math.floor(rnd() * 4)
     const edited: string[] = []
-    for (let j = 0; j < burst; j++) {
-      const id = pick(events)
-      const body = pick(edits)()
-      const res = await (rnd() < 0.5 ? cached : plain).inject({ method: 'PATCH', url: `${API}/events/${id}`, headers, payload: JSON.stringify(body) })
-      t.equal(res.statusCode, 200, `PATCH ${id} ${JSON.stringify(body)}`)
-      edited.push(`${id} ${JSON.stringify(body)}`)
-    }
+    for (let j = 0; j < burst; j++) edited.push(await edit(pick(events), rnd() < 0.5 ? cached : plain))
     for (const path of lists) {
       const difference = await compare(path)
       if (difference !== undefined) {
@@ -178,6 +223,10 @@ async function differential(t: Test, allUpTo: number): Promise<void> {
 t.test('lists kept across event edits and rechecked answer what lists computed afresh answer', (t) => differential(t, 1000))
 
 t.test('lists of links past their first ids (a total and the first ids kept) answer what lists computed afresh answer', (t) => differential(t, 3))
+
+t.test('date windows kept across event edits (moved in and out, at the edges, series made and unmade, occurrences moved alone) answer what lists computed afresh answer', (t) => differential(t, 1000, true))
+
+t.test('date windows past the matches kept (their totals counted alone, dropped by any write) answer what lists computed afresh answer', (t) => differential(t, 1000, true, 6))
 
 t.test('a list past its first ids: an event moved ahead of them, or behind them, is seen (the recheck of the first ids)', async (t) => {
   const bound = linkedPlanBounds.allUpTo

@@ -34,9 +34,22 @@ const dump = opt('dump')
 const perStatement = argv.includes('--statements')
 const workload = opt('workload') ?? 'random-filter'
 const profile = opt('profile')
+// `--by-kind`: CPU and statements per kind of request (PATCH, by id, each kind of list), and for each list URL
+// read again, how many PATCHes came between its reads (what a cache kept across writes may save).
+const byKind = argv.includes('--by-kind')
+const kindOf = (method: string, path: string): string => {
+  if (method !== 'GET') return method
+  const q = path.split('?')[1]
+  if (q === undefined) return 'by-id'
+  for (const k of ['start_date', 'categories', 'venue', 'tags', 'organizer', 'search']) if (q.startsWith(`${k}=`)) return `list:${k}`
+  return 'list:other'
+}
 
 // Statements counted (and timed) where better-sqlite3 runs them: every call of a statement's all/get/run/iterate.
 let statements = 0
+// `--kind-statements KIND`: which statements the requests of that kind ran (with `--by-kind`), the most called first.
+const kindStatements = new Map<string, number>()
+let tallying = false
 const timings = new Map<string, { calls: number; ms: number; cpuMs: number }>()
 const probe = new SQLite(':memory:')
 const statement = Object.getPrototypeOf(probe.prepare('select 1')) as Record<string, (...args: unknown[]) => unknown>
@@ -45,6 +58,7 @@ for (const method of ['all', 'get', 'run', 'iterate']) {
   const original = statement[method] as (...args: unknown[]) => unknown
   statement[method] = function (this: { source: string }, ...args: unknown[]) {
     statements++
+    if (tallying) kindStatements.set(this.source, (kindStatements.get(this.source) ?? 0) + 1)
     if (!perStatement) return original.apply(this, args)
     const started = performance.now()
     const cpu = process.threadCpuUsage()
@@ -97,6 +111,10 @@ try {
   const filled = performance.now()
   await (app as unknown as { fillEventDocuments: () => Promise<boolean> }).fillEventDocuments()
   console.log(`event documents filled in ${((performance.now() - filled) / 1000).toFixed(1)} s`)
+  const kinds = new Map<string, { n: number; cpuMs: number; statements: number }>()
+  const lastRead = new Map<string, number>()
+  let patches = 0
+  const gaps = new Map<string, number[]>()
   const run = async (n: number, keep: boolean) => {
     const cpu = process.cpuUsage()
     const before = statements
@@ -104,10 +122,32 @@ try {
     const started = performance.now()
     for (let i = 0; i < n; i++) {
       const req = scenario.next()
+      const kind = kindOf(req.method, req.path)
+      const one = byKind && keep ? process.cpuUsage() : undefined
+      const statementsBefore = statements
+      tallying = keep && kind === opt('kind-statements')
+      if (req.method !== 'GET') patches++
+      else if (kind.startsWith('list:') && keep) {
+        const seen = lastRead.get(req.path)
+        if (seen !== undefined) {
+          const g = gaps.get(kind) ?? []
+          g.push(patches - seen)
+          gaps.set(kind, g)
+        }
+      }
+      if (req.method === 'GET') lastRead.set(req.path, patches)
       const res = await app.inject({ method: req.method, url: req.path, ...(req.body === undefined ? {} : { payload: req.body }), ...(req.headers === undefined ? {} : { headers: req.headers }) })
       if (res.statusCode !== 200 && res.statusCode !== 404) throw new Error(`${req.path}: ${res.statusCode} ${res.body.slice(0, 300)}`)
       if (keep && dump !== undefined && req.method === 'GET') {
         answers.push(JSON.stringify([req.path, res.statusCode, res.headers['x-total'], res.headers['x-total-pages'], res.headers.link, res.body]))
+      }
+      if (one !== undefined) {
+        const used = process.cpuUsage(one)
+        const k = kinds.get(kind) ?? { n: 0, cpuMs: 0, statements: 0 }
+        k.n++
+        k.cpuMs += (used.user + used.system) / 1000
+        k.statements += statements - statementsBefore
+        kinds.set(kind, k)
       }
     }
     const used = process.cpuUsage(cpu)
@@ -134,6 +174,15 @@ try {
   }
   console.log(`${workload} ${src}: warm ${warm} (${w.cpuMs.toFixed(2)} ms CPU, ${w.statements.toFixed(2)} statements a request), `
     + `measured ${requests}: ${m.cpuMs.toFixed(3)} ms CPU, ${m.wallMs.toFixed(3)} ms wall, ${m.statements.toFixed(2)} statements a request; ${m.gc}`)
+  if (byKind) {
+    for (const [kind, k] of [...kinds].sort((a, b) => b[1].cpuMs - a[1].cpuMs)) {
+      const g = gaps.get(kind) ?? []
+      const within = (m: number) => g.filter((x) => x <= m).length
+      console.log(`  ${kind.padEnd(16)} ${String(k.n).padStart(5)} requests, ${(k.cpuMs / k.n).toFixed(3)} ms CPU each, ${(k.cpuMs / requests).toFixed(3)} ms of a request's mean, `
+        + `${(k.statements / k.n).toFixed(2)} statements; URL read before in the run: ${g.length} (0 PATCHes since: ${within(0)}, ≤128: ${within(128)}, ≤512: ${within(512)})`)
+    }
+  }
+  for (const [sql, n] of [...kindStatements].sort((a, b) => b[1] - a[1]).slice(0, 15)) console.log(`  ${String(n).padStart(6)}  ${sql.replace(/\s+/g, ' ').slice(0, 200)}`)
   if (perStatement) {
     let all = 0
     let allCpu = 0

@@ -4,7 +4,7 @@
  * What a caller is shown of them is lib/occurrence-view.ts's `occurrenceRecord`.
  */
 import { sql, type Expression, type SqlBool } from 'kysely'
-import { fromJson, isPostgres } from '../db/dialect.js'
+import { fromJson, inIdList, isPostgres } from '../db/dialect.js'
 import type { Db } from '../db/unit-of-work.js'
 import type { OccurrenceOverride, OccurrenceState } from '../lib/occurrence-view.js'
 import type { ListEntry } from './event-filters.js'
@@ -82,12 +82,23 @@ export async function occurrencesOf(db: Db, site: Site, entries: readonly ListEn
 const keySets = new WeakMap<readonly string[], ReadonlySet<string>>()
 
 /**
- * The occurrences changed alone (`event_overrides`: few), as `entryKey`s, remembered until events change (a change
- * of an occurrence is one of its series); one statement over the overrides.
+ * The occurrences changed alone (`event_overrides`: few), as `entryKey`s, remembered; one statement over the
+ * overrides. A change of an occurrence is one of its series: kept across changes of events when each changed event's
+ * overrides are still exactly those held (a probe of the overrides' key per changed event), where a statement over
+ * every override (0.5 ms with the benchmark's 297) ran again after any write to any event.
  */
 export async function overriddenKeys(db: Db): Promise<ReadonlySet<string>> {
   const keys = await rememberedResult(db, 'ids:events:overridden-occurrences', async () =>
-    (await db.selectFrom('event_overrides').select(['event_id', 'occurrence']).execute()).map((r) => entryKey(Number(r.event_id), r.occurrence)))
+    (await db.selectFrom('event_overrides').select(['event_id', 'occurrence']).execute()).map((r) => entryKey(Number(r.event_id), r.occurrence)),
+  async (held, changed) => {
+    const ids = [...new Set(changed)].filter((id) => Number.isSafeInteger(id))
+    const now = (await db.selectFrom('event_overrides').select(['event_id', 'occurrence']).where(inIdList(db, sql.ref('event_id'), ids)).execute())
+      .map((r) => entryKey(Number(r.event_id), r.occurrence))
+    const changedIds = new Set(ids)
+    const before = held.filter((k) => changedIds.has(Number(k.slice(0, k.indexOf(' ')))))
+    const heldNow = new Set(now)
+    return before.length === now.length && before.every((k) => heldNow.has(k))
+  })
   let set = keySets.get(keys)
   if (set === undefined) keySets.set(keys, (set = new Set(keys)))
   return set

@@ -68,6 +68,7 @@ import { dataVersion, versionProbeOf, versionsReadSoFar, type DataVersion } from
 import type { ChangeResource, Database } from '../db/schema.js'
 import type { Db } from '../db/unit-of-work.js'
 import { changesBetween as changesInLog } from './changes.js'
+import { NO_FOOTPRINT, footprintsOf, type Footprint } from './footprints.js'
 
 export const DEFAULT_CACHE_ENTRIES = 1000
 
@@ -103,7 +104,7 @@ export interface ReadCache {
    * is not remembered). With `recheck`, a change of events only (no other resource it depends on) keeps it
    * with the changed events' ids, and the next hit asks `recheck` whether it still holds (see `Recheck`).
    */
-  remember<T>(db: Db, key: string, compute: () => Promise<T>, recheck?: Recheck<T>): Promise<T>
+  remember<T>(db: Db, key: string, compute: () => Promise<T>, recheck?: Recheck<T>, relevant?: Relevant<T>): Promise<T>
   /** A remembered record (never to be mutated by its reader). */
   get<T>(key: string): T | undefined
   /** A remembered record if there is one, else undefined without counting a miss (the caller looks elsewhere). */
@@ -189,12 +190,21 @@ interface Entry {
  */
 export type Recheck<T> = (value: T, changed: readonly number[]) => Promise<boolean>
 
+/**
+ * Whether the changed event `id`, as it stands after the change (`footprint`, read when the change was taken in),
+ * may matter to a remembered result that can be rechecked: false only when it matches the result's filter neither
+ * now (the footprint shows none of what a match needs) nor in the result as it was computed (the value does not
+ * hold it). Such an event is not made a suspect (see `catchUp`).
+ */
+export type Relevant<T> = (value: T, id: number, footprint: Footprint) => boolean
+
 /** A remembered result: the tables it depends on; with a recheck, the events changed since it was computed. */
 interface Result extends Entry {
   tables: ReadonlySet<string>
   /** Its estimated size (`sizeOf`). */
   bytes: number
   recheck?: Recheck<unknown>
+  relevant?: Relevant<unknown>
   suspects?: Set<number>
   /** The number of the last change taken in that it has learnt of (see `catchUp`). */
   seen: number
@@ -208,10 +218,33 @@ interface Result extends Entry {
  */
 const MAX_SUSPECTS = 512
 
-/** A change taken in, as the results remembered before it learn of it: the tables it wrote and the events it changed. */
+/**
+ * A change taken in, as the results remembered before it learn of it: the tables it wrote and the events it changed,
+ * with their footprints as they stood at the change's position (undefined: not read, or the data moved meanwhile).
+ */
 interface Change {
   tables: ReadonlySet<string>
   events: readonly number[]
+  footprints?: ReadonlyMap<number, Footprint>
+}
+
+/** Changed events whose footprints are read when a change is taken in, at most (a bulk change: every one a suspect). */
+const MAX_FOOTPRINTS = 1000
+
+/**
+ * The footprints of the events `ids` exactly as they stood at `to` (the version the change was taken in at): read,
+ * then the version read again; if it moved (another write committed meanwhile, whose state the read may have seen),
+ * undefined. On a failure too: then every changed event is a suspect, as without footprints.
+ */
+async function footprintsAt(db: Db, ids: readonly number[], to: DataVersion): Promise<ReadonlyMap<number, Footprint> | undefined> {
+  if (ids.length === 0 || ids.length > MAX_FOOTPRINTS) return undefined
+  try {
+    const found = await footprintsOf(db, ids)
+    const after = await dataVersion(db)
+    return after !== undefined && after.head === to.head && after.epoch === to.epoch ? found : undefined
+  } catch {
+    return undefined
+  }
 }
 
 /** Changes kept for the results to catch up with (`catchUp`) at most; the older half is then taken in by every result at once. */
@@ -335,7 +368,9 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
       if (resource === 'events') events.add(id)
     }
     // The results learn of it when next found (`catchUp`): a write costs the same however many are remembered.
-    changes.push({ tables, events: [...events] })
+    const ids = [...events]
+    const footprints = await footprintsAt(db, ids, to)
+    changes.push({ tables, events: ids, ...(footprints === undefined ? {} : { footprints }) })
     if (changes.length > MAX_CHANGES_KEPT) {
       // The older half goes: the results that have not learnt of all of it do so now (once every
       // MAX_CHANGES_KEPT / 2 changes, each result at most once).
@@ -369,13 +404,22 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
         if (table !== 'events') eventsOnly = false
       }
       if (!hit) continue
-      const suspects = entry.suspects ?? new Set<number>()
-      for (const id of change.events) suspects.add(id)
-      if (!eventsOnly || entry.recheck === undefined || suspects.size > MAX_SUSPECTS) {
+      if (!eventsOnly || entry.recheck === undefined) {
         dropResult(key)
         return false
       }
-      entry.suspects = suspects
+      // Only the changed events that may matter to it (`Relevant`, from their footprints) are suspects.
+      const suspects = entry.suspects ?? new Set<number>()
+      const { footprints } = change
+      const relevant = entry.relevant
+      for (const id of change.events) {
+        if (footprints === undefined || relevant === undefined || relevant(entry.value, id, footprints.get(id) ?? NO_FOOTPRINT)) suspects.add(id)
+      }
+      if (suspects.size > MAX_SUSPECTS) {
+        dropResult(key)
+        return false
+      }
+      if (suspects.size > 0) entry.suspects = suspects
     }
     entry.seen = head
     return true
@@ -468,7 +512,7 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
       const reads = versionsReadSoFar()
       return takeLook(db, probe(), at, reads, writes?.())
     },
-    async remember<T>(db: Db, key: string, compute: () => Promise<T>, recheck?: Recheck<T>): Promise<T> {
+    async remember<T>(db: Db, key: string, compute: () => Promise<T>, recheck?: Recheck<T>, relevant?: Relevant<T>): Promise<T> {
       const current = await cache.sync(db)
       if (current === undefined) return compute()
       const hit = recall(results, key)
@@ -487,7 +531,7 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
           if (oldest.done === true) break
           dropResult(oldest.value)
         }
-        results.set(key, { value, tables: dependenciesOf(key), stamp: ++stamp, seen: changesBefore + changes.length, bytes, ...(recheck === undefined ? {} : { recheck: recheck as Recheck<unknown> }) })
+        results.set(key, { value, tables: dependenciesOf(key), stamp: ++stamp, seen: changesBefore + changes.length, bytes, ...(recheck === undefined ? {} : { recheck: recheck as Recheck<unknown> }), ...(relevant === undefined ? {} : { relevant: relevant as Relevant<unknown> }) })
         resultBytes += bytes
       }
       return value
@@ -723,9 +767,9 @@ export function keepHotAnswer(db: Db, generation: number | undefined, key: strin
  * A computed result (a list total, the ids of a page, the id a slug names) remembered under `key`, which
  * must say everything the result depends on; undefined results are not remembered.
  */
-export async function rememberedResult<T>(db: Db, key: string, compute: () => Promise<T>, recheck?: Recheck<T>): Promise<T> {
+export async function rememberedResult<T>(db: Db, key: string, compute: () => Promise<T>, recheck?: Recheck<T>, relevant?: Relevant<T>): Promise<T> {
   const cache = bound.get(db)
-  return cache === undefined ? compute() : cache.remember(db, key, compute, recheck)
+  return cache === undefined ? compute() : cache.remember(db, key, compute, recheck, relevant)
 }
 
 /**
