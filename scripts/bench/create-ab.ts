@@ -14,6 +14,7 @@
 import { copyFileSync, rmSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
+import { createBodies } from './create-body.js'
 
 const specs = process.argv.slice(2).filter((a) => a.includes(':'))
 const [rounds = 12, batch = 60, concurrency = 10] = process.argv.slice(2).filter((a) => !a.includes(':')).map(Number)
@@ -44,19 +45,7 @@ for (const [i, spec] of specs.entries()) {
   await withTransaction(database.db, (trx: unknown) => createUserWithKey(trx, 'editor', key, '2026-01-01 00:00:00', 'create-ab'))
   const app = await buildApp({ db: database.db, config: defaultConfig({ databaseUrl: file, eventDocuments: false, logLevel: 'silent' }) })
   await app.ready()
-  const idsOf = (statement: string): number[] => (database.sqlite.prepare(statement).all() as Array<{ id: number }>).map((r) => r.id)
-  const categories = idsOf(`select id from terms where taxonomy = 'category' and language = 'en' order by id`)
-  const tags = idsOf(`select id from terms where taxonomy = 'tag' and language = 'en' order by id`)
-  const venues = idsOf(`select id from venues where language = 'en' and status = 'publish' order by id`)
-  const organizers = idsOf(`select id from organizers where language = 'en' and status = 'publish' order by id`)
-  const pick = (list: number[], n: number): number => list[n % list.length] as number
-  // The body of the benchmark's `event-create` (scenarios.ts), as scripts/bench/shared-commit.ts sends it.
-  const body = (n: number) => ({
-    title: `Create AB ${n}`, description: 'An evening of music and conversation with local artists.',
-    start_date: `2027-0${1 + (n % 8)}-1${n % 10} 19:00:00`, end_date: `2027-0${1 + (n % 8)}-1${n % 10} 21:00:00`,
-    timezone: 'UTC', status: 'publish', cost: '€ 12',
-    categories: [pick(categories, n)], tags: [pick(tags, n), pick(tags, n + 7)], venue: [pick(venues, n)], organizer: [pick(organizers, n)],
-  })
+  const body = createBodies(database.sqlite, 'Create AB')
   variants.push({
     name: spec, cpu: [], system: [], thread: [],
     create: async (n) => {

@@ -17,6 +17,7 @@ import { openSqlite } from '../../src/db/database.js'
 import { withTransaction } from '../../src/db/unit-of-work.js'
 import { generateKey } from '../../src/lib/api-keys.js'
 import { createUserWithKey } from '../../src/repositories/users.js'
+import { createBodies } from './create-body.js'
 
 const source = process.argv[2]
 if (source === undefined) {
@@ -57,19 +58,7 @@ for (const method of ['run', 'all', 'get', 'iterate']) {
   }
 }
 
-// The body of the benchmark's `event-create` (scenarios.ts): a category, two tags, a venue and an organizer, in English.
-const idsOf = (statement: string): number[] => (database.sqlite.prepare(statement).all() as Array<{ id: number }>).map((r) => r.id)
-const categories = idsOf(`select id from terms where taxonomy = 'category' and language = 'en' order by id`)
-const tags = idsOf(`select id from terms where taxonomy = 'tag' and language = 'en' order by id`)
-const venues = idsOf(`select id from venues where language = 'en' and status = 'publish' order by id`)
-const organizers = idsOf(`select id from organizers where language = 'en' and status = 'publish' order by id`)
-const pick = (list: number[], n: number): number => list[n % list.length] as number
-const body = (n: number) => ({
-  title: `Create statements ${n}`, description: 'An evening of music and conversation with local artists.',
-  start_date: `2027-0${1 + (n % 8)}-1${n % 10} 19:00:00`, end_date: `2027-0${1 + (n % 8)}-1${n % 10} 21:00:00`,
-  timezone: 'UTC', status: 'publish', cost: '€ 12',
-  categories: [pick(categories, n)], tags: [pick(tags, n), pick(tags, n + 7)], venue: [pick(venues, n)], organizer: [pick(organizers, n)],
-})
+const body = createBodies(database.sqlite, 'Create statements')
 const create = async (n: number): Promise<void> => {
   const res = await app.inject({ method: 'POST', url: '/calendar/events/v1/events', headers: { authorization: `Bearer ${key}` }, payload: body(n) })
   if (res.statusCode !== 201) throw new Error(`POST /events answered ${res.statusCode}: ${res.body.slice(0, 300)}`)

@@ -20,6 +20,7 @@ import { openSqlite } from '../../src/db/database.js'
 import { withTransaction } from '../../src/db/unit-of-work.js'
 import { generateKey } from '../../src/lib/api-keys.js'
 import { createUserWithKey } from '../../src/repositories/users.js'
+import { createBodies } from './create-body.js'
 
 const source = process.argv[2]
 if (source === undefined) {
@@ -40,19 +41,7 @@ await withTransaction(database.db, (trx) => createUserWithKey(trx, 'editor', key
 const app = await buildApp({ db: database.db, config: defaultConfig({ databaseUrl: file, eventDocuments: false, logLevel: 'silent' }) })
 await app.ready()
 
-// The body of the benchmark's `event-create` (scenarios.ts): a category, two tags, a venue and an organizer, in English.
-const idsOf = (statement: string): number[] => (database.sqlite.prepare(statement).all() as Array<{ id: number }>).map((r) => r.id)
-const categories = idsOf(`select id from terms where taxonomy = 'category' and language = 'en' order by id`)
-const tags = idsOf(`select id from terms where taxonomy = 'tag' and language = 'en' order by id`)
-const venues = idsOf(`select id from venues where language = 'en' and status = 'publish' order by id`)
-const organizers = idsOf(`select id from organizers where language = 'en' and status = 'publish' order by id`)
-const pick = (list: number[], n: number): number => list[n % list.length] as number
-const body = (n: number) => ({
-  title: `Shared commit ${n}`, description: 'An evening of music and conversation with local artists.',
-  start_date: `2027-0${1 + (n % 8)}-1${n % 10} 19:00:00`, end_date: `2027-0${1 + (n % 8)}-1${n % 10} 21:00:00`,
-  timezone: 'UTC', status: 'publish', cost: '€ 12',
-  categories: [pick(categories, n)], tags: [pick(tags, n), pick(tags, n + 7)], venue: [pick(venues, n)], organizer: [pick(organizers, n)],
-})
+const body = createBodies(database.sqlite, 'Shared commit')
 const create = async (n: number): Promise<void> => {
   const res = await app.inject({ method: 'POST', url: '/calendar/events/v1/events', headers: { authorization: `Bearer ${key}` }, payload: body(n) })
   if (res.statusCode !== 201) throw new Error(`POST /events answered ${res.statusCode}: ${res.body.slice(0, 300)}`)
