@@ -606,7 +606,8 @@ t.test('a read by id without a hot answer asks once: on PostgreSQL its look at t
   t.not(again.headers.etag, first.headers.etag, 'with a new ETag')
 })
 
-t.test('an anonymous list page on PostgreSQL takes its look on trust: the statement of its documents settles it, and a page read across a change made elsewhere is read again after a real look', async (t) => {
+/** An app on a fresh database whose statements are logged, with three events (A, B, C) inserted. */
+async function loggedAppWithThreeEvents(t: Test) {
   const statements: LoggedStatement[] = []
   const url = await freshDatabaseUrl(t, join(t.testdir(), 'calendar.db'))
   const handle = await openDatabase(url, { log: (statement) => statements.push(statement) })
@@ -614,6 +615,11 @@ t.test('an anonymous list page on PostgreSQL takes its look on trust: the statem
   const app = await buildApp({ db: handle.db, config: defaultConfig({ publicUrl: BASE_URL }), now: () => NOW, spec: SPEC, compilers: createCompilers() })
   t.teardown(() => app.close())
   const ids = [await insertEvent(handle.db, { title: 'A' }), await insertEvent(handle.db, { title: 'B' }), await insertEvent(handle.db, { title: 'C' })]
+  return { statements, url, handle, app, ids }
+}
+
+t.test('an anonymous list page on PostgreSQL takes its look on trust: the statement of its documents settles it, and a page read across a change made elsewhere is read again after a real look', async (t) => {
+  const { statements, url, handle, app, ids } = await loggedAppWithThreeEvents(t)
   // The same page under different URLs (a URL asked again is a hot answer: test/hot-lists.test.ts).
   const page = async (query = 'per_page=2&start_date=2026-01-01') => {
     const res = await app.inject({ url: `${EVENTS}?${query}` })
@@ -661,13 +667,7 @@ t.test('an anonymous list page on PostgreSQL takes its look on trust: the statem
 })
 
 t.test('a list page\'s documents are found by their ids (SQLite: no probe of the contexts\' index before each row)', async (t) => {
-  const statements: LoggedStatement[] = []
-  const url = await freshDatabaseUrl(t, join(t.testdir(), 'calendar.db'))
-  const handle = await openDatabase(url, { log: (statement) => statements.push(statement) })
-  t.teardown(() => handle.close())
-  const app = await buildApp({ db: handle.db, config: defaultConfig({ publicUrl: BASE_URL }), now: () => NOW, spec: SPEC, compilers: createCompilers() })
-  t.teardown(() => app.close())
-  const ids = [await insertEvent(handle.db, { title: 'A' }), await insertEvent(handle.db, { title: 'B' }), await insertEvent(handle.db, { title: 'C' })]
+  const { statements, handle, app, ids } = await loggedAppWithThreeEvents(t)
   await app.fillEventDocuments()
   t.strictSame(await stored({ db: handle.db } as Setup), ids, 'the documents stored')
   // SQLite: statistics of a database of 20,000 documents of one context (the benchmark's; with them, the statement

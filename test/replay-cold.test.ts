@@ -264,14 +264,20 @@ t.test('reads are cold while templates are kept, recordings or none', async (t) 
   t.equal(s.app.replay.colds, colds + 2, 'another event read cold')
 })
 
-t.test('PostgreSQL: a cold read is one statement, the look at the data version reading the document', { skip: TEST_ENGINE !== 'postgres' ? 'PostgreSQL only (SQLite\'s look is a probe)' : false }, async (t) => {
-  const s = await setup(t)
-  const { readable } = await events(s)
+/** An app of its own on the database at `url`, every statement it sends logged in `statements`. */
+async function loggedApp(t: Test, url: string) {
   const statements: LoggedStatement[] = []
-  const logged = await openDatabase(s.url, { log: (statement) => statements.push(statement) })
+  const logged = await openDatabase(url, { log: (statement) => statements.push(statement) })
   t.teardown(() => logged.close())
   const app = await buildApp({ db: logged.db, config: defaultConfig({ publicUrl: BASE_URL }), now: () => NOW, spec: SPEC, compilers: createCompilers() })
   t.teardown(() => app.close())
+  return { statements, app }
+}
+
+t.test('PostgreSQL: a cold read is one statement, the look at the data version reading the document', { skip: TEST_ENGINE !== 'postgres' ? 'PostgreSQL only (SQLite\'s look is a probe)' : false }, async (t) => {
+  const s = await setup(t)
+  const { readable } = await events(s)
+  const { statements, app } = await loggedApp(t, s.url)
   const wire = await listening(t, { app })
   // Each event read once by the full path (its terms' records in the read cache), then the template's read.
   for (const id of readable) t.equal((await wire(`${API}/events/${id}`, FULL)).status, 200)
@@ -322,11 +328,7 @@ async function pipelined(port: number, paths: readonly string[]): Promise<Array<
 t.test('PostgreSQL: cold reads held in one turn share one look, which reads all their documents', { skip: TEST_ENGINE !== 'postgres' ? 'PostgreSQL only (SQLite\'s look is a probe)' : false }, async (t) => {
   const s = await setup(t)
   const { readable, refused } = await events(s)
-  const statements: LoggedStatement[] = []
-  const logged = await openDatabase(s.url, { log: (statement) => statements.push(statement) })
-  t.teardown(() => logged.close())
-  const app = await buildApp({ db: logged.db, config: defaultConfig({ publicUrl: BASE_URL }), now: () => NOW, spec: SPEC, compilers: createCompilers() })
-  t.teardown(() => app.close())
+  const { statements, app } = await loggedApp(t, s.url)
   const wire = await listening(t, { app })
   const { port } = app.server.address() as AddressInfo
   const full = new Map<number, Answer>()
