@@ -14,7 +14,6 @@
  * path's look), which the last test counts.
  */
 import { once } from 'node:events'
-import { request, Agent } from 'node:http'
 import { connect } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
@@ -26,41 +25,15 @@ import { API, BASE_URL, NOW } from './helpers/build.js'
 import { SPEC } from './helpers/contract.js'
 import { TEST_ENGINE, writeFromAnotherHandle } from './helpers/database.js'
 import { setup, type Setup } from './helpers/events.js'
+import { listenAndGet, type Answer, type Get } from './helpers/socket-answers.js'
 
-interface Answer {
-  status: number
-  /** Names and values as on the wire, in order (Date and X-Request-Id left out). */
-  headers: string[]
-  id: string
-  body: Buffer
-}
-
-const PER_REQUEST = new Set(['date', 'x-request-id'])
 /** Names no tag: the full path answers 200 (a conditional request is never replayed nor read cold). */
 const FULL = { 'if-none-match': '"none"' }
 
-type Wire = (path: string, headers?: Record<string, string>) => Promise<Answer>
+type Wire = Get
 
 async function listening(t: Test, s: Pick<Setup, 'app'>): Promise<Wire> {
-  await s.app.listen({ port: 0, host: '127.0.0.1' })
-  const { port } = s.app.server.address() as AddressInfo
-  const agent = new Agent({ keepAlive: true, maxSockets: 1 })
-  t.teardown(() => agent.destroy())
-  return (path, headers = {}) => new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, headers, agent }, (res) => {
-      const chunks: Buffer[] = []
-      res.on('data', (chunk: Buffer) => chunks.push(chunk))
-      res.on('end', () => {
-        const raw = res.rawHeaders
-        const kept: string[] = []
-        for (let i = 0; i < raw.length; i += 2) if (!PER_REQUEST.has(String(raw[i]).toLowerCase())) kept.push(String(raw[i]), String(raw[i + 1]))
-        resolve({ status: res.statusCode ?? 0, headers: kept, id: String(res.headers['x-request-id']), body: Buffer.concat(chunks) })
-      })
-      res.on('error', reject)
-    })
-    req.on('error', reject)
-    req.end()
-  })
+  return listenAndGet(t, s.app)
 }
 
 /** The log lines written. */

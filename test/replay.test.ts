@@ -9,7 +9,6 @@
  * the full path. Requests that arrive together (pipelined) share one look; a list is replayed while the clock
  * keeps its window, not once midnight moves it.
  */
-import { request, Agent } from 'node:http'
 import { connect, type AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
 import pg from 'pg'
@@ -23,44 +22,14 @@ import { createUserWithKey } from '../src/repositories/users.js'
 import { API, BASE_URL, NOW, build, type Built } from './helpers/build.js'
 import { SPEC } from './helpers/contract.js'
 import { TEST_ENGINE, freshDatabaseUrl, rawWriteFromAnotherHandle, writeFromAnotherHandle } from './helpers/database.js'
-
-interface Answer {
-  status: number
-  /** Names and values as on the wire, in order (Date and X-Request-Id left out). */
-  headers: string[]
-  id: string
-  body: Buffer
-}
-
-/** Headers made anew on every request, whatever answers it. */
-const PER_REQUEST = new Set(['date', 'x-request-id'])
+import { listenAndGet, type Answer } from './helpers/socket-answers.js'
 
 interface Wire {
   get(path: string, headers?: Record<string, string>): Promise<Answer>
 }
 
 async function listening(t: Test, s: Built): Promise<Wire> {
-  await s.app.listen({ port: 0, host: '127.0.0.1' })
-  const { port } = s.app.server.address() as AddressInfo
-  const agent = new Agent({ keepAlive: true, maxSockets: 1 })
-  t.teardown(() => agent.destroy())
-  return {
-    get: (path, headers = {}) => new Promise((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port, path, headers, agent }, (res) => {
-        const chunks: Buffer[] = []
-        res.on('data', (chunk: Buffer) => chunks.push(chunk))
-        res.on('end', () => {
-          const raw = res.rawHeaders
-          const kept: string[] = []
-          for (let i = 0; i < raw.length; i += 2) if (!PER_REQUEST.has(String(raw[i]).toLowerCase())) kept.push(String(raw[i]), String(raw[i + 1]))
-          resolve({ status: res.statusCode ?? 0, headers: kept, id: String(res.headers['x-request-id']), body: Buffer.concat(chunks) })
-        })
-        res.on('error', reject)
-      })
-      req.on('error', reject)
-      req.end()
-    }),
-  }
+  return { get: await listenAndGet(t, s.app) }
 }
 
 /** Log lines as written. */
