@@ -10,6 +10,7 @@
  *
  * CLI: node --import tsx scripts/bench/series-lists.ts --file DB [--database-url postgres://…?schema…] [--requests 2000]
  *      [--warm 1000] [--seed 20261125] [--src DIR] [--dump FILE] [--statements] [--workload random-filter|mixed-90-10]
+ *      [--profile FILE.cpuprofile] [--heap-profile FILE.heapprofile]
  */
 import { writeFileSync } from 'node:fs'
 import { Session } from 'node:inspector/promises'
@@ -34,6 +35,7 @@ const dump = opt('dump')
 const perStatement = argv.includes('--statements')
 const workload = opt('workload') ?? 'random-filter'
 const profile = opt('profile')
+const heapProfile = opt('heap-profile')
 // `--by-kind`: CPU and statements per kind of request (PATCH, by id, each kind of list), and for each list URL
 // read again, how many PATCHes came between its reads (what a cache kept across writes may save).
 const byKind = argv.includes('--by-kind')
@@ -167,10 +169,21 @@ try {
     await session.post('Profiler.enable')
     await session.post('Profiler.start')
   }
+  // `--heap-profile FILE`: where the measured requests allocate (V8's sampling heap profiler, every 32 kB on average).
+  const heapSession = heapProfile === undefined ? undefined : new Session()
+  if (heapSession !== undefined) {
+    heapSession.connect()
+    await heapSession.post('HeapProfiler.enable')
+    await heapSession.post('HeapProfiler.startSampling', { samplingInterval: 32768, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true })
+  }
   const m = await run(requests, true)
   if (session !== undefined && profile !== undefined) {
     writeFileSync(profile, JSON.stringify((await session.post('Profiler.stop')).profile))
     session.disconnect()
+  }
+  if (heapSession !== undefined && heapProfile !== undefined) {
+    writeFileSync(heapProfile, JSON.stringify((await heapSession.post('HeapProfiler.stopSampling')).profile))
+    heapSession.disconnect()
   }
   console.log(`${workload} ${src}: warm ${warm} (${w.cpuMs.toFixed(2)} ms CPU, ${w.statements.toFixed(2)} statements a request), `
     + `measured ${requests}: ${m.cpuMs.toFixed(3)} ms CPU, ${m.wallMs.toFixed(3)} ms wall, ${m.statements.toFixed(2)} statements a request; ${m.gc}`)

@@ -79,6 +79,27 @@ export function prepared<A extends unknown[], R>(
   values: number,
   build: (db: Kysely<Database>, ...values: A) => Buildable<R>,
 ): (db: Kysely<Database>, ...values: A) => Promise<QueryResult<R>> {
+  const bound = boundQuery(values, build)
+  return (db, ...args) => {
+    let query: CompiledQuery<R>
+    try {
+      query = bound(db, ...args)
+    } catch (error) {
+      return Promise.reject(error as Error)
+    }
+    return executeCompiled(db, query)
+  }
+}
+
+/**
+ * As `prepared`, the statement compiled once per engine with each call's values bound, given as a compiled query to
+ * run as the caller runs it (`db.executeQuery`: through the query builder's executor and its connection, as a built
+ * query's `execute` runs), not on a unit of work's connection at once. Throws what the first build throws.
+ */
+export function boundQuery<A extends unknown[], R>(
+  values: number,
+  build: (db: Kysely<Database>, ...values: A) => Buildable<R>,
+): (db: Kysely<Database>, ...values: A) => CompiledQuery<R> {
   const byEngine: { sqlite?: Compiled; postgres?: Compiled } = {}
   const compile = (db: Kysely<Database>): Compiled => {
     const standIns = Array.from({ length: values }, (_, i) => new StandIn(i))
@@ -101,16 +122,9 @@ export function prepared<A extends unknown[], R>(
   }
   return (db, ...args) => {
     const engine = db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite'
-    let compiled = byEngine[engine]
-    if (compiled === undefined) {
-      try {
-        compiled = byEngine[engine] = compile(db)
-      } catch (error) {
-        return Promise.reject(error as Error)
-      }
-    }
+    const compiled = byEngine[engine] ??= compile(db)
     const parameters = compiled.from.map((index, i) => (index < 0 ? compiled.constants[i] : args[index]))
-    return executeCompiled(db, CompiledQuery.raw(compiled.text, parameters) as CompiledQuery<R>)
+    return CompiledQuery.raw(compiled.text, parameters) as CompiledQuery<R>
   }
 }
 

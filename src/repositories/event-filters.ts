@@ -11,10 +11,11 @@
  * pairs (`ListEntry`). `hideSubsequent` keeps the first matching occurrence of each event, `include` the
  * first occurrence of each event named (its whole is shown).
  */
-import { sql, type Expression, type SqlBool } from 'kysely'
+import { sql, type CompiledQuery, type Expression, type SqlBool } from 'kysely'
 import type { Language } from '../contract.js'
 import { distanceKm, foldCase, inIdList, isPostgres, listIds, searchedIds, type SearchedIds } from '../db/dialect.js'
 import type { Taxonomy } from '../db/schema.js'
+import { boundQuery, byShape } from '../db/prepared.js'
 import type { Db } from '../db/unit-of-work.js'
 import { boundingBox, type Circle } from '../lib/geo.js'
 import type { ListScope } from '../lib/rights.js'
@@ -340,9 +341,71 @@ export async function countEvents(db: Db, f: EventFilter): Promise<number> {
       const found = searchedIds(db, f.search)
       if (found.indexed) return countByWindowMembership(db, f, found.ids)
     }
+    const shaped = windowStatement(f, 'count')
+    if (shaped !== undefined) return Number((await windowRows(db, shaped, []))[0]?.n)
     return Number((await eventCountQuery(db, f, drives).executeTakeFirstOrThrow()).n)
   })
 }
+
+/**
+ * The filters of a window statement (`windowStatement`) that are values only, in the order they are bound: present
+ * or not is the shape, what each holds a value.
+ */
+const WINDOW_VALUES = ['startGte', 'endLte', 'startGt', 'startLt', 'endGt', 'endLt', 'postParent', 'modifiedAfter', 'modifiedBefore'] as const
+
+/** What a window statement is: a count, a page (`offset`, `limit` bound after the filter's values), the matches by event (`limit`). */
+type WindowKind = 'count' | 'page' | 'matches'
+
+/** A window statement's rows (`count`: `n`; `page`: `id`, `occurrence`; `matches`: `ids`). */
+type WindowRow = { n?: number | string; id?: number; occurrence?: string; ids?: string | null }
+
+/**
+ * The statements of a list without link filters, search, `include` or `geoloc` filters (a date window with any of
+ * status, `featured`, `post_parent`, `modified_*`, `hide_subsequent_recurrences`), whose text follows only from which
+ * of those are present, the scope's kind and number of statuses, and `featured`'s value (`shape`): each shape is built
+ * and compiled once per engine (db/prepared.ts) and later reads bind the filter's values to its text. Building and
+ * compiling a window's page cost Kysely 35–45 µs of JavaScript, its count 30–40, at each read not answered from the
+ * read cache (issue 49: every request of random traffic different). Run as the built query ran (`db.executeQuery`). The text is the one `eventCountQuery`,
+ * `eventIdsQuery` and `windowMatchesQuery` build (test/window-statements.test.ts compares them shape by shape).
+ * Undefined for any other list (built as before).
+ */
+export function windowStatement(f: EventFilter, kind: WindowKind): ((db: Db, extra: readonly number[]) => CompiledQuery<WindowRow>) | undefined {
+  if (f.include !== undefined || f.search !== undefined || f.hasGeo !== undefined || f.near !== undefined || linkFilters(f).length > 0) return undefined
+  const scope = f.scope
+  if (scope.kind === 'refused') return undefined
+  const present = WINDOW_VALUES.filter((name) => f[name] !== undefined)
+  const shape = [kind, scope.kind, scope.statuses.length, f.featured === undefined ? '' : f.featured ? 'f1' : 'f0', f.hideSubsequent === true ? 'h' : '', ...present].join(' ')
+  const values: unknown[] = [f.language, ...scope.statuses, ...(scope.kind === 'published-or-own' ? [scope.owner] : []), ...present.map((name) => f[name])]
+  const statement = windowStatements(shape)
+  return (db, extra) => statement(db, ...values, ...extra)
+}
+
+/** The rows of a window statement (`windowStatement`) with `extra` values bound after the filter's. */
+async function windowRows(db: Db, statement: (db: Db, extra: readonly number[]) => CompiledQuery<WindowRow>, extra: readonly number[]): Promise<WindowRow[]> {
+  return (await db.executeQuery(statement(db, extra))).rows
+}
+
+/** The prepared statement of a window statement's shape (see `windowStatement`), made from the shape alone: at most 256 kept. */
+const windowStatements = byShape(256, (shape: string) => {
+  const [kind, scopeKind, statuses, featured, hide, ...present] = shape.split(' ') as [WindowKind, string, string, string, string, ...Array<(typeof WINDOW_VALUES)[number]>]
+  const count = (scopeKind === 'published-or-own' ? 2 : 1) + Number(statuses) + present.length + (kind === 'page' ? 2 : kind === 'matches' ? 1 : 0)
+  return boundQuery<unknown[], WindowRow>(count, (db, ...values) => {
+    let at = 0
+    const next = () => values[at++]
+    const language = next() as Language
+    const statusList = Array.from({ length: Number(statuses) }, () => next() as string)
+    const scope: ListScope = scopeKind === 'published-or-own' ? { kind: 'published-or-own', statuses: statusList, owner: next() as number } : { kind: 'all', statuses: statusList }
+    const f: EventFilter = { language, scope }
+    const filter = f as unknown as Record<string, unknown>
+    for (const name of present) filter[name] = next()
+    if (featured !== '') f.featured = featured === 'f1'
+    if (hide === 'h') f.hideSubsequent = true
+    if (kind === 'count') return eventCountQuery(db, f, false)
+    if (kind === 'matches') return windowMatchesQuery(db, f, next() as number)
+    const offset = next() as number
+    return eventIdsQuery(db, f, offset, next() as number, 0, false, false)
+  })
+})
 
 /**
  * A list without link filters or search (a date window, the default one, with any other filter) keeps its matches
@@ -393,18 +456,26 @@ type WindowMatches = Int32Array | number
 async function windowMatches(db: Db, f: EventFilter): Promise<WindowMatches> {
   return rememberedResult<WindowMatches>(db, `all:${listKey(f)}:window`, async () => {
     const upTo = windowPlanBounds.keptUpTo
-    const listed = eventsFrom(db, f, true, false).select('o.event_id as id').limit(upTo + 1)
-    const joined = isPostgres(db) ? sql<string | null>`string_agg(w.id::text, ',')` : sql<string | null>`group_concat(w.id)`
-    const row = await db.selectFrom(listed.as('w')).select(joined.as('ids')).executeTakeFirst()
+    const shaped = windowStatement(f, 'matches')
+    const row = shaped !== undefined ? (await windowRows(db, shaped, [upTo + 1]))[0] : await windowMatchesQuery(db, f, upTo + 1).executeTakeFirst()
     const ids = row?.ids == null || row.ids === '' ? [] : row.ids.split(',').map(Number)
     if (ids.length > upTo || ids.some((id) => id > 0x7fffffff)) {
       if (windowsPastBound.size >= 4096) windowsPastBound.clear()
       windowsPastBound.add(listKey(f))
+      const counted = windowStatement(f, 'count')
+      if (counted !== undefined) return Number((await windowRows(db, counted, []))[0]?.n)
       return Number((await eventCountQuery(db, f, false).executeTakeFirstOrThrow()).n)
     }
     return Int32Array.from(ids).sort()
   }, async (matches, changed) => (typeof matches === 'number' ? false : stillWindowed(db, f, matches, changed)),
   (matches, id, footprint) => windowMayMatter(f, matches, id, footprint))
+}
+
+/** The statement `windowMatches` runs: the event ids of the first `limit` matches, comma-separated, in one row (`ids`). */
+export function windowMatchesQuery(db: Db, f: EventFilter, limit: number) {
+  const listed = eventsFrom(db, f, true, false).select('o.event_id as id').limit(limit)
+  const joined = isPostgres(db) ? sql<string | null>`string_agg(w.id::text, ',')` : sql<string | null>`group_concat(w.id)`
+  return db.selectFrom(listed.as('w')).select(joined.as('ids'))
 }
 
 /** How many times `id` is in `sorted`. */
@@ -1082,6 +1153,8 @@ export async function eventEntries(db: Db, f: EventFilter, offset: number, limit
   const found = await rememberedResult(db, `ids:${listKey(f)}:${offset}:${limit}`, async (): Promise<FlatEntries> => {
     const drives = await searchDrives(db, f)
     const lookUp = !drives && total > 0 && await searchLooksUp(db, f, offset + limit, total)
+    const shaped = windowStatement(f, 'page')
+    if (shaped !== undefined) return flat((await windowRows(db, shaped, [offset, limit])) as ListEntry[])
     return flat(await eventIdsQuery(db, f, offset, limit, total, drives, lookUp).execute())
   })
   return entriesOf(found)
