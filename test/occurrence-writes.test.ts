@@ -108,6 +108,11 @@ t.test('PATCH: venue, organizer, cost, website, description of one occurrence; I
   await s.patch(jazz.id, { excerpt: 'New' })
   const old = await s.inject({ method: 'PATCH', url: url(jazz.id, THIRD), headers: { ...s.editor, 'if-match': String(fresh.headers.etag) }, payload: { title: 'Y' } })
   expectError(t, old, 412, 'rest-precondition-failed')
+  // As on an event (CONTRACT §5), `{ "id": N }` names the existing record N, alone or in the list.
+  const byObject = await s.inject({ method: 'PATCH', url: url(jazz.id, FIFTH), headers: s.editor, payload: { venue: { id: hall.id }, organizer: [{ id: club.id }] } })
+  t.equal(byObject.statusCode, 200, byObject.body)
+  t.strictSame(byObject.json<Event>().venue.map((v) => v.id), [hall.id])
+  t.strictSame(byObject.json<Event>().organizer.map((o) => o.id), [club.id])
 })
 
 t.test('PATCH refusals: nothing written', async (t) => {

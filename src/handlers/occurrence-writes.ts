@@ -40,6 +40,7 @@ type OccurrenceHandlers = Pick<Handlers,
   'updateEventOccurrence' | 'updateEventOccurrencePut' | 'updateEventOccurrencePost' | 'cancelEventOccurrence' | 'splitEventOccurrence'>
 
 type OccurrenceBody = Schema<'OccurrenceUpdate'>
+type LinkValue = NonNullable<OccurrenceBody['venue']>
 
 const DAY_MS = 86_400_000
 
@@ -137,10 +138,14 @@ export function occurrenceWriteHandlers(ctx: AppContext): OccurrenceHandlers {
     if (website !== null && website !== undefined && !isHttpUrl(website)) throw invalidParam('website', 'invalidUrl')
   }
 
-  /** The ids of a `venue`/`organizer` entry of an occurrence body, checked as an event's links are (400 naming the field). */
-  async function linkIds(reader: Db, table: 'venues' | 'organizers', field: 'venue' | 'organizer', value: number | number[], language: Language, caller: Caller): Promise<string> {
+  /**
+   * The ids of a `venue`/`organizer` entry of an occurrence body, checked as an event's links are (400 naming the field);
+   * as on an event (CONTRACT §5), a single entry is a list of one and `{ "id": N }` names the record N.
+   */
+  async function linkIds(reader: Db, table: 'venues' | 'organizers', field: 'venue' | 'organizer', value: LinkValue, language: Language, caller: Caller): Promise<string> {
     const ids: number[] = []
-    for (const id of Array.isArray(value) ? value : [value]) {
+    for (const entry of Array.isArray(value) ? value : [value]) {
+      const id = typeof entry === 'number' ? entry : entry.id
       const owner = await linkable(reader, table, id, language)
       if (owner === undefined || !canRead(caller, owner)) throw invalidParam(field, 'unknownLinked', { value: String(id) })
       if (!ids.includes(id)) ids.push(id)
