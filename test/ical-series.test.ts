@@ -170,6 +170,9 @@ async function fixture(t: Test): Promise<Fixture> {
     await create(s, editor, { title: 'Stand-up', timezone: 'UTC+5:30', start_date: '2026-07-06 09:00:00', end_date: '2026-07-06 09:15:00', recurrence: { rule: 'FREQ=WEEKLY;INTERVAL=2;BYDAY=MO,FR;COUNT=10', rdates: ['2026-07-08 12:00:00'], exdates: ['2026-07-20 09:00:00'] } }),
     // Only rdates.
     await create(s, editor, { title: 'Open days', timezone: 'Europe/Berlin', start_date: '2026-09-05 10:00:00', end_date: '2026-09-05 16:00:00', recurrence: { rule: null, rdates: ['2026-10-10 10:00:00', '2026-11-14 10:00:00'] } }),
+    // An rdate and an exdate whose wall times fall in Berlin's spring-forward gap: no occurrence, so not in the feed
+    // either (a reader takes a gap RDATE as the instant an hour later, RFC 5545 §3.3.5).
+    await create(s, editor, { title: 'Early market', timezone: 'Europe/Berlin', start_date: '2027-03-21 02:30:00', end_date: '2027-03-21 04:00:00', recurrence: { rule: 'FREQ=WEEKLY;UNTIL=20270411T023000', rdates: ['2027-03-28 02:15:00', '2027-03-29 02:30:00'], exdates: ['2027-03-28 02:45:00'] } }),
   ]
   const [choir, books, festival] = series as [Series, Series, Series]
   await change(s.db, choir, '20261103T180000Z', { title: 'Choir rehearsal (moved)', start: '2026-11-04 20:00:00', end: '2026-11-04 21:30:00' })
@@ -203,6 +206,9 @@ t.test('a series\' own feed: one VEVENT, its changed occurrences with RECURRENCE
   t.match(lines[0], /RDATE;TZID=Europe\/Berlin:20261107T110000/)
   t.match(lines[0], /EXDATE;TZID=Europe\/Berlin:20261029T190000/)
   t.ok(lines.slice(1).some((l) => l.includes('RECURRENCE-ID;TZID=Europe/Berlin:20261103T190000')), 'RECURRENCE-ID as the wall time of the original start')
+  const market = (await s.inject({ url: `${API}/events/${series[6]?.id ?? 0}?ical=1` })).body
+  t.match(market, /RDATE;TZID=Europe\/Berlin:20270329T023000/, 'an rdate that is an occurrence is written')
+  t.notMatch(market, /20270328T0215|20270328T0245/, 'rdates and exdates in a DST gap are no occurrence: not written')
   const festival = parseFeed((await s.inject({ url: `${API}/events/${series[2]?.id ?? 0}?ical=1` })).body)
   t.match(festival.events[1]?.toString(), /RECURRENCE-ID;VALUE=DATE:20270717/, 'all-day: a date')
   // A changed occurrence carries what changed: description and venue as well as title and dates.

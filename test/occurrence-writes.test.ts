@@ -108,6 +108,23 @@ t.test('PATCH: venue, organizer, cost, website, description of one occurrence; I
   await s.patch(jazz.id, { excerpt: 'New' })
   const old = await s.inject({ method: 'PATCH', url: url(jazz.id, THIRD), headers: { ...s.editor, 'if-match': String(fresh.headers.etag) }, payload: { title: 'Y' } })
   expectError(t, old, 412, 'rest-precondition-failed')
+  // As on an event (CONTRACT §5), `{ "id": N }` names the existing record N, alone or in the list.
+  const byObject = await s.inject({ method: 'PATCH', url: url(jazz.id, FIFTH), headers: s.editor, payload: { venue: { id: hall.id }, organizer: [{ id: club.id }] } })
+  t.equal(byObject.statusCode, 200, byObject.body)
+  t.strictSame(byObject.json<Event>().venue.map((v) => v.id), [hall.id])
+  t.strictSame(byObject.json<Event>().organizer.map((o) => o.id), [club.id])
+  // And an object of fields is a record created with the change, in its unit of work.
+  const inline = await s.inject({ method: 'PATCH', url: url(jazz.id, FIFTH), headers: s.editor, payload: { venue: [hall.id, { venue: 'Tent', city: 'Bern' }], organizer: { organizer: 'Guest band' } } })
+  t.equal(inline.statusCode, 200, inline.body)
+  const shown = inline.json<Event>()
+  t.strictSame(shown.venue.map((v) => v.venue), ['Hall', 'Tent'])
+  t.strictSame(shown.organizer.map((o) => o.organizer), ['Guest band'])
+  const tent = shown.venue[1]?.id ?? 0
+  t.equal((await s.inject({ url: `${API}/venues/${tent}` })).json<{ city: string }>().city, 'Bern', 'the new venue is a record of its own')
+  const venues = (await s.inject({ url: `${API}/venues`, headers: s.editor })).json<{ total: number }>().total
+  expectError(t, await s.inject({ method: 'PATCH', url: url(jazz.id, FIFTH), headers: s.editor, payload: { title: 'Z', venue: [{ venue: 'Shed', website: 'not a url' }] } }), 400, 'rest_invalid_param')
+  t.equal((await s.inject({ url: `${API}/venues`, headers: s.editor })).json<{ total: number }>().total, venues, 'a refused change creates nothing')
+  t.equal((await s.inject({ url: url(jazz.id, FIFTH) })).json<Event>().title, 'Late Night Jazz', 'and changes nothing')
 })
 
 t.test('PATCH refusals: nothing written', async (t) => {

@@ -368,6 +368,14 @@ t.test('GET /events/{id}/occurrences: pages, totals, links, the date filters wit
   res = await s.inject({ url: `${EVENTS}/${past.id}/occurrences?start_date=2026-01-01+10:00:01&strict_dates=true` })
   t.strictSame(res.json<{ occurrences: Event[] }>().occurrences.map((o) => o.occurrence?.id), ['20270101T100000Z'])
   expectError(t, await s.inject({ url: `${EVENTS}/${past.id}/occurrences?start_date=soon` }), 400, 'rest_invalid_param', ['start_date'])
+  // rest_url and the links carry the effective window as instants with their offset (§3), not `today` as sent:
+  // followed tomorrow, a next link runs the same query.
+  res = await s.inject({ url: `${EVENTS}/${past.id}/occurrences?start_date=today&end_date=2027-06-30+08:00&per_page=1` })
+  body = res.json()
+  t.strictSame(body.occurrences.map((o) => o.occurrence?.id), ['20270101T100000Z'])
+  t.equal(body.rest_url, `http://calendar.test${EVENTS}/${past.id}/occurrences?page=1&per_page=1&start_date=2026-06-15T00%3A00%3A00%2B00%3A00&end_date=2027-06-30T23%3A59%3A59%2B00%3A00`)
+  res = await s.inject({ url: `${EVENTS}/${past.id}/occurrences?start_date=2026-01-01+10:00:01&strict_dates=true&per_page=1` })
+  t.equal(res.json<{ rest_url: string }>().rest_url, `http://calendar.test${EVENTS}/${past.id}/occurrences?page=1&per_page=1&start_date=2026-01-01T10%3A00%3A01%2B00%3A00&strict_dates=true`)
   expectError(t, await s.inject({ url: `${EVENTS}/${past.id}/occurrences?page=9` }), 404, 'event-archive-page-not-found')
 
   res = await s.inject({ url: `${EVENTS}/${single.id}/occurrences` })

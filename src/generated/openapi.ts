@@ -1347,9 +1347,9 @@ export interface components {
             /** @description End of this occurrence, as `YYYY-MM-DD HH:MM[:SS]` (wall time in the time zone of the event) or ISO 8601 with an offset or `Z`; it may not be before the start. Null drops the change of both dates. */
             end_date?: string | null;
             /** @description Venues of this occurrence, by id (a single id is a list of one); `[]` shows none. */
-            venue?: number[] | number | null;
+            venue?: components["schemas"]["EventVenueEntry"][] | components["schemas"]["EventVenueEntry"] | null;
             /** @description Organizers of this occurrence, by id (a single id is a list of one); `[]` shows none. */
-            organizer?: number[] | number | null;
+            organizer?: components["schemas"]["EventOrganizerEntry"][] | components["schemas"]["EventOrganizerEntry"] | null;
             /** @description Cost of this occurrence as free text (for example "$10 - $20" or "Free"). */
             cost?: string | number | null;
             /**

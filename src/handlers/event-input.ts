@@ -239,6 +239,22 @@ function linkEntries<C extends object>(value: LinkEntry<C> | Array<LinkEntry<C>>
 type LinkEntry<C> = number | { id: number } | C
 
 /**
+ * The `venue` or `organizer` entries of an occurrence body (CONTRACT §17, as §5 reads an event's): existing
+ * records and records to create inline, checked as an event's are.
+ */
+export async function occurrenceLinks(
+  db: Db, field: 'venue' | 'organizer', value: NonNullable<EventBody['venue'] | EventBody['organizer']>, language: Language, caller: Caller, writer: Writer,
+): Promise<Array<number | NewLinked<VenueColumns>>|Array<number | NewLinked<OrganizerColumns>>> {
+  if (field === 'venue') {
+    const entries = linkEntries(value as NonNullable<EventBody['venue']>) ?? []
+    for (const entry of entries) if (typeof entry !== 'number') venueFields(entry, writer.geoloc)
+    return checkedEntries(db, VENUE_INPUT, entries, language, caller, writer)
+  }
+  const entries = linkEntries(value as NonNullable<EventBody['organizer']>) ?? []
+  return checkedEntries(db, ORGANIZER_INPUT, entries, language, caller, writer)
+}
+
+/**
  * `venue`/`organizer` entries: ids of records that may be linked, or records to create inline, checked
  * as their own create is, `translation_of` included (in the event's language: one version per language
  * in a group, counting the other entries of the body).

@@ -12,7 +12,7 @@ import type { Handlers } from '../http/operations.js'
 import { checkPage, listLinks, pageOf, sendList } from '../http/pagination.js'
 import { asSent, sentQueryOf } from '../http/query.js'
 import { sendSerialized, type Serialized } from '../http/serialized.js'
-import { endOfDayUtc, parseFilterDate, startOfDayUtc } from '../lib/dates.js'
+import { endOfDayUtc, isoWithOffset, parseFilterDate, startOfDayUtc } from '../lib/dates.js'
 import { seenBy, withJsonLd } from '../lib/event-view.js'
 import { occurrenceRecord } from '../lib/occurrence-view.js'
 import { parseOccurrenceId } from '../lib/recurrence.js'
@@ -67,10 +67,15 @@ export function occurrenceHandlers(ctx: AppContext): OccurrenceHandlers {
     const totalPages = checkPage('event', page, total)
     const rows = total === 0 ? [] : await occurrencePage(ctx.db, ctx.site, stored.record.id, window, page.offset, page.perPage)
     const items = rows.map((occurrence) => ctx.json.event(shown(req.user, stored.record, occurrence)))
-    // The query as sent (the password left out of links), after page and per_page.
-    const sent = sentQueryOf(req).filter((name) => name !== 'password')
+    // After page and per_page: the effective window as instants with the site's offset (CONTRACT §3: `today` or
+    // `now` sent names another day when the link is followed), then the rest of the query as sent (the password
+    // left out of links).
+    const windowShown: Array<[string, string]> = []
+    if (window.startGte !== undefined) windowShown.push(['start_date', isoWithOffset(window.startGte, ctx.config.timezone)])
+    if (window.endLte !== undefined) windowShown.push(['end_date', isoWithOffset(window.endLte, ctx.config.timezone)])
+    const sent = sentQueryOf(req).filter((name) => name !== 'password' && name !== 'start_date' && name !== 'end_date')
       .map((name): [string, unknown] => [name, asSent(req, (query as Record<string, unknown>)[name])])
-    const links = listLinks(`${ctx.apiUrl}/events/${stored.record.id}/occurrences`, page, totalPages, sent)
+    const links = listLinks(`${ctx.apiUrl}/events/${stored.record.id}/occurrences`, page, totalPages, [...windowShown, ...sent])
     return sendList(reply, 'occurrences', { links, total, totalPages }, items)
   }
 

@@ -19,20 +19,19 @@ import { seenBy } from '../lib/event-view.js'
 import { occurrenceRecord } from '../lib/occurrence-view.js'
 import { modifiedNow, nowDates } from '../lib/post-dates.js'
 import { checkRecurrence, expandSeries, MAX_DATES, parseOccurrenceId, parseRule, type RecurrenceInput } from '../lib/recurrence.js'
-import { canEdit, canRead, editsAll, statusToStore, type Caller } from '../lib/rights.js'
+import { canEdit, editsAll, statusToStore, type Caller } from '../lib/rights.js'
 import { wantedSlug } from '../lib/slug.js'
 import { emptyToNull } from '../lib/text.js'
 import { isHttpUrl } from '../lib/urls.js'
 import { findEvent, type StoredEvent } from '../repositories/event-records.js'
-import { insertEvent, updateEvent, type NewEvent } from '../repositories/event-writes.js'
-import { linkable } from '../repositories/linked.js'
+import { insertEvent, occurrenceLinkIds, updateEvent, type NewEvent } from '../repositories/event-writes.js'
 import { findOverride, hasOccurrence, moveOverrides, OVERRIDE_FIELDS, rewriteSeries, writeOverride, type OverrideColumns, type StoredOverride } from '../repositories/occurrence-overrides.js'
 import { rowOf, writeOccurrences, type OccurrenceRow, type SeriesRows } from '../repositories/occurrence-writes.js'
 import { occurrenceOf as storedOccurrence } from '../repositories/occurrences.js'
 import type { PostRef } from '../repositories/posts.js'
 import { lost, writeRead } from './compare-and-swap.js'
 import type { AppContext } from './context.js'
-import { checkEventUpdate, datesOf, eventColumns, precheckEventUpdate, refusedRecurrence, seriesChange, type EventBody } from './event-input.js'
+import { checkEventUpdate, occurrenceLinks, datesOf, eventColumns, precheckEventUpdate, refusedRecurrence, seriesChange, type EventBody } from './event-input.js'
 import { createOnce } from './idempotency.js'
 import { lookupLanguage, writerOf } from './linked.js'
 
@@ -40,6 +39,9 @@ type OccurrenceHandlers = Pick<Handlers,
   'updateEventOccurrence' | 'updateEventOccurrencePut' | 'updateEventOccurrencePost' | 'cancelEventOccurrence' | 'splitEventOccurrence'>
 
 type OccurrenceBody = Schema<'OccurrenceUpdate'>
+/** Venues or organizers of an occurrence's change that include records to create (checked, created when it is written). */
+interface Pending { entries: Awaited<ReturnType<typeof occurrenceLinks>> }
+type PendingLinks = { venue?: Pending; organizer?: Pending }
 
 const DAY_MS = 86_400_000
 
@@ -137,27 +139,32 @@ export function occurrenceWriteHandlers(ctx: AppContext): OccurrenceHandlers {
     if (website !== null && website !== undefined && !isHttpUrl(website)) throw invalidParam('website', 'invalidUrl')
   }
 
-  /** The ids of a `venue`/`organizer` entry of an occurrence body, checked as an event's links are (400 naming the field). */
-  async function linkIds(reader: Db, table: 'venues' | 'organizers', field: 'venue' | 'organizer', value: number | number[], language: Language, caller: Caller): Promise<string> {
-    const ids: number[] = []
-    for (const id of Array.isArray(value) ? value : [value]) {
-      const owner = await linkable(reader, table, id, language)
-      if (owner === undefined || !canRead(caller, owner)) throw invalidParam(field, 'unknownLinked', { value: String(id) })
-      if (!ids.includes(id)) ids.push(id)
-    }
-    return JSON.stringify(ids)
+  /**
+   * The `venue`/`organizer` entry of an occurrence body, checked as an event's links are (CONTRACT §5: 400 naming the
+   * field; a single entry is a list of one, `{ "id": N }` names the record N, an object of fields is a record to
+   * create): the ids to store, or, when records are to be created, those entries (created in the unit of work).
+   */
+  async function links(reader: Db, field: 'venue' | 'organizer', value: NonNullable<OccurrenceBody['venue'] | OccurrenceBody['organizer']>, language: Language, caller: Caller): Promise<string | Pending> {
+    const entries = await occurrenceLinks(reader, field, value, language, caller, writerOf(ctx, caller))
+    if (entries.some((e) => typeof e !== 'number')) return { entries }
+    return JSON.stringify([...new Set(entries as number[])])
   }
 
   /** The override a body makes of `current` for the occurrence `original` of `record` (dates in the event's zone). */
-  async function mergedOverride(reader: Db, record: Event, original: OriginalOccurrence, current: StoredOverride | undefined, body: OccurrenceBody, caller: Caller): Promise<OverrideColumns> {
+  async function mergedOverride(reader: Db, record: Event, original: OriginalOccurrence, current: StoredOverride | undefined, body: OccurrenceBody, caller: Caller, pending: PendingLinks): Promise<OverrideColumns> {
     const merged: OverrideColumns = Object.fromEntries(OVERRIDE_FIELDS.map((f) => [f, current?.[f] ?? null])) as unknown as OverrideColumns
     if (body.title !== undefined) merged.title = body.title
     if (body.description !== undefined) merged.description = body.description
     if (body.excerpt !== undefined) merged.excerpt = body.excerpt
     if (body.cost !== undefined) merged.cost = body.cost === null ? null : String(body.cost)
     if (body.website !== undefined) merged.website = body.website
-    if (body.venue !== undefined) merged.venues = body.venue === null ? null : await linkIds(reader, 'venues', 'venue', body.venue, record.ml_language, caller)
-    if (body.organizer !== undefined) merged.organizers = body.organizer === null ? null : await linkIds(reader, 'organizers', 'organizer', body.organizer, record.ml_language, caller)
+    for (const [field, column] of [['venue', 'venues'], ['organizer', 'organizers']] as const) {
+      const value = body[field]
+      if (value === undefined) continue
+      const ids = value === null ? null : await links(reader, field, value, record.ml_language, caller)
+      if (ids === null || typeof ids === 'string') merged[column] = ids
+      else pending[field] = ids
+    }
     if (body.start_date === null || body.end_date === null) {
       Object.assign(merged, { start_date: null, end_date: null, start_utc: null, end_utc: null })
     } else if (body.start_date !== undefined || body.end_date !== undefined) {
@@ -207,9 +214,13 @@ export function occurrenceWriteHandlers(ctx: AppContext): OccurrenceHandlers {
       const override = await findOverride(reader, record.id, params.occurrence)
       const shown = await occurrenceAnswer(reader, current, params.occurrence, caller)
       const expected = expectedVersion(req, () => shown.etag, current.version) ?? current.version
-      const merged = await mergedOverride(reader, record, original, override, body, caller)
-      const same = OVERRIDE_FIELDS.every((f) => merged[f] === (override?.[f] ?? null))
+      const pending: PendingLinks = {}
+      const merged = await mergedOverride(reader, record, original, override, body, caller, pending)
+      const same = pending.venue === undefined && pending.organizer === undefined && OVERRIDE_FIELDS.every((f) => merged[f] === (override?.[f] ?? null))
       return write(async (trx) => {
+        // Venues and organizers sent inline are created with the change, in its unit of work.
+        if (pending.venue !== undefined) merged.venues = JSON.stringify(await occurrenceLinkIds(trx, 'venue', pending.venue.entries))
+        if (pending.organizer !== undefined) merged.organizers = JSON.stringify(await occurrenceLinkIds(trx, 'organizer', pending.organizer.entries))
         // A body that changes nothing writes nothing (CONTRACT §5).
         if (!same) {
           const dates = { startUtc: merged.start_utc ?? original.startUtc, endUtc: merged.end_utc ?? original.endUtc }

@@ -46,13 +46,16 @@ function ruleLine(rule: string, timezone: string, allDay: boolean): string {
 }
 
 /**
- * RDATE or EXDATE: one property per value, in the series' TZID (or UTC, or as dates). RFC 5545 allows a
+ * RDATE or EXDATE: one property per value, in the series' TZID (or UTC, or as dates), those in a DST gap left out. RFC 5545 allows a
  * list in one property, but ical.js 2.2 reads only the first value of a list with a TZID as in that zone.
  */
 function datesLines(name: 'RDATE' | 'EXDATE', values: readonly string[], timezone: string, tzid: string | undefined, allDay: boolean): string[] {
   if (allDay) return values.map((v) => `${name};VALUE=DATE:${basic(v)}`)
-  if (tzid !== undefined) return values.map((v) => `${name};TZID=${tzid}:${basic(v)}`)
-  return values.map((v) => `${name}:${basic(wallToUtc(v, timezone))}Z`)
+  // A wall time in a DST gap is no occurrence (CONTRACT §17: skipped, and an exdate there matches nothing), but a
+  // reader takes it as the instant after the gap (RFC 5545 §3.3.5): such dates are left out of the feed.
+  const real = values.filter((v) => utcToWall(wallToUtc(v, timezone), timezone) === v)
+  if (tzid !== undefined) return real.map((v) => `${name};TZID=${tzid}:${basic(v)}`)
+  return real.map((v) => `${name}:${basic(wallToUtc(v, timezone))}Z`)
 }
 
 /**

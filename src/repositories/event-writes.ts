@@ -337,6 +337,13 @@ const linksInserted = {
     db.insertInto('event_organizers').values(Array.from({ length: Number(key) }, (_, i) => ({ event_id: eventId, organizer_id: pairs[2 * i] as number, position: pairs[2 * i + 1] as number }))))),
 }
 
+/** The venues or organizers of an occurrence's change (CONTRACT §17): their ids, the inline ones created in `trx`. */
+export async function occurrenceLinkIds(trx: Tx, field: 'venue' | 'organizer', entries: Array<number | NewLinked<VenueColumns>> | Array<number | NewLinked<OrganizerColumns>>): Promise<number[]> {
+  return field === 'venue'
+    ? linkedIds(entries as Array<number | NewLinked<VenueColumns>>, (post) => insertLinked(trx, VENUE, post))
+    : linkedIds(entries as Array<number | NewLinked<OrganizerColumns>>, (post) => insertLinked(trx, ORGANIZER, post))
+}
+
 /** The ids to link, in order and without repeats, creating the inline records on the way. */
 async function linkedIds<Own>(entries: Array<number | NewLinked<Own>>, create: (post: NewLinked<Own>) => Promise<number>): Promise<number[]> {
   const ids: number[] = []
