@@ -219,7 +219,7 @@ export async function openSqlite(
     begins.beforeWrite?.()
   }
   const statements = withStatementCache(sqlite)
-  const began = (write: boolean): void => begins.began?.(write)
+  const began = (write: boolean | undefined): void => begins.began?.(write)
   const db = new Kysely<Database>({ dialect: new WriteLockingSqliteDialect({ database: statements }, beforeWrite, began), ...logged(log) })
   // A unit of work's prepared statements run on the connection at once (prepared.ts), as Kysely's driver runs them,
   // each told to `log` as Kysely's option tells it.
@@ -276,7 +276,7 @@ function refuseUnwritable(url: string): void {
 /** What the probes learn as a transaction begins: just before a write transaction (`beforeWrite`), and once one has begun. */
 interface Begins {
   beforeWrite?: () => void
-  began?: (write: boolean) => void
+  began?: (write: boolean | undefined) => void
 }
 
 /** The handle of an open, migrated SQLite database, its data-version probe prepared (the log's and the epoch's tables exist). */
@@ -292,6 +292,8 @@ function withVersionProbe(
   // never older than a write this process has answered.
   const read = (): DataVersion => versionOf(version.get() as { h: number; e: number })
   let committed = read()
+  const keyEpoch = sqlite.prepare('select n from key_epoch where id = 1').pluck()
+  let keysAtBegin: number | undefined
   begins.beforeWrite = () => {
     if (!sqlite.inTransaction) committed = read()
   }
@@ -299,11 +301,10 @@ function withVersionProbe(
   // The key epoch (migration 0027), read at once by authentication (repositories/users.ts `keyCallers`). Inside a
   // transaction the connection would read what its units of work wrote and have not committed (they may yet be rolled
   // back, and leave the epoch at a value it will take again): there it answers the epoch read as the write transaction
-  // began, which is what is committed until it ends (it holds the write lock); none inside a read transaction.
-  const keyEpoch = sqlite.prepare('select n from key_epoch where id = 1').pluck()
-  let keysAtBegin: number | undefined
+  // began, which is what is committed until it ends (it holds the write lock); none inside a read transaction, nor
+  // while a begin is awaited (a read of the probe then must not take the epoch an earlier transaction read).
   begins.began = (write) => {
-    keysAtBegin = write ? keyEpoch.get() as number : undefined
+    keysAtBegin = write === true ? keyEpoch.get() as number : undefined
   }
   setKeyEpochProbe(db, () => sqlite.inTransaction ? keysAtBegin : keyEpoch.get() as number)
   // Where a write transaction keeps its journal (`journalInMemory`): SQLite reads `temp_store` as a transaction

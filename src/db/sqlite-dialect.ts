@@ -24,9 +24,9 @@ import {
 
 class WriteLockingSqliteDriver extends SqliteDriver {
   readonly #beforeWrite: () => void
-  readonly #began: (write: boolean) => void
+  readonly #began: (write: boolean | undefined) => void
 
-  constructor(config: SqliteDialectConfig, beforeWrite: () => void, began: (write: boolean) => void) {
+  constructor(config: SqliteDialectConfig, beforeWrite: () => void, began: (write: boolean | undefined) => void) {
     super(config)
     this.#beforeWrite = beforeWrite
     this.#began = began
@@ -35,6 +35,8 @@ class WriteLockingSqliteDriver extends SqliteDriver {
   override async beginTransaction(connection: DatabaseConnection, settings?: TransactionSettings): Promise<void> {
     const write = settings?.accessMode !== 'read only'
     if (write) this.#beforeWrite()
+    // Undefined until it has begun: `began` is told once the begin has been awaited.
+    this.#began(undefined)
     await connection.executeQuery(CompiledQuery.raw(write ? 'begin immediate' : 'begin'))
     this.#began(write)
   }
@@ -63,14 +65,15 @@ class SteadyPlanSqliteQueryCompiler extends SqliteQueryCompiler {
 export class WriteLockingSqliteDialect extends SqliteDialect {
   readonly #config: SqliteDialectConfig
   readonly #beforeWrite: () => void
-  readonly #began: (write: boolean) => void
+  readonly #began: (write: boolean | undefined) => void
 
   /**
    * `beforeWrite` runs before every write transaction begins, and refuses it by throwing (a lost file: file-watch.ts);
    * `began` once a transaction has begun (`write`: with the write lock, so that what it reads first is what is
-   * committed, and no other connection commits until it ends), before anything runs in it.
+   * committed, and no other connection commits until it ends), before anything runs in it; and with undefined just
+   * before it begins (the begin is awaited).
    */
-  constructor(config: SqliteDialectConfig, beforeWrite: () => void = () => undefined, began: (write: boolean) => void = () => undefined) {
+  constructor(config: SqliteDialectConfig, beforeWrite: () => void = () => undefined, began: (write: boolean | undefined) => void = () => undefined) {
     super(config)
     this.#config = config
     this.#beforeWrite = beforeWrite
