@@ -17,7 +17,8 @@ import { withTransaction, type Tx } from '../src/db/unit-of-work.js'
 import { createCompilers } from '../src/http/compilers.js'
 import { TAG } from '../src/repositories/terms.js'
 import { insertTerm } from '../src/repositories/term-writes.js'
-import { revokeKeys } from '../src/repositories/users.js'
+import { createUserWithKey, keyCallers, revokeKeys } from '../src/repositories/users.js'
+import { generateKey } from '../src/lib/api-keys.js'
 import { insertWebhook } from '../src/repositories/webhooks.js'
 import { API, BASE_URL, NOW, build } from './helpers/build.js'
 import { SPEC, contractProblems } from './helpers/contract.js'
@@ -63,6 +64,26 @@ t.test('a key revoked or a role changed by another app or connection is refused 
   t.equal(await post(a.app, second, 'second 4'), 201, 'and takes it back as given back')
   await sql`update api_keys set revoked_at = '2026-06-15 12:00:00' where user_id = (select id from users where name = 'second')`.execute(third.db)
   t.equal(await post(a.app, second, 'second 5'), 401, 'A refuses a key revoked by raw SQL elsewhere at its next request')
+})
+
+t.test('SQLite: a key verified is answered from memory, at once, until a key or a user is written anywhere', async (t) => {
+  const a = await build(t, { file: `${t.testdir()}/calendar.db` })
+  const other = await openDatabase(a.url)
+  t.teardown(() => other.close())
+  const key = generateKey()
+  await withTransaction(a.db, (trx) => createUserWithKey(trx, 'editor', key, '2026-01-01 00:00:00', 'kept'))
+  const callerOf = keyCallers(a.db)
+  const first = callerOf(key)
+  t.ok(first instanceof Promise, 'looked up the first time')
+  t.match(await first, { name: 'kept', role: 'editor' })
+  const again = callerOf(key)
+  if (a.engine === 'sqlite') t.match(again, { name: 'kept', role: 'editor' }, 'then answered at once')
+  else t.ok(again instanceof Promise, 'PostgreSQL: looked up every time')
+  t.match(await again, { name: 'kept', role: 'editor' })
+  await withTransaction(other.db, (trx) => createUserWithKey(trx, 'author', generateKey(), '2026-01-01 00:00:00', 'someone else'))
+  const afterWrite = callerOf(key)
+  t.ok(afterWrite instanceof Promise, 'looked up again after another handle wrote a key')
+  t.match(await afterWrite, { name: 'kept', role: 'editor' })
 })
 
 t.test('a write owes deliveries to a subscription made just before, by another app or in its own transaction', async (t) => {
