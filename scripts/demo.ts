@@ -149,12 +149,12 @@ function recurrenceOf(recurrence: DemoRecurrence, first: string, start: string |
 const USAGE = 'usage: npm run demo [-- --reset]   (--reset empties the database at DATABASE_URL first)'
 
 /** The tables a migration seeds with one row of bookkeeping: emptied by hand, not truncated. */
-const SEEDED = ['change_log', 'data_epoch']
+const SEEDED = ['change_log', 'data_epoch', 'key_epoch']
 
 /**
  * Empties the database at `url`: a SQLite file (with its write-ahead log) is deleted, to be made anew by
  * the next open; a PostgreSQL schema keeps its tables, emptied, with ids starting again at 1, and its
- * data epoch moved so that any server still running on it drops what it keeps.
+ * data epoch moved so that any server still running on it drops what it keeps (the key epoch moves with the keys' truncation).
  */
 async function emptyDatabase(url: string): Promise<void> {
   if (url === ':memory:') return

@@ -64,7 +64,7 @@ import { typedDocument } from './http/wire-forms.js'
 import { createEventDocuments, type EventDocuments } from './repositories/event-documents.js'
 import { storedEvents } from './repositories/event-records.js'
 import { createReadCache, generationNow, lookedGeneration, readCacheStats, useReadCache } from './repositories/read-cache.js'
-import { findUserByKey } from './repositories/users.js'
+import { keyCallers } from './repositories/users.js'
 import type { Site } from './repositories/site.js'
 
 export interface AppOptions {
@@ -225,7 +225,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // Before authentication's routes are set up, so that the limit counts a request before its roles are
   // checked (a refused key still counts); its hook still runs after the key was looked up.
   await registerRateLimit(app, config.rateLimit)
-  registerAuthentication(app, (key) => findUserByKey(db, key), createAuthThrottle(config.authFailureLimit, now))
+  registerAuthentication(app, keyCallers(db), createAuthThrottle(config.authFailureLimit, now))
   registerQueryNormalisation(app)
   registerNulGuard(app)
   registerIdempotencyKeyCheck(app)

@@ -16,7 +16,7 @@ import { dirname } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { Kysely, sql, type LogEvent, type SqliteDatabase, type SqliteStatement } from 'kysely'
 import pg from 'pg'
-import { VERSION_QUERY, foldCase, haversineKm, isWriteConflict, setIdLister, setJournalStore, setVersionProbe, versionOf, type DataVersion } from './dialect.js'
+import { VERSION_QUERY, foldCase, haversineKm, isWriteConflict, setIdLister, setJournalStore, setKeyEpochProbe, setVersionProbe, versionOf, type DataVersion } from './dialect.js'
 import { faultCause } from './faults.js'
 import { watchFile, type FileWatch } from './file-watch.js'
 import { markMigrated, migrateToLatest, migrationMayBeRetried, migrationsApplied, migrationsCurrent, migrationsKnown } from './migrate.js'
@@ -212,14 +212,15 @@ export async function openSqlite(
   // The file as opened: a write transaction first checks it is still the file at the path (file-watch.ts).
   let watch: FileWatch | undefined
   // What the version probe learns as a write transaction begins (`withVersionProbe`).
-  const begins: { beforeWrite?: () => void } = {}
+  const begins: Begins = {}
   const beforeWrite = (): void => {
     const lost = watch?.check()
     if (lost !== undefined) throw lost
     begins.beforeWrite?.()
   }
   const statements = withStatementCache(sqlite)
-  const db = new Kysely<Database>({ dialect: new WriteLockingSqliteDialect({ database: statements }, beforeWrite), ...logged(log) })
+  const began = (write: boolean | undefined): void => begins.began?.(write)
+  const db = new Kysely<Database>({ dialect: new WriteLockingSqliteDialect({ database: statements }, beforeWrite, began), ...logged(log) })
   // A unit of work's prepared statements run on the connection at once (prepared.ts), as Kysely's driver runs them,
   // each told to `log` as Kysely's option tells it.
   setStatementRunner(db, (text, parameters) => {
@@ -272,9 +273,15 @@ function refuseUnwritable(url: string): void {
   }
 }
 
+/** What the probes learn as a transaction begins: just before a write transaction (`beforeWrite`), and once one has begun. */
+interface Begins {
+  beforeWrite?: () => void
+  began?: (write: boolean | undefined) => void
+}
+
 /** The handle of an open, migrated SQLite database, its data-version probe prepared (the log's and the epoch's tables exist). */
 function withVersionProbe(
-  db: Kysely<Database>, sqlite: SQLite.Database, watch: FileWatch | undefined, begins: { beforeWrite?: () => void },
+  db: Kysely<Database>, sqlite: SQLite.Database, watch: FileWatch | undefined, begins: Begins,
 ): DatabaseHandle & { sqlite: SQLite.Database } {
   markMigrated(db)
   const version = sqlite.prepare(VERSION_QUERY)
@@ -285,10 +292,21 @@ function withVersionProbe(
   // never older than a write this process has answered.
   const read = (): DataVersion => versionOf(version.get() as { h: number; e: number })
   let committed = read()
+  const keyEpoch = sqlite.prepare('select n from key_epoch where id = 1').pluck()
+  let keysAtBegin: number | undefined
   begins.beforeWrite = () => {
     if (!sqlite.inTransaction) committed = read()
   }
   setVersionProbe(db, () => sqlite.inTransaction ? committed : committed = read())
+  // The key epoch (migration 0027), read at once by authentication (repositories/users.ts `keyCallers`). Inside a
+  // transaction the connection would read what its units of work wrote and have not committed (they may yet be rolled
+  // back, and leave the epoch at a value it will take again): there it answers the epoch read as the write transaction
+  // began, which is what is committed until it ends (it holds the write lock); none inside a read transaction, nor
+  // while a begin is awaited (a read of the probe then must not take the epoch an earlier transaction read).
+  begins.began = (write) => {
+    keysAtBegin = write === true ? keyEpoch.get() as number : undefined
+  }
+  setKeyEpochProbe(db, () => sqlite.inTransaction ? keysAtBegin : keyEpoch.get() as number)
   // Where a write transaction keeps its journal (`journalInMemory`): SQLite reads `temp_store` as a transaction
   // begins, and a pragma acts as it is prepared, so each switch is a statement prepared anew (never cached).
   const tempStore = Number(sqlite.pragma('temp_store', { simple: true }))

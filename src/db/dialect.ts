@@ -432,6 +432,24 @@ export function setVersionProbe(db: QueryExecutorProvider, probe: () => DataVers
   versionProbes.set(db, probe)
 }
 
+/** Where the key epoch stands (migration 0027), or undefined when it cannot be told at once (see `setKeyEpochProbe`). */
+export type KeyEpochProbe = () => number | undefined
+
+const keyEpochProbes = new WeakMap<object, KeyEpochProbe>()
+
+/**
+ * Lets authentication read the key epoch of `db`'s connection at once (a statement prepared on the connection
+ * itself, run synchronously), to tell whether a key it verified may have changed since. Set by `openDatabase` on
+ * SQLite; PostgreSQL has none (a look would cost the round trip the lookup costs).
+ */
+export function setKeyEpochProbe(db: QueryExecutorProvider, probe: KeyEpochProbe): void {
+  keyEpochProbes.set(db, probe)
+}
+
+export function keyEpochProbeOf(db: QueryExecutorProvider): KeyEpochProbe | undefined {
+  return keyEpochProbes.get(db)
+}
+
 /** Where the write transaction begun next keeps its savepoints' journal: in memory (true) or SQLite's default (see `setJournalStore`). */
 export type JournalStore = (inMemory: boolean) => void
 

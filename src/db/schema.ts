@@ -147,6 +147,12 @@ export interface ChangeLogTable {
   pruned_through: number
 }
 
+/** One row (id 1): moved by triggers whenever `api_keys` or `users` is written (migration 0027). */
+export interface KeyEpochTable {
+  id: number
+  n: number
+}
+
 /** One row (id 1): moved by triggers whenever a table the read caches read is written (migration 0007). */
 export interface DataEpochTable {
   id: number
@@ -316,6 +322,7 @@ export interface Database {
   changes: ChangesTable
   change_log: ChangeLogTable
   data_epoch: DataEpochTable
+  key_epoch: KeyEpochTable
   event_documents: EventDocumentsTable
   webhooks: WebhooksTable
   webhook_deliveries: WebhookDeliveriesTable

@@ -24,15 +24,21 @@ import {
 
 class WriteLockingSqliteDriver extends SqliteDriver {
   readonly #beforeWrite: () => void
+  readonly #began: (write: boolean | undefined) => void
 
-  constructor(config: SqliteDialectConfig, beforeWrite: () => void) {
+  constructor(config: SqliteDialectConfig, beforeWrite: () => void, began: (write: boolean | undefined) => void) {
     super(config)
     this.#beforeWrite = beforeWrite
+    this.#began = began
   }
 
   override async beginTransaction(connection: DatabaseConnection, settings?: TransactionSettings): Promise<void> {
-    if (settings?.accessMode !== 'read only') this.#beforeWrite()
-    await connection.executeQuery(CompiledQuery.raw(settings?.accessMode === 'read only' ? 'begin' : 'begin immediate'))
+    const write = settings?.accessMode !== 'read only'
+    if (write) this.#beforeWrite()
+    // Undefined until it has begun: `began` is told once the begin has been awaited.
+    this.#began(undefined)
+    await connection.executeQuery(CompiledQuery.raw(write ? 'begin immediate' : 'begin'))
+    this.#began(write)
   }
 
   /**
@@ -59,16 +65,23 @@ class SteadyPlanSqliteQueryCompiler extends SqliteQueryCompiler {
 export class WriteLockingSqliteDialect extends SqliteDialect {
   readonly #config: SqliteDialectConfig
   readonly #beforeWrite: () => void
+  readonly #began: (write: boolean | undefined) => void
 
-  /** `beforeWrite` runs before every write transaction begins, and refuses it by throwing (a lost file: file-watch.ts). */
-  constructor(config: SqliteDialectConfig, beforeWrite: () => void = () => undefined) {
+  /**
+   * `beforeWrite` runs before every write transaction begins, and refuses it by throwing (a lost file: file-watch.ts);
+   * `began` once a transaction has begun (`write`: with the write lock, so that what it reads first is what is
+   * committed, and no other connection commits until it ends), before anything runs in it; and with undefined just
+   * before it begins (the begin is awaited).
+   */
+  constructor(config: SqliteDialectConfig, beforeWrite: () => void = () => undefined, began: (write: boolean | undefined) => void = () => undefined) {
     super(config)
     this.#config = config
     this.#beforeWrite = beforeWrite
+    this.#began = began
   }
 
   override createDriver(): Driver {
-    return new WriteLockingSqliteDriver(this.#config, this.#beforeWrite)
+    return new WriteLockingSqliteDriver(this.#config, this.#beforeWrite, this.#began)
   }
 
   override createQueryCompiler(): QueryCompiler {

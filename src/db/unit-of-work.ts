@@ -213,8 +213,8 @@ function tell(db: Kysely<Database>, changes: readonly Change[], committed: boole
  *   that fails (or an error that ended the transaction itself: SQLite rolls back by itself on a full
  *   disk, an I/O error) fails every unit in it, each told it did not commit; a conflict the whole
  *   transaction lost runs them all again, up to ATTEMPTS times;
- * - each unit reads the data version first and last inside its savepoint, so that the journal keeps it
- *   as if it had committed alone (the one before it left the version it found).
+ * - each unit reads the data version last inside its savepoint, and finds the one the unit before it left (the
+ *   transaction's first reads it first too), so that the journal keeps it as if it had committed alone.
  * A unit sees what the units before it in the transaction wrote, as it would have had they committed
  * first; none of it is seen outside (reads wait for the connection) before the commit.
  */
@@ -293,10 +293,11 @@ async function runShared(db: Kysely<Database>, queue: Queue, units: Queued[]): P
       await db.transaction().execute(async (trx) => {
         if (small) journalInMemory(db, false)
         runStatementsDirectly(trx, db)
+        const at: Where = {}
         for (let i = first; i < units.length; i++) {
           // The first runs without a savepoint (a savepoint's journal costs a lone write 10-15 %): should it
           // fail, the transaction holds nothing else and is rolled back for it.
-          await runUnit(db, trx, units[i] as Queued, i > first)
+          await runUnit(db, trx, units[i] as Queued, i > first, at)
           if (i === units.length - 1 && units.length < SHARED_UNITS) {
             // A unit of work runs to its end without giving the event loop a turn (SQLite's statements are
             // synchronous): requests that came meanwhile are given one, and those that reach a unit of work join.
@@ -343,21 +344,32 @@ const RELEASE = CompiledQuery.raw('release unit_of_work')
 const ROLLBACK_TO = CompiledQuery.raw('rollback to unit_of_work')
 
 /**
- * One unit of work of the shared transaction, in a savepoint of its own unless it is the transaction's first;
- * its outcome kept on it.
+ * Where the data stands between the units of a shared transaction, once a unit has looked: nothing runs in the
+ * transaction between two units, so the version one unit left (or, rolled back, found) is the one the next finds.
  */
-async function runUnit(db: Kysely<Database>, trx: Tx, unit: Queued, savepoint: boolean): Promise<void> {
+interface Where {
+  version?: DataVersion | undefined
+}
+
+/**
+ * One unit of work of the shared transaction, in a savepoint of its own unless it is the transaction's first;
+ * its outcome kept on it. The data version it finds is the one the unit before it left (`at`): one look a unit.
+ */
+async function runUnit(db: Kysely<Database>, trx: Tx, unit: Queued, savepoint: boolean, at: Where): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     const changes: Change[] = []
     unit.changes = changes
     pending.set(trx, changes)
     if (savepoint) await executeCompiled(trx, SAVEPOINT)
+    const before = 'version' in at ? at.version : await versionInWrite(trx)
+    // Until this unit has ended: should it fail before its release (or its rollback), the next unit looks again.
+    delete at.version
     try {
-      const before = await versionInWrite(trx)
       const value = await unit.work(trx)
       await appendChanges(trx, db, changes)
       const after = await versionInWrite(trx)
       if (savepoint) await executeCompiled(trx, RELEASE)
+      at.version = after
       unit.outcome = { ok: true, value, before, after }
       return
     } catch (error) {
@@ -374,6 +386,8 @@ async function runUnit(db: Kysely<Database>, trx: Tx, unit: Queued, savepoint: b
         // No savepoint left: SQLite ended the transaction (see TransactionLost).
         throw new TransactionLost(error)
       }
+      // Rolled back to where it began.
+      at.version = before
       if (attempt >= ATTEMPTS || !isRetried(error)) {
         unit.outcome = { ok: false, error }
         return

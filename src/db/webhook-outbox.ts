@@ -55,8 +55,38 @@ function deliveriesOf(trx: Kysely<Database>, c: RawBuilder<unknown>, dueUtc: str
     order by d.position, w.id`
 }
 
-/** Writes the pending deliveries of `changes` (logged already) for the active subscriptions that want them; due at once. */
+/** Whether an active subscription exists: one statement, whatever the subscriptions. */
+const activeSubscription = prepared(0, (db) => db.selectFrom('webhooks').select('id').where('active', '=', 1).limit(1))
+
+/** Per transaction: whether it found an active subscription (`subscribed`). */
+const subscribedIn = new WeakMap<object, boolean>()
+
+/**
+ * SQLite: whether the transaction of `trx` holds an active subscription, looked up once a transaction (issue 49: the
+ * deliveries' statement ran for every write even when nobody subscribed). The write transaction holds the write lock
+ * from its begin: no other connection adds or activates a subscription until it ends, and this process's own writes of
+ * subscriptions in it say so (`subscriptionsWritten`), so what it found at its first look holds to its commit.
+ */
+async function subscribed(trx: Tx): Promise<boolean> {
+  let found = subscribedIn.get(trx)
+  if (found === undefined) {
+    found = (await activeSubscription(trx)).rows.length > 0
+    subscribedIn.set(trx, found)
+  }
+  return found
+}
+
+/** A write of subscriptions in the transaction of `trx`: the outbox looks again before its next write's deliveries. */
+export function subscriptionsWritten(trx: Tx): void {
+  subscribedIn.delete(trx)
+}
+
+/**
+ * Writes the pending deliveries of `changes` (logged already) for the active subscriptions that want them; due at
+ * once. Nothing when no subscription is active.
+ */
 export async function enqueueDeliveries(trx: Tx, changes: readonly LoggedChange[], dueUtc: string): Promise<void> {
+  if (changes.length === 0 || !(await subscribed(trx))) return
   for (let i = 0; i < changes.length; i += CHUNK) {
     const chunk = changes.slice(i, i + CHUNK)
     const values = chunk.flatMap((change) => [

@@ -18,16 +18,20 @@ declare module 'fastify' {
   }
 }
 
-/** `callerOf` finds the active user holding a key (undefined for an unknown or revoked key). */
-export function registerAuthentication(app: FastifyInstance, callerOf: (key: string) => Promise<Caller | undefined>, throttle: AuthThrottle): void {
+/**
+ * `callerOf` finds the active user holding a key (undefined for an unknown or revoked key): at once when it knows
+ * (a key verified before and unchanged since, repositories/users.ts `keyCallers`), else as a promise.
+ */
+export function registerAuthentication(
+  app: FastifyInstance, callerOf: (key: string) => Caller | undefined | Promise<Caller | undefined>, throttle: AuthThrottle,
+): void {
   app.decorateRequest('user', null)
-  const authenticate = async (req: FastifyRequest, reply: FastifyReply, authorization: string): Promise<void> => {
-    throttle.check(req, reply)
-    const key = bearerKey(authorization)
-    req.user = key === undefined ? null : (await callerOf(key)) ?? null
+  const settle = (req: FastifyRequest, caller: Caller | undefined): void => {
+    req.user = caller ?? null
     if (req.user === null) throttle.failed(req)
   }
-  // Called back: a request without credentials (every anonymous read) is let through at once, without a promise.
+  // Called back: a request without credentials (every anonymous read) is let through at once, without a promise, and
+  // so is one whose key is known at once.
   app.addHook('onRequest', (req, reply, done) => {
     const authorization = req.headers.authorization
     if (authorization === undefined) {
@@ -35,7 +39,24 @@ export function registerAuthentication(app: FastifyInstance, callerOf: (key: str
       done()
       return
     }
-    authenticate(req, reply, authorization).then(() => done(), done)
+    let caller: Caller | undefined | Promise<Caller | undefined>
+    try {
+      throttle.check(req, reply)
+      const key = bearerKey(authorization)
+      caller = key === undefined ? undefined : callerOf(key)
+    } catch (error) {
+      done(error as Error)
+      return
+    }
+    if (caller instanceof Promise) {
+      caller.then((found) => {
+        settle(req, found)
+        done()
+      }, done)
+      return
+    }
+    settle(req, caller)
+    done()
   })
   // glue installs security as a preHandler, which runs after body parsing and validation: move it first.
   app.addHook('onRoute', (route) => {

@@ -2,7 +2,7 @@
  * API keys are 32 random bytes, shown once. Only a SHA-256 digest is stored: the keys carry full entropy,
  * so a fast hash is enough and keeps the per-request lookup cheap.
  */
-import { createHash, randomBytes } from 'node:crypto'
+import { hash, randomBytes } from 'node:crypto'
 
 export const ROLES = ['administrator', 'editor', 'author', 'contributor', 'subscriber'] as const
 export type Role = (typeof ROLES)[number]
@@ -17,8 +17,9 @@ export function generateKey(): string {
   return PREFIX + randomBytes(32).toString('base64url')
 }
 
+/** The key's stored digest (SHA-256, hex); one-shot (`crypto.hash`: a third of a `createHash` chain's CPU, every authenticated request). */
 export function hashKey(key: string): string {
-  return createHash('sha256').update(key, 'utf8').digest('hex')
+  return hash('sha256', key, 'hex')
 }
 
 /** The key in an `Authorization: Bearer <key>` header, or undefined. */

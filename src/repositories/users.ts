@@ -3,6 +3,7 @@
  */
 import type { Kysely } from 'kysely'
 import { hashKey, isRole, type Role } from '../lib/api-keys.js'
+import { keyEpochProbeOf } from '../db/dialect.js'
 import { prepared } from '../db/prepared.js'
 import type { Database } from '../db/schema.js'
 import { recordChange, type Db, type Tx } from '../db/unit-of-work.js'
@@ -33,6 +34,45 @@ export async function findUserByKey(db: Kysely<Database>, key: string): Promise<
   const row = (await userOfKeyHash(db, hashKey(key))).rows[0]
   if (row === undefined || !isRole(row.role)) return undefined
   return { id: row.id, name: row.name, role: row.role }
+}
+
+/** Keys a process keeps verified at most (a bound on its memory, whatever keys are sent). */
+const KEYS_KEPT = 1000
+
+/**
+ * The active user holding a key, as `findUserByKey` finds it, with the keys found kept in memory (by their hash)
+ * beside the key epoch (migration 0027) read before they were looked up: a key is taken from memory only while the
+ * epoch has not moved, that is while no process has written a key or a user since, so that a key revoked or a role
+ * changed anywhere is refused from the next request on. Answered at once (no promise) when kept. Without a probe of
+ * the epoch (PostgreSQL: a look would cost the round trip the lookup costs), or when it cannot be told at once, every
+ * key is looked up. Unknown and revoked keys are not kept (the failed-authentication throttle counts them).
+ */
+export function keyCallers(db: Kysely<Database>): (key: string) => User | undefined | Promise<User | undefined> {
+  const probe = keyEpochProbeOf(db)
+  if (probe === undefined) return (key) => findUserByKey(db, key)
+  const kept = new Map<string, User>()
+  let keptAt: number | undefined
+  return (key) => {
+    const epoch = probe()
+    if (epoch !== keptAt) {
+      kept.clear()
+      keptAt = epoch
+    }
+    const hash = hashKey(key)
+    const user = epoch === undefined ? undefined : kept.get(hash)
+    if (user !== undefined) return user
+    return userOfKeyHash(db, hash).then(({ rows }) => {
+      const row = rows[0]
+      if (row === undefined || !isRole(row.role)) return undefined
+      const found: User = { id: row.id, name: row.name, role: row.role }
+      // Kept only when nothing moved the epoch since it was read before the lookup (the lookup saw at least that).
+      if (epoch !== undefined && keptAt === epoch) {
+        if (kept.size >= KEYS_KEPT) kept.clear()
+        kept.set(hash, found)
+      }
+      return found
+    })
+  }
 }
 
 /** Whether a user with this id exists (an `author` must name one). */

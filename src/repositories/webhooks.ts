@@ -6,6 +6,7 @@
 import type { Schema } from '../contract.js'
 import type { Db, Tx } from '../db/unit-of-work.js'
 import type { WebhookRow, WebhooksTable } from '../db/schema.js'
+import { subscriptionsWritten } from '../db/webhook-outbox.js'
 import type { Updateable } from 'kysely'
 
 export type Webhook = Schema<'Webhook'>
@@ -60,6 +61,7 @@ export interface NewWebhook {
 }
 
 export async function insertWebhook(trx: Tx, values: NewWebhook): Promise<Webhook> {
+  subscriptionsWritten(trx)
   const row = await trx.insertInto('webhooks').values({
     url: values.url, events: JSON.stringify(values.events), description: values.description, active: values.active ? 1 : 0,
     secret: values.secret, created_utc: values.nowUtc, modified_utc: values.nowUtc,
@@ -94,6 +96,7 @@ export async function updateWebhook(trx: Tx, id: number, changes: WebhookChanges
     return typeof value === 'number' ? Number(now) !== value : now !== value
   })
   if (!differs) return webhookRecord(current)
+  subscriptionsWritten(trx)
   const row = await trx.updateTable('webhooks').set({ ...set, modified_utc: nowUtc }).where('id', '=', id).returningAll().executeTakeFirst()
   return row === undefined ? undefined : webhookRecord(row)
 }

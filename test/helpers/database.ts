@@ -43,9 +43,9 @@ async function empty(schema: string): Promise<boolean> {
   try {
     return await withClient(async (client) => {
       await client.query("set lock_timeout = '10s'")
-      // The data epoch's row stays: the truncation moves it, as any write to those tables does.
+      // The data epoch's row stays, and the key epoch's: the truncation moves them, as any write to their tables does.
       const { rows } = await client.query<{ name: string }>(
-        "select table_name as name from information_schema.tables where table_schema = $1 and table_type = 'BASE TABLE' and table_name not like 'kysely%' and table_name <> 'data_epoch'", [schema])
+        "select table_name as name from information_schema.tables where table_schema = $1 and table_type = 'BASE TABLE' and table_name not like 'kysely%' and table_name not in ('data_epoch', 'key_epoch')", [schema])
       if (rows.length === 0) return true
       await client.query(`truncate ${rows.map((r) => `"${schema}"."${r.name}"`).join(', ')} restart identity cascade`)
       await client.query(`insert into "${schema}".change_log (id, pruned_through) values (1, 0)`)

@@ -984,13 +984,13 @@ async function createInstance(fuzzConfig: FuzzConfig): Promise<Instance> {
   const sqlite = handle.sqlite
   // Ordinary and virtual tables (the search index's FTS5 table, whose own shadow tables follow it and are
   // never written directly), without the migration history and SQLite's own.
-  const listed = sqlite.prepare("SELECT name, type FROM pragma_table_list WHERE schema = 'main' AND type IN ('table', 'virtual') AND name NOT LIKE 'kysely_%' AND name NOT LIKE 'sqlite_%' AND name <> 'data_epoch' ORDER BY name").all() as Array<{ name: string; type: string }>
+  const listed = sqlite.prepare("SELECT name, type FROM pragma_table_list WHERE schema = 'main' AND type IN ('table', 'virtual') AND name NOT LIKE 'kysely_%' AND name NOT LIKE 'sqlite_%' AND name NOT IN ('data_epoch', 'key_epoch') ORDER BY name").all() as Array<{ name: string; type: string }>
   const tables = listed.map((t) => t.name)
   const virtual = new Set(listed.filter((t) => t.type === 'virtual').map((t) => t.name))
   // Kept in step with `events` by triggers (migration 0017): emptied, then filled again by the events' restore.
   const derived = new Set(['event_occurrences'])
   // A snapshot of the seeded data in an attached database; every run starts from a copy of it. The data
-  // epoch is not restored: the restore's writes move it on, as any write outside the log does. A virtual
+  // epoch is not restored, nor the key epoch: the restore's writes move them on, as any write outside the log does. A virtual
   // table's rowid is no column of `*`: it is copied by name.
   const columns = (t: string) => (virtual.has(t) ? `rowid AS rowid_, *` : '*')
   sqlite.exec("ATTACH DATABASE ':memory:' AS snap")
