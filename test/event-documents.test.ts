@@ -13,7 +13,7 @@
 import t, { type Test } from 'tap'
 import { CompiledQuery, sql, type RawBuilder } from 'kysely'
 import { createEventDocuments, type EventDocument, type EventDocuments, type OfferedDocument } from '../src/repositories/event-documents.js'
-import { dataVersion } from '../src/db/dialect.js'
+import { dataVersion, eventSearchTexts, listIds, writeEventSearch } from '../src/db/dialect.js'
 import { recordChange, withTransaction } from '../src/db/unit-of-work.js'
 import { join } from 'node:path'
 import { readCacheStats } from '../src/repositories/read-cache.js'
@@ -634,7 +634,8 @@ t.test('an anonymous list page on PostgreSQL takes its look on trust: the statem
   t.strictSame(await page(), ['A', 'B'])
   // A look: the version's statement (PostgreSQL: the call of its function, migration 0023).
   const looks = (sqls: readonly string[]) => sqls.filter((s) => s.startsWith('select (select coalesce(max(position), 0) from changes)') || s === 'select h, e from data_version()').length
-  const settling = (sqls: readonly string[]) => sqls.filter((s) => /^select v\.h, v\.e, d\.event_id, .* left join event_documents as d on d\.context = \$1 and d\.event_id in \(\$2, \$3\)$/.test(s)).length
+  // The documents' statement with the version: the call of the schema's function (migration 0025), planned once per connection.
+  const settling = (sqls: readonly string[]) => sqls.filter((s) => /^select h, e, event_id, .* from event_documents_read\(\$1, \$2\)$/.test(s)).length
   statements.length = 0
   t.strictSame(await page('page=1&per_page=2&start_date=2026-01-01'), ['A', 'B'])
   const onTrust = statements.map((s) => s.sql)
@@ -664,6 +665,57 @@ t.test('an anonymous list page on PostgreSQL takes its look on trust: the statem
     t.ok(looks(again) >= 1, 'then read again after a real look')
   }
   t.strictSame(await page(), ['A', 'Changed'])
+})
+
+t.test('PostgreSQL: a search new to the process, read on trust, settles its look with the statement that lists its events (no look of its own after it)', async (t) => {
+  const statements: LoggedStatement[] = []
+  const url = await freshDatabaseUrl(t, join(t.testdir(), 'calendar.db'))
+  const handle = await openDatabase(url, { log: (statement) => statements.push(statement) })
+  t.teardown(() => handle.close())
+  const app = await buildApp({ db: handle.db, config: defaultConfig({ publicUrl: BASE_URL, eventDocuments: false }), now: () => NOW, spec: SPEC, compilers: createCompilers() })
+  t.teardown(() => app.close())
+  const ids: number[] = []
+  // Put straight into storage with their search texts (as the API's writes keep them).
+  for (const title of ['Jazz night', 'Jazz brunch', 'Poetry evening']) {
+    const id = await insertEvent(handle.db, { title })
+    await writeEventSearch(handle.db, id, eventSearchTexts({ title, description: null, password: null }), true)
+    ids.push(id)
+  }
+  const search = async (needle: string, expected: string[]) => {
+    const res = await app.inject({ url: `${EVENTS}?start_date=2026-01-01&search=${needle}` })
+    t.equal(res.statusCode, 200)
+    t.equal(res.headers['x-total'], String(expected.length), `${needle}: the total`)
+    t.strictSame(res.json<{ events: Event[] }>().events.map((e) => e.title), expected, `${needle}: the page`)
+  }
+  // No documents (off): the first page assembles the three records and remembers them, after a look of its own.
+  t.equal((await app.inject({ url: `${EVENTS}?start_date=2026-01-01` })).headers['x-total'], '3')
+  await search('gh', ['Jazz night'])
+  const looks = (sqls: readonly string[]) => sqls.filter((s) => s === 'select h, e from data_version()').length
+  const listing = (sqls: readonly string[]) => sqls.filter((s) => /^select v\.h, v\.e, \(select string_agg\(q\.id::text, ','\) from \(.*\) as q\) as ids from data_version\(\) as v$/.test(s)).length
+  for (const [needle, expected] of [['jaz', ['Jazz night', 'Jazz brunch']], ['ev', ['Poetry evening']], ['xyz', []]] as const) {
+    statements.length = 0
+    await search(needle, [...expected])
+    const sqls = statements.map((s) => s.sql)
+    if (TEST_ENGINE === 'postgres') {
+      t.equal(listing(sqls), 1, `${needle}: its events and the data version in one statement: ${sqls.join(' | ')}`)
+      t.equal(looks(sqls), 0, `${needle}: no look of its own`)
+      t.equal(sqls.length, 1, `${needle}: one statement, one round trip (its events remembered)`)
+    } else {
+      t.equal(listing(sqls), 0, 'SQLite takes no look on trust')
+    }
+  }
+  // A change made elsewhere between two searches (the epoch moves, the log stays put): the version read with the new
+  // needle's events does not hold, and the page is read again after a real look; the change is shown.
+  await writeFromAnotherHandle(url, ids[0] as number)
+  statements.length = 0
+  await search('br', ['Jazz brunch'])
+  if (TEST_ENGINE === 'postgres') t.ok(looks(statements.map((s) => s.sql)) >= 1, `read again after a real look: ${statements.map((s) => s.sql).join(' | ')}`)
+  const res = await app.inject({ url: `${EVENTS}?start_date=2026-01-01&search=night` })
+  t.equal(res.json<{ events: Event[] }>().events[0]?.excerpt, 'written elsewhere', 'the change shown')
+  // Ids listed off trust (`listIds`): on PostgreSQL one row, the ids joined in one text, not a row each.
+  statements.length = 0
+  t.strictSame((await listIds(handle.db, handle.db.selectFrom('events').select('id'))).sort((a, b) => a - b), ids, 'every id listed')
+  if (TEST_ENGINE === 'postgres') t.match(statements.map((s) => s.sql), [/^select string_agg\(q\.id::text, ','\) as ids from \(select "id" from "events"\) as q$/], 'one row')
 })
 
 t.test('a list page\'s documents are found by their ids (SQLite: no probe of the contexts\' index before each row)', async (t) => {

@@ -492,10 +492,18 @@ export function setIdLister(db: QueryExecutorProvider, lister: IdLister): void {
 /**
  * The `id` of every row `query` selects. Through the connection's lister when it has one, holding the
  * connection meanwhile (as any statement of the query builder does: never between the statements of
- * another flow's transaction); else (PostgreSQL, inside a transaction) through the query builder.
+ * another flow's transaction); on PostgreSQL as one row, the ids joined in one text (`string_agg`): pg makes
+ * an object of every row it receives, and the database sends each as a message of its own (a common needle's
+ * 19,881 events were 19,881 rows); else through the query builder.
  */
 export async function listIds(db: Kysely<Database>, query: Compilable<{ id: number }> & { execute(): Promise<Array<{ id: number }>> }): Promise<number[]> {
   const lister = db.isTransaction ? undefined : idListers.get(db)
+  if (lister === undefined && isPostgres(db)) {
+    const { sql: text, parameters } = query.compile()
+    const { rows } = await db.executeQuery<{ ids: string | null }>(CompiledQuery.raw(`select string_agg(q.id::text, ',') as ids from (${text}) as q`, [...parameters]))
+    const joined = rows[0]?.ids
+    return joined == null || joined === '' ? [] : joined.split(',').map(Number)
+  }
   if (lister === undefined) return (await query.execute()).map((r) => Number(r.id))
   const { sql: text, parameters } = query.compile()
   return db.connection().execute(async () => lister(text, parameters))

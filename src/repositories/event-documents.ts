@@ -257,18 +257,6 @@ export function createEventDocuments(db: Kysely<Database>, options: EventDocumen
     }
     return text
   }
-  // The same with the data version: its one row, the documents' columns beside it (null when there is none).
-  const manyVersionTexts = new Map<number, string>()
-  const manyVersionText = (n: number): string => {
-    let text = manyVersionTexts.get(n)
-    if (text === undefined) {
-      const ids = Array.from({ length: n }, (_, i) => placeholder(i + 2)).join(', ')
-      text = `select v.h, v.e, d.${COLUMNS.split(', ').join(', d.')} from (${VERSION_QUERY}) as v `
-        + `left join event_documents as d on d.context = ${placeholder(1)} and d.event_id in (${ids})`
-      manyVersionTexts.set(n, text)
-    }
-    return text
-  }
   const contexts = new Map<string, string>()
   const contextOf = (apiUrl: string): string => {
     let context = contexts.get(apiUrl)
@@ -512,8 +500,10 @@ export function createEventDocuments(db: Kysely<Database>, options: EventDocumen
       const wanted = [...new Set(ids.filter((id) => Number.isSafeInteger(id)))]
       if (closed || wanted.length === 0) return undefined
       if (look !== undefined && !look.settled) {
+        // PostgreSQL (SQLite takes no look on trust): the schema's function (migration 0025), planned once per
+        // connection; a page's text with its `in (...)` list was parsed and planned at each execution.
         const { rows } = await db.executeQuery<{ h: number | string; e: number | string } & (DocumentRow | { [K in keyof DocumentRow]: null })>(
-          CompiledQuery.raw(manyVersionText(wanted.length), [contextOf(apiUrl), ...wanted]))
+          CompiledQuery.raw(versionAndManyText, [wanted, contextOf(apiUrl)]))
         const version = rows[0] === undefined ? undefined : versionOf(rows[0])
         settleLook(look, version)
         const found = new Map(rows.flatMap((row) => (row.event_id === null ? [] : [[Number(row.event_id), documentOf(row as DocumentRow)] as const])))

@@ -11,9 +11,9 @@
  * pairs (`ListEntry`). `hideSubsequent` keeps the first matching occurrence of each event, `include` the
  * first occurrence of each event named (its whole is shown).
  */
-import { sql, type CompiledQuery, type Expression, type SqlBool } from 'kysely'
+import { CompiledQuery, sql, type Expression, type SqlBool } from 'kysely'
 import type { Language } from '../contract.js'
-import { distanceKm, foldCase, inIdList, isPostgres, listIds, searchedIds, type SearchedIds } from '../db/dialect.js'
+import { distanceKm, foldCase, inIdList, isPostgres, listIds, searchedIds, versionOf, type SearchedIds } from '../db/dialect.js'
 import type { Taxonomy } from '../db/schema.js'
 import { boundQuery, byShape } from '../db/prepared.js'
 import type { Db } from '../db/unit-of-work.js'
@@ -21,7 +21,7 @@ import { boundingBox, type Circle } from '../lib/geo.js'
 import type { ListScope } from '../lib/rights.js'
 import { scopeCondition } from './posts.js'
 import { targetKey, type Footprint } from './footprints.js'
-import { lookedGeneration, rememberedResult } from './read-cache.js'
+import { lookedGeneration, rememberedResult, settleLook, unsettledLook } from './read-cache.js'
 
 /** The list filters once the handler resolved dates, slugs and defaults (all instants in UTC). */
 export interface EventFilter {
@@ -601,7 +601,7 @@ async function searchedInWindow(db: Db, f: EventFilter): Promise<SearchedInWindo
   const byEvent = await rememberedResult(db, `ids:${listKey(window)}:in-order:by-event`, async () => placesByEvent(order))
   // Word 0: how many bits are set; then the bits, one per place of `order`.
   const bits = await rememberedResult(db, `ids:${listKey(f)}:in-order`, async () => {
-    const matched = await listIds(db, db.selectFrom(sql<{ id: number }>`${found.ids}`.as('found')).select('found.id'))
+    const matched = await matchedIds(db, db.selectFrom(sql<{ id: number }>`${found.ids}`.as('found')).select('found.id'))
     const words = new Uint32Array(1 + Math.ceil(order.length / 32))
     let count = 0
     // Ids past the window's largest have no place in it (nor has an id listed twice a second one).
@@ -654,6 +654,24 @@ async function searchedInWindow(db: Db, f: EventFilter): Promise<SearchedInWindo
     count: bits[0] as number,
     page: (offset, limit) => placesSet(bits, order, offset, limit).map((place) => ({ id: order[place] as number, occurrence: occurrences[place] as string })),
   }
+}
+
+/**
+ * The ids `query` lists (`listIds`). On PostgreSQL, for a request reading on a look taken on trust and not settled yet
+ * (read-cache.ts `unsettledLook`: an anonymous list page), the data version is read in the same statement and settles
+ * it: a needle new to this process cost that statement and, when every event of its page was remembered, a look of its
+ * own after it (`lookHolds`): two round trips where one does.
+ */
+async function matchedIds(db: Db, query: Parameters<typeof listIds>[1]): Promise<number[]> {
+  const look = isPostgres(db) && !db.isTransaction ? unsettledLook() : undefined
+  if (look === undefined) return listIds(db, query)
+  const { sql: text, parameters } = query.compile()
+  // One statement, one snapshot: `data_version()` (migration 0023) is stable, so it reads in the statement's.
+  const { rows } = await db.executeQuery<{ h: number | string; e: number | string; ids: string | null }>(CompiledQuery.raw(
+    `select v.h, v.e, (select string_agg(q.id::text, ',') from (${text}) as q) as ids from data_version() as v`, [...parameters]))
+  const row = rows[0]
+  settleLook(look, row === undefined ? undefined : versionOf(row))
+  return row?.ids == null || row.ids === '' ? [] : row.ids.split(',').map(Number)
 }
 
 /**

@@ -815,6 +815,16 @@ export async function withLook<T>(db: Db, generation: number | undefined, read: 
   return look === undefined ? read() : onTrust(look, read)
 }
 
+/**
+ * The look taken on trust of the request whose reads run here (`onTrust`) while it is not settled yet, else undefined:
+ * a statement the request must send anyway may read the data version beside what it reads and settle it
+ * (`settleLook`), so that the request takes no look of its own.
+ */
+export function unsettledLook(): ProvisionalLook | undefined {
+  const look = trusted.getStore()
+  return look === undefined || look.settled || look.over ? undefined : look
+}
+
 /** Settles `look` with `version` (read in the same snapshot as what the request reads with it); throws `LookMoved` when it did not hold. */
 export function settleLook(look: ProvisionalLook, version: DataVersion | undefined): void {
   if (!look.cache.settle(look, version)) throw new LookMoved()
