@@ -17,6 +17,12 @@
  * the log and its commit while another, on another node, runs to its end: the other may not commit an entry past the
  * held one's (a reader between them would skip it for ever), and the epoch moves once per write of a table the
  * caches read, not for a write of none.
+ *
+ * PATCHes and deletes of events (concurrent on PostgreSQL too): status, term and slug PATCHes, If-Match PATCHes, a
+ * trash and a delete racing creates and each other on two nodes (every PATCH that took one version and one entry,
+ * the terms' counts, unique slugs, both nodes' answers and the log exact); PostgreSQL only, a PATCH held before its
+ * log lock while another event's PATCH is answered and one of its own event waits for it (412), and a translation's
+ * create held while a status PATCH of its source waits for it (then reports the new version changed).
  */
 import t, { type Test } from 'tap'
 import { sql } from 'kysely'
