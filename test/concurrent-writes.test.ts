@@ -17,8 +17,14 @@
  * the log and its commit while another, on another node, runs to its end: the other may not commit an entry past the
  * held one's (a reader between them would skip it for ever), and the epoch moves once per write of a table the
  * caches read, not for a write of none.
+ *
+ * PATCHes and deletes of events (concurrent on PostgreSQL too): status, term and slug PATCHes, If-Match PATCHes, a
+ * trash and a delete racing creates and each other on two nodes (every PATCH that took one version and one entry,
+ * the terms' counts, unique slugs, both nodes' answers and the log exact); PostgreSQL only, a PATCH held before its
+ * log lock while another event's PATCH is answered and one of its own event waits for it (412), and a translation's
+ * create held while a status PATCH of its source waits for it (then reports the new version changed).
  */
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { sql } from 'kysely'
 import pg from 'pg'
 import type { InjectOptions } from 'fastify'
@@ -28,7 +34,7 @@ import { openDatabase } from '../src/db/database.js'
 import { createCompilers } from '../src/http/compilers.js'
 import { positionOf } from '../src/handlers/changes.js'
 import { dataVersion } from '../src/db/dialect.js'
-import { VERSION_THEN_COMMIT } from '../src/db/postgres-dialect.js'
+import { LOG_LOCK_THEN_VERSION, VERSION_THEN_COMMIT } from '../src/db/postgres-dialect.js'
 import { recordChange, withTransaction, writtenBetween } from '../src/db/unit-of-work.js'
 import { freshDatabaseUrl, TEST_ENGINE } from './helpers/database.js'
 import { API, BASE_URL, NOW, build, decoded, type Injected } from './helpers/build.js'
@@ -237,4 +243,274 @@ t.test('PostgreSQL: a concurrent unit of work held between its append and its co
   // Raw SQL outside the API still moves it at once.
   await sql`update images set url = url`.execute(one.db)
   t.equal((await dataVersion(one.db))?.epoch, (after?.epoch ?? 0) + 1, 'raw SQL moved it')
+})
+
+const TARGETS = 6
+const RACERS = 4
+const RACES_EACH = 5
+
+t.test('PATCHes and deletes racing creates and each other on two nodes: counts, versions, slugs, caches and the log exact', async (t) => {
+  const a = await build(t)
+  const handle = TEST_ENGINE === 'postgres' ? await openDatabase(a.url) : undefined
+  const b = handle === undefined ? a.app : await buildApp({ db: handle.db, config: defaultConfig({ publicUrl: BASE_URL }), now: () => NOW, spec: SPEC, compilers: createCompilers() })
+  t.teardown(async () => {
+    if (handle === undefined) return
+    await b.close()
+    await handle.close()
+  })
+  const problems: string[] = []
+  async function injectB(request: InjectOptions & { url: string }): Promise<Injected> {
+    const res = decoded(await b.inject(request))
+    problems.push(...contractProblems(request.method ?? 'GET', request.url, res))
+    return res as Injected
+  }
+  const nodes = [a.inject, injectB]
+  const editor = await a.auth('editor')
+  const send = (node: number, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: Record<string, unknown>, headers: Record<string, string> = {}) =>
+    (nodes[node % 2] as typeof a.inject)({ method, url: `${API}${path}`, headers: { ...editor, ...headers }, ...(body === undefined ? {} : { payload: body }) })
+  const dates = { start_date: '2026-07-03 20:00:00', end_date: '2026-07-03 22:00:00' }
+
+  const category = (await send(0, 'POST', '/categories', { name: 'Theatre' })).json<{ id: number }>()
+  const tag = (await send(1, 'POST', '/tags', { name: 'Late' })).json<{ id: number }>()
+  const targets: number[] = []
+  for (let i = 0; i < TARGETS; i++) {
+    targets.push((await send(i, 'POST', '/events', { title: `Target ${i}`, ...dates, status: 'publish', categories: [category.id] })).json<{ id: number }>().id)
+  }
+  const [toggled, tagged, guarded, slugOne, slugTwo, doomed] = targets as [number, number, number, number, number, number]
+
+  let writing = true
+  const seen: Change[] = []
+  const positions: number[] = []
+  let cursor: string | undefined
+  async function poll(): Promise<void> {
+    for (;;) {
+      const res = await send(positions.length, 'GET', `/changes?per_page=9${cursor === undefined ? '' : `&since=${cursor}`}`)
+      if (res.statusCode !== 200) {
+        problems.push(`GET /changes → ${res.statusCode}`)
+        return
+      }
+      const page = res.json<ChangeList>()
+      for (const change of page.changes) {
+        seen.push(change)
+        positions.push(positionOf(change.cursor) ?? -1)
+      }
+      cursor = page.next_cursor
+      if (!page.has_more) return
+    }
+  }
+  // The reader, and a reader of every target on both nodes (their read caches and stored documents filled meanwhile).
+  const reader = (async () => {
+    let n = 0
+    while (writing) {
+      await poll()
+      for (const id of targets) await send(n++, 'GET', `/events/${id}`)
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+    await poll()
+  })()
+
+  const failures: string[] = []
+  const answered = (what: string, res: Injected, allowed: number[]) => {
+    if (!allowed.includes(res.statusCode)) failures.push(`${what} → ${res.statusCode} ${res.body.slice(0, 200)}`)
+    return res.statusCode
+  }
+  const created: number[] = []
+  // Creates in the category, a third titled as the slugs the PATCHes ask for.
+  const creates = Array.from({ length: RACERS }, async (_, w) => {
+    for (let i = 0; i < RACES_EACH; i++) {
+      const res = await send(w + i, 'POST', '/events', { title: i % 3 === 0 ? 'Moved' : `Racer ${w}-${i}`, ...dates, status: 'publish', categories: [category.id] })
+      if (answered('create', res, [201]) === 201) created.push(res.json<{ id: number }>().id)
+    }
+  })
+  // Unconditional PATCHes of one event, each its own excerpt and the status turned: every one takes (a row lock, not a 412).
+  let toggles = 0
+  const toggling = Array.from({ length: RACERS }, async (_, w) => {
+    for (let i = 0; i < RACES_EACH; i++) {
+      const res = await send(w + i + 1, 'PATCH', `/events/${toggled}`, { excerpt: `toggle ${w}-${i}`, status: (w + i) % 2 === 0 ? 'draft' : 'publish' })
+      if (answered('toggle', res, [200]) === 200) toggles += 1
+    }
+  })
+  // Unconditional PATCHes of another, its terms each time another list (the counts move by what each replaced).
+  let tags = 0
+  const tagging = Array.from({ length: RACERS }, async (_, w) => {
+    for (let i = 0; i < RACES_EACH; i++) {
+      const terms = (w + i) % 2 === 0 ? { categories: [], tags: [tag.id] } : { categories: [category.id], tags: [] }
+      const res = await send(w + i, 'PATCH', `/events/${tagged}`, { excerpt: `tag ${w}-${i}`, ...terms })
+      if (answered('terms', res, [200]) === 200) tags += 1
+    }
+  })
+  // If-Match PATCHes of a third: one success per tag.
+  const guardedTook: Array<{ ifMatch: string; etag: string }> = []
+  const guarding = Array.from({ length: RACERS }, async (_, w) => {
+    for (let i = 0; i < RACES_EACH; i++) {
+      const ifMatch = (await send(w + i, 'GET', `/events/${guarded}`)).headers.etag as string
+      const res = await send(w + i + 1, 'PATCH', `/events/${guarded}`, { excerpt: `guarded ${w}-${i}` }, { 'if-match': ifMatch })
+      if (answered('If-Match', res, [200, 412]) === 200) guardedTook.push({ ifMatch, etag: res.headers.etag as string })
+    }
+  })
+  // Two events given the slug the creates' title makes, back and forth.
+  const moving = [slugOne, slugTwo].map(async (id, w) => {
+    for (let i = 0; i < RACES_EACH; i++) {
+      answered('slug', await send(w + i, 'PATCH', `/events/${id}`, { slug: i % 2 === 0 ? 'moved' : `kept-${id}` }), [200])
+    }
+  })
+  // One event trashed and then deleted for good while PATCHes of it race from the other node.
+  const ending = (async () => {
+    const patches = Array.from({ length: RACERS }, async (_, w) => {
+      for (let i = 0; i < RACES_EACH; i++) answered('PATCH of the doomed', await send(w, 'PATCH', `/events/${doomed}`, { excerpt: `doomed ${w}-${i}` }), [200, 404, 410])
+    })
+    await new Promise((resolve) => setImmediate(resolve))
+    answered('trash', await send(0, 'DELETE', `/events/${doomed}`), [200])
+    answered('delete', await send(1, 'DELETE', `/events/${doomed}?force=true`), [200])
+    await Promise.all(patches)
+  })()
+  await Promise.all([...creates, ...toggling, ...tagging, ...guarding, ...moving, ending])
+  writing = false
+  await reader
+
+  t.same(problems, [], 'every answer as the contract says')
+  t.same(failures, [], 'every write answered as it may')
+  t.equal(created.length, RACERS * RACES_EACH)
+  const version = async (id: number) => (await a.db.selectFrom('events').select('version').where('id', '=', id).executeTakeFirst())?.version
+  // Every PATCH that took moved the version once (none lost to another), and has its entry of the log.
+  t.equal(await version(toggled), 1 + toggles, `${toggles} status PATCHes of one event, each its own version`)
+  t.equal(await version(tagged), 1 + tags, `${tags} term PATCHes of one event, each its own version`)
+  const logged = async (id: number) => (await a.db.selectFrom('changes').select('position').where('resource', '=', 'events').where('record_id', '=', id)
+    .where('action', '=', 'updated').execute()).length
+  t.equal(await logged(toggled), toggles, 'one entry of the log per status PATCH')
+  t.equal(new Set(guardedTook.map((p) => p.ifMatch)).size, guardedTook.length, 'no two PATCHes took with one If-Match')
+  t.equal(await version(guarded), 1 + guardedTook.length, 'every If-Match PATCH that took moved the version once')
+  // The counts: what the published events linked to each term are, whatever order the writes committed in.
+  for (const term of [category.id, tag.id]) {
+    const linked = await a.db.selectFrom('event_terms').innerJoin('events', 'events.id', 'event_terms.event_id').select('events.id')
+      .where('event_terms.term_id', '=', term).where('events.status', '=', 'publish').execute()
+    const counted = (await send(term, 'GET', `/${term === tag.id ? 'tags' : 'categories'}/${term}`)).json<{ count: number }>()
+    t.equal(counted.count, linked.length, `term ${term} counts its published events (${linked.length})`)
+  }
+  // Slugs: no two events share one; the doomed is gone.
+  const slugs = (await a.db.selectFrom('events').select('slug').execute()).map((r) => r.slug)
+  t.equal(new Set(slugs).size, slugs.length, 'no two events share a slug')
+  t.equal(await version(doomed), undefined, 'the doomed event is deleted')
+
+  // Both nodes answer every target as it is (their caches and stored documents followed every write), with one tag.
+  for (const id of targets) {
+    const one = await send(0, 'GET', `/events/${id}`)
+    const two = await send(1, 'GET', `/events/${id}`)
+    if (id === doomed) {
+      t.same([one.statusCode, two.statusCode], [404, 404], 'the deleted event: 404 on both nodes')
+      continue
+    }
+    const row = await a.db.selectFrom('events').select(['excerpt', 'slug', 'status']).where('id', '=', id).executeTakeFirstOrThrow()
+    const shown = [one, two].map((res) => res.json<{ excerpt: string; slug: string; status: string }>())
+    t.same(shown.map((e) => [e.excerpt, e.slug, e.status]), [[row.excerpt, row.slug, row.status], [row.excerpt, row.slug, row.status]], `event ${id} on both nodes as stored`)
+    t.equal(one.headers.etag, two.headers.etag, `event ${id}: one ETag on both nodes`)
+  }
+
+  // The reader: positions only grow; for every record the last position it saw is the log's; the doomed ends deleted.
+  t.ok(positions.every((p, i) => p > 0 && (i === 0 || p > (positions[i - 1] as number))), 'the positions the reader was given only grow')
+  const last = new Map<string, { position: number; action: string }>()
+  seen.forEach((change, i) => last.set(`${change.resource}:${change.id}`, { position: positions[i] as number, action: change.action }))
+  const whole = new Map<string, number>()
+  let since: string | undefined
+  for (;;) {
+    const page = (await send(0, 'GET', `/changes?per_page=500${since === undefined ? '' : `&since=${since}`}`)).json<ChangeList>()
+    for (const change of page.changes) whole.set(`${change.resource}:${change.id}`, positionOf(change.cursor) ?? -1)
+    since = page.next_cursor
+    if (!page.has_more) break
+  }
+  // A walk from the start is not told of a record created and deleted since (nothing to forget): the doomed left out.
+  const kept = [...last.entries()].filter(([key]) => key !== `events:${doomed}`)
+  t.same(kept.map(([key, { position }]) => [key, position]).sort(), [...whole.entries()].sort(),
+    'for every record, the last position the reader saw is the log\'s (nothing missed behind its cursor)')
+  t.equal(last.get(`events:${doomed}`)?.action, 'deleted', 'the reader saw the doomed event deleted last')
+})
+
+/** PostgreSQL: the first unit of work to send its log lock and first look (its work done, its rows locked) waits until `release`. */
+function holdAtLogLock(t: Test): { reached: Promise<number>; release: () => void } {
+  type Query = (this: unknown, ...args: unknown[]) => unknown
+  const proto = pg.Client.prototype as unknown as { query: Query }
+  const original = proto.query
+  let hold = true
+  let reach!: (pid: number) => void
+  const reached = new Promise<number>((resolve) => { reach = resolve })
+  let release!: () => void
+  const released = new Promise<void>((resolve) => { release = resolve })
+  proto.query = function (this: unknown, ...args: unknown[]) {
+    if (hold && args[0] === LOG_LOCK_THEN_VERSION) {
+      hold = false
+      reach((this as { processID: number }).processID)
+      return released.then(() => original.apply(this, args))
+    }
+    return original.apply(this, args)
+  }
+  t.teardown(() => {
+    proto.query = original
+  })
+  return { reached, release }
+}
+
+t.test('PostgreSQL: a PATCH held before its commit: others\' PATCHes run beside it, one of its event waits for it (412)', { skip: TEST_ENGINE !== 'postgres' && 'PostgreSQL only' }, async (t) => {
+  const a = await build(t)
+  const handle = await openDatabase(a.url)
+  const b = await buildApp({ db: handle.db, config: defaultConfig({ publicUrl: BASE_URL }), now: () => NOW, spec: SPEC, compilers: createCompilers() })
+  t.teardown(async () => {
+    await b.close()
+    await handle.close()
+  })
+  const editor = await a.auth('editor')
+  const dates = { start_date: '2026-07-04 20:00:00', end_date: '2026-07-04 22:00:00', status: 'publish' }
+  const one = (await a.inject({ method: 'POST', url: `${API}/events`, headers: editor, payload: { title: 'One', ...dates } })).json<{ id: number }>().id
+  const two = (await a.inject({ method: 'POST', url: `${API}/events`, headers: editor, payload: { title: 'Two', ...dates } })).json<{ id: number }>().id
+  const tag = (await a.inject({ method: 'GET', url: `${API}/events/${one}`, headers: editor })).headers.etag as string
+
+  const { reached, release } = holdAtLogLock(t)
+  const first = a.inject({ method: 'PATCH', url: `${API}/events/${one}`, headers: { ...editor, 'if-match': tag }, payload: { excerpt: 'first' } })
+  const heldPid = await reached
+  // Another event's PATCH on the other node: answered while the first is held (beside it, not behind it).
+  const other = await b.inject({ method: 'PATCH', url: `${API}/events/${two}`, headers: editor, payload: { excerpt: 'beside' } })
+  t.equal(other.statusCode, 200, 'a PATCH of another event answered while the first waits for its commit')
+  // The same event with the same tag: it waits for the held one's row, then finds the version moved on.
+  let done = false
+  const second = b.inject({ method: 'PATCH', url: `${API}/events/${one}`, headers: { ...editor, 'if-match': tag }, payload: { excerpt: 'second' } })
+    .finally(() => { done = true })
+  const blocked = async () => (await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where ${heldPid} = any(pg_blocking_pids(pid))`.execute(a.db)).rows[0]?.n === 1
+  while (!done && !(await blocked())) await new Promise((resolve) => setImmediate(resolve))
+  t.notOk(done, 'the second PATCH of the event waits for the first')
+  release()
+  const [firstRes, secondRes] = await Promise.all([first, second])
+  t.same([firstRes.statusCode, secondRes.statusCode], [200, 412], 'the first took, the second (its tag stale once the first committed) refused')
+  t.equal(decoded(await b.inject({ method: 'GET', url: `${API}/events/${one}`, headers: editor })).json<{ excerpt: string }>().excerpt, 'first')
+})
+
+t.test('PostgreSQL: a translation\'s create held before its commit: a status PATCH of its source waits, then reports the new version changed', { skip: TEST_ENGINE !== 'postgres' && 'PostgreSQL only' }, async (t) => {
+  const a = await build(t)
+  const handle = await openDatabase(a.url)
+  const b = await buildApp({ db: handle.db, config: defaultConfig({ publicUrl: BASE_URL }), now: () => NOW, spec: SPEC, compilers: createCompilers() })
+  t.teardown(async () => {
+    await b.close()
+    await handle.close()
+  })
+  const editor = await a.auth('editor')
+  const dates = { start_date: '2026-07-05 20:00:00', end_date: '2026-07-05 22:00:00', status: 'publish' }
+  const source = (await a.inject({ method: 'POST', url: `${API}/events`, headers: editor, payload: { title: 'Source', ...dates } })).json<{ id: number }>().id
+
+  const { reached, release } = holdAtLogLock(t)
+  const create = a.inject({ method: 'POST', url: `${API}/events?ml_language=de`, headers: editor, payload: { title: 'Quelle', ...dates, translation_of: source } })
+  const heldPid = await reached
+  let done = false
+  const patch = b.inject({ method: 'PATCH', url: `${API}/events/${source}`, headers: editor, payload: { status: 'draft' } })
+    .finally(() => { done = true })
+  const blocked = async () => (await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where ${heldPid} = any(pg_blocking_pids(pid))`.execute(a.db)).rows[0]?.n === 1
+  while (!done && !(await blocked())) await new Promise((resolve) => setImmediate(resolve))
+  t.notOk(done, 'the PATCH of the source waits for the create that joins its group')
+  release()
+  const [created, patched] = await Promise.all([create, patch])
+  t.same([created.statusCode, patched.statusCode], [201, 200])
+  const translation = created.json<{ id: number }>().id
+  // The PATCH saw the new version: it moved it on and logged it, after its create (who may read the source changed).
+  const row = await a.db.selectFrom('events').select('version').where('id', '=', translation).executeTakeFirstOrThrow()
+  t.equal(row.version, 2, 'the translation\'s version moved on by the source\'s status change')
+  const actions = (await a.db.selectFrom('changes').select(['action', 'position']).where('resource', '=', 'events').where('record_id', '=', translation)
+    .orderBy('position').execute()).map((r) => r.action)
+  t.same(actions.slice(-1), ['updated'], 'its last entry of the log: updated, after its create')
 })

@@ -5,7 +5,7 @@
  * not run beside others run alone:
  * - the *writes* lock (`WRITES_LOCK`): taken exclusively, first, by every write transaction (then it sees everything
  *   committed before it: no lost update between a check and a write, compare-and-swap as on SQLite) except the
- *   units of work that ask to run concurrently (`CONCURRENT_ISOLATION`: creates of events, issue 49), which take it
+ *   units of work that ask to run concurrently (`CONCURRENT_ISOLATION`: creates, PATCHes and deletes of events, issue 49), which take it
  *   shared: they run beside each other, never beside an exclusive one;
  * - the *log* lock (`LOG_LOCK`): the order of commits. An exclusive transaction takes it with the writes lock, at
  *   its start; a concurrent unit of work only at its end (`LOG_LOCK_THEN_VERSION`), for its last three round trips:

@@ -120,7 +120,9 @@ export interface UnitOptions {
    * lock only for the change log's append and the commit (postgres-dialect.ts). Only for work whose reads need not see
    * what concurrent units write before they commit: what could clash is refused by a unique index (23505) or waits
    * for a row lock (a deadlock, 40P01), and the unit is then run again alone (exclusively), where it sees everything
-   * committed before it. Today: creates of events. (SQLite runs every unit alone anyway.)
+   * committed before it. Today: creates of events, and PATCHes and deletes of events (their compare-and-swap is the
+   * row's update, which waits for a write of the row in flight: handlers/compare-and-swap.ts). (SQLite runs every
+   * unit alone anyway.)
    */
   concurrent?: boolean
 }

@@ -40,6 +40,9 @@ import { checkEventUpdate, checkNewEvent, datesOf, eventColumns, precheckEventUp
 import { eventFilterOf, windowKeyOf, type ListQuery } from './event-list-input.js'
 import { byId, bySlug, lookupLanguage, writerOf } from './linked.js'
 
+/** How PATCHes and deletes of events run: on PostgreSQL beside other creates, PATCHes and deletes of events (issue 49). */
+const CONCURRENT_EVENT_WRITE = { concurrent: true }
+
 type EventHandlers = Pick<Handlers,
   | 'listEvents' | 'createEvent'
   | 'getEvent' | 'updateEvent' | 'updateEventPut' | 'updateEventPost' | 'deleteEvent'
@@ -413,7 +416,9 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
         if (!(await updateEvent(trx, { ...changes, series }, expected))) lost()
         return written(record.id, caller, trx)
       })
-    })
+      // Beside other writes on PostgreSQL (issue 49): the event's row locked for the compare (updateEvent); a slug taken
+      // meanwhile or a deadlock runs it again alone, a compare lost reads again inside a unit that runs alone.
+    }, CONCURRENT_EVENT_WRITE)
     reply.header('ETag', answer.etag)
     return answer.record
   }
@@ -435,7 +440,9 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
         return force ? undefined : written(record.id, caller, trx)
       })
       return { record, trashed }
-    })
+      // Beside other writes on PostgreSQL: the update or delete of the row compares its version once any write of it
+      // in flight has committed (READ COMMITTED re-reads a row it waited for).
+    }, CONCURRENT_EVENT_WRITE)
     if (answer.trashed === undefined) return { deleted: true, previous: seenBy(caller, answer.record) }
     // A trash answer is a single-record answer: the trashed record's ETag (CONTRACT §5).
     reply.header('ETag', answer.trashed.etag)

@@ -3,7 +3,7 @@
  * first). Records carry `translations` (language → id of each version, itself included).
  */
 import { sql, type SqlBool } from 'kysely'
-import { idListValue, inIdValue } from '../db/dialect.js'
+import { idListValue, inIdValue, isPostgres } from '../db/dialect.js'
 import { prepared } from '../db/prepared.js'
 import type { Taxonomy } from '../db/schema.js'
 import type { Owned } from '../lib/rights.js'
@@ -77,15 +77,33 @@ export async function translationGroupOf(db: Db, table: TranslatedTable, source:
   return row === undefined ? undefined : row.translation_group ?? row.id
 }
 
+/**
+ * Whether a create's look at a translation group locks what it read (PostgreSQL, events): creates, PATCHes and
+ * deletes of events run beside each other there (issue 49), and a version that joins a group must not commit unseen
+ * by a concurrent write of another version that reports the group's others as changed (`groupSeenOtherwise`,
+ * `reportGroupChanged`), nor join a source trashed or deleted meanwhile. Locked for share until the create commits,
+ * the group's versions make such a write wait for the create (and then see the new version), or the create wait for
+ * it (and then read what it left). Venues, organizers and terms are written alone: nothing to lock.
+ */
+function lockedForShare(db: Db, table: TranslatedTable): boolean {
+  return table === 'events' && db.isTransaction && isPostgres(db)
+}
+
 /** The translation group, status and author of event, venue or organizer `source`, or undefined when there is none. */
 export async function translationSource(db: Db, table: 'events' | 'venues' | 'organizers', source: number): Promise<{ group: number; status: string; author: number | null } | undefined> {
   if (!Number.isSafeInteger(source)) return undefined
-  const row = await db.selectFrom(table).select(['id', 'translation_group', 'status', 'author']).where('id', '=', source).executeTakeFirst()
+  const query = db.selectFrom(table).select(['id', 'translation_group', 'status', 'author']).where('id', '=', source)
+  const row = await (lockedForShare(db, table) ? query.forShare() : query).executeTakeFirst()
   return row === undefined ? undefined : { group: row.translation_group ?? row.id, status: row.status, author: row.author }
 }
 
 /** Whether a translation group already has a version in `language`. */
 export async function groupHasLanguage(db: Db, table: TranslatedTable, group: number, language: string): Promise<boolean> {
+  if (lockedForShare(db, table)) {
+    // Every version of the group locked, not only one in `language`: see `lockedForShare`.
+    const members = await db.selectFrom('events').select('language').where('translation_group', '=', group).forShare().execute()
+    return members.some((member) => member.language === language)
+  }
   const row = await db.selectFrom(table).select('id').where('translation_group', '=', group).where('language', '=', language).executeTakeFirst()
   return row !== undefined
 }
