@@ -8,8 +8,9 @@
  *
  * Where those values are in a document (`SeriesSlots`) is found once per document, by reading its members' places
  * in the bytes, and remembered per app and series for the same document (its version and digest). The ETag is the
- * series' (the document's) with the occurrence's id and the JSON of its ten members (http/etag.ts `occurrenceEtag`):
- * no digest of the whole occurrence record, which a read would otherwise have to make as text first.
+ * series' (the document's) with the occurrence's id and the JSON of its dates, abbreviation and original start, from
+ * which its ten members are made (http/etag.ts `occurrenceEtag`): no digest of the whole occurrence record, which a read
+ * would otherwise have to make as text first.
  *
  * The ten members and the JSON-LD's dates are written straight into bytes from the occurrence's row as numbers
  * (`fastAnswer`, lib/occurrence-bytes.ts, as list items are written), and the ETag digests the same text made as
@@ -23,7 +24,7 @@ import type { Category, Event, Tag } from '../contract.js'
 import { occurrenceEtag, unchangedOccurrenceEtag, unchangedOccurrencePrefix } from '../http/etag.js'
 import type { Serialized } from '../http/serialized.js'
 import { jsonLdDates } from '../lib/json-ld.js'
-import { abbreviationJson, jsonLdBytes, membersJson, occurrenceBytes, type OccurrenceDates } from '../lib/occurrence-bytes.js'
+import { abbreviationJson, datesJson, jsonLdBytes, occurrenceBytes, type OccurrenceDates } from '../lib/occurrence-bytes.js'
 import { DAY, MINUTE, SECOND, offsetFunction, wallMsToUtcMs, type OffsetAt } from '../lib/time-zones.js'
 import { tzAbbreviationAt } from '../lib/tz-abbreviation.js'
 import { OCCURRENCE_KEYS, occurrenceRecord, type OccurrenceState } from '../lib/occurrence-view.js'
@@ -338,7 +339,7 @@ function fastAnswer(document: EventDocument, slots: SeriesSlots, fast: FastSlots
   }
   for (const ms of [dates.startWall, dates.endWall, dates.startUtc, dates.endUtc]) if (!(ms >= FIRST_MS && ms < LAST_MS + SECOND)) return undefined
   const made = occurrenceBytes(dates, abbreviationJson(tzAbbreviationAt(slots.basis.timezone, startUtc)), state.id, fast.urlJson)
-  const digested = made === undefined ? undefined : membersJson(unchangedOccurrencePrefix(seriesEtag, state.id), made.bytes)
+  const digested = made === undefined ? undefined : datesJson(unchangedOccurrencePrefix(seriesEtag, state.id), made.bytes)
   if (made === undefined || digested === undefined) return undefined
   const etag = unchangedOccurrenceEtag(document.id, document.version, digested)
   const { bytes, datesEnd, abbrEnd } = made
