@@ -185,12 +185,32 @@ function inOrder(value: Record<string, unknown>, order: readonly string[]): Reco
   return out
 }
 
-/** A document's terms' current records and the ETag a read of its event gives with them; undefined when a term it names is gone. */
-export async function documentTerms(ctx: AppContext, document: EventDocument): Promise<{ categories: Category[]; tags: Tag[]; etag: string } | undefined> {
+/** A document's terms' records and the ETag a read of its event gives with them (`documentTerms`). */
+export interface DocumentTerms {
+  categories: Category[]
+  tags: Tag[]
+  etag: string
+}
+
+/** Whether `a` and `b` hold the same objects in the same order. */
+function sameObjects(a: readonly object[], b: readonly object[]): boolean {
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
+  return true
+}
+
+/**
+ * A document's terms' current records and the ETag a read of its event gives with them; undefined when a term it names
+ * is gone. `last`: what this gave for the same document before (its event, version and digest), given again when the
+ * records are the same objects (the read cache's, unchanged: an ETag is of the records' digests, once per object), its
+ * ETag not digested again (reads of a series' occurrences, one after the other).
+ */
+export async function documentTerms(ctx: AppContext, document: EventDocument, last?: DocumentTerms): Promise<DocumentTerms | undefined> {
   const [categoryById, tagById] = await Promise.all([termsOf(ctx, CATEGORY, document.categoryIds), termsOf(ctx, TAG, document.tagIds)])
   if (categoryById === undefined || tagById === undefined) return undefined
   const categories = document.categoryIds.map((id) => categoryById.get(id) as Category)
   const tags = document.tagIds.map((id) => tagById.get(id) as Tag)
+  if (last !== undefined && sameObjects(last.categories, categories) && sameObjects(last.tags, tags)) return last
   return { categories, tags, etag: composedEventEtag(document.id, document.version, document.digest, categories, tags) }
 }
 

@@ -31,7 +31,7 @@ import { OCCURRENCE_KEYS, occurrenceRecord, type OccurrenceState } from '../lib/
 import { occurrenceIdMs } from '../lib/recurrence.js'
 import type { EventDocument, OccurrenceDocument } from '../repositories/event-documents.js'
 import type { AppContext } from './context.js'
-import { documentTerms, singleBody, type BodyEdit } from './event-documents.js'
+import { documentTerms, singleBody, type BodyEdit, type DocumentTerms } from './event-documents.js'
 
 export { OCCURRENCE_KEYS }
 
@@ -134,6 +134,8 @@ export interface SeriesSlots {
   marks: ReadonlyArray<readonly [from: number, to: number, after: number]>
   /** What writes an occurrence's values straight into bytes (`fastAnswer`), or null when they are not so made for it. */
   fast: FastSlots | null
+  /** The document's terms and its ETag as the last read of one of its occurrences found them (`documentTerms`' `last`). */
+  terms: DocumentTerms | undefined
 }
 
 /** What `fastAnswer` needs besides the spans: where the dates block is, the series' zone and length in days, its occurrences' URL. */
@@ -216,6 +218,7 @@ function readSlots(document: EventDocument): SeriesSlots | null {
     basis: { timezone, all_day: allDay, start_date: startDate, end_date: endDate, rest_url: restUrl }, members, ldStart, ldEnd,
     marks: spans.map(([from, to]) => [from, to, bytes[to] as number]),
     fast: fastSlots(bytes, members, timezone, startDate, endDate, restUrl),
+    terms: undefined,
   }
 }
 
@@ -438,8 +441,10 @@ export async function documentOccurrence(ctx: AppContext, read: OccurrenceDocume
   const slots = slotsOf(ctx, document)
   if (slots === null) return undefined
   if (occurrence === undefined || occurrenceIdMs(id, slots.basis.all_day) === null) return 'none'
-  const terms = await documentTerms(ctx, document)
+  // The slots are the same document's (its event, version, digest and length): its terms' ETag made once while they stay.
+  const terms = await documentTerms(ctx, document, slots.terms)
   if (terms === undefined) return undefined
+  slots.terms = terms
   const answer = occurrence.overridden ? undefined : occurrenceAnswer(ctx, document, slots, { id, ...occurrence }, terms.categories, terms.tags, terms.etag)
   return { terms, answer }
 }
