@@ -136,6 +136,8 @@ export interface SeriesSlots {
   fast: FastSlots | null
   /** The document's terms and its ETag as the last read of one of its occurrences found them (`documentTerms`' `last`). */
   terms: DocumentTerms | undefined
+  /** The read cache's generation `terms` were read at, when a cold read read them (`documentOccurrence`). */
+  termsGeneration: number | undefined
 }
 
 /** What `fastAnswer` needs besides the spans: where the dates block is, the series' zone and length in days, its occurrences' URL. */
@@ -219,6 +221,7 @@ function readSlots(document: EventDocument): SeriesSlots | null {
     marks: spans.map(([from, to]) => [from, to, bytes[to] as number]),
     fast: fastSlots(bytes, members, timezone, startDate, endDate, restUrl),
     terms: undefined,
+    termsGeneration: undefined,
   }
 }
 
@@ -431,20 +434,27 @@ export type DocumentOccurrence =
   | 'none'
 
 /**
- * What an anonymous read of occurrence `id` gives from `read` (its series' document and its row, `readOccurrence`):
+ * What an anonymous read of occurrence `id` gives from `read` (its series' document and its row, `readOccurrence`;
+ * `generation`: the read cache's look a cold read was read after):
  * the series' terms and, for an occurrence without an override, its answer (`occurrenceAnswer`); 'none' when the
  * series has no such occurrence; undefined when the document cannot serve (no slots, a term gone: the read assembles).
  * What the full path (handlers/event-occurrences.ts) and the cold read (handlers/cold-reads.ts) both answer with.
  */
-export async function documentOccurrence(ctx: AppContext, read: OccurrenceDocument, id: string): Promise<DocumentOccurrence | undefined> {
+export async function documentOccurrence(ctx: AppContext, read: OccurrenceDocument, id: string, generation?: number): Promise<DocumentOccurrence | undefined> {
   const { document, occurrence } = read
   const slots = slotsOf(ctx, document)
   if (slots === null) return undefined
   if (occurrence === undefined || occurrenceIdMs(id, slots.basis.all_day) === null) return 'none'
-  // The slots are the same document's (its event, version, digest and length): its terms' ETag made once while they stay.
-  const terms = await documentTerms(ctx, document, slots.terms)
-  if (terms === undefined) return undefined
-  slots.terms = terms
+  // The slots are the same document's (its event, version, digest and length): its terms' ETag made once while they
+  // stay. A cold read after a look of the generation they were read at (nothing taken in since: the same term records)
+  // takes them as they are, without asking the read cache for each term again.
+  let terms = generation !== undefined && slots.termsGeneration === generation ? slots.terms : undefined
+  if (terms === undefined) {
+    terms = await documentTerms(ctx, document, slots.terms)
+    if (terms === undefined) return undefined
+    slots.terms = terms
+    slots.termsGeneration = generation
+  }
   const answer = occurrence.overridden ? undefined : occurrenceAnswer(ctx, document, slots, { id, ...occurrence }, terms.categories, terms.tags, terms.etag)
   return { terms, answer }
 }
