@@ -97,6 +97,58 @@ t.test('an occurrence and its series\' document read together are what the state
   }
 })
 
+t.test('a series\' document\'s body kept (SQLite) for reads of its occurrences serves only the document it was read with', async (t) => {
+  const s = await setup(t)
+  const series = await s.event('Weekly', { recurrence: { rule: 'FREQ=WEEKLY;COUNT=6' } })
+  const other = await s.event('Daily', { recurrence: { rule: 'FREQ=DAILY;COUNT=3' } })
+  const occurrencesOf = async (id: number): Promise<string[]> =>
+    (await s.db.selectFrom('event_occurrences').select('occurrence').where('event_id', '=', id).orderBy('start_utc').execute()).map((r) => r.occurrence)
+  const weekly = await occurrencesOf(series.id)
+  const daily = await occurrencesOf(other.id)
+  await s.app.fillEventDocuments()
+  await s.app.eventDocuments.settled()
+  const documents = s.app.eventDocuments
+  const sqlite = TEST_ENGINE === 'sqlite'
+  const kept = () => documents.stats().keptBodies
+  // The oracle: the row as it is now, body and all.
+  const row = async (id: number) => s.db.selectFrom('event_documents').select(['version', 'digest', 'body']).where('event_id', '=', id).executeTakeFirstOrThrow()
+  const check = async (what: string, occurrence: string, keptRead: boolean) => {
+    const before = kept()
+    const read = await documents.readOccurrence(series.id, API_URL, occurrence)
+    const now = await row(series.id)
+    t.ok(read !== undefined && read.document.body.equals(now.body) && read.document.version === Number(now.version) && read.document.digest === now.digest,
+      `${what}: the document as its row holds it now`)
+    t.equal(read?.occurrence?.overridden, false, `${what}: the occurrence`)
+    t.equal(kept(), before + (sqlite && keptRead ? 1 : 0), `${what}: ${sqlite && keptRead ? 'its kept body' : 'its body read'}`)
+  }
+  await check('the first read', weekly[0] as string, false)
+  await check('the next read', weekly[1] as string, true)
+  await check('another series\' between', weekly[2] as string, true)
+  t.ok(await documents.readOccurrence(other.id, API_URL, daily[0] as string), 'another series read')
+  await check('after another series\' read', weekly[3] as string, true)
+  // The document's row rewritten in place (as another node's store would), each time one of what names the bytes kept the same.
+  const rewrite = async (fields: { version?: number; digest?: string; body?: Buffer }) =>
+    s.db.updateTable('event_documents').set(fields).where('event_id', '=', series.id).execute()
+  const first = await row(series.id)
+  const flipped = Buffer.from(first.body)
+  flipped[flipped.indexOf('Weekly')] = 0x77
+  await rewrite({ digest: `${first.digest.slice(0, -1)}x`, body: flipped })
+  await check('other bytes of the same length under the same version, another digest', weekly[0] as string, false)
+  await check('read again', weekly[1] as string, true)
+  await rewrite({ version: Number(first.version) + 1, body: first.body })
+  await check('the first bytes again under another version, the same digest', weekly[2] as string, false)
+  await rewrite({ body: Buffer.concat([first.body.subarray(0, first.body.length - 1), Buffer.from(' }')]) })
+  await check('longer bytes under the same version and digest', weekly[3] as string, false)
+  // A write of the series drops its document: nothing read, kept bytes or not; stored again, the new one.
+  t.equal((await s.patch(series.id, { title: 'Weekly renamed' })).statusCode, 200, 'the series renamed')
+  t.equal(await documents.readOccurrence(series.id, API_URL, weekly[4] as string), undefined, 'no document after the write')
+  await s.app.fillEventDocuments()
+  await s.app.eventDocuments.settled()
+  await check('stored again', weekly[4] as string, false)
+  t.match((await documents.readOccurrence(series.id, API_URL, weekly[5] as string))?.document.body.toString(), /Weekly renamed/, 'the new title')
+  t.equal(await documents.readOccurrence(series.id, 'http://other.test/calendar/events/v1', weekly[0] as string), undefined, 'no document of another context')
+})
+
 t.test('PostgreSQL: an anonymous read of an occurrence is one statement, the function\'s; migration 0022 down and up again', { skip: TEST_ENGINE !== 'postgres' }, async (t) => {
   const s = await setup(t)
   const series = await s.event('Weekly', { recurrence: { rule: 'FREQ=WEEKLY;COUNT=4' } })

@@ -28,11 +28,11 @@ export function coldSources(ctx: AppContext): ColdSources {
       const made = await documentAnswer(ctx, read.document)
       return made === undefined ? undefined : { etag: made.etag, body: made.body() }
     },
-    occurrence: async (eventId, id) => {
+    occurrence: async (eventId, id, generation) => {
       const read = await ctx.documents.readOccurrence(eventId, ctx.apiUrl, id)
       // An overridden occurrence (or none): the full path's, without reading the terms.
       if (read?.occurrence === undefined || read.occurrence.overridden) return undefined
-      const made = await documentOccurrence(ctx, read, id)
+      const made = await documentOccurrence(ctx, read, id, generation)
       return typeof made !== 'object' || made.answer === undefined ? undefined : { etag: made.answer.etag, body: made.answer.body() }
     },
   }

@@ -111,9 +111,31 @@ function piecesOf(document: EventDocument, terms: TermsJson, form: Form, extra: 
   return parts as unknown as SerializedPieces<Event>
 }
 
-/** The bytes of a single read of a document with `categories` and `tags` put in, and `extra` edits of its body (none inside another). */
+/**
+ * The bytes of a single read of a document with `categories` and `tags` put in, and `extra` edits of its body (none
+ * inside another): written into one buffer of their length, the document's bytes between the edits copied from it (no
+ * piece made of each: an occurrence's answer has seven edits).
+ */
 export function singleBody(ctx: AppContext, document: EventDocument, categories: readonly Category[], tags: readonly Tag[], extra: readonly BodyEdit[]): Serialized<Event> {
-  return Buffer.concat(piecesOf(document, termsJson(ctx, categories, tags), 'single', extra)) as Serialized<Event>
+  const [categoryItems, tagItems] = termsJson(ctx, categories, tags)
+  const edits: BodyEdit[] = [[document.categoryAt, document.categoryAt, categoryItems], [document.tagAt, document.tagAt, tagItems], ...extra]
+  edits.sort((a, b) => a[0] - b[0])
+  const { body } = document
+  let length = body.length
+  for (const [at, to, items] of edits) {
+    length -= to - at
+    for (const item of items) length += item.length
+  }
+  const out = Buffer.allocUnsafe(length)
+  let from = 0
+  let written = 0
+  for (const [at, to, items] of edits) {
+    written += body.copy(out, written, from, at)
+    for (const item of items) written += item.copy(out, written)
+    from = to
+  }
+  body.copy(out, written, from)
+  return out as Serialized<Event>
 }
 
 /** The records of terms `ids` (in that order), or undefined when one is gone. */
@@ -185,12 +207,32 @@ function inOrder(value: Record<string, unknown>, order: readonly string[]): Reco
   return out
 }
 
-/** A document's terms' current records and the ETag a read of its event gives with them; undefined when a term it names is gone. */
-export async function documentTerms(ctx: AppContext, document: EventDocument): Promise<{ categories: Category[]; tags: Tag[]; etag: string } | undefined> {
+/** A document's terms' records and the ETag a read of its event gives with them (`documentTerms`). */
+export interface DocumentTerms {
+  categories: Category[]
+  tags: Tag[]
+  etag: string
+}
+
+/** Whether `a` and `b` hold the same objects in the same order. */
+function sameObjects(a: readonly object[], b: readonly object[]): boolean {
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
+  return true
+}
+
+/**
+ * A document's terms' current records and the ETag a read of its event gives with them; undefined when a term it names
+ * is gone. `last`: what this gave for the same document before (its event, version and digest), given again when the
+ * records are the same objects (the read cache's, unchanged: an ETag is of the records' digests, once per object), its
+ * ETag not digested again (reads of a series' occurrences, one after the other).
+ */
+export async function documentTerms(ctx: AppContext, document: EventDocument, last?: DocumentTerms): Promise<DocumentTerms | undefined> {
   const [categoryById, tagById] = await Promise.all([termsOf(ctx, CATEGORY, document.categoryIds), termsOf(ctx, TAG, document.tagIds)])
   if (categoryById === undefined || tagById === undefined) return undefined
   const categories = document.categoryIds.map((id) => categoryById.get(id) as Category)
   const tags = document.tagIds.map((id) => tagById.get(id) as Tag)
+  if (last !== undefined && sameObjects(last.categories, categories) && sameObjects(last.tags, tags)) return last
   return { categories, tags, etag: composedEventEtag(document.id, document.version, document.digest, categories, tags) }
 }
 

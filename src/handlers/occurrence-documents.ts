@@ -8,8 +8,9 @@
  *
  * Where those values are in a document (`SeriesSlots`) is found once per document, by reading its members' places
  * in the bytes, and remembered per app and series for the same document (its version and digest). The ETag is the
- * series' (the document's) with the occurrence's id and the JSON of its ten members (http/etag.ts `occurrenceEtag`):
- * no digest of the whole occurrence record, which a read would otherwise have to make as text first.
+ * series' (the document's) with the occurrence's id and the JSON of its dates, abbreviation and original start, from
+ * which its ten members are made (http/etag.ts `occurrenceEtag`): no digest of the whole occurrence record, which a read
+ * would otherwise have to make as text first.
  *
  * The ten members and the JSON-LD's dates are written straight into bytes from the occurrence's row as numbers
  * (`fastAnswer`, lib/occurrence-bytes.ts, as list items are written), and the ETag digests the same text made as
@@ -23,14 +24,14 @@ import type { Category, Event, Tag } from '../contract.js'
 import { occurrenceEtag, unchangedOccurrenceEtag, unchangedOccurrencePrefix } from '../http/etag.js'
 import type { Serialized } from '../http/serialized.js'
 import { jsonLdDates } from '../lib/json-ld.js'
-import { abbreviationJson, jsonLdBytes, membersJson, occurrenceBytes, type OccurrenceDates } from '../lib/occurrence-bytes.js'
+import { abbreviationJson, datesJson, jsonLdBytes, occurrenceBytes, type OccurrenceDates } from '../lib/occurrence-bytes.js'
 import { DAY, MINUTE, SECOND, offsetFunction, wallMsToUtcMs, type OffsetAt } from '../lib/time-zones.js'
 import { tzAbbreviationAt } from '../lib/tz-abbreviation.js'
 import { OCCURRENCE_KEYS, occurrenceRecord, type OccurrenceState } from '../lib/occurrence-view.js'
 import { occurrenceIdMs } from '../lib/recurrence.js'
 import type { EventDocument, OccurrenceDocument } from '../repositories/event-documents.js'
 import type { AppContext } from './context.js'
-import { documentTerms, singleBody, type BodyEdit } from './event-documents.js'
+import { documentTerms, singleBody, type BodyEdit, type DocumentTerms } from './event-documents.js'
 
 export { OCCURRENCE_KEYS }
 
@@ -133,6 +134,10 @@ export interface SeriesSlots {
   marks: ReadonlyArray<readonly [from: number, to: number, after: number]>
   /** What writes an occurrence's values straight into bytes (`fastAnswer`), or null when they are not so made for it. */
   fast: FastSlots | null
+  /** The document's terms and its ETag as the last read of one of its occurrences found them (`documentTerms`' `last`). */
+  terms: DocumentTerms | undefined
+  /** The read cache's generation `terms` were read at, when a cold read read them (`documentOccurrence`). */
+  termsGeneration: number | undefined
 }
 
 /** What `fastAnswer` needs besides the spans: where the dates block is, the series' zone and length in days, its occurrences' URL. */
@@ -215,6 +220,8 @@ function readSlots(document: EventDocument): SeriesSlots | null {
     basis: { timezone, all_day: allDay, start_date: startDate, end_date: endDate, rest_url: restUrl }, members, ldStart, ldEnd,
     marks: spans.map(([from, to]) => [from, to, bytes[to] as number]),
     fast: fastSlots(bytes, members, timezone, startDate, endDate, restUrl),
+    terms: undefined,
+    termsGeneration: undefined,
   }
 }
 
@@ -338,7 +345,7 @@ function fastAnswer(document: EventDocument, slots: SeriesSlots, fast: FastSlots
   }
   for (const ms of [dates.startWall, dates.endWall, dates.startUtc, dates.endUtc]) if (!(ms >= FIRST_MS && ms < LAST_MS + SECOND)) return undefined
   const made = occurrenceBytes(dates, abbreviationJson(tzAbbreviationAt(slots.basis.timezone, startUtc)), state.id, fast.urlJson)
-  const digested = made === undefined ? undefined : membersJson(unchangedOccurrencePrefix(seriesEtag, state.id), made.bytes)
+  const digested = made === undefined ? undefined : datesJson(unchangedOccurrencePrefix(seriesEtag, state.id), made.bytes)
   if (made === undefined || digested === undefined) return undefined
   const etag = unchangedOccurrenceEtag(document.id, document.version, digested)
   const { bytes, datesEnd, abbrEnd } = made
@@ -427,18 +434,27 @@ export type DocumentOccurrence =
   | 'none'
 
 /**
- * What an anonymous read of occurrence `id` gives from `read` (its series' document and its row, `readOccurrence`):
+ * What an anonymous read of occurrence `id` gives from `read` (its series' document and its row, `readOccurrence`;
+ * `generation`: the read cache's look a cold read was read after):
  * the series' terms and, for an occurrence without an override, its answer (`occurrenceAnswer`); 'none' when the
  * series has no such occurrence; undefined when the document cannot serve (no slots, a term gone: the read assembles).
  * What the full path (handlers/event-occurrences.ts) and the cold read (handlers/cold-reads.ts) both answer with.
  */
-export async function documentOccurrence(ctx: AppContext, read: OccurrenceDocument, id: string): Promise<DocumentOccurrence | undefined> {
+export async function documentOccurrence(ctx: AppContext, read: OccurrenceDocument, id: string, generation?: number): Promise<DocumentOccurrence | undefined> {
   const { document, occurrence } = read
   const slots = slotsOf(ctx, document)
   if (slots === null) return undefined
   if (occurrence === undefined || occurrenceIdMs(id, slots.basis.all_day) === null) return 'none'
-  const terms = await documentTerms(ctx, document)
-  if (terms === undefined) return undefined
+  // The slots are the same document's (its event, version, digest and length): its terms' ETag made once while they
+  // stay. A cold read after a look of the generation they were read at (nothing taken in since: the same term records)
+  // takes them as they are, without asking the read cache for each term again.
+  let terms = generation !== undefined && slots.termsGeneration === generation ? slots.terms : undefined
+  if (terms === undefined) {
+    terms = await documentTerms(ctx, document, slots.terms)
+    if (terms === undefined) return undefined
+    slots.terms = terms
+    slots.termsGeneration = generation
+  }
   const answer = occurrence.overridden ? undefined : occurrenceAnswer(ctx, document, slots, { id, ...occurrence }, terms.categories, terms.tags, terms.etag)
   return { terms, answer }
 }

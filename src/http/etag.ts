@@ -11,7 +11,6 @@
 import { hash } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Event } from '../contract.js'
-import { OCCURRENCE_KEYS } from '../lib/occurrence-view.js'
 import { preconditionFailed } from './errors.js'
 
 // Records are never changed once made, and the read cache keeps them: a digest is made once per object.
@@ -75,10 +74,12 @@ export function eventEtag(record: EventParts, version: number): string {
  * series' version, and the digests of its record and of the terms it shows), the occurrence id, its override's
  * version (0 without one) and what the occurrence shows of its own, so that a change of the series, of the occurrence
  * alone or of what its record shows changes it:
- * - without an override, its record is the series' with the members of OCCURRENCE_KEYS changed (its dates, their
- *   details, `timezone_abbr`, `occurrence`: lib/occurrence-view.ts `occurrenceRecord`) and every other member the
- *   series' own, which the series' ETag names: those members' JSON (a few hundred bytes, where the whole record's
- *   is 4–5 kB, which a read from the series' document would have to make first: handlers/occurrence-documents.ts);
+ * - without an override, its record is the series' with the members of OCCURRENCE_KEYS changed (lib/occurrence-view.ts
+ *   `occurrenceRecord`) and every other member the series' own, which the series' ETag names; and those ten members
+ *   are made from seven short texts (`unchangedOccurrenceDates`): its four dates (each `*_details` is its date's
+ *   fields), its `timezone_abbr`, and its `occurrence`'s original start wall and UTC (its `id` is the occurrence id,
+ *   `overridden` false, `rest_url` the series' and the id). Their JSON, some 170 bytes (the ten members' is some 750,
+ *   which a read from the series' document would otherwise write out and digest: handlers/occurrence-documents.ts);
  * - with one, its texts, venues and organizers may be its own (a venue it shows can be renamed without the override's
  *   version moving): the digest of the whole record.
  * The JSON-LD, the language and the coding follow: the JSON-LD is made from the record, another language is another
@@ -86,20 +87,30 @@ export function eventEtag(record: EventParts, version: number): string {
  */
 export function occurrenceEtag(seriesEtag: string, id: number, version: number, occurrence: string, overrideVersion: number, record: Event): string {
   const own = overrideVersion === 0 && record.occurrence?.overridden === false
-    ? `members:${JSON.stringify(OCCURRENCE_KEYS.map((key) => record[key]))}`
+    ? `dates:${JSON.stringify(unchangedOccurrenceDates(record))}`
     : `record:${digestOf(record)}`
   return `"event-${id}-${version}-${sha256([seriesEtag, occurrence, String(overrideVersion), own].join('|'))}"`
 }
 
-/** What `occurrenceEtag` digests of an occurrence without an override before its members' JSON (`unchangedOccurrenceEtag`). */
+/**
+ * What an occurrence without an override (`record`, lib/occurrence-view.ts `occurrenceRecord`) shows of its own beside
+ * its id and its series' record, in the order `occurrenceEtag` digests them: every one of its ten OCCURRENCE_KEYS
+ * members is a function of these, the occurrence id and the series' record.
+ */
+export function unchangedOccurrenceDates(record: Event): unknown[] {
+  return [record.start_date, record.end_date, record.utc_start_date, record.utc_end_date, record.timezone_abbr,
+    record.occurrence?.original_start_date, record.occurrence?.original_utc_start_date]
+}
+
+/** What `occurrenceEtag` digests of an occurrence without an override before the JSON of its `unchangedOccurrenceDates` (`unchangedOccurrenceEtag`). */
 export function unchangedOccurrencePrefix(seriesEtag: string, occurrence: string): string {
-  return `${seriesEtag}|${occurrence}|0|members:`
+  return `${seriesEtag}|${occurrence}|0|dates:`
 }
 
 /**
  * `occurrenceEtag` of an occurrence without an override of event `id` at `version`, from the text it digests already
- * made as UTF-8 bytes (`unchangedOccurrencePrefix` and the JSON of the members' values: lib/occurrence-bytes.ts
- * `membersJson`): the same tag, without the members as values nor their JSON as a string.
+ * made as UTF-8 bytes (`unchangedOccurrencePrefix` and the JSON of its `unchangedOccurrenceDates`: lib/occurrence-bytes.ts
+ * `datesJson`): the same tag, without the members as values nor their JSON as a string.
  */
 export function unchangedOccurrenceEtag(id: number, version: number, digested: Buffer): string {
   return `"event-${id}-${version}-${hash('sha256', digested, 'base64url').slice(0, 16)}"`

@@ -93,9 +93,10 @@ export interface ReplaySources {
     /**
      * The same for an anonymous read of occurrence `occurrence` (`YYYYMMDDTHHMMSSZ` or `YYYYMMDD`) of event `id`
      * (`<prefix>/events/<id>/occurrences/<occurrence>`): undefined unless it is one without an override answered from
-     * the series' stored document (the full path answers everything else, its 404s too).
+     * the series' stored document (the full path answers everything else, its 404s too); read after the look that
+     * returned `generation`.
      */
-    occurrence?: (id: number, occurrence: string) => Promise<ColdAnswer | undefined>
+    occurrence?: (id: number, occurrence: string, generation: number) => Promise<ColdAnswer | undefined>
     /**
      * Where the look is a statement of its own (PostgreSQL): the look at the data version taken with the read of the
      * stored documents of events `ids` (distinct), in one statement and one snapshot (then `look`'s generation), and
@@ -425,7 +426,7 @@ export function registerReplay(app: FastifyInstance, sources: ReplaySources): Re
       }
       if (again) keep(one.key, { generation, status: 200, headers, idAt: template.idAt, body: made.body, route: template.route, holds: undefined })
     }
-    const read = lookedAt !== undefined ? lookedAt() : occurrence === undefined ? cold?.answer(id, generation) : cold?.occurrence?.(id, occurrence)
+    const read = lookedAt !== undefined ? lookedAt() : occurrence === undefined ? cold?.answer(id, generation) : cold?.occurrence?.(id, occurrence, generation)
     // A read that fails (the database cannot serve now) is the full path's to answer (503), and to log.
     if (read === undefined) fastify(one.req, one.res)
     else read.then(answerWith, () => answerWith(undefined)).catch((error: unknown) => failed(one, error))

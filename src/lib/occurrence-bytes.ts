@@ -25,10 +25,10 @@ export interface OccurrenceBytes {
 
 /**
  * Where the values of the members the bytes hold are in them (`[from, to)` in turn, in lib/occurrence-view.ts
- * `OCCURRENCE_KEYS`' order: the dates and their details, the abbreviation, `occurrence`), as the last
- * `occurrenceBytes` wrote them (read before the next call).
+ * `OCCURRENCE_KEYS`' order: the dates and their details, the abbreviation, `occurrence`; then `occurrence`'s
+ * `original_start_date` and `original_utc_start_date`), as the last `occurrenceBytes` wrote them (read before the next call).
  */
-export const valueSpans = new Int32Array(20)
+export const valueSpans = new Int32Array(24)
 
 /** Where the bytes are written before they are copied out at their length (an occurrence's take some 700). */
 const scratch = Buffer.allocUnsafe(16 * 1024)
@@ -142,9 +142,13 @@ export function occurrenceBytes(dates: OccurrenceDates, abbrJson: Buffer, id: st
   at = text(at, '{"id":"')
   at = text(at, id)
   at = text(at, '","original_start_date":"')
+  valueSpans[20] = at - 1
   at = copyText(at, startWallAt)
+  valueSpans[21] = at + 1
   at = text(at, '","original_utc_start_date":"')
+  valueSpans[22] = at - 1
   at = copyText(at, startUtcAt)
+  valueSpans[23] = at + 1
   at = text(at, '","overridden":false,"rest_url":')
   at += urlJson.copy(scratch, at)
   at = text(at, id)
@@ -171,30 +175,38 @@ export function abbreviationJson(abbreviation: string): Buffer {
   return json
 }
 
-/** Where `membersJson` writes (its answer is a view of it). */
-const membersScratch = Buffer.allocUnsafe(16 * 1024)
+/** Where `datesJson` writes (its answer is a view of it). */
+const datesScratch = Buffer.allocUnsafe(1024)
+
+/** The spans of `valueSpans` `datesJson` writes, in http/etag.ts `unchangedOccurrenceDates`' order (the first of each pair). */
+const DATES_SPANS = [0, 4, 8, 12, 16, 20, 22]
 
 /**
- * `prefix` and then the JSON array of the values `bytes` (the last `occurrenceBytes`' answer) holds, in turn
- * (`valueSpans`): `JSON.stringify` of those members' values, as http/etag.ts `occurrenceEtag` digests them; a view
- * valid until the next call. Undefined when it does not fit.
+ * `prefix` and then the JSON array of the occurrence's dates, abbreviation and original start (wall, UTC) as `bytes`
+ * (the last `occurrenceBytes`' answer) holds them (`valueSpans`): the text http/etag.ts `occurrenceEtag` digests of an
+ * occurrence without an override (`unchangedOccurrenceDates`); a view valid until the next call. Undefined when it
+ * does not fit.
  */
-export function membersJson(prefix: string, bytes: Buffer): Buffer | undefined {
-  if (prefix.length + bytes.length + 16 > membersScratch.length) return undefined
+export function datesJson(prefix: string, bytes: Buffer): Buffer | undefined {
+  const out = datesScratch
+  let length = prefix.length + 8
+  for (const i of DATES_SPANS) length += (valueSpans[i + 1] as number) - (valueSpans[i] as number)
+  if (length > out.length) return undefined
   // The prefix (an ETag and an occurrence id: ASCII) by character, the values from where `occurrenceBytes` wrote them.
   let at = 0
   for (let i = 0; i < prefix.length; i++) {
     const c = prefix.charCodeAt(i)
     if (c >= 0x80) return undefined
-    membersScratch[at++] = c
+    out[at++] = c
   }
-  membersScratch[at++] = 0x5b
-  for (let i = 0; i < 20; i += 2) {
-    if (i > 0) membersScratch[at++] = 0x2c
-    for (let j = valueSpans[i] as number, to = valueSpans[i + 1] as number; j < to; j++) membersScratch[at++] = bytes[j] as number
+  out[at++] = 0x5b
+  for (let n = 0; n < DATES_SPANS.length; n++) {
+    const i = DATES_SPANS[n] as number
+    if (n > 0) out[at++] = 0x2c
+    at += bytes.copy(out, at, valueSpans[i] as number, valueSpans[i + 1] as number)
   }
-  membersScratch[at++] = 0x5d
-  return membersScratch.subarray(0, at)
+  out[at++] = 0x5d
+  return out.subarray(0, at)
 }
 
 /**

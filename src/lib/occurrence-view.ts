@@ -14,8 +14,9 @@ import { tzAbbreviation } from './tz-abbreviation.js'
 
 /**
  * The members `occurrenceRecord` changes in its series' record for an occurrence without an override, in the
- * record's order (every other member is the series'): what an occurrence's ETag digests besides the series' ETag
- * (http/etag.ts `occurrenceEtag`), and what its read from the series' document puts in (handlers/occurrence-documents.ts).
+ * record's order (every other member is the series'): what an occurrence's ETag names besides the series' ETag
+ * (http/etag.ts `occurrenceEtag`, from the texts they are made of), and what its read from the series' document puts
+ * in (handlers/occurrence-documents.ts).
  */
 export const OCCURRENCE_KEYS = ['start_date', 'start_date_details', 'end_date', 'end_date_details', 'utc_start_date', 'utc_start_date_details',
   'utc_end_date', 'utc_end_date_details', 'timezone_abbr', 'occurrence'] as const satisfies ReadonlyArray<keyof Event>

@@ -60,6 +60,11 @@ const BUSY_FILL_BATCH = 20
 const BUSY_ROUND_MS = 200
 /** Event ids a fill looks through per statement. */
 const FILL_WINDOW = 5000
+/**
+ * The bytes of series' documents kept for reads of their occurrences (SQLite, `readOccurrence`) at most: 16 MB, some
+ * 3,600 series of 4.4 kB (the benchmark's series' mean; its 20,000 events have 3,773 series with a document).
+ */
+export const MAX_KEPT_BODY_BYTES = 16 * 1024 * 1024
 
 /** An event's stored document (see the migration for what each part is). */
 export interface EventDocument {
@@ -164,6 +169,16 @@ export interface EventDocumentStats {
   /** Of those stored, offered at a version this process's writes of other events had since left. */
   carried: number
   dropped: number
+  /** Of the hits, reads of an occurrence that took its series' document's body from those kept (SQLite). */
+  keptBodies: number
+}
+
+/** A series' document's body kept for reads of its occurrences, with what names it. */
+interface KeptBody {
+  context: string
+  version: number
+  digest: string
+  body: Buffer
 }
 
 interface Offer extends OfferedDocument {
@@ -238,6 +253,9 @@ export function createEventDocuments(db: Kysely<Database>, options: EventDocumen
     + `(select o.start_utc || '|' || o.end_utc from event_occurrences as o where o.event_id = d.event_id and o.occurrence = ${occurrenceId}) as o_dates, `
     + `(select v.version from event_overrides as v where v.event_id = d.event_id and v.occurrence = ${occurrenceId}) as o_override`
   const occurrenceText = `select ${occurrenceColumns} from event_documents as d where d.event_id = ${placeholder(2)} and d.context = ${placeholder(3)}`
+  // SQLite, a series whose document's bytes are kept (`keptBodies`): the same without the body, its length instead
+  // (read from the row's header: the body's overflow pages are not read).
+  const occurrenceKeptText = occurrenceText.replace('d.body, ', 'length(d.body) as body_length, ')
   // PostgreSQL: the same with the data version, the statement kept planned in a function of the schema (migration
   // 0022, which says why): its one row, the document's columns and the occurrence's beside it (null when there is none).
   const versionAndOccurrenceText = 'select h, e, event_id, grp, version, digest, category_ids, tag_ids, category_at, tag_at, ld_from, ld_to, body, '
@@ -266,8 +284,27 @@ export function createEventDocuments(db: Kysely<Database>, options: EventDocumen
     }
     return context
   }
+  // SQLite: the bodies of the series' documents last read with an occurrence, by event id, at most MAX_KEPT_BODY_BYTES
+  // in all (the least recently read dropped first): see `readOccurrence`.
+  const keptBodies = new Map<number, KeptBody>()
+  let keptBytes = 0
+  const keepBody = (document: EventDocument, context: string): void => {
+    const old = keptBodies.get(document.id)
+    if (old !== undefined) {
+      keptBodies.delete(document.id)
+      keptBytes -= old.body.length
+    }
+    if (document.body.length > MAX_KEPT_BODY_BYTES) return
+    while (keptBytes + document.body.length > MAX_KEPT_BODY_BYTES) {
+      const [id, oldest] = keptBodies.entries().next().value as [number, KeptBody]
+      keptBodies.delete(id)
+      keptBytes -= oldest.body.length
+    }
+    keptBodies.set(document.id, { context, version: document.version, digest: document.digest, body: document.body })
+    keptBytes += document.body.length
+  }
   const waiting = new Map<number, Offer>()
-  const counts: EventDocumentStats = { hits: 0, misses: 0, stored: 0, carried: 0, dropped: 0 }
+  const counts: EventDocumentStats = { hits: 0, misses: 0, stored: 0, carried: 0, dropped: 0, keptBodies: 0 }
   let running: Promise<void> | undefined
   let filling: Promise<boolean> | undefined
   let closed = !options.enabled
@@ -437,6 +474,7 @@ export function createEventDocuments(db: Kysely<Database>, options: EventDocumen
   }
 
   type OccurrenceRow = DocumentRow & { o_dates: string | null; o_override: number | string | null }
+  type KeptOccurrenceRow = Omit<OccurrenceRow, 'body'> & { body_length: number }
 
   function occurrenceDocumentOf(row: OccurrenceRow): OccurrenceDocument {
     counts.hits += 1
@@ -462,15 +500,39 @@ export function createEventDocuments(db: Kysely<Database>, options: EventDocumen
     ...(postgres ? { readWithVersion, readManyWithVersion, readOccurrenceWithVersion } : {}),
     async readOccurrence(id, apiUrl, occurrence) {
       if (closed) return undefined
+      const args = occurrenceArgs(id, apiUrl, occurrence)
+      const context = args.at(-1) as string
+      // SQLite: with the series' document's body kept, its row without the body. The kept bytes serve when the row is
+      // the document they were read with: the same event, context, version, digest and length (within a context a
+      // document's bytes are the serializer's of the record its digest names: `slotsOf`'s reasoning, handlers/
+      // occurrence-documents.ts); else the row is read again with its body. (The body is most of what the statement
+      // read: a series' is some 4–6 kB, past the row's page, on overflow pages; 25–29 µs → 18–20 µs on the benchmark's file.)
+      const kept = postgres ? undefined : keptBodies.get(id)
+      if (kept !== undefined && kept.context === context) {
+        const { rows } = await db.executeQuery<KeptOccurrenceRow>(CompiledQuery.raw(occurrenceKeptText, args))
+        const row = rows[0]
+        if (row === undefined) {
+          counts.misses += 1
+          return undefined
+        }
+        if (Number(row.version) === kept.version && row.digest === kept.digest && Number(row.body_length) === kept.body.length) {
+          keptBodies.delete(id)
+          keptBodies.set(id, kept)
+          counts.keptBodies += 1
+          return occurrenceDocumentOf({ ...row, body: kept.body })
+        }
+      }
       // PostgreSQL: the function's statement (its version not taken in), which is planned already.
       const { rows } = await db.executeQuery<OccurrenceRow | { [K in keyof OccurrenceRow]: null }>(
-        CompiledQuery.raw(postgres ? versionAndOccurrenceText : occurrenceText, occurrenceArgs(id, apiUrl, occurrence)))
+        CompiledQuery.raw(postgres ? versionAndOccurrenceText : occurrenceText, args))
       const row = rows[0]
       if (row === undefined || row.event_id === null) {
         counts.misses += 1
         return undefined
       }
-      return occurrenceDocumentOf(row)
+      const read = occurrenceDocumentOf(row)
+      if (!postgres) keepBody(read.document, context)
+      return read
     },
     fill(apiUrl, assemble) {
       if (closed) return Promise.resolve(true)
