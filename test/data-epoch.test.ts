@@ -21,14 +21,14 @@ const TRIGGERED = ['events', 'venues', 'organizers', 'terms', 'event_terms', 'ev
 /** Tables no cached read reads, and why: their writes leave the cache alone. */
 const EXCLUDED: Record<string, string> = {
   data_epoch: 'the epoch itself',
-  key_epoch: 'the key epoch (migration 0027): moved by writes of keys and users, read by authentication only',
+  key_epoch: 'the key epoch (migration 0026): moved by writes of keys and users, read by authentication only',
   changes: 'the change log: its head is read beside the epoch, and names what changed precisely',
   change_log: 'retention bookkeeping (the highest pruned position), read by the change feed only, uncached',
   webhooks: 'subscriptions: the dispatcher writes their failure counts; read uncached by the webhook routes',
   webhook_deliveries: 'the outbox: claimed and finished by the dispatcher on every round; never cached',
   webhook_attempts: 'every delivery attempt; never cached',
-  users: 'authentication keeps them beside the key epoch (migration 0027), which they move; a record names its author by id only',
-  api_keys: 'authentication keeps them beside the key epoch (migration 0027), which they move',
+  users: 'authentication keeps them beside the key epoch (migration 0026), which they move; a record names its author by id only',
+  api_keys: 'authentication keeps them beside the key epoch (migration 0026), which they move',
   idempotency_keys: 'claims and remembered answers of creating POSTs (migration 0016), read uncached by the creates',
   kysely_migration: 'the migration history',
   kysely_migration_lock: 'the migration lock',

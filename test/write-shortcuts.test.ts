@@ -1,7 +1,7 @@
 /**
  * What a write no longer asks the database each time (issue 49), and why it is never wrong: two apps on one
  * database (one SQLite file; one PostgreSQL schema with TEST_DATABASE=postgres), as two processes or nodes.
- * - Keys verified once are kept in memory beside the key epoch (migration 0027, repositories/users.ts `keyCallers`):
+ * - Keys verified once are kept in memory beside the key epoch (migration 0026, repositories/users.ts `keyCallers`):
  *   a key revoked, or a role changed, by the other app or by raw SQL on another connection is refused by this one
  *   from its next request on.
  * - The webhook outbox's statement is skipped when no subscription is active, as a write's transaction found at

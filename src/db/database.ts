@@ -298,7 +298,7 @@ function withVersionProbe(
     if (!sqlite.inTransaction) committed = read()
   }
   setVersionProbe(db, () => sqlite.inTransaction ? committed : committed = read())
-  // The key epoch (migration 0027), read at once by authentication (repositories/users.ts `keyCallers`). Inside a
+  // The key epoch (migration 0026), read at once by authentication (repositories/users.ts `keyCallers`). Inside a
   // transaction the connection would read what its units of work wrote and have not committed (they may yet be rolled
   // back, and leave the epoch at a value it will take again): there it answers the epoch read as the write transaction
   // began, which is what is committed until it ends (it holds the write lock); none inside a read transaction, nor

@@ -432,7 +432,7 @@ export function setVersionProbe(db: QueryExecutorProvider, probe: () => DataVers
   versionProbes.set(db, probe)
 }
 
-/** Where the key epoch stands (migration 0027), or undefined when it cannot be told at once (see `setKeyEpochProbe`). */
+/** Where the key epoch stands (migration 0026), or undefined when it cannot be told at once (see `setKeyEpochProbe`). */
 export type KeyEpochProbe = () => number | undefined
 
 const keyEpochProbes = new WeakMap<object, KeyEpochProbe>()

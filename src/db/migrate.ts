@@ -28,7 +28,7 @@ import * as occurrenceDocumentRead from './migrations/0022-occurrence-document-r
 import * as eventDocumentRead from './migrations/0023-event-document-read.js'
 import * as concurrentApiWrites from './migrations/0024-concurrent-api-writes.js'
 import * as eventDocumentsRead from './migrations/0025-event-documents-read.js'
-import * as keyEpoch from './migrations/0027-key-epoch.js'
+import * as keyEpoch from './migrations/0026-key-epoch.js'
 
 const migrations: Record<string, Migration> = {
   '0001-initial': initial,
@@ -56,7 +56,7 @@ const migrations: Record<string, Migration> = {
   '0023-event-document-read': eventDocumentRead,
   '0024-concurrent-api-writes': concurrentApiWrites,
   '0025-event-documents-read': eventDocumentsRead,
-  '0027-key-epoch': keyEpoch,
+  '0026-key-epoch': keyEpoch,
 }
 
 /**

@@ -147,7 +147,7 @@ export interface ChangeLogTable {
   pruned_through: number
 }
 
-/** One row (id 1): moved by triggers whenever `api_keys` or `users` is written (migration 0027). */
+/** One row (id 1): moved by triggers whenever `api_keys` or `users` is written (migration 0026). */
 export interface KeyEpochTable {
   id: number
   n: number

@@ -41,7 +41,7 @@ const KEYS_KEPT = 1000
 
 /**
  * The active user holding a key, as `findUserByKey` finds it, with the keys found kept in memory (by their hash)
- * beside the key epoch (migration 0027) read before they were looked up: a key is taken from memory only while the
+ * beside the key epoch (migration 0026) read before they were looked up: a key is taken from memory only while the
  * epoch has not moved, that is while no process has written a key or a user since, so that a key revoked or a role
  * changed anywhere is refused from the next request on. Answered at once (no promise) when kept. Without a probe of
  * the epoch (PostgreSQL: a look would cost the round trip the lookup costs), or when it cannot be told at once, every
