@@ -101,12 +101,12 @@ export async function eventsShowingChanged(trx: Tx, table: 'venues' | 'organizer
 
 /**
  * The series with a changed occurrence that links venue or organizer `id` on its own (CONTRACT §17: the
- * override's `venues`/`organizers`, a JSON array of ids): what they show changes with that record too.
+ * override's links, `event_override_links`, read by target): what they show changes with that record too.
  */
 async function seriesOverridingWith(trx: Tx, table: 'venues' | 'organizers', id: number): Promise<number[]> {
-  const rows = await trx.selectFrom('event_overrides').select(['event_id', `${table} as ids`])
-    .where(table, 'like', `%${id}%`).execute()
-  return rows.filter((r) => r.ids !== null && (JSON.parse(r.ids) as number[]).includes(id)).map((r) => r.event_id)
+  const rows = await trx.selectFrom('event_override_links').select('event_id').distinct()
+    .where('kind', '=', table === 'venues' ? 'venue' : 'organizer').where('target_id', '=', id).execute()
+  return rows.map((r) => r.event_id)
 }
 
 /**
