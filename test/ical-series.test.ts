@@ -246,6 +246,29 @@ t.test('a list feed holds each series once, in list order, with its changed occu
   }
 })
 
+t.test('renaming a venue linked by one changed occurrence alone changes the feeds\' ETags and their LOCATION', async (t) => {
+  const { s, editor, series } = await fixture(t)
+  const books = series[1] as Series
+  const venues = await s.inject({ url: `${API}/venues?per_page=50` })
+  const library = venues.json<{ venues: Array<{ id: number; venue: string }> }>().venues.find((v) => v.venue === 'Town Library')
+  if (library === undefined) throw new Error('no Town Library')
+  const urls = [`${API}/events/${books.id}?ical=1`, `${API}/events?ical=1&start_date=2026-07-01&end_date=2027-12-31`]
+  const tags = new Map<string, string>()
+  for (const url of urls) {
+    const first = await s.inject({ url })
+    t.match(first.body, /LOCATION:Town Library/, `${url}: the changed occurrence's venue`)
+    tags.set(url, String(first.headers.etag))
+  }
+  const renamed = await s.inject({ method: 'PATCH', url: `${API}/venues/${library.id}`, headers: editor, payload: { venue: 'City Library' } })
+  t.equal(renamed.statusCode, 200)
+  for (const url of urls) {
+    const after = await s.inject({ url, headers: { 'if-none-match': tags.get(url) ?? '' } })
+    t.equal(after.statusCode, 200, `${url}: the renamed venue is a new feed`)
+    t.not(after.headers.etag, tags.get(url))
+    t.match(after.body, /LOCATION:City Library/)
+  }
+})
+
 t.test('a change of one occurrence changes the feeds\' ETags; an unchanged feed is 304', async (t) => {
   const { s, series } = await fixture(t)
   const choir = series[0] as Series

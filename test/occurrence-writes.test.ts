@@ -127,6 +127,26 @@ t.test('PATCH: venue, organizer, cost, website, description of one occurrence; I
   t.equal((await s.inject({ url: url(jazz.id, FIFTH) })).json<Event>().title, 'Late Night Jazz', 'and changes nothing')
 })
 
+t.test('a venue deleted and an organizer trashed that one occurrence alone links: the series is updated (change log, version)', async (t) => {
+  const s = await setup(t)
+  const hall = await s.venue({ venue: 'Hall' })
+  const club = await s.organizer({ organizer: 'Club' })
+  const jazz = await series(t, s)
+  const linked = await s.inject({ method: 'PATCH', url: url(jazz.id, THIRD), headers: s.editor, payload: { venue: hall.id, organizer: [club.id] } })
+  t.equal(linked.statusCode, 200)
+  const version = async (): Promise<number> => Number((await s.db.selectFrom('events').select('version').where('id', '=', jazz.id).executeTakeFirstOrThrow()).version)
+  for (const [what, path] of [['venue deleted for good', `${API}/venues/${hall.id}?force=true`], ['organizer trashed', `${API}/organizers/${club.id}`]] as const) {
+    const before = await changesOf(s)
+    const was = await version()
+    const res = await s.inject({ method: 'DELETE', url: path, headers: s.editor })
+    t.equal(res.statusCode, 200, what)
+    t.strictSame((await changesOf(s)).slice(before.length), [{ record_id: jazz.id, action: 'updated' }], `${what}: the series is updated`)
+    t.equal(await version(), was + 1, `${what}: its version moves (ETag, SEQUENCE)`)
+  }
+  const occ = (await s.inject({ url: url(jazz.id, THIRD) })).json<Event>()
+  t.strictSame([occ.venue, occ.organizer], [[], []], 'the occurrence shows neither')
+})
+
 t.test('PATCH refusals: nothing written', async (t) => {
   const s = await setup(t)
   const jazz = await series(t, s)

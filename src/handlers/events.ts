@@ -113,9 +113,11 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
       const occurrences = (changed.get(stored.record.id) ?? []).map((c) => ({ record: seenBy(caller, c.record), original: c.original }))
       return { ...event, series: { recurrence, changed: occurrences } }
     })
+    // A changed occurrence counts as an event does: its version and a digest of it as the caller sees it, so a
+    // renamed venue or organizer linked by that occurrence alone is a new feed too.
     const tag = feedEtag([FEED_FORMAT, options.host, options.name, options.siteZone,
       ...shown.map((e, i) => `${eventEtag(e.record, events[i]?.version ?? 0)}${e.passwordProtected ? 'p' : ''}${
-        (changed.get(e.record.id) ?? []).map((c) => ` ${c.record.occurrence?.id ?? ''}:${c.version}`).join('')}`)])
+        (e.series?.changed ?? []).map((c, j) => ` ${c.record.occurrence?.id ?? ''}:${eventEtag(c.record, changed.get(e.record.id)?.[j]?.version ?? 0)}`).join('')}`)])
     return sendFeed(req, reply, tag, () => icalFeed(shown, options))
   }
 

@@ -96,7 +96,17 @@ export async function eventsShowingChanged(trx: Tx, table: 'venues' | 'organizer
   const linked = table === 'venues'
     ? await trx.selectFrom('event_venues').select('event_id').where('venue_id', '=', id).execute()
     : await trx.selectFrom('event_organizers').select('event_id').where('organizer_id', '=', id).execute()
-  await eventsLostLink(trx, linked.map((l) => l.event_id))
+  await eventsLostLink(trx, [...linked.map((l) => l.event_id), ...await seriesOverridingWith(trx, table, id)])
+}
+
+/**
+ * The series with a changed occurrence that links venue or organizer `id` on its own (CONTRACT §17: the
+ * override's links, `event_override_links`, read by target): what they show changes with that record too.
+ */
+async function seriesOverridingWith(trx: Tx, table: 'venues' | 'organizers', id: number): Promise<number[]> {
+  const rows = await trx.selectFrom('event_override_links').select('event_id').distinct()
+    .where('kind', '=', table === 'venues' ? 'venue' : 'organizer').where('target_id', '=', id).execute()
+  return rows.map((r) => r.event_id)
 }
 
 /**
@@ -110,11 +120,12 @@ export async function deletePost(trx: Tx, table: PostTable, id: number, version:
     : table === 'organizers'
       ? await trx.selectFrom('event_organizers').select('event_id').where('organizer_id', '=', id).execute()
       : []
+  const overriding = table === 'events' ? [] : await seriesOverridingWith(trx, table, id)
   const deleted = await trx.deleteFrom(table).where('id', '=', id).where('version', '=', version)
     .returning(['language', 'translation_group']).executeTakeFirst()
   if (deleted === undefined) return false
   recordChange(trx, { resource: RESOURCE[table], id, action: 'delete', language: deleted.language })
-  await eventsLostLink(trx, linkedEvents.map((l) => l.event_id))
+  await eventsLostLink(trx, [...linkedEvents.map((l) => l.event_id), ...overriding])
   if (deleted.translation_group !== null) await reportGroupChanged(trx, table, RESOURCE[table], deleted.translation_group, id)
   return true
 }
