@@ -36,7 +36,7 @@ import { positionOf } from '../src/handlers/changes.js'
 import { dataVersion } from '../src/db/dialect.js'
 import { LOG_LOCK_THEN_VERSION, VERSION_THEN_COMMIT } from '../src/db/postgres-dialect.js'
 import { recordChange, withTransaction, writtenBetween } from '../src/db/unit-of-work.js'
-import { freshDatabaseUrl, TEST_ENGINE } from './helpers/database.js'
+import { freshDatabaseUrl, engineTest, TEST_ENGINE } from './helpers/database.js'
 import { API, BASE_URL, NOW, build, decoded, type Injected } from './helpers/build.js'
 import { contractProblems, SPEC } from './helpers/contract.js'
 
@@ -173,7 +173,7 @@ t.test('creates, compare-and-swap PATCHes and slug collisions at once on two nod
   t.same([...last.entries()].sort(), [...whole.entries()].sort(), 'for every record, the last position the reader saw is the log\'s')
 })
 
-t.test('PostgreSQL: a concurrent unit of work held between its append and its commit: no entry commits past it', { skip: TEST_ENGINE !== 'postgres' && 'PostgreSQL only' }, async (t) => {
+engineTest('postgres', t, 'PostgreSQL: a concurrent unit of work held between its append and its commit: no entry commits past it', async (t) => {
   const url = await freshDatabaseUrl(t)
   const one = await openDatabase(url)
   const two = await openDatabase(url)
@@ -449,7 +449,7 @@ function holdAtLogLock(t: Test): { reached: Promise<number>; release: () => void
   return { reached, release }
 }
 
-t.test('PostgreSQL: a PATCH held before its commit: others\' PATCHes run beside it, one of its event waits for it (412)', { skip: TEST_ENGINE !== 'postgres' && 'PostgreSQL only' }, async (t) => {
+engineTest('postgres', t, 'PostgreSQL: a PATCH held before its commit: others\' PATCHes run beside it, one of its event waits for it (412)', async (t) => {
   const a = await build(t)
   const handle = await openDatabase(a.url)
   const b = await buildApp({ db: handle.db, config: defaultConfig({ publicUrl: BASE_URL }), now: () => NOW, spec: SPEC, compilers: createCompilers() })
@@ -482,7 +482,7 @@ t.test('PostgreSQL: a PATCH held before its commit: others\' PATCHes run beside 
   t.equal(decoded(await b.inject({ method: 'GET', url: `${API}/events/${one}`, headers: editor })).json<{ excerpt: string }>().excerpt, 'first')
 })
 
-t.test('PostgreSQL: a translation\'s create held before its commit: a status PATCH of its source waits, then reports the new version changed', { skip: TEST_ENGINE !== 'postgres' && 'PostgreSQL only' }, async (t) => {
+engineTest('postgres', t, 'PostgreSQL: a translation\'s create held before its commit: a status PATCH of its source waits, then reports the new version changed', async (t) => {
   const a = await build(t)
   const handle = await openDatabase(a.url)
   const b = await buildApp({ db: handle.db, config: defaultConfig({ publicUrl: BASE_URL }), now: () => NOW, spec: SPEC, compilers: createCompilers() })

@@ -15,7 +15,7 @@ import { VERSION_QUERY, dataVersion } from '../src/db/dialect.js'
 import { createCompilers } from '../src/http/compilers.js'
 import { API_URL, BASE_URL, NOW } from './helpers/build.js'
 import { SPEC } from './helpers/contract.js'
-import { TEST_ENGINE } from './helpers/database.js'
+import { engineTest, TEST_ENGINE } from './helpers/database.js'
 import { EVENTS, setup } from './helpers/events.js'
 
 const COLUMNS = 'event_id, grp, version, digest, category_ids, tag_ids, category_at, tag_at, ld_from, ld_to, body'
@@ -95,7 +95,7 @@ t.test('an event\'s document read with the data version is what the statement it
   t.ok(await check('all-day after a write', allDay.id), 'another event\'s document kept')
 })
 
-t.test('PostgreSQL: an anonymous read by id is one statement, a function\'s; migration 0023 down and up again', { skip: TEST_ENGINE !== 'postgres' }, async (t) => {
+engineTest('postgres', t, 'PostgreSQL: an anonymous read by id is one statement, a function\'s; migration 0023 down and up again', async (t) => {
   const s = await setup(t)
   const event = await s.event('Read')
   const other = await s.event('Other')
@@ -134,7 +134,7 @@ t.test('PostgreSQL: an anonymous read by id is one statement, a function\'s; mig
   t.strictSame(await both(), [true, true], 'up makes them again (twice: replaced)')
 })
 
-t.test('PostgreSQL: several events\' documents read with the data version (event_documents_read) are what readWithVersion reads of each; migration 0025 down and up', { skip: TEST_ENGINE !== 'postgres' }, async (t) => {
+engineTest('postgres', t, 'PostgreSQL: several events\' documents read with the data version (event_documents_read) are what readWithVersion reads of each; migration 0025 down and up', async (t) => {
   const s = await setup(t)
   const categories = [(await s.category('Jazz')).id]
   const timed = await s.event('Timed', { categories })

@@ -22,7 +22,7 @@ import { createUserWithKey } from '../src/repositories/users.js'
 import { SPEC } from './helpers/contract.js'
 import { contractProblems } from './helpers/contract.js'
 
-import { TEST_ENGINE, freshDatabaseUrl } from './helpers/database.js'
+import { engineTest, TEST_ENGINE, freshDatabaseUrl } from './helpers/database.js'
 import { build } from './helpers/build.js'
 import { freePort } from './helpers/net.js'
 import { apiKeyCommand, editorKey, startServer, type Server } from './helpers/server.js'
@@ -88,7 +88,7 @@ async function venueNames(url: string): Promise<string[]> {
   }
 }
 
-t.test('PostgreSQL: the server\'s connections terminated, the process stays up and the next requests succeed', { skip: TEST_ENGINE !== 'postgres' && 'PostgreSQL only' }, async (t) => {
+engineTest('postgres', t, 'PostgreSQL: the server\'s connections terminated, the process stays up and the next requests succeed', async (t) => {
   const base = await freshDatabaseUrl(t)
   const name = `calendar_faults_${process.pid}`
   const url = `${base}&application_name=${name}`
@@ -127,7 +127,7 @@ t.test('PostgreSQL: the server\'s connections terminated, the process stays up a
 /** The PostgreSQL server binaries of this machine, if any. */
 const PG_BIN = ['/usr/lib/postgresql/17/bin', '/usr/lib/postgresql/16/bin', '/usr/lib/postgresql/15/bin'].find((dir) => existsSync(join(dir, 'pg_ctl')))
 
-t.test('PostgreSQL stopped and started: 503 and readiness naming the database while it is down, then back without a restart', { skip: TEST_ENGINE !== 'postgres' && 'PostgreSQL only' }, async (t) => {
+engineTest('postgres', t, 'PostgreSQL stopped and started: 503 and readiness naming the database while it is down, then back without a restart', async (t) => {
   if (PG_BIN === undefined) {
     if (process.env.CI === 'true') t.fail('the PostgreSQL server binaries (initdb, pg_ctl) are missing: CI must have them')
     else t.pass('no PostgreSQL server binaries on this machine: not tried (outside CI)')
@@ -224,7 +224,7 @@ t.test('a lock held elsewhere past CALENDAR_DATABASE_TIMEOUT_MS: 503 in bounded 
   t.ok(alive(server))
 })
 
-t.test('PostgreSQL: the write lock not taken within CALENDAR_DATABASE_TIMEOUT_MS is 503, and the connection goes back to the pool clean (no 500 after)', { skip: TEST_ENGINE !== 'postgres' && 'PostgreSQL only' }, async (t) => {
+engineTest('postgres', t, 'PostgreSQL: the write lock not taken within CALENDAR_DATABASE_TIMEOUT_MS is 503, and the connection goes back to the pool clean (no 500 after)', async (t) => {
   const url = await freshDatabaseUrl(t)
   // Two connections, so that the next writes surely reuse the ones the refused writes had.
   const handle = await openDatabase(url, { timeoutMs: 300, poolSize: 2 })
@@ -262,7 +262,7 @@ t.test('PostgreSQL: the write lock not taken within CALENDAR_DATABASE_TIMEOUT_MS
   t.equal(names.filter((n) => n.startsWith('after')).length, 6)
 })
 
-t.test('SQLite full: writes 503 with Retry-After and SQLITE_FULL in the log, reads go on, writes work again with space', { skip: TEST_ENGINE !== 'sqlite' && 'SQLite only' }, async (t) => {
+engineTest('sqlite', t, 'SQLite full: writes 503 with Retry-After and SQLITE_FULL in the log, reads go on, writes work again with space', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'calendar-full-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   const lines: string[] = []
@@ -287,7 +287,7 @@ t.test('SQLite full: writes 503 with Retry-After and SQLITE_FULL in the log, rea
 })
 
 for (const how of ['deleted', 'replaced'] as const) {
-  t.test(`SQLite: the file ${how} under a running server is noticed: not ready, writes 503, the path logged, nothing written to it`, { skip: TEST_ENGINE !== 'sqlite' && 'SQLite only' }, async (t) => {
+  engineTest('sqlite', t, `SQLite: the file ${how} under a running server is noticed: not ready, writes 503, the path logged, nothing written to it`, async (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'calendar-lost-'))
     t.teardown(() => rmSync(dir, { recursive: true, force: true }))
     const file = join(dir, 'calendar.db')
@@ -322,7 +322,7 @@ for (const how of ['deleted', 'replaced'] as const) {
   })
 }
 
-t.test('SQLite: a database file the process may not write is refused at start, naming the path', { skip: (TEST_ENGINE !== 'sqlite' || process.getuid?.() !== 0) && 'SQLite, as root (the server runs as another user)' }, async (t) => {
+engineTest('sqlite', t, 'SQLite: a database file the process may not write is refused at start, naming the path', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'calendar-readonly-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   const file = join(dir, 'calendar.db')
@@ -346,7 +346,7 @@ t.test('SQLite: a database file the process may not write is refused at start, n
   t.ok(code !== null && code !== 0, `exits non-zero (${code})`)
   t.match(stderr, file, 'names the path')
   t.match(stderr, /may not be written/, 'says why')
-})
+}, { skip: process.getuid?.() !== 0 && 'as root only (the server runs as another user)' })
 
 t.test('the key command waits at most CALENDAR_DATABASE_TIMEOUT_MS for a locked database, then says so and exits non-zero', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'calendar-key-'))
@@ -407,7 +407,7 @@ t.test('a committed write is answered 2xx: nothing after the commit (a read fail
   t.strictSame(names, ['Renamed hall'], 'written once, as answered')
 })
 
-t.test('PostgreSQL: readiness stays 200 while every connection of the pool is busy', { skip: TEST_ENGINE !== 'postgres' && 'PostgreSQL only' }, async (t) => {
+engineTest('postgres', t, 'PostgreSQL: readiness stays 200 while every connection of the pool is busy', async (t) => {
   const handle = await openDatabase(await freshDatabaseUrl(t), { poolSize: 1 })
   const app = await buildApp({ db: handle.db, config: defaultConfig({ publicUrl: 'http://calendar.test' }), spec: SPEC })
   t.teardown(async () => {

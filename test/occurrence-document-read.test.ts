@@ -16,7 +16,7 @@ import { createCompilers } from '../src/http/compilers.js'
 import type { OccurrenceDocument } from '../src/repositories/event-documents.js'
 import { API_URL, BASE_URL, NOW } from './helpers/build.js'
 import { SPEC } from './helpers/contract.js'
-import { TEST_ENGINE } from './helpers/database.js'
+import { engineTest, TEST_ENGINE } from './helpers/database.js'
 import { EVENTS, setup } from './helpers/events.js'
 
 t.test('an occurrence and its series\' document read together are what the statement it replaced read', async (t) => {
@@ -149,7 +149,7 @@ t.test('a series\' document\'s body kept (SQLite) for reads of its occurrences s
   t.equal(await documents.readOccurrence(series.id, 'http://other.test/calendar/events/v1', weekly[0] as string), undefined, 'no document of another context')
 })
 
-t.test('PostgreSQL: an anonymous read of an occurrence is one statement, the function\'s; migration 0022 down and up again', { skip: TEST_ENGINE !== 'postgres' }, async (t) => {
+engineTest('postgres', t, 'PostgreSQL: an anonymous read of an occurrence is one statement, the function\'s; migration 0022 down and up again', async (t) => {
   const s = await setup(t)
   const series = await s.event('Weekly', { recurrence: { rule: 'FREQ=WEEKLY;COUNT=4' } })
   const [occurrence] = (await s.db.selectFrom('event_occurrences').select('occurrence').where('event_id', '=', series.id).orderBy('start_utc').execute()).map((r) => r.occurrence)

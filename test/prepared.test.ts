@@ -12,7 +12,7 @@ import { idListValue, inIdValue } from '../src/db/dialect.js'
 import { byShape, prepared } from '../src/db/prepared.js'
 import { openSqlite, type LoggedStatement } from '../src/db/database.js'
 import { withTransaction } from '../src/db/unit-of-work.js'
-import { openTestDatabase, TEST_ENGINE } from './helpers/database.js'
+import { engineTest, openTestDatabase } from './helpers/database.js'
 import { propertyRuns, propertySeed, seededRandom } from './helpers/property.js'
 
 t.test('a prepared statement answers as the query builder does, with each call its own values', async (t) => {
@@ -102,7 +102,7 @@ t.test('a family by shape keeps one statement per key, and at most as many as it
   t.same(made, ['a', 'b', 'c', 'a'])
 })
 
-t.test('SQLite: in a unit of work, a prepared statement runs on the connection at once, answered and logged as through the builder', { skip: TEST_ENGINE !== 'sqlite' && 'SQLite only' }, async (t) => {
+engineTest('sqlite', t, 'SQLite: in a unit of work, a prepared statement runs on the connection at once, answered and logged as through the builder', async (t) => {
   const logged: LoggedStatement[] = []
   const handle = await openSqlite(join(t.testdir(), 'calendar.db'), (statement) => logged.push(statement))
   t.teardown(() => handle.close())

@@ -23,7 +23,7 @@ import { openDatabase, type LoggedStatement } from '../src/db/database.js'
 import { createCompilers } from '../src/http/compilers.js'
 import { API, BASE_URL, NOW } from './helpers/build.js'
 import { SPEC } from './helpers/contract.js'
-import { TEST_ENGINE, writeFromAnotherHandle } from './helpers/database.js'
+import { engineTest, TEST_ENGINE, writeFromAnotherHandle } from './helpers/database.js'
 import { setup, type Setup } from './helpers/events.js'
 import { listenAndGet, type Answer, type Get } from './helpers/socket-answers.js'
 
@@ -247,7 +247,7 @@ async function loggedApp(t: Test, url: string) {
   return { statements, app }
 }
 
-t.test('PostgreSQL: a cold read is one statement, the look at the data version reading the document', { skip: TEST_ENGINE !== 'postgres' ? 'PostgreSQL only (SQLite\'s look is a probe)' : false }, async (t) => {
+engineTest('postgres', t, 'PostgreSQL: a cold read is one statement, the look at the data version reading the document', async (t) => {
   const s = await setup(t)
   const { readable } = await events(s)
   const { statements, app } = await loggedApp(t, s.url)
@@ -298,7 +298,7 @@ async function pipelined(port: number, paths: readonly string[]): Promise<Array<
   return answers
 }
 
-t.test('PostgreSQL: cold reads held in one turn share one look, which reads all their documents', { skip: TEST_ENGINE !== 'postgres' ? 'PostgreSQL only (SQLite\'s look is a probe)' : false }, async (t) => {
+engineTest('postgres', t, 'PostgreSQL: cold reads held in one turn share one look, which reads all their documents', async (t) => {
   const s = await setup(t)
   const { readable, refused } = await events(s)
   const { statements, app } = await loggedApp(t, s.url)

@@ -21,7 +21,7 @@ import { generateKey } from '../src/lib/api-keys.js'
 import { createUserWithKey } from '../src/repositories/users.js'
 import { API, BASE_URL, NOW, build, type Built } from './helpers/build.js'
 import { SPEC } from './helpers/contract.js'
-import { TEST_ENGINE, freshDatabaseUrl, rawWriteFromAnotherHandle, writeFromAnotherHandle } from './helpers/database.js'
+import { engineTest, freshDatabaseUrl, rawWriteFromAnotherHandle, writeFromAnotherHandle } from './helpers/database.js'
 import { listenAndGet, type Answer } from './helpers/socket-answers.js'
 
 interface Wire {
@@ -304,7 +304,7 @@ t.test('HTTP/1.0, HEAD, no Host or a body take the full path; Content-Length: 0 
   t.same(plain.replayed.headers, plain.full.headers)
 })
 
-t.test('PostgreSQL: when the look at the data version fails (the database away), held requests get the full path\'s answer: 503, not a replay', { skip: TEST_ENGINE !== 'postgres' && 'PostgreSQL only (SQLite\'s look answers at once, without waiting)' }, async (t) => {
+engineTest('postgres', t, 'PostgreSQL: when the look at the data version fails (the database away), held requests get the full path\'s answer: 503, not a replay', async (t) => { // SQLite's look answers at once, without waiting
   const url = await freshDatabaseUrl(t)
   const handle = await openDatabase(url, { timeoutMs: 300 })
   const app = await buildApp({ db: handle.db, config: defaultConfig({ publicUrl: BASE_URL, databaseTimeoutMs: 300 }), now: () => NOW, spec: SPEC, compilers: createCompilers() })

@@ -13,7 +13,7 @@ import { sql } from 'kysely'
 import pg from 'pg'
 import { openDatabase, openSqlite } from '../src/db/database.js'
 import { dataVersion, journalInMemory, versionInWrite } from '../src/db/dialect.js'
-import { openTestDatabase, TEST_ENGINE } from './helpers/database.js'
+import { engineTest, openTestDatabase } from './helpers/database.js'
 import { onWritten, recordChange, SHARED_UNITS, withOwnTransaction, withTransaction, writtenBetween, type Change, type Tx } from '../src/db/unit-of-work.js'
 
 /** A conflict lost at once (WAL: the snapshot moved), not a lock waited for: worth running again. */
@@ -316,7 +316,7 @@ t.test('SQLite: inside a write transaction, a read takes the version of the last
   t.same(await during, began, 'the first unit of work\'s commit, as the second began')
 })
 
-t.test('PostgreSQL: a unit of work begins, takes the write lock and reads its first look in one round trip, and reads its last look and commits in another', { skip: TEST_ENGINE !== 'postgres' && 'PostgreSQL only' }, async (t) => {
+engineTest('postgres', t, 'PostgreSQL: a unit of work begins, takes the write lock and reads its first look in one round trip, and reads its last look and commits in another', async (t) => {
   // Every round trip inside the lock is one every writer of the cluster waits for (docs/performance.md, pg-writes).
   const handle = await openTestDatabase(t)
   t.teardown(() => handle.close())
