@@ -49,11 +49,16 @@ const SAME_TITLE = 'Same title'
 interface Change { cursor: string; id: number; resource: string; action: string }
 interface ChangeList { changes: Change[]; next_cursor: string; has_more: boolean }
 
-t.test('creates, compare-and-swap PATCHes and slug collisions at once on two nodes: a reader of /changes sees every entry once, in order', async (t) => {
+type Send = (node: number, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: Record<string, unknown>, headers?: Record<string, string>) => Promise<Injected>
+
+/**
+ * Two nodes on one database, an editor's requests sent to node `n % 2`, every answer of the second checked against
+ * the contract (the first's are by build). PostgreSQL: the second node its own handle (pool) and app on the same
+ * schema. SQLite: the one app (two handles in one process would wait for each other's file lock in the busy
+ * handler, which blocks the event loop; test/nodes runs SQLite's nodes as processes).
+ */
+async function twoNodes(t: Test): Promise<{ a: Awaited<ReturnType<typeof build>>; send: Send; problems: string[] }> {
   const a = await build(t)
-  // PostgreSQL: the second node, its own handle (pool) and app on the same schema. SQLite: the one app (two handles in
-  // one process would wait for each other's file lock in the busy handler, which blocks the event loop; test/nodes
-  // runs SQLite's nodes as processes).
   const handle = TEST_ENGINE === 'postgres' ? await openDatabase(a.url) : undefined
   const b = handle === undefined ? a.app : await buildApp({ db: handle.db, config: defaultConfig({ publicUrl: BASE_URL }), now: () => NOW, spec: SPEC, compilers: createCompilers() })
   t.teardown(async () => {
@@ -69,19 +74,19 @@ t.test('creates, compare-and-swap PATCHes and slug collisions at once on two nod
   }
   const nodes = [a.inject, injectB]
   const editor = await a.auth('editor')
-  const send = (node: number, method: 'GET' | 'POST' | 'PATCH', path: string, body?: Record<string, unknown>, headers: Record<string, string> = {}) =>
+  const send: Send = (node, method, path, body, headers = {}) =>
     (nodes[node % 2] as typeof a.inject)({ method, url: `${API}${path}`, headers: { ...editor, ...headers }, ...(body === undefined ? {} : { payload: body }) })
+  return { a, send, problems }
+}
 
-  const category = (await send(0, 'POST', '/categories', { name: 'Music' })).json<{ id: number }>()
-  const target = (await send(1, 'POST', '/events', { title: 'Target', start_date: '2026-07-01 20:00:00', end_date: '2026-07-01 22:00:00', status: 'publish' })).json<{ id: number }>()
-
-  let writing = true
+/** A reader of /changes, `perPage` at a time from where it stopped, through the nodes in turn: what it saw and each entry's position. */
+function changeReader(send: Send, problems: string[], perPage: number): { seen: Change[]; positions: number[]; poll: () => Promise<void> } {
   const seen: Change[] = []
   const positions: number[] = []
   let cursor: string | undefined
   async function poll(): Promise<void> {
     for (;;) {
-      const res = await send(positions.length, 'GET', `/changes?per_page=7${cursor === undefined ? '' : `&since=${cursor}`}`)
+      const res = await send(positions.length, 'GET', `/changes?per_page=${perPage}${cursor === undefined ? '' : `&since=${cursor}`}`)
       if (res.statusCode !== 200) {
         problems.push(`GET /changes → ${res.statusCode}`)
         return
@@ -95,6 +100,17 @@ t.test('creates, compare-and-swap PATCHes and slug collisions at once on two nod
       if (!page.has_more) return
     }
   }
+  return { seen, positions, poll }
+}
+
+t.test('creates, compare-and-swap PATCHes and slug collisions at once on two nodes: a reader of /changes sees every entry once, in order', async (t) => {
+  const { a, send, problems } = await twoNodes(t)
+
+  const category = (await send(0, 'POST', '/categories', { name: 'Music' })).json<{ id: number }>()
+  const target = (await send(1, 'POST', '/events', { title: 'Target', start_date: '2026-07-01 20:00:00', end_date: '2026-07-01 22:00:00', status: 'publish' })).json<{ id: number }>()
+
+  let writing = true
+  const { seen, positions, poll } = changeReader(send, problems, 7)
   const reader = (async () => {
     while (writing) {
       await poll()
@@ -250,24 +266,7 @@ const RACERS = 4
 const RACES_EACH = 5
 
 t.test('PATCHes and deletes racing creates and each other on two nodes: counts, versions, slugs, caches and the log exact', async (t) => {
-  const a = await build(t)
-  const handle = TEST_ENGINE === 'postgres' ? await openDatabase(a.url) : undefined
-  const b = handle === undefined ? a.app : await buildApp({ db: handle.db, config: defaultConfig({ publicUrl: BASE_URL }), now: () => NOW, spec: SPEC, compilers: createCompilers() })
-  t.teardown(async () => {
-    if (handle === undefined) return
-    await b.close()
-    await handle.close()
-  })
-  const problems: string[] = []
-  async function injectB(request: InjectOptions & { url: string }): Promise<Injected> {
-    const res = decoded(await b.inject(request))
-    problems.push(...contractProblems(request.method ?? 'GET', request.url, res))
-    return res as Injected
-  }
-  const nodes = [a.inject, injectB]
-  const editor = await a.auth('editor')
-  const send = (node: number, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: Record<string, unknown>, headers: Record<string, string> = {}) =>
-    (nodes[node % 2] as typeof a.inject)({ method, url: `${API}${path}`, headers: { ...editor, ...headers }, ...(body === undefined ? {} : { payload: body }) })
+  const { a, send, problems } = await twoNodes(t)
   const dates = { start_date: '2026-07-03 20:00:00', end_date: '2026-07-03 22:00:00' }
 
   const category = (await send(0, 'POST', '/categories', { name: 'Theatre' })).json<{ id: number }>()
@@ -279,25 +278,7 @@ t.test('PATCHes and deletes racing creates and each other on two nodes: counts, 
   const [toggled, tagged, guarded, slugOne, slugTwo, doomed] = targets as [number, number, number, number, number, number]
 
   let writing = true
-  const seen: Change[] = []
-  const positions: number[] = []
-  let cursor: string | undefined
-  async function poll(): Promise<void> {
-    for (;;) {
-      const res = await send(positions.length, 'GET', `/changes?per_page=9${cursor === undefined ? '' : `&since=${cursor}`}`)
-      if (res.statusCode !== 200) {
-        problems.push(`GET /changes → ${res.statusCode}`)
-        return
-      }
-      const page = res.json<ChangeList>()
-      for (const change of page.changes) {
-        seen.push(change)
-        positions.push(positionOf(change.cursor) ?? -1)
-      }
-      cursor = page.next_cursor
-      if (!page.has_more) return
-    }
-  }
+  const { seen, positions, poll } = changeReader(send, problems, 9)
   // The reader, and a reader of every target on both nodes (their read caches and stored documents filled meanwhile).
   const reader = (async () => {
     let n = 0
