@@ -8,21 +8,12 @@
  *
  * The file itself is not changed (a copy beside it is used and removed).
  */
-import { copyFileSync, rmSync, statSync } from 'node:fs'
+import { statSync } from 'node:fs'
 import SQLite from 'better-sqlite3'
+import { scratchCopy } from './scratch.js'
 
-const source = process.argv[2]
-if (source === undefined) {
-  process.stderr.write('usage: node --import tsx scripts/bench/commit-cost.ts <database file> [transactions]\n')
-  process.exit(2)
-}
 const count = Number(process.argv[3] ?? 200)
-const file = `${source}.commit-cost`
-const remove = (): void => {
-  for (const f of [file, `${file}-wal`, `${file}-shm`]) rmSync(f, { force: true })
-}
-remove()
-copyFileSync(source, file)
+const { file, remove } = scratchCopy('commit-cost', '[transactions]')
 const db = new SQLite(file)
 db.pragma('journal_mode = WAL')
 db.pragma('synchronous = NORMAL')

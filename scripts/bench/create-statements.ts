@@ -10,30 +10,15 @@
  * Keep creates × pages under 10,000 (the WAL is checkpointed at 10,000 pages, which would hide its growth).
  * The file itself is not changed (a copy beside it is used and removed).
  */
-import { copyFileSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { readFileSync, statSync } from 'node:fs'
 import { buildApp } from '../../src/app.js'
 import { defaultConfig } from '../../src/config.js'
-import { openSqlite } from '../../src/db/database.js'
-import { withTransaction } from '../../src/db/unit-of-work.js'
-import { generateKey } from '../../src/lib/api-keys.js'
-import { createUserWithKey } from '../../src/repositories/users.js'
 import { createBodies } from './create-body.js'
+import { openWithEditor, scratchCopy } from './scratch.js'
 
-const source = process.argv[2]
-if (source === undefined) {
-  process.stderr.write('usage: node --import tsx scripts/bench/create-statements.ts <database file> [creates]\n')
-  process.exit(2)
-}
 const count = Number(process.argv[3] ?? 100)
-const file = `${source}.create-statements`
-const remove = (): void => {
-  for (const f of [file, `${file}-wal`, `${file}-shm`]) rmSync(f, { force: true })
-}
-remove()
-copyFileSync(source, file)
-const database = await openSqlite(file)
-const key = generateKey()
-await withTransaction(database.db, (trx) => createUserWithKey(trx, 'editor', key, '2026-01-01 00:00:00', 'create-statements'))
+const { file, remove } = scratchCopy('create-statements', '[creates]')
+const { database, key } = await openWithEditor(file, 'create-statements')
 const app = await buildApp({ db: database.db, config: defaultConfig({ databaseUrl: file, eventDocuments: false, logLevel: 'silent' }) })
 await app.ready()
 

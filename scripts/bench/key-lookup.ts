@@ -8,28 +8,13 @@
  *
  * The file itself is not changed (a copy beside it is used and removed).
  */
-import { copyFileSync, rmSync } from 'node:fs'
-import { openSqlite } from '../../src/db/database.js'
-import { withTransaction } from '../../src/db/unit-of-work.js'
-import { generateKey } from '../../src/lib/api-keys.js'
-import { createUserWithKey, findUserByKey, keyCallers } from '../../src/repositories/users.js'
+import { findUserByKey, keyCallers } from '../../src/repositories/users.js'
+import { openWithEditor, scratchCopy } from './scratch.js'
 
-const source = process.argv[2]
-if (source === undefined) {
-  process.stderr.write('usage: node --import tsx scripts/bench/key-lookup.ts <database file> [rounds] [calls]\n')
-  process.exit(2)
-}
 const rounds = Number(process.argv[3] ?? 10)
 const calls = Number(process.argv[4] ?? 20000)
-const file = `${source}.key-lookup`
-const remove = (): void => {
-  for (const f of [file, `${file}-wal`, `${file}-shm`]) rmSync(f, { force: true })
-}
-remove()
-copyFileSync(source, file)
-const database = await openSqlite(file)
-const key = generateKey()
-await withTransaction(database.db, (trx) => createUserWithKey(trx, 'editor', key, '2026-01-01 00:00:00', 'key-lookup'))
+const { file, remove } = scratchCopy('key-lookup', '[rounds] [calls]')
+const { database, key } = await openWithEditor(file, 'key-lookup')
 const kept = keyCallers(database.db)
 const ways: Record<string, () => unknown> = {
   'looked up (findUserByKey)': () => findUserByKey(database.db, key),
