@@ -2,26 +2,31 @@
  * Cold anonymous reads of occurrences answered before routing (http/replay.ts "Cold reads", issue 45): a plain
  * anonymous `GET /events/{id}/occurrences/{occurrence}` of an occurrence without an override is answered from its
  * series' stored document with the headers of a full path's answer to such a read (its own ETag, length and request
- * id), on SQLite. The oracle is the full path over the same socket (a request with an `If-None-Match` that names no
+ * id), on both engines. The oracle is the full path over the same socket (a request with an `If-None-Match` that names no
  * tag), compared header by header in order and byte by byte, for timed and all-day series, several occurrences, after
  * a term renamed, the series patched, another occurrence overridden, a write from another handle. Not cold (answered
  * as before): an overridden occurrence, an unknown or malformed occurrence id, a trailing slash or a query, a
  * conditional request (304 with the cold answer's tag). A template recorded from a read by id serves no occurrence
- * read. On PostgreSQL none is cold and every answer is as before.
+ * read. On PostgreSQL the look at the data version reads the series' document and the occurrence's row in the same
+ * statement (`occurrence_document`), one round trip, which the last test counts.
  */
 import t, { type Test } from 'tap'
-import { API } from './helpers/build.js'
+import { buildApp } from '../src/app.js'
+import { defaultConfig } from '../src/config.js'
+import { openDatabase, type LoggedStatement } from '../src/db/database.js'
+import { createCompilers } from '../src/http/compilers.js'
+import { API, BASE_URL, NOW } from './helpers/build.js'
+import { SPEC } from './helpers/contract.js'
 import { TEST_ENGINE, writeFromAnotherHandle } from './helpers/database.js'
 import { setup, type Setup } from './helpers/events.js'
 import { listenAndGet, type Answer, type Get } from './helpers/socket-answers.js'
 
 /** Names no tag: the full path answers 200 (a conditional request is never replayed nor read cold). */
 const FULL = { 'if-none-match': '"none"' }
-const cold = TEST_ENGINE === 'sqlite'
 
 type Wire = Get
 
-async function listening(t: Test, s: Setup): Promise<Wire> {
+async function listening(t: Test, s: Pick<Setup, 'app'>): Promise<Wire> {
   return listenAndGet(t, s.app)
 }
 
@@ -99,8 +104,7 @@ t.test('a cold read of an occurrence is the full path\'s answer, header by heade
       await s.app.eventDocuments.settled()
     }
   }
-  if (cold) t.equal(colds, reads.length * variants.length * rounds.length, 'every read of an occurrence without an override was cold (or replayed once recorded)')
-  else t.equal(s.app.replay.colds, 0, 'none on PostgreSQL')
+  t.equal(colds, reads.length * variants.length * rounds.length, 'every read of an occurrence without an override was cold (or replayed once recorded)')
   const record = JSON.parse((await wire(occurrenceUrl(timed, weekly[1] ?? ''))).body.toString('utf8')) as { title: string; categories: Array<{ name: string }> }
   t.equal(record.title, 'Weekly renamed', 'the write is seen')
   t.ok(record.categories.some((c) => c.name === 'Jazz & more'), 'the term\'s current record')
@@ -136,17 +140,17 @@ t.test('what is not read cold is answered as before: overridden, unknown, malfor
   }
   t.equal(s.app.replay.colds, before, 'none of them cold')
   const plain = await wire(occurrenceUrl(timed, w1))
-  t.equal(s.app.replay.colds, before + (cold ? 1 : 0), cold ? 'a plain read is' : 'not on PostgreSQL')
+  t.equal(s.app.replay.colds, before + 1, 'a plain read is')
   const etag = plain.headers[plain.headers.findIndex((h) => h.toLowerCase() === 'etag') + 1] ?? ''
   const conditional = await wire(occurrenceUrl(timed, w1), { 'if-none-match': etag })
   t.equal(conditional.status, 304, 'If-None-Match with the cold answer\'s tag: 304')
   t.equal(conditional.body.length, 0)
   const gzip = await same(t, s, wire, occurrenceUrl(timed, w1), { 'accept-encoding': 'gzip' }, 'gzip')
   t.match(gzip.answer.headers.join('\n'), /content-encoding\ngzip/i, 'compressed by the full path')
-  t.equal(s.app.replay.colds, before + (cold ? 1 : 0))
+  t.equal(s.app.replay.colds, before + 1)
 })
 
-t.test('an occurrence read cold twice is recorded and replayed', { skip: cold ? false : 'SQLite only (PostgreSQL reads no occurrence cold)' }, async (t) => {
+t.test('an occurrence read cold twice is recorded and replayed', async (t) => {
   const s = await setup(t, { file: `${t.testdir()}/calendar.db` })
   const wire = await listening(t, s)
   const { timed, weekly } = await series(s)
@@ -170,7 +174,7 @@ t.test('an occurrence read cold twice is recorded and replayed', { skip: cold ? 
   t.match(after.body.toString('utf8'), /Moved on/)
 })
 
-t.test('after a write of the series, a read of an occurrence stores its document again: the next reads are from it (cold on SQLite)', async (t) => {
+t.test('after a write of the series, a read of an occurrence stores its document again: the next reads are from it, cold', async (t) => {
   const s = await setup(t, { file: `${t.testdir()}/calendar.db` })
   const wire = await listening(t, s)
   const { timed, weekly } = await series(s)
@@ -191,7 +195,53 @@ t.test('after a write of the series, a read of an occurrence stores its document
     t.ok(s.app.eventDocuments.stats().stored > stored, `${what}: the series' document stored again`)
     const { wasCold, answer } = await same(t, s, wire, occurrenceUrl(timed, weekly[2] ?? ''), {}, `${what}: the next read`)
     t.equal(answer.status, 200)
-    t.equal(wasCold, cold, cold ? `${what}: the next read is cold` : `${what}: not cold on PostgreSQL`)
+    t.equal(wasCold, true, `${what}: the next read is cold`)
     t.match(answer.body.toString('utf8'), /Renamed/, `${what}: the write is seen`)
   }
+})
+
+/** An app of its own on the database at `url`, every statement it sends logged in `statements`. */
+async function loggedApp(t: Test, url: string) {
+  const statements: LoggedStatement[] = []
+  const logged = await openDatabase(url, { log: (statement) => statements.push(statement) })
+  t.teardown(() => logged.close())
+  const app = await buildApp({ db: logged.db, config: defaultConfig({ publicUrl: BASE_URL }), now: () => NOW, spec: SPEC, compilers: createCompilers() })
+  t.teardown(() => app.close())
+  return { statements, app }
+}
+
+t.test('PostgreSQL: a cold read of an occurrence is one statement, the look at the data version reading the document and the row', { skip: TEST_ENGINE !== 'postgres' ? 'PostgreSQL only (SQLite\'s look is a probe)' : false }, async (t) => {
+  const s = await setup(t)
+  const { timed, allDay, weekly, daily } = await series(s)
+  const { statements, app } = await loggedApp(t, s.url)
+  const wire = await listening(t, { app })
+  // The series' terms in the read cache (a full path's read of each), then the template's read.
+  for (const [id, occurrence] of [[timed, weekly[0] ?? ''], [allDay, daily[0] ?? '']] as const) t.equal((await wire(occurrenceUrl(id, occurrence), FULL)).status, 200)
+  await wire(occurrenceUrl(timed, weekly[0] ?? ''))
+  const call = /^select h, e, event_id, .* from occurrence_document\(\$1, \$2, \$3\)$/
+  const reads: Array<[number, string]> = [...weekly.slice(1, 4).map((o): [number, string] => [timed, o]), ...daily.slice(1).map((o): [number, string] => [allDay, o])]
+  for (const [id, occurrence] of reads) {
+    for (const when of ['first', 'again']) {
+      statements.length = 0
+      const { colds } = app.replay
+      const answer = await wire(occurrenceUrl(id, occurrence))
+      t.equal(answer.status, 200)
+      t.equal(app.replay.colds, colds + 1, `${id}/${occurrence} read ${when}: cold`)
+      t.strictSame(statements.map((st) => call.test(st.sql)), [true], `${id}/${occurrence} read ${when}: one statement, occurrence_document's`)
+      t.strictSame(statements[0]?.parameters, [occurrence, id, statements[0]?.parameters[2]], 'the occurrence and its series')
+    }
+    // Read cold twice, it was recorded: replayed after the bare look.
+    statements.length = 0
+    const { replayed } = app.replay
+    await wire(occurrenceUrl(id, occurrence))
+    t.equal(app.replay.replayed, replayed + 1, `${id}/${occurrence} read a third time: replayed`)
+    t.strictSame(statements.map((st) => /^select h, e from data_version\(\)$/.test(st.sql)), [true], 'one statement, data_version()\'s')
+  }
+  // An overridden occurrence: the look's statement read it, the full path answers (its look again, as before).
+  t.equal((await s.inject({ method: 'PATCH', url: occurrenceUrl(timed, weekly[4] ?? ''), headers: s.editor, payload: { title: 'Special' } })).statusCode, 200)
+  const { colds } = app.replay
+  const overridden = await wire(occurrenceUrl(timed, weekly[4] ?? ''))
+  t.equal(overridden.status, 200)
+  t.match(overridden.body.toString('utf8'), /Special/)
+  t.equal(app.replay.colds, colds, 'an overridden occurrence is not cold')
 })

@@ -4,15 +4,17 @@
  * (handlers/events.ts through `documentAnswer`, handlers/event-occurrences.ts through `documentOccurrence`). Undefined
  * whenever the full path is to answer (no document, a term gone, an overridden or unknown occurrence).
  *
- * PostgreSQL (`postgresColdSources`): reads by id only, the turn's look reading the documents of the cold reads it
- * answers for in its own statement (`lookWith`: `event_document` for one, `event_documents_read` for several, migration
- * 0025), their terms read with that look's generation (read-cache.ts `withLook`: no look again).
+ * PostgreSQL (`postgresColdSources`): the turn's look reading the documents of the cold reads by id it answers for in
+ * its own statement (`lookWith`: `event_document` for one, `event_documents_read` for several, migration 0025), or,
+ * when it holds no cold read by id, the document and row of one cold read of an occurrence (`lookWithOccurrence`:
+ * `occurrence_document`, migration 0022, the full path's statement); their terms read with that look's generation
+ * (read-cache.ts `withLook`: no look again). Other cold reads of occurrences held in that turn read theirs after it.
  */
 import { PREFIX } from '../http/spec.js'
 import type { ReplaySources } from '../http/replay.js'
 import type { AppContext } from './context.js'
 import type { ColdAnswer } from '../http/replay.js'
-import type { DocumentRead, EventDocuments } from '../repositories/event-documents.js'
+import type { DocumentRead, EventDocuments, OccurrenceDocument } from '../repositories/event-documents.js'
 import { lookedGeneration, withLook } from '../repositories/read-cache.js'
 import { documentAnswer } from './event-documents.js'
 import { documentOccurrence } from './occurrence-documents.js'
@@ -28,14 +30,16 @@ export function coldSources(ctx: AppContext): ColdSources {
       const made = await documentAnswer(ctx, read.document)
       return made === undefined ? undefined : { etag: made.etag, body: made.body() }
     },
-    occurrence: async (eventId, id, generation) => {
-      const read = await ctx.documents.readOccurrence(eventId, ctx.apiUrl, id)
-      // An overridden occurrence (or none): the full path's, without reading the terms.
-      if (read?.occurrence === undefined || read.occurrence.overridden) return undefined
-      const made = await documentOccurrence(ctx, read, id, generation)
-      return typeof made !== 'object' || made.answer === undefined ? undefined : { etag: made.answer.etag, body: made.answer.body() }
-    },
+    occurrence: async (eventId, id, generation) => coldOccurrence(ctx, await ctx.documents.readOccurrence(eventId, ctx.apiUrl, id), id, generation),
   }
+}
+
+/** A cold read's answer to a read of occurrence `id` from its series' document and row (none: the full path answers). */
+async function coldOccurrence(ctx: AppContext, read: OccurrenceDocument | undefined, id: string, generation: number | undefined): Promise<ColdAnswer | undefined> {
+  // An overridden occurrence (or none): the full path's, without reading the terms.
+  if (read?.occurrence === undefined || read.occurrence.overridden) return undefined
+  const made = await documentOccurrence(ctx, read, id, generation)
+  return typeof made !== 'object' || made.answer === undefined ? undefined : { etag: made.answer.etag, body: made.answer.body() }
 }
 
 /** A cold read's answer from the document read (none: the full path answers). */
@@ -45,7 +49,7 @@ async function coldAnswer(ctx: AppContext, read: DocumentRead | undefined): Prom
   return made === undefined ? undefined : { etag: made.etag, body: made.body() }
 }
 
-/** PostgreSQL's cold reads by id (see the file's opening comment); undefined where the version is not read with a document (SQLite). */
+/** PostgreSQL's cold reads (see the file's opening comment); undefined where the version is not read with a document (SQLite). */
 export function postgresColdSources(ctx: AppContext): NonNullable<ReplaySources['cold']> | undefined {
   const { db } = ctx
   if (ctx.documents.readWithVersion === undefined) return undefined
@@ -72,6 +76,21 @@ export function postgresColdSources(ctx: AppContext): NonNullable<ReplaySources[
       })
       if (!asked) return { generation, made: undefined }
       return { generation, made: new Map(ids.map((id) => [id, () => withLook(db, generation, () => coldAnswer(ctx, reads?.get(id)))])) }
+    },
+    occurrence: async (eventId, id, generation) =>
+      withLook(db, generation, async () => coldOccurrence(ctx, await ctx.documents.readOccurrence(eventId, ctx.apiUrl, id), id, generation)),
+    lookWithOccurrence: async (eventId, id) => {
+      let read: OccurrenceDocument | undefined
+      let asked = false
+      const generation = await lookedGeneration(db, async () => {
+        asked = true
+        // Taken when called (tests replace it).
+        const both = await (ctx.documents as Required<EventDocuments>).readOccurrenceWithVersion(eventId, ctx.apiUrl, id)
+        read = both.read
+        return both.version
+      })
+      if (!asked) return { generation, made: undefined }
+      return { generation, made: () => withLook(db, generation, () => coldOccurrence(ctx, read, id, generation)) }
     },
   }
 }

@@ -50,7 +50,10 @@
  * handlers/event-occurrences.ts answers an occurrence without an override (`occurrenceAnswer`), with the headers of a
  * full path's 200 to an occurrence read (templates of their own: the full path's occurrence answers are not replayable,
  * their headers are taken as a template only). An overridden occurrence, one the series has not (404), no document,
- * a term gone: the full path answers. Recorded on the second cold read of the same URL, as reads by id. SQLite only.
+ * a term gone: the full path answers. Recorded on the second cold read of the same URL, as reads by id. On PostgreSQL,
+ * a turn holding no cold read by id (with no recording) takes its look with the read of the first cold occurrence read's
+ * series' document and row (`cold.lookWithOccurrence`: the schema's `occurrence_document`, as the full path's look),
+ * one statement; the others of the turn read theirs after it (with its generation: no look again).
  *
  * `app.inject` does not pass through here (it calls Fastify's handler itself): only requests on the socket do.
  */
@@ -104,6 +107,11 @@ export interface ReplaySources {
      * undefined when no statement was sent (the last look still answers: then `answer` reads each document after it).
      */
     lookWith?: (ids: number[]) => Promise<{ generation: number | undefined; made: Map<number, () => Promise<ColdAnswer | undefined>> | undefined }>
+    /**
+     * The same for one cold read of an occurrence (`occurrence`'s, made from what the look's statement read), taken when
+     * a turn holds no cold read by id to read with its look.
+     */
+    lookWithOccurrence?: (id: number, occurrence: string) => Promise<{ generation: number | undefined; made: (() => Promise<ColdAnswer | undefined>) | undefined }>
   }
 }
 
@@ -363,11 +371,24 @@ export function registerReplay(app: FastifyInstance, sources: ReplaySources): Re
         return
       }
     }
+    // Else the look reads the series' document and row of the first cold read of an occurrence held (with no recording).
+    const lookWithOccurrence = cold?.lookWithOccurrence
+    const first = lookWithOccurrence === undefined ? undefined : batch.find((one) => one.cold?.occurrence !== undefined && one.recording === undefined)
+    if (lookWithOccurrence !== undefined && first?.cold?.occurrence !== undefined) {
+      const { id, occurrence } = first.cold
+      lookWithOccurrence(id, occurrence).then(({ generation, made }) => answer(batch, generation, undefined, made === undefined ? undefined : { id, occurrence, made }),
+        () => answer(batch, undefined))
+      return
+    }
     sources.look().then((generation) => answer(batch, generation), () => answer(batch, undefined))
   }
 
-  /** Answers the requests held with the look's `generation`; `made`: cold reads' answers made from the look's statement, by event id. */
-  function answer(batch: Held[], generation: number | undefined, made?: Map<number, () => Promise<ColdAnswer | undefined>>): void {
+  /**
+   * Answers the requests held with the look's `generation`; `made`: cold reads' answers made from the look's statement,
+   * by event id; `madeOccurrence`: the answer of the cold read of an occurrence whose document the look's statement read.
+   */
+  function answer(batch: Held[], generation: number | undefined, made?: Map<number, () => Promise<ColdAnswer | undefined>>,
+    madeOccurrence?: { id: number; occurrence: string; made: () => Promise<ColdAnswer | undefined> }): void {
     looks += 1
     const open = sources.open()
     for (const one of batch) {
@@ -375,7 +396,11 @@ export function registerReplay(app: FastifyInstance, sources: ReplaySources): Re
       if (recording === undefined || !open || generation !== recording.generation || (recording.holds !== undefined && !recording.holds())) {
         if (recording !== undefined && recordings.get(one.key) === recording) drop(one.key)
         if (!open || generation === undefined || one.cold === undefined) fastify(one.req, one.res)
-        else answerCold(one, one.cold, generation, one.cold.occurrence === undefined ? made?.get(one.cold.id) : undefined)
+        else {
+          const { id, occurrence } = one.cold
+          answerCold(one, one.cold, generation, occurrence === undefined ? made?.get(id)
+            : madeOccurrence !== undefined && madeOccurrence.id === id && madeOccurrence.occurrence === occurrence ? madeOccurrence.made : undefined)
+        }
         continue
       }
       try {
