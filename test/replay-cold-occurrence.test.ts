@@ -17,7 +17,7 @@ import { openDatabase, type LoggedStatement } from '../src/db/database.js'
 import { createCompilers } from '../src/http/compilers.js'
 import { API, BASE_URL, NOW } from './helpers/build.js'
 import { SPEC } from './helpers/contract.js'
-import { TEST_ENGINE, writeFromAnotherHandle } from './helpers/database.js'
+import { engineTest, writeFromAnotherHandle } from './helpers/database.js'
 import { setup, type Setup } from './helpers/events.js'
 import { listenAndGet, type Answer, type Get } from './helpers/socket-answers.js'
 
@@ -210,7 +210,7 @@ async function loggedApp(t: Test, url: string) {
   return { statements, app }
 }
 
-t.test('PostgreSQL: a cold read of an occurrence is one statement, the look at the data version reading the document and the row', { skip: TEST_ENGINE !== 'postgres' ? 'PostgreSQL only (SQLite\'s look is a probe)' : false }, async (t) => {
+engineTest('postgres', t, 'PostgreSQL: a cold read of an occurrence is one statement, the look at the data version reading the document and the row', async (t) => { // SQLite's look is a probe
   const s = await setup(t)
   const { timed, allDay, weekly, daily } = await series(s)
   const { statements, app } = await loggedApp(t, s.url)
