@@ -6,6 +6,8 @@
  * `--dump FILE` writes every answer (status, the list's headers, the body) for comparing two builds byte for byte;
  * `--src DIR` runs the app of another tree (e.g. an export of main), the same requests.
  *
+ * PostgreSQL's statements are counted too (pg's `Client.query`; by text with `--statements`, calls only).
+ *
  * `--workload mixed-90-10` sends that workload instead (its PATCHes with an editor's key made in the copy).
  *
  * CLI: node --import tsx scripts/bench/series-lists.ts --file DB [--database-url postgres://…?schema…] [--requests 2000]
@@ -17,6 +19,7 @@ import { Session } from 'node:inspector/promises'
 import { PerformanceObserver } from 'node:perf_hooks'
 import { resolve } from 'node:path'
 import SQLite from 'better-sqlite3'
+import pg from 'pg'
 import { realScenarios, sampleData } from './scenarios.js'
 
 const argv = process.argv.slice(2)
@@ -76,6 +79,22 @@ for (const method of ['all', 'get', 'run', 'iterate']) {
     }
   }
 }
+
+// PostgreSQL's statements counted where pg sends them (every query of a client, the pool's too), tallied by text
+// with `--statements` or `--kind-statements` (calls only: their time is the server's and the round trip's).
+const pgQuery = pg.Client.prototype.query as (...args: unknown[]) => unknown
+pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+  statements++
+  const first = args[0] as string | { text?: string } | undefined
+  const text = typeof first === 'string' ? first : first?.text ?? '?'
+  if (tallying) kindStatements.set(text, (kindStatements.get(text) ?? 0) + 1)
+  if (perStatement) {
+    const t = timings.get(text) ?? { calls: 0, ms: 0, cpuMs: 0 }
+    t.calls++
+    timings.set(text, t)
+  }
+  return pgQuery.apply(this, args)
+} as typeof pg.Client.prototype.query
 
 const { buildApp } = await import(`${src}/app.js`) as typeof import('../../src/app.js')
 const { defaultConfig } = await import(`${src}/config.js`) as typeof import('../../src/config.js')
@@ -204,7 +223,7 @@ try {
       allCpu += t.cpuMs
     }
     console.log(`  ${(all / requests).toFixed(3)} ms/req in statements (wall), ${(allCpu / requests).toFixed(3)} ms/req of the thread's CPU, all together`)
-    const top = [...timings.entries()].sort((a, b) => b[1].cpuMs - a[1].cpuMs).slice(0, 12)
+    const top = [...timings.entries()].sort((a, b) => b[1].cpuMs - a[1].cpuMs || b[1].calls - a[1].calls).slice(0, 12)
     for (const [sql, t] of top) {
       console.log(`  ${(t.cpuMs / requests).toFixed(3)} ms CPU/req (wall ${(t.ms / requests).toFixed(3)})  ${(t.calls / requests).toFixed(2)} calls/req  ${sql.replace(/\s+/g, ' ').slice(0, 220)}`)
     }
