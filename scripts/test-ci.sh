@@ -40,8 +40,14 @@ GATES=(check:gen lint:spec lint:spectral typecheck lint build)
 # (`npx tap report text` after this leg: handlers/cold-reads.ts 57 % of lines, its PostgreSQL source uncovered;
 # db/postgres-dialect.ts 55 %; db/unit-of-work.ts 88 % of functions, a create run again alone after 23505 or a
 # deadlock): lines and statements 95.65, branches 91.37, functions 93.75 (a clean-clone CI; 95.73 % of lines on a
-# second run of the leg); lines and statements at 95.4, functions at 93.5.
-COVERAGE_FLOORS=(--lines=95.4 --statements=95.4 --branches=91 --functions=93.5)
+# second run of the leg); lines and statements at 95.4, functions at 93.5. 2026-12-07 morning, after PostgreSQL's cold
+# occurrence reads and its concurrent PATCHes and deletes (run by the PostgreSQL leg only): lines and statements 95.51,
+# branches 91.22, functions 93.65 (a clean-clone CI); the floors a fifth of a point under: 95.3, 91, 93.4.
+# Not done: checking the floors over the SQLite and PostgreSQL legs' coverage merged. Tried (`tap report` over both
+# legs' raw V8 coverage): the legs run different Node.js lines (24 and 22), whose block ranges do not merge as a union
+# (the merged lines 96.13 % against the PostgreSQL leg's own 97.32 %, the branches counted 13,645 against 8,036 and
+# 8,337), and the PostgreSQL leg under coverage took 15 min 39 s against about 10: CI past 30 minutes.
+COVERAGE_FLOORS=(--lines=95.3 --statements=95.3 --branches=91 --functions=93.4)
 JOBS=${TEST_JOBS:-$((2 * $(node -p 'require("os").availableParallelism()')))}
 if [ "$#" -eq 0 ]; then
   set -- "Node $(node -v | tr -d v) · SQLite||COVERAGE=1" "Node $(node -v | tr -d v) · PostgreSQL||TEST_DATABASE=postgres"
