@@ -79,6 +79,18 @@ async function twoNodes(t: Test): Promise<{ a: Awaited<ReturnType<typeof build>>
   return { a, b: injectB, send, problems }
 }
 
+/** The whole log read from its start: each record's last position. */
+async function wholeLog(send: Send): Promise<Map<string, number>> {
+  const whole = new Map<string, number>()
+  let since: string | undefined
+  for (;;) {
+    const page = (await send(0, 'GET', `/changes?per_page=500${since === undefined ? '' : `&since=${since}`}`)).json<ChangeList>()
+    for (const change of page.changes) whole.set(`${change.resource}:${change.id}`, positionOf(change.cursor) ?? -1)
+    since = page.next_cursor
+    if (!page.has_more) return whole
+  }
+}
+
 /** A reader of /changes, `perPage` at a time from where it stopped, through the nodes in turn: what it saw and each entry's position. */
 function changeReader(send: Send, problems: string[], perPage: number): { seen: Change[]; positions: number[]; poll: () => Promise<void> } {
   const seen: Change[] = []
@@ -178,14 +190,7 @@ t.test('creates, compare-and-swap PATCHes and slug collisions at once on two nod
   t.same(missed.map((c) => ({ id: c.id, seen: eventsSeen.get(c.id) })), [], 'every event created seen once, as created')
   const last = new Map<string, number>()
   seen.forEach((change, i) => last.set(`${change.resource}:${change.id}`, positions[i] as number))
-  const whole = new Map<string, number>()
-  let since: string | undefined
-  for (;;) {
-    const page = (await send(0, 'GET', `/changes?per_page=500${since === undefined ? '' : `&since=${since}`}`)).json<ChangeList>()
-    for (const change of page.changes) whole.set(`${change.resource}:${change.id}`, positionOf(change.cursor) ?? -1)
-    since = page.next_cursor
-    if (!page.has_more) break
-  }
+  const whole = await wholeLog(send)
   t.same([...last.entries()].sort(), [...whole.entries()].sort(), 'for every record, the last position the reader saw is the log\'s')
 })
 
@@ -391,14 +396,7 @@ t.test('PATCHes and deletes racing creates and each other on two nodes: counts, 
   t.ok(positions.every((p, i) => p > 0 && (i === 0 || p > (positions[i - 1] as number))), 'the positions the reader was given only grow')
   const last = new Map<string, { position: number; action: string }>()
   seen.forEach((change, i) => last.set(`${change.resource}:${change.id}`, { position: positions[i] as number, action: change.action }))
-  const whole = new Map<string, number>()
-  let since: string | undefined
-  for (;;) {
-    const page = (await send(0, 'GET', `/changes?per_page=500${since === undefined ? '' : `&since=${since}`}`)).json<ChangeList>()
-    for (const change of page.changes) whole.set(`${change.resource}:${change.id}`, positionOf(change.cursor) ?? -1)
-    since = page.next_cursor
-    if (!page.has_more) break
-  }
+  const whole = await wholeLog(send)
   // A walk from the start is not told of a record created and deleted since (nothing to forget): the doomed left out.
   const kept = [...last.entries()].filter(([key]) => key !== `events:${doomed}`)
   t.same(kept.map(([key, { position }]) => [key, position]).sort(), [...whole.entries()].sort(),
