@@ -11,12 +11,7 @@
  * statement (`occurrence_document`), one round trip, which the last test counts.
  */
 import t, { type Test } from 'tap'
-import { buildApp } from '../src/app.js'
-import { defaultConfig } from '../src/config.js'
-import { openDatabase, type LoggedStatement } from '../src/db/database.js'
-import { createCompilers } from '../src/http/compilers.js'
-import { API, BASE_URL, NOW } from './helpers/build.js'
-import { SPEC } from './helpers/contract.js'
+import { API, loggedApp } from './helpers/build.js'
 import { engineTest, writeFromAnotherHandle } from './helpers/database.js'
 import { setup, type Setup } from './helpers/events.js'
 import { listenAndGet, type Answer, type Get } from './helpers/socket-answers.js'
@@ -199,16 +194,6 @@ t.test('after a write of the series, a read of an occurrence stores its document
     t.match(answer.body.toString('utf8'), /Renamed/, `${what}: the write is seen`)
   }
 })
-
-/** An app of its own on the database at `url`, every statement it sends logged in `statements`. */
-async function loggedApp(t: Test, url: string) {
-  const statements: LoggedStatement[] = []
-  const logged = await openDatabase(url, { log: (statement) => statements.push(statement) })
-  t.teardown(() => logged.close())
-  const app = await buildApp({ db: logged.db, config: defaultConfig({ publicUrl: BASE_URL }), now: () => NOW, spec: SPEC, compilers: createCompilers() })
-  t.teardown(() => app.close())
-  return { statements, app }
-}
 
 engineTest('postgres', t, 'PostgreSQL: a cold read of an occurrence is one statement, the look at the data version reading the document and the row', async (t) => { // SQLite's look is a probe
   const s = await setup(t)

@@ -17,12 +17,7 @@ import { once } from 'node:events'
 import { connect } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
-import { buildApp } from '../src/app.js'
-import { defaultConfig } from '../src/config.js'
-import { openDatabase, type LoggedStatement } from '../src/db/database.js'
-import { createCompilers } from '../src/http/compilers.js'
-import { API, BASE_URL, NOW } from './helpers/build.js'
-import { SPEC } from './helpers/contract.js'
+import { API, loggedApp } from './helpers/build.js'
 import { engineTest, TEST_ENGINE, writeFromAnotherHandle } from './helpers/database.js'
 import { setup, type Setup } from './helpers/events.js'
 import { listenAndGet, type Answer, type Get } from './helpers/socket-answers.js'
@@ -236,16 +231,6 @@ t.test('reads are cold while templates are kept, recordings or none', async (t) 
   await wire(`${API}/events/${second}`)
   t.equal(s.app.replay.colds, colds + 2, 'another event read cold')
 })
-
-/** An app of its own on the database at `url`, every statement it sends logged in `statements`. */
-async function loggedApp(t: Test, url: string) {
-  const statements: LoggedStatement[] = []
-  const logged = await openDatabase(url, { log: (statement) => statements.push(statement) })
-  t.teardown(() => logged.close())
-  const app = await buildApp({ db: logged.db, config: defaultConfig({ publicUrl: BASE_URL }), now: () => NOW, spec: SPEC, compilers: createCompilers() })
-  t.teardown(() => app.close())
-  return { statements, app }
-}
 
 engineTest('postgres', t, 'PostgreSQL: a cold read is one statement, the look at the data version reading the document', async (t) => {
   const s = await setup(t)

@@ -12,7 +12,7 @@ import type { Test } from 'tap'
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
 import { buildApp, type AppOptions } from '../../src/app.js'
 import { defaultConfig, type Config } from '../../src/config.js'
-import { openDatabase, openSqlite } from '../../src/db/database.js'
+import { openDatabase, openSqlite, type LoggedStatement } from '../../src/db/database.js'
 import { createCompilers } from '../../src/http/compilers.js'
 import { generateKey, type Role } from '../../src/lib/api-keys.js'
 import { createUserWithKey } from '../../src/repositories/users.js'
@@ -113,6 +113,16 @@ export async function build(t: Test, options: BuildOptions = {}) {
 }
 
 export type Built = Awaited<ReturnType<typeof build>>
+
+/** A second app of its own on the database at `url`, every statement it sends logged in `statements`. */
+export async function loggedApp(t: Test, url: string) {
+  const statements: LoggedStatement[] = []
+  const logged = await openDatabase(url, { log: (statement) => statements.push(statement) })
+  t.teardown(() => logged.close())
+  const app = await buildApp({ db: logged.db, config: defaultConfig({ publicUrl: BASE_URL }), now: () => NOW, spec: SPEC, compilers: createCompilers() })
+  t.teardown(() => app.close())
+  return { statements, app }
+}
 
 /** The answer with its body decoded from its `Content-Encoding` (unchanged when none). */
 export function decoded(res: LightMyRequestResponse): LightMyRequestResponse {
