@@ -94,10 +94,18 @@ declare module 'fastify' {
     coldReads: ColdSources | undefined
     /** Stores the event documents missing for this public URL, giving way to requests (`server.ts` starts it once listening). */
     fillEventDocuments: () => Promise<boolean>
+    /**
+     * The events this process wrote since the last `run` (a create's new event has no document; an update's triggers
+     * deleted its), and `run`: their missing documents stored as the fill stores them, giving way to requests
+     * (`server.ts` runs it once writes pause; tests at once).
+     */
+    writtenDocuments: { pending: () => number; run: () => Promise<boolean> }
   }
 }
 
 const BODY_LIMIT = 1024 * 1024
+/** Events written by this process remembered for `writtenDocuments` at most (more: left to the reads, which offer them). */
+const MAX_WRITTEN_EVENTS = 20_000
 
 /**
  * Moves whenever a request arrives at any app of this process and whenever a unit of work ends: the
@@ -253,7 +261,28 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // (and grow the heap by 70–100 MB of records that the documents now answer for).
   app.decorate('fillEventDocuments', () => ctx.documents.fill(ctx.apiUrl, async (ids) =>
     (await storedEvents(db, ctx.site, ids, false)).flatMap((stored) => eventDocument(ctx, stored) ?? [])))
-  app.addHook('onClose', () => ctx.documents.close())
+  const writtenEvents = new Set<number>()
+  let appClosed = false
+  const fillWritten = (): Promise<boolean> => {
+    const ids = [...writtenEvents]
+    writtenEvents.clear()
+    return ctx.documents.fillEvents(ctx.apiUrl, ids, async (some) =>
+      (await storedEvents(db, ctx.site, some, false)).flatMap((stored) => eventDocument(ctx, stored) ?? []))
+  }
+  if (config.eventDocuments) {
+    onWritten(db, (changes, committed) => {
+      if (!committed || appClosed) return
+      for (const change of changes) {
+        if (change.resource === 'event' && change.action !== 'delete' && writtenEvents.size < MAX_WRITTEN_EVENTS) writtenEvents.add(change.id)
+      }
+    })
+  }
+  app.decorate('writtenDocuments', { pending: () => writtenEvents.size, run: fillWritten })
+  app.addHook('onClose', () => {
+    appClosed = true
+    writtenEvents.clear()
+    return ctx.documents.close()
+  })
   if (config.metrics) {
     observe = registerMetrics(app, {
       cache: () => readCacheStats(db), pool: () => poolStats(db),

@@ -10,6 +10,7 @@ import { flushCompileCache } from 'node:module'
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig } from './config.js'
 import { startCheckpointer } from './db/checkpointer.js'
+import { onWritten } from './db/unit-of-work.js'
 import { isPostgresUrl, onDatabaseFault, openDatabase, shownUrl, type DatabaseHandle, type OpenOptions } from './db/database.js'
 import { DatabaseFileLost, isDatabaseUnavailable } from './db/faults.js'
 import { scheduleHorizon, type HorizonSchedule } from './horizon.js'
@@ -19,6 +20,12 @@ import { pruneExpired, scheduleRetention } from './retention.js'
 const FILL_DELAY_MS = 1000
 /** How long after a fill failed (the database could not serve) it begins again. */
 const FILL_RETRY_MS = 10_000
+/**
+ * How long after this process's last write of events their missing documents are stored (app.ts `writtenDocuments`):
+ * off the request path, where every list showing them would otherwise assemble them at its first read. Restarted by
+ * each write, so a steady stream of writes leaves them to the reads (which offer them as before).
+ */
+const FILL_AFTER_WRITES_MS = 1000
 /** How long after retention's pruning met a database that could not serve it runs again (else the next hour). */
 const RETENTION_RETRY_MS = 60_000
 /** How long after the horizon job met a database that could not serve it runs again (else the next day). */
@@ -112,6 +119,16 @@ async function main(): Promise<void> {
     void app.fillEventDocuments().then((done) => { if (!done) setTimeout(fill, FILL_RETRY_MS).unref() })
   }
   setTimeout(fill, FILL_DELAY_MS).unref()
+  let afterWrites: NodeJS.Timeout | undefined
+  onWritten(database.db, (changes, committed) => {
+    if (!committed || closing || app.writtenDocuments.pending() === 0) return
+    if (afterWrites === undefined) {
+      afterWrites = setTimeout(() => {
+        afterWrites = undefined
+        if (!closing) void app.writtenDocuments.run()
+      }, FILL_AFTER_WRITES_MS).unref()
+    } else afterWrites.refresh()
+  })
   // The code compiled to start, kept for the next start when the entry turned Node's compile cache on
   // (scripts/bundle.ts; nothing otherwise): written now rather than at exit, which a killed process never reaches.
   setTimeout(() => flushCompileCache(), FILL_DELAY_MS).unref()

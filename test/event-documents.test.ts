@@ -746,3 +746,23 @@ t.test('a list page\'s documents are found by their ids (SQLite: no probe of the
   t.ok(plan.some((line) => /^SEARCH event_documents USING INTEGER PRIMARY KEY \(rowid=\?\)/.test(line)), `each document by its id${shown}`)
   t.notOk(plan.some((line) => line.includes('event_documents_context')), `not through the contexts' index${shown}`)
 })
+
+t.test('the documents of events this process wrote are stored once its writes pause: a create\'s, an update\'s', async (t) => {
+  // server.ts runs it a second after the last write; here at once (without it no document is stored: no read is made before).
+  const s = await setup(t)
+  const published = [(await s.event('Concert')).id, (await s.event('Lecture')).id]
+  const draft = (await s.event('Draft', { status: 'draft' })).id
+  t.ok(await s.app.writtenDocuments.run(), 'the fill of the written events ran')
+  t.equal(s.app.writtenDocuments.pending(), 0)
+  t.strictSame(await stored(s), published, 'the published ones have their documents (no read made them), the draft none')
+  const storedBefore = s.app.eventDocuments.stats().stored
+  await check(t, s, [...published, draft], 'created')
+  t.equal(s.app.eventDocuments.stats().stored, storedBefore, 'the reads found them stored: none offered again')
+  // An update: its triggers delete the document, the fill after it stores the new one.
+  t.equal((await s.patch(published[0] as number, { title: 'Concert, moved' })).statusCode, 200)
+  await s.app.writtenDocuments.run()
+  t.strictSame(await stored(s), published, 'stored again after the update')
+  const again = s.app.eventDocuments.stats().stored
+  await check(t, s, published, 'updated')
+  t.equal(s.app.eventDocuments.stats().stored, again, 'the reads found the new one stored')
+})

@@ -12,7 +12,7 @@
  *
  * CLI: node --import tsx scripts/bench/series-lists.ts --file DB [--database-url postgres://…?schema…] [--requests 2000]
  *      [--warm 1000] [--seed 20261125] [--src DIR] [--dump FILE] [--statements] [--workload random-filter|mixed-90-10]
- *      [--profile FILE.cpuprofile] [--heap-profile FILE.heapprofile]
+ *      [--profile FILE.cpuprofile] [--heap-profile FILE.heapprofile] [--creates N] [--patches N] [--fill-after]
  */
 import { writeFileSync } from 'node:fs'
 import { Session } from 'node:inspector/promises'
@@ -20,7 +20,7 @@ import { PerformanceObserver } from 'node:perf_hooks'
 import { resolve } from 'node:path'
 import SQLite from 'better-sqlite3'
 import pg from 'pg'
-import { realScenarios, sampleData } from './scenarios.js'
+import { allScenarios, realScenarios, sampleData } from './scenarios.js'
 
 const argv = process.argv.slice(2)
 const opt = (name: string): string | undefined => {
@@ -39,6 +39,10 @@ const perStatement = argv.includes('--statements')
 const workload = opt('workload') ?? 'random-filter'
 const profile = opt('profile')
 const heapProfile = opt('heap-profile')
+// `--creates N` / `--patches N`: before the warm-up, N requests of the full realistic run's earlier workloads
+// `event-create` and `event-update` (what `random-filter` meets after them in `npm run bench -- --realistic`).
+const creates = Number(opt('creates') ?? 0)
+const patchesBefore = Number(opt('patches') ?? 0)
 // `--by-kind`: CPU and statements per kind of request (PATCH, by id, each kind of list), and for each list URL
 // read again, how many PATCHes came between its reads (what a cache kept across writes may save).
 const byKind = argv.includes('--by-kind')
@@ -132,6 +136,21 @@ try {
   const filled = performance.now()
   await (app as unknown as { fillEventDocuments: () => Promise<boolean> }).fillEventDocuments()
   console.log(`event documents filled in ${((performance.now() - filled) / 1000).toFixed(1)} s`)
+  for (const [kind, n] of [['event-create', creates], ['event-update', patchesBefore]] as const) {
+    const before = allScenarios(samples, key, now).find((s) => s.key === kind)
+    for (let i = 0; i < n && before !== undefined; i++) {
+      const req = before.next()
+      const res = await app.inject({ method: req.method, url: req.path, payload: req.body, headers: { ...before.headers, ...req.headers } })
+      if (res.statusCode !== before.expect) throw new Error(`${req.path}: ${res.statusCode} ${res.body.slice(0, 300)}`)
+    }
+    if (n > 0) console.log(`${n} ${kind} requests sent before the warm-up`)
+  }
+  // `--fill-after`: the documents those writes left missing stored before the warm-up (as server.ts has them stored once writes pause).
+  if (argv.includes('--fill-after')) {
+    const refill = performance.now()
+    await (app as unknown as { writtenDocuments: { run: () => Promise<boolean> } }).writtenDocuments.run()
+    console.log(`documents missing after the writes filled in ${((performance.now() - refill) / 1000).toFixed(1)} s`)
+  }
   const kinds = new Map<string, { n: number; cpuMs: number; statements: number }>()
   const lastRead = new Map<string, number>()
   let patches = 0

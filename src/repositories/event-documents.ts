@@ -154,6 +154,12 @@ export interface EventDocuments {
    * `onError`: the caller starts it again later); at most one pass runs.
    */
   fill(apiUrl: string, assemble: (ids: readonly number[]) => Promise<OfferedDocument[]>): Promise<boolean>
+  /**
+   * Stores the documents missing for this public URL of events `ids` alone (what this process's writes left without
+   * one: a create's new event, an update's, whose document its triggers deleted), by the same rule and giving way to
+   * requests as `fill`, after any pass running; resolves as `fill` does.
+   */
+  fillEvents(apiUrl: string, ids: readonly number[], assemble: (ids: readonly number[]) => Promise<OfferedDocument[]>): Promise<boolean>
   /** Resolves once every offer made so far has been stored or dropped. */
   settled(): Promise<void>
   /** Stops storing (waits for a batch being written). */
@@ -306,7 +312,20 @@ export function createEventDocuments(db: Kysely<Database>, options: EventDocumen
   const waiting = new Map<number, Offer>()
   const counts: EventDocumentStats = { hits: 0, misses: 0, stored: 0, carried: 0, dropped: 0, keptBodies: 0 }
   let running: Promise<void> | undefined
+  /** The last pass queued (passes run one after another), and the whole pass of `fill` while one is queued or running. */
   let filling: Promise<boolean> | undefined
+  let whole: Promise<boolean> | undefined
+  const queued = (run: () => Promise<void>): Promise<boolean> => {
+    const pass: Promise<boolean> = (filling ?? Promise.resolve(true)).then(run).then(() => true, (error: unknown) => {
+      options.onError?.(error)
+      return false
+    })
+    filling = pass
+    void pass.finally(() => {
+      if (filling === pass) filling = undefined
+    })
+    return pass
+  }
   let closed = !options.enabled
   const saturated = options.saturated ?? (() => false)
   const window = options.fillWindow ?? FILL_WINDOW
@@ -416,6 +435,43 @@ export function createEventDocuments(db: Kysely<Database>, options: EventDocumen
           (select 1 from event_documents as d indexed by event_documents_context where d.context = ${context} and d.event_id = e.id)) as m
         join events as p on p.id = m.id where p.password is null order by m.id limit ${limit}`.execute(db)
     return rows.map((r) => Number(r.id))
+  }
+
+  /** Of `ids` (sorted), the published events without a password and with no document of `context`, in id order. */
+  async function missingAmong(ids: readonly number[], context: string): Promise<number[]> {
+    const { rows } = postgres
+      ? await sql<{ id: number | string }>`select e.id from events as e
+        where e.id = any(${[...ids]}::bigint[]) and e.status = 'publish' and e.password is null and not exists
+          (select 1 from event_documents as d where d.event_id = e.id and d.context = ${context} offset 0)
+        order by e.id`.execute(db)
+      : await sql<{ id: number }>`select e.id from events as e
+        where e.id in (select value from json_each(${JSON.stringify(ids)})) and e.status = 'publish' and e.password is null and not exists
+          (select 1 from event_documents as d indexed by event_documents_context where d.context = ${context} and d.event_id = e.id)
+        order by e.id`.execute(db)
+    return rows.map((r) => Number(r.id))
+  }
+
+  /** `fillPass` over events `ids` alone. */
+  async function fillEventsPass(apiUrl: string, ids: readonly number[], assemble: (ids: readonly number[]) => Promise<OfferedDocument[]>): Promise<void> {
+    const context = contextOf(apiUrl)
+    const sorted = [...new Set(ids)].sort((a, b) => a - b)
+    let at = 0
+    while (!closed && at < sorted.length) {
+      const busy = saturated()
+      if (busy) await new Promise((resolve) => setTimeout(resolve, BUSY_ROUND_MS))
+      if (closed) return
+      const { rows } = await sql<{ h: number | string; e: number | string }>`${sql.raw(VERSION_QUERY)}`.execute(db)
+      if (rows[0] === undefined) return
+      const version = versionOf(rows[0])
+      const limit = busy ? BUSY_FILL_BATCH : FILL_BATCH
+      const missingIds = await missingAmong(sorted.slice(at, at + limit), context)
+      at += limit
+      if (missingIds.length > 0) {
+        const documents = await assemble(missingIds)
+        if (documents.length > 0 && !closed) await store(documents.map((d) => ({ ...d, seen: version, context })))
+      }
+      await new Promise((resolve) => setImmediate(resolve))
+    }
   }
 
   async function fillPass(apiUrl: string, assemble: (ids: readonly number[]) => Promise<OfferedDocument[]>): Promise<void> {
@@ -536,13 +592,14 @@ export function createEventDocuments(db: Kysely<Database>, options: EventDocumen
     },
     fill(apiUrl, assemble) {
       if (closed) return Promise.resolve(true)
-      filling ??= fillPass(apiUrl, assemble).then(() => true, (error: unknown) => {
-        options.onError?.(error)
-        return false
-      }).finally(() => {
-        filling = undefined
+      whole ??= queued(() => fillPass(apiUrl, assemble)).finally(() => {
+        whole = undefined
       })
-      return filling
+      return whole
+    },
+    fillEvents(apiUrl, ids, assemble) {
+      if (closed || ids.length === 0) return Promise.resolve(true)
+      return queued(() => fillEventsPass(apiUrl, ids, assemble))
     },
     async read(id, apiUrl) {
       if (closed) return undefined
