@@ -1,12 +1,13 @@
 /**
  * What `npm start` runs: the bundle the build makes (dist/bundle/server.js), as a child process over a
  * new database file. It answers the route index, a list, a write without a key, `/doc` in YAML, the
- * Swagger UI and a localized error as the contract says, and stops cleanly on SIGTERM. `npm test`
- * builds first; run alone, this test builds if the bundle is missing.
+ * Swagger UI and a localized error as the contract says, and stops cleanly on SIGTERM; its text is ASCII
+ * (scripts/bundle.ts: V8 keeps it one byte a character). `npm test` builds first; run alone, this test builds
+ * if the bundle is missing.
  */
 import t from 'tap'
 import { execFileSync, spawn } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { contractProblems } from './helpers/contract.js'
 import { freePort } from './helpers/net.js'
@@ -68,4 +69,12 @@ t.test('the built server starts, answers as the contract says, and stops on SIGT
 
   child.kill('SIGTERM')
   t.equal(await exited, 0, 'SIGTERM: exits 0')
+})
+
+t.test('the bundle is ASCII, so that V8 keeps its source one byte a character (issue 49)', async (t) => {
+  if (!existsSync(BUNDLE)) execFileSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: 'ignore' })
+  const bytes = readFileSync(join(ROOT, 'dist/bundle/main.js'))
+  const at = bytes.findIndex((byte) => byte > 0x7f)
+  t.equal(at, -1, at === -1 ? 'no byte past 0x7f' : `a byte past 0x7f at ${at}: ${bytes.subarray(Math.max(0, at - 40), at + 20).toString()}`)
+  t.ok(bytes.length > 1_000_000, 'the bundle itself was read')
 })
