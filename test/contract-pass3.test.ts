@@ -431,6 +431,23 @@ t.test('languages in occurrence write bodies; split of a translation', async (t)
   t.equal(spEn.json<Event>().ml_language, 'en')
 })
 
+t.test('CORS preflights are never rate limited nor counted: a browser client behind a shared address keeps its preflights (CONTRACT §1, §16)', async (t) => {
+  const s = await setup(t, { config: { rateLimit: 3 } })
+  const jazz = await s.create(eventBody(WEEKLY))
+  const urls = [occ(jazz.id, THIRD), `${EVENTS}/${jazz.id}/occurrences`, `${API}/changes`, occ(jazz.id, THIRD, '/split'), `${API}/webhooks`, EVENTS]
+  const preflight = { origin: 'https://app.example', 'access-control-request-method': 'PATCH', 'access-control-request-headers': 'authorization, content-type' }
+  for (const url of urls) {
+    for (let i = 0; i < 4; i++) {
+      const res = await s.inject({ method: 'OPTIONS', url, headers: preflight, remoteAddress: '10.0.0.9' })
+      t.equal(res.statusCode, 204, `preflight ${i + 1} of ${url}`)
+      t.equal(res.headers['access-control-allow-origin'], '*')
+    }
+  }
+  const statuses: number[] = []
+  for (let i = 0; i < 4; i++) statuses.push((await s.inject({ url: urls[i % 3] ?? '', remoteAddress: '10.0.0.9' })).statusCode)
+  t.same(statuses, [200, 200, 200, 429], 'the address\'s whole budget is left for its requests; the fourth is limited')
+})
+
 t.test('iCalendar of a split series', async (t) => {
   const s = await setup(t)
   const jazz = await s.create(eventBody(WEEKLY))
