@@ -471,3 +471,16 @@ t.test('iCalendar of a split series', async (t) => {
   t.strictSame(lines(feed.body), [...first, ...second], 'the list feed: each series once with its changes')
   t.equal(feed.headers['x-total'], '2')
 })
+
+t.test('a browser client may send X-Request-Id, which the server reuses (CONTRACT §16): every preflight allows it', async (t) => {
+  const s = await setup(t)
+  const jazz = await s.create(eventBody(WEEKLY))
+  for (const url of [occ(jazz.id, THIRD), `${EVENTS}/${jazz.id}/occurrences`, `${API}/changes`, EVENTS, `${API}/webhooks`]) {
+    const res = await s.inject({ method: 'OPTIONS', url, headers: { origin: 'https://app.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'x-request-id' } })
+    t.equal(res.statusCode, 204)
+    const allowed = String(res.headers['access-control-allow-headers']).split(',').map((h) => h.trim().toLowerCase())
+    t.ok(allowed.includes('x-request-id'), `${url}: allows X-Request-Id`)
+  }
+  const read = await s.inject({ url: occ(jazz.id, THIRD), headers: { origin: 'https://app.example', 'x-request-id': 'page-42.load' } })
+  t.equal(read.headers['x-request-id'], 'page-42.load', 'and reuses it')
+})

@@ -12,7 +12,8 @@ import { REQUEST_ID_HEADER } from './request-id.js'
 import { PREFIX, type LoadedSpec } from './spec.js'
 
 const EXPOSED_HEADERS = 'X-Total, X-Total-Pages, Link, ETag, Location, Content-Language, X-Request-Id, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Idempotent-Replayed'
-const ALLOWED_HEADERS = 'Authorization, Content-Type, If-Match, If-None-Match, Idempotency-Key'
+/** What a browser may send: `X-Request-Id` too, since a sent one is reused (CONTRACT §16). */
+const ALLOWED_HEADERS = 'Authorization, Content-Type, If-Match, If-None-Match, Idempotency-Key, X-Request-Id'
 
 /** CORS on every response (CONTRACT §1) and `Content-Language` naming the language served. */
 export function registerHeaders(app: FastifyInstance, config: Config): void {
