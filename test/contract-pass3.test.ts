@@ -484,3 +484,28 @@ t.test('a browser client may send X-Request-Id, which the server reuses (CONTRAC
   const read = await s.inject({ url: occ(jazz.id, THIRD), headers: { origin: 'https://app.example', 'x-request-id': 'page-42.load' } })
   t.equal(read.headers['x-request-id'], 'page-42.load', 'and reuses it')
 })
+
+t.test('a PHP client\'s http_build_query bodies and queries: indexed and nested brackets, + for spaces, 1/0 booleans', async (t) => {
+  const s = await setup(t)
+  const form = { ...s.editor, 'content-type': 'application/x-www-form-urlencoded' }
+  const body = 'title=Late+Night+Jazz&timezone=Europe%2FZurich&start_date=2026-11-26+21%3A00%3A00&end_date=2026-11-26+23%3A30%3A00&recurrence%5Brule%5D=FREQ%3DWEEKLY%3BCOUNT%3D4&recurrence%5Brdates%5D%5B0%5D=2026-12-01+21%3A00%3A00&recurrence%5Brdates%5D%5B1%5D=2026-12-02+21%3A00%3A00&recurrence%5Bexdates%5D%5B0%5D=2026-12-03+21%3A00%3A00&featured=1&sticky=0'
+  const res = await s.inject({ method: 'POST', url: EVENTS, headers: form, payload: body })
+  t.equal(res.statusCode, 201)
+  const e = res.json<Event>()
+  t.strictSame(e.recurrence, { rule: 'FREQ=WEEKLY;COUNT=4', rdates: ['2026-12-01 21:00:00', '2026-12-02 21:00:00'], exdates: ['2026-12-03 21:00:00'] })
+  t.strictSame([e.title, e.featured, e.sticky], ['Late Night Jazz', true, false])
+  const occs = await s.inject({ url: `${EVENTS}/${e.id}/occurrences?start_date=2026-12-01+22%3A00%3A00&strict_dates=1&per_page=2` })
+  t.equal(occs.statusCode, 200)
+  t.same(occs.json<{ occurrences: Event[] }>().occurrences.map((o) => o.occurrence?.id), ['20261202T200000Z', '20261210T200000Z'])
+  const nested = await s.inject({ method: 'PATCH', url: occ(e.id, '20261217T200000Z'), headers: form, payload: 'venue%5B0%5D%5Bvenue%5D=Tent&venue%5B0%5D%5Bcity%5D=Bern&organizer%5B0%5D%5Borganizer%5D=Band&cost=25' })
+  t.equal(nested.statusCode, 200)
+  t.same(nested.json<Event>().venue.map((v) => [v.venue, v.city]), [['Tent', 'Bern']])
+  t.same(nested.json<Event>().organizer.map((o) => o.organizer), ['Band'])
+  t.equal(nested.json<Event>().cost, '25')
+  t.equal((await s.list('?search=late+night&start_date=2026-11-01')).json<{ total: number }>().total, 5, '+ is a space')
+  const ch = await s.inject({ url: `${API}/changes?resource%5B0%5D=venues` })
+  t.same(ch.json<{ changes: Array<{ resource: string }> }>().changes.map((c) => c.resource), ['venues'])
+  const sp = await s.inject({ method: 'POST', url: occ(e.id, '20261210T200000Z', '/split'), headers: form, payload: 'title=Winter&tags=' })
+  t.equal(sp.statusCode, 201)
+  t.equal(sp.json<Event>().title, 'Winter')
+})
