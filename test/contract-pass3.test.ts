@@ -509,3 +509,26 @@ t.test('a PHP client\'s http_build_query bodies and queries: indexed and nested 
   t.equal(sp.statusCode, 201)
   t.equal(sp.json<Event>().title, 'Winter')
 })
+
+t.test('an empty path segment where an occurrence id or a slug goes is no route: 404 rest_no_route, before authentication (CONTRACT §1, §10)', async (t) => {
+  const s = await setup(t)
+  const jazz = await s.create(eventBody(WEEKLY))
+  const paths = [`${EVENTS}/${jazz.id}/occurrences//`, `${EVENTS}/${jazz.id}/occurrences//split`, `${EVENTS}/by-slug//`, `${API}/venues/by-slug//`, `${API}/organizers/by-slug//`]
+  for (const url of paths) {
+    for (const method of ['GET', 'HEAD', 'POST', 'PATCH', 'PUT', 'DELETE'] as const) {
+      for (const headers of [s.editor, {}]) {
+        const res = await s.inject({ method, url, headers, ...(method === 'GET' || method === 'HEAD' || method === 'DELETE' ? {} : { payload: {} }) })
+        t.equal(res.statusCode, 404, `${method} ${url}`)
+        if (method !== 'HEAD') t.equal(res.json<{ code: string }>().code, 'rest_no_route', `${method} ${url}`)
+      }
+    }
+  }
+  for (const url of paths) expectError(t, await s.inject({ method: 'OPTIONS', url }), 404, 'rest_no_route')
+  // The segments themselves still route: a slug or occurrence id that matches nothing is that resource's 404.
+  expectError(t, await s.inject({ url: `${EVENTS}/by-slug/nope` }), 404, 'rest-event-not-found')
+  expectError(t, await s.inject({ url: `${EVENTS}/by-slug/a%0Ab` }), 404, 'rest-event-not-found')
+  expectError(t, await s.inject({ url: `${API}/venues/by-slug/a%2Fb/` }), 404, 'rest-venue-not-found')
+  expectError(t, await s.inject({ url: occ(jazz.id, 'x%0Ay') }), 404, 'rest-event-occurrence-not-found')
+  t.equal((await s.inject({ url: `${EVENTS}/by-slug/${jazz.slug}/` })).statusCode, 200)
+  t.equal((await s.inject({ url: occ(jazz.id, THIRD, '/') })).statusCode, 200)
+})

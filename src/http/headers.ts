@@ -51,8 +51,8 @@ export function commonHeaders(language: Language): Record<string, string> {
 export function registerPreflight(app: FastifyInstance, document: LoadedSpec['document']): void {
   for (const [path, item] of Object.entries(document.paths)) {
     const methods = ['get', 'post', 'put', 'patch', 'delete'].filter((m) => m in item).map((m) => m.toUpperCase())
-    // `{id}` is digits; any other parameter (`{slug}`, `{occurrence}`) one segment.
-    const url = `${PREFIX}${path === '/' ? '' : path}`.replace(/\{id\}/g, ':id(^\\d+$)').replace(/\{([a-z_]+)\}/g, ':$1')
+    // `{id}` is digits; any other parameter (`{slug}`, `{occurrence}`) one segment, never empty (http/routes.ts).
+    const url = `${PREFIX}${path === '/' ? '' : path}`.replace(/\{id\}/g, ':id(^\\d+$)').replace(/\{([a-z_]+)\}/g, ':$1(^[\\s\\S]+$)')
     app.options(url, { schema: { hide: true }, config: { rateLimit: false } }, async (_req, reply) => {
       reply.code(204)
         .header('Access-Control-Allow-Methods', [...methods, 'OPTIONS'].join(', '))
