@@ -256,7 +256,7 @@ t.test('/changes cursors: malformed, future, time, across trash and restore, pag
     t.equal(res.statusCode, 400, `since=${since}`)
   }
   const e = await s.event('Sync me')
-  const v = await s.venue({ venue: 'Place' })
+  await s.venue({ venue: 'Place' })
   const afterCreate = (await s.inject({ url: `${API}/changes?since=${start}` })).json<{ next_cursor: string; changes: Array<{ id: number; action: string; resource: string }> }>()
   t.same(afterCreate.changes.map((c) => [c.resource, c.action]), [['events', 'created'], ['venues', 'created']])
   const c1 = afterCreate.next_cursor
