@@ -2312,17 +2312,17 @@ export interface components {
          */
         TagId: number;
         /**
-         * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent).
+         * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent). An empty segment matches no route (404 `rest_no_route`).
          * @example open-air-cinema
          */
         EventSlug: string;
         /**
-         * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent).
+         * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent). An empty segment matches no route (404 `rest_no_route`).
          * @example rote-fabrik
          */
         VenueSlug: string;
         /**
-         * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent).
+         * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent). An empty segment matches no route (404 `rest_no_route`).
          * @example kino-am-see
          */
         OrganizerSlug: string;
@@ -2332,7 +2332,7 @@ export interface components {
          */
         Force: boolean;
         /**
-         * @description The occurrence id: its original start in UTC, `YYYYMMDDTHHMMSSZ` (all-day events: its local day, `YYYYMMDD`). An id that is not in the series (never was, cancelled, or malformed) is 404 `rest-event-occurrence-not-found`.
+         * @description The occurrence id: its original start in UTC, `YYYYMMDDTHHMMSSZ` (all-day events: its local day, `YYYYMMDD`). An id that is not in the series (never was, cancelled, or malformed) is 404 `rest-event-occurrence-not-found`. An empty segment matches no route (404 `rest_no_route`).
          * @example 20261210T200000Z
          */
         OccurrenceId: string;
@@ -3207,7 +3207,7 @@ export interface operations {
                  */
                 id: components["parameters"]["Id"];
                 /**
-                 * @description The occurrence id: its original start in UTC, `YYYYMMDDTHHMMSSZ` (all-day events: its local day, `YYYYMMDD`). An id that is not in the series (never was, cancelled, or malformed) is 404 `rest-event-occurrence-not-found`.
+                 * @description The occurrence id: its original start in UTC, `YYYYMMDDTHHMMSSZ` (all-day events: its local day, `YYYYMMDD`). An id that is not in the series (never was, cancelled, or malformed) is 404 `rest-event-occurrence-not-found`. An empty segment matches no route (404 `rest_no_route`).
                  * @example 20261210T200000Z
                  */
                 occurrence: components["parameters"]["OccurrenceId"];
@@ -3261,7 +3261,7 @@ export interface operations {
                  */
                 id: components["parameters"]["Id"];
                 /**
-                 * @description The occurrence id: its original start in UTC, `YYYYMMDDTHHMMSSZ` (all-day events: its local day, `YYYYMMDD`). An id that is not in the series (never was, cancelled, or malformed) is 404 `rest-event-occurrence-not-found`.
+                 * @description The occurrence id: its original start in UTC, `YYYYMMDDTHHMMSSZ` (all-day events: its local day, `YYYYMMDD`). An id that is not in the series (never was, cancelled, or malformed) is 404 `rest-event-occurrence-not-found`. An empty segment matches no route (404 `rest_no_route`).
                  * @example 20261210T200000Z
                  */
                 occurrence: components["parameters"]["OccurrenceId"];
@@ -3318,7 +3318,7 @@ export interface operations {
                  */
                 id: components["parameters"]["Id"];
                 /**
-                 * @description The occurrence id: its original start in UTC, `YYYYMMDDTHHMMSSZ` (all-day events: its local day, `YYYYMMDD`). An id that is not in the series (never was, cancelled, or malformed) is 404 `rest-event-occurrence-not-found`.
+                 * @description The occurrence id: its original start in UTC, `YYYYMMDDTHHMMSSZ` (all-day events: its local day, `YYYYMMDD`). An id that is not in the series (never was, cancelled, or malformed) is 404 `rest-event-occurrence-not-found`. An empty segment matches no route (404 `rest_no_route`).
                  * @example 20261210T200000Z
                  */
                 occurrence: components["parameters"]["OccurrenceId"];
@@ -3375,7 +3375,7 @@ export interface operations {
                  */
                 id: components["parameters"]["Id"];
                 /**
-                 * @description The occurrence id: its original start in UTC, `YYYYMMDDTHHMMSSZ` (all-day events: its local day, `YYYYMMDD`). An id that is not in the series (never was, cancelled, or malformed) is 404 `rest-event-occurrence-not-found`.
+                 * @description The occurrence id: its original start in UTC, `YYYYMMDDTHHMMSSZ` (all-day events: its local day, `YYYYMMDD`). An id that is not in the series (never was, cancelled, or malformed) is 404 `rest-event-occurrence-not-found`. An empty segment matches no route (404 `rest_no_route`).
                  * @example 20261210T200000Z
                  */
                 occurrence: components["parameters"]["OccurrenceId"];
@@ -3430,7 +3430,7 @@ export interface operations {
                  */
                 id: components["parameters"]["Id"];
                 /**
-                 * @description The occurrence id: its original start in UTC, `YYYYMMDDTHHMMSSZ` (all-day events: its local day, `YYYYMMDD`). An id that is not in the series (never was, cancelled, or malformed) is 404 `rest-event-occurrence-not-found`.
+                 * @description The occurrence id: its original start in UTC, `YYYYMMDDTHHMMSSZ` (all-day events: its local day, `YYYYMMDD`). An id that is not in the series (never was, cancelled, or malformed) is 404 `rest-event-occurrence-not-found`. An empty segment matches no route (404 `rest_no_route`).
                  * @example 20261210T200000Z
                  */
                 occurrence: components["parameters"]["OccurrenceId"];
@@ -3489,7 +3489,7 @@ export interface operations {
                  */
                 id: components["parameters"]["Id"];
                 /**
-                 * @description The occurrence id: its original start in UTC, `YYYYMMDDTHHMMSSZ` (all-day events: its local day, `YYYYMMDD`). An id that is not in the series (never was, cancelled, or malformed) is 404 `rest-event-occurrence-not-found`.
+                 * @description The occurrence id: its original start in UTC, `YYYYMMDDTHHMMSSZ` (all-day events: its local day, `YYYYMMDD`). An id that is not in the series (never was, cancelled, or malformed) is 404 `rest-event-occurrence-not-found`. An empty segment matches no route (404 `rest_no_route`).
                  * @example 20261210T200000Z
                  */
                 occurrence: components["parameters"]["OccurrenceId"];
@@ -3547,7 +3547,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent).
+                 * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent). An empty segment matches no route (404 `rest_no_route`).
                  * @example open-air-cinema
                  */
                 slug: components["parameters"]["EventSlug"];
@@ -3597,7 +3597,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent).
+                 * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent). An empty segment matches no route (404 `rest_no_route`).
                  * @example open-air-cinema
                  */
                 slug: components["parameters"]["EventSlug"];
@@ -3649,7 +3649,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent).
+                 * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent). An empty segment matches no route (404 `rest_no_route`).
                  * @example open-air-cinema
                  */
                 slug: components["parameters"]["EventSlug"];
@@ -3706,7 +3706,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent).
+                 * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent). An empty segment matches no route (404 `rest_no_route`).
                  * @example open-air-cinema
                  */
                 slug: components["parameters"]["EventSlug"];
@@ -3756,7 +3756,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent).
+                 * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent). An empty segment matches no route (404 `rest_no_route`).
                  * @example open-air-cinema
                  */
                 slug: components["parameters"]["EventSlug"];
@@ -4177,7 +4177,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent).
+                 * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent). An empty segment matches no route (404 `rest_no_route`).
                  * @example rote-fabrik
                  */
                 slug: components["parameters"]["VenueSlug"];
@@ -4225,7 +4225,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent).
+                 * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent). An empty segment matches no route (404 `rest_no_route`).
                  * @example rote-fabrik
                  */
                 slug: components["parameters"]["VenueSlug"];
@@ -4277,7 +4277,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent).
+                 * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent). An empty segment matches no route (404 `rest_no_route`).
                  * @example rote-fabrik
                  */
                 slug: components["parameters"]["VenueSlug"];
@@ -4334,7 +4334,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent).
+                 * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent). An empty segment matches no route (404 `rest_no_route`).
                  * @example rote-fabrik
                  */
                 slug: components["parameters"]["VenueSlug"];
@@ -4384,7 +4384,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent).
+                 * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent). An empty segment matches no route (404 `rest_no_route`).
                  * @example rote-fabrik
                  */
                 slug: components["parameters"]["VenueSlug"];
@@ -4805,7 +4805,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent).
+                 * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent). An empty segment matches no route (404 `rest_no_route`).
                  * @example kino-am-see
                  */
                 slug: components["parameters"]["OrganizerSlug"];
@@ -4853,7 +4853,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent).
+                 * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent). An empty segment matches no route (404 `rest_no_route`).
                  * @example kino-am-see
                  */
                 slug: components["parameters"]["OrganizerSlug"];
@@ -4905,7 +4905,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent).
+                 * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent). An empty segment matches no route (404 `rest_no_route`).
                  * @example kino-am-see
                  */
                 slug: components["parameters"]["OrganizerSlug"];
@@ -4962,7 +4962,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent).
+                 * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent). An empty segment matches no route (404 `rest_no_route`).
                  * @example kino-am-see
                  */
                 slug: components["parameters"]["OrganizerSlug"];
@@ -5012,7 +5012,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent).
+                 * @description Slug of the record, looked up in the language given by `ml_language` (the default language when none is sent). An empty segment matches no route (404 `rest_no_route`).
                  * @example kino-am-see
                  */
                 slug: components["parameters"]["OrganizerSlug"];

@@ -12,7 +12,8 @@ import { REQUEST_ID_HEADER } from './request-id.js'
 import { PREFIX, type LoadedSpec } from './spec.js'
 
 const EXPOSED_HEADERS = 'X-Total, X-Total-Pages, Link, ETag, Location, Content-Language, X-Request-Id, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Idempotent-Replayed'
-const ALLOWED_HEADERS = 'Authorization, Content-Type, If-Match, If-None-Match, Idempotency-Key'
+/** What a browser may send: `X-Request-Id` too, since a sent one is reused (CONTRACT §16). */
+const ALLOWED_HEADERS = 'Authorization, Content-Type, If-Match, If-None-Match, Idempotency-Key, X-Request-Id'
 
 /** CORS on every response (CONTRACT §1) and `Content-Language` naming the language served. */
 export function registerHeaders(app: FastifyInstance, config: Config): void {
@@ -41,13 +42,18 @@ export function commonHeaders(language: Language): Record<string, string> {
   }
 }
 
-/** OPTIONS on every route of the spec answers a CORS preflight with the methods of that route. */
+/**
+ * OPTIONS on every route of the spec answers a CORS preflight with the methods of that route. A preflight is
+ * never rate limited nor counted (CONTRACT §1: a preflight is 204): browsers send it without the client's key,
+ * so it would count against the address (shared behind a NAT) and a 429 preflight fails the real request as a
+ * CORS error, hiding its 429 and `Retry-After`.
+ */
 export function registerPreflight(app: FastifyInstance, document: LoadedSpec['document']): void {
   for (const [path, item] of Object.entries(document.paths)) {
     const methods = ['get', 'post', 'put', 'patch', 'delete'].filter((m) => m in item).map((m) => m.toUpperCase())
-    // `{id}` is digits; any other parameter (`{slug}`, `{occurrence}`) one segment.
-    const url = `${PREFIX}${path === '/' ? '' : path}`.replace(/\{id\}/g, ':id(^\\d+$)').replace(/\{([a-z_]+)\}/g, ':$1')
-    app.options(url, { schema: { hide: true } }, async (_req, reply) => {
+    // `{id}` is digits; any other parameter (`{slug}`, `{occurrence}`) one segment, never empty (http/routes.ts).
+    const url = `${PREFIX}${path === '/' ? '' : path}`.replace(/\{id\}/g, ':id(^\\d+$)').replace(/\{([a-z_]+)\}/g, ':$1(^[\\s\\S]+$)')
+    app.options(url, { schema: { hide: true }, config: { rateLimit: false } }, async (_req, reply) => {
       reply.code(204)
         .header('Access-Control-Allow-Methods', [...methods, 'OPTIONS'].join(', '))
         .header('Access-Control-Allow-Headers', ALLOWED_HEADERS)
