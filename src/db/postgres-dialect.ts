@@ -8,9 +8,10 @@
  *   units of work that ask to run concurrently (`CONCURRENT_ISOLATION`: creates, PATCHes and deletes of events, issue 49), which take it
  *   shared: they run beside each other, never beside an exclusive one;
  * - the *log* lock (`LOG_LOCK`): the order of commits. An exclusive transaction takes it with the writes lock, at
- *   its start; a concurrent unit of work only at its end (`LOG_LOCK_THEN_VERSION`), for its last three round trips:
- *   its first look at the data version, the change log's insert with the webhook outbox's, and the epoch's move with
- *   its last look and the commit (`VERSION_THEN_COMMIT`). Everything before (checks, the record's rows, links, term
+ *   its start; a concurrent unit of work only at its end, for its last round trip (`logTailText`: one text, since
+ *   pg-ratios; three round trips before, `LOG_LOCK_THEN_VERSION` and then the append and `VERSION_THEN_COMMIT`): its
+ *   first look at the data version, the change log's insert with the webhook outbox's, and the epoch's move with its
+ *   last look and the commit. Everything before (checks, the record's rows, links, term
  *   counts, the slug) runs beside the other creates: what would clash there is refused by a unique index (a slug, a
  *   translation) or a row lock (term counts), and unit-of-work.ts runs such a unit again, alone.
  * Reads take no lock; nodes scale out on reads. A transaction that asks to be read-only takes no lock either.
