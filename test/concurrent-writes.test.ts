@@ -25,7 +25,7 @@
  * create held while a status PATCH of its source waits for it (then reports the new version changed).
  */
 import t, { type Test } from 'tap'
-import { sql } from 'kysely'
+import { CompiledQuery, sql } from 'kysely'
 import pg from 'pg'
 import type { InjectOptions } from 'fastify'
 import { buildApp } from '../src/app.js'
@@ -34,9 +34,9 @@ import { openDatabase } from '../src/db/database.js'
 import { createCompilers } from '../src/http/compilers.js'
 import { positionOf } from '../src/handlers/changes.js'
 import { dataVersion } from '../src/db/dialect.js'
-import { LOG_LOCK_THEN_VERSION, VERSION_THEN_COMMIT } from '../src/db/postgres-dialect.js'
+import { LOG_LOCK_THEN_VERSION, logTailText } from '../src/db/postgres-dialect.js'
 import { recordChange, withTransaction, writtenBetween } from '../src/db/unit-of-work.js'
-import { freshDatabaseUrl, engineTest, TEST_ENGINE } from './helpers/database.js'
+import { freshDatabaseUrl, engineTest, openTestDatabase, TEST_ENGINE, TEST_POSTGRES_URL } from './helpers/database.js'
 import { API, BASE_URL, NOW, build, decoded, type Injected } from './helpers/build.js'
 import { contractProblems, SPEC } from './helpers/contract.js'
 
@@ -198,38 +198,40 @@ engineTest('postgres', t, 'PostgreSQL: a concurrent unit of work held between it
   const url = await freshDatabaseUrl(t)
   const one = await openDatabase(url)
   const two = await openDatabase(url)
+  const blocker = await openDatabase(url)
   t.teardown(async () => {
     await one.close()
     await two.close()
+    await blocker.close()
   })
   const state = { language: 'en', status: 'publish', author: null }
   const positions = async () => (await one.db.selectFrom('changes').select('position').orderBy('position').execute()).map((r) => Number(r.position))
   const start = await dataVersion(one.db)
 
-  // Held: the first unit's commit (its last look and commit, one text) waits until the test lets it go.
-  type Query = (this: unknown, ...args: unknown[]) => unknown
-  const proto = pg.Client.prototype as unknown as { query: Query }
-  const original = proto.query
-  let hold = true
-  let held!: () => void
-  const reachedCommit = new Promise<void>((resolve) => { held = resolve })
-  let release!: () => void
-  const released = new Promise<void>((resolve) => { release = resolve })
-  proto.query = function (this: unknown, ...args: unknown[]) {
-    if (hold && args[0] === VERSION_THEN_COMMIT) {
-      hold = false
-      held()
-      return released.then(() => original.apply(this, args))
-    }
-    return original.apply(this, args)
-  }
-  t.teardown(() => {
-    proto.query = original
+  // Held by the server: a concurrent unit's log lock, looks, append and commit are one text (postgres-dialect.ts
+  // `logTailText`), so the first unit is held inside its append (its entry inserted, its position taken, the log lock
+  // held) by a trigger that waits for an advisory lock this test holds, until the test lets it go.
+  const HOLD = 4_242_042
+  await sql`create function hold_append() returns trigger language plpgsql as $$ begin perform pg_advisory_xact_lock_shared(${sql.lit(HOLD)}::bigint); return null; end $$`.execute(blocker.db)
+  await sql`create trigger hold_append after insert on changes for each row execute function hold_append()`.execute(blocker.db)
+  t.teardown(async () => {
+    await sql`drop trigger if exists hold_append on changes`.execute(blocker.db)
+    await sql`drop function if exists hold_append()`.execute(blocker.db)
   })
+  // The hold: a session's advisory lock on a connection of its own (the advisory locks are the database's, not a schema's).
+  const holder = new pg.Client({ connectionString: TEST_POSTGRES_URL })
+  await holder.connect()
+  t.teardown(() => holder.end())
+  await holder.query('select pg_advisory_lock($1::bigint)', [HOLD])
+  const release = async () => {
+    await holder.query('select pg_advisory_unlock($1::bigint)', [HOLD])
+  }
   const first = withTransaction(one.db, async (trx) => {
     recordChange(trx, { resource: 'event', id: 1001, action: 'create' }, state)
   }, { concurrent: true })
-  await reachedCommit
+  // Until the first waits at the hold (its append's trigger).
+  const holding = async () => (await sql<{ n: number }>`select count(*)::int as n from pg_locks where locktype = 'advisory' and objid = ${HOLD} and not granted`.execute(blocker.db)).rows[0]?.n === 1
+  while (!(await holding())) await new Promise((resolve) => setImmediate(resolve))
   let otherPid = 0
   let otherDone = false
   const second = withTransaction(two.db, async (trx) => {
@@ -243,7 +245,7 @@ engineTest('postgres', t, 'PostgreSQL: a concurrent unit of work held between it
     && (await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where pid = ${otherPid} and wait_event_type = 'Lock'`.execute(one.db)).rows[0]?.n === 1
   while (!otherDone && !(await waits())) await new Promise((resolve) => setImmediate(resolve))
   const early = await positions()
-  release()
+  await release()
   await Promise.all([first, second])
   const late = await positions()
   t.equal(late.length, 2, 'both appended')
@@ -264,6 +266,47 @@ engineTest('postgres', t, 'PostgreSQL: a concurrent unit of work held between it
   // Raw SQL outside the API still moves it at once.
   await sql`update images set url = url`.execute(one.db)
   t.equal((await dataVersion(one.db))?.epoch, (after?.epoch ?? 0) + 1, 'raw SQL moved it')
+})
+
+engineTest('postgres', t, 'PostgreSQL: a concurrent unit of work\'s log lock, looks, append and commit are one round trip', async (t) => {
+  const handle = await openTestDatabase(t)
+  t.teardown(() => handle.close())
+  const { db } = handle
+  const start = await dataVersion(db)
+  const sent: string[] = []
+  type Query = (this: unknown, ...args: unknown[]) => unknown
+  const proto = pg.Client.prototype as unknown as { query: Query }
+  const original = proto.query
+  proto.query = function (this: unknown, ...args: unknown[]) {
+    const first = args[0]
+    sent.push(typeof first === 'string' ? first : (first as { text?: string } | undefined)?.text ?? '')
+    return original.apply(this, args)
+  }
+  t.teardown(() => {
+    proto.query = original
+  })
+  // A language with a quote: the log's values are written into the text as literals.
+  const change = { resource: 'event', id: 4242, action: 'create' } as const
+  await withTransaction(db, async (trx) => {
+    recordChange(trx, change, { language: "e'n\\", status: 'publish', author: 7 })
+  }, { concurrent: true })
+  proto.query = original
+  const tail = sent.filter((text) => text.includes('calendar-log:'))
+  t.equal(tail.length, 1, 'the log lock sent once')
+  t.match(tail[0], /insert into changes/, 'the append in the same text')
+  t.match(tail[0], /; commit$/, 'the commit last in it')
+  t.equal(sent.at(-1), tail[0], 'nothing sent in the unit after it')
+  const rows = await db.selectFrom('changes').select(['record_id', 'language', 'status', 'author']).execute()
+  t.same(rows.map((r) => ({ ...r, record_id: Number(r.record_id), author: Number(r.author) })), [{ record_id: 4242, language: "e'n\\", status: 'publish', author: 7 }], 'the entry committed, its values as given')
+  const end = await dataVersion(db)
+  t.equal(end?.head, (start?.head ?? 0) + 1, 'the log\'s head moved by the entry')
+  t.same(writtenBetween(db, start as NonNullable<typeof start>, end as NonNullable<typeof end>, 10), [change], 'the journal: the unit\'s first and last looks, read from the one text')
+
+  // Only text, numbers and nulls are written as literals; anything else is sent as before (three round trips).
+  const eleven = Array.from({ length: 11 }, (_, i) => i + 1)
+  t.equal(logTailText([CompiledQuery.raw(`select ${eleven.map((i) => `$${i}`).join(', ')}`, [...eleven.slice(0, 9), "o'k", null])])
+    ?.includes("select '1', '2', '3', '4', '5', '6', '7', '8', '9', 'o''k', null"), true, '$10 and $11 are not $1 followed by a digit')
+  t.equal(logTailText([CompiledQuery.raw('select $1', [{ a: 1 }])]), undefined, 'an object: not written as a literal')
 })
 
 const TARGETS = 6
@@ -415,7 +458,7 @@ function holdAtLogLock(t: Test): { reached: Promise<number>; release: () => void
   let release!: () => void
   const released = new Promise<void>((resolve) => { release = resolve })
   proto.query = function (this: unknown, ...args: unknown[]) {
-    if (hold && args[0] === LOG_LOCK_THEN_VERSION) {
+    if (hold && typeof args[0] === 'string' && args[0].includes(LOG_LOCK_THEN_VERSION)) {
       hold = false
       reach((this as { processID: number }).processID)
       return released.then(() => original.apply(this, args))

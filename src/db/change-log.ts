@@ -13,13 +13,13 @@
  * The time of an entry is the clock of whoever writes (`useClock`, bound by `buildApp`), so that tests
  * and the retention that reads it agree on one clock.
  */
-import { sql, type Insertable, type Kysely } from 'kysely'
+import { sql, type CompiledQuery, type Insertable, type Kysely } from 'kysely'
 import { formatUtc } from '../lib/dates.js'
 import type { ChangeAction, ChangeResource, ChangesTable, Database } from './schema.js'
 import type { Tx } from './unit-of-work.js'
 import { idListValue, inIdValue, isPostgres } from './dialect.js'
 import { byShape, prepared } from './prepared.js'
-import { appendWithDeliveries, enqueueDeliveries, type LoggedChange } from './webhook-outbox.js'
+import { appendWithDeliveries, appendWithDeliveriesQueries, enqueueDeliveries, type LoggedChange } from './webhook-outbox.js'
 
 export type ChangedResource = 'event' | 'venue' | 'organizer' | 'category' | 'tag' | 'image' | 'user'
 
@@ -136,6 +136,14 @@ export async function appendEntries(trx: Tx, db: Kysely<Database>, rows: ChangeR
     logged.push(...(await insertedChanges(String(chunk.length))(trx, ...values)).rows)
   }
   await enqueueDeliveries(trx, logged, dueUtc)
+}
+
+/**
+ * PostgreSQL: the statements `appendEntries` would run for `rows`, compiled, not run: a unit of work that runs beside
+ * others sends them with its log lock and its commit, in one round trip (dialect.ts `logTailThenCommit`).
+ */
+export function appendQueries(trx: Tx, db: Kysely<Database>, rows: ChangeRows): CompiledQuery[] {
+  return rows.length === 0 ? [] : appendWithDeliveriesQueries(trx, rows, clockOf(db)().toISOString())
 }
 
 /** The log's INSERT for as many entries as its key says (7 values each), returning what deliveries need. */

@@ -12,7 +12,7 @@ import { EARTH_RADIUS_KM } from '../lib/geo.js'
 import { FOLDS_INTO_ASCII, foldText } from '../lib/text.js'
 import { CompiledQuery, PostgresAdapter, sql, type Compilable, type Expression, type Kysely, type QueryExecutorProvider, type SqlBool } from 'kysely'
 import { byShape, executeCompiled, prepared } from './prepared.js'
-import { LOG_LOCK_THEN_VERSION, VERSION_IN_WRITE_POSTGRES, VERSION_THEN_COMMIT } from './postgres-dialect.js'
+import { LOG_LOCK_THEN_VERSION, logTailText, VERSION_IN_WRITE_POSTGRES, VERSION_THEN_COMMIT } from './postgres-dialect.js'
 import type { Database } from './schema.js'
 
 export function isPostgres(db: QueryExecutorProvider): boolean {
@@ -590,6 +590,21 @@ export async function logLockThenVersion(trx: Kysely<Database>): Promise<DataVer
   const { rows } = await trx.executeQuery<{ h: number | string; e: number | string }>(CompiledQuery.raw(LOG_LOCK_THEN_VERSION, []))
   const row = rows[0]
   return row === undefined ? undefined : { head: Number(row.h), epoch: Number(row.e) }
+}
+
+/**
+ * PostgreSQL, a unit of work that ran beside others: its log lock, first look, the change log's `appends` (compiled:
+ * change-log.ts `appendQueries`), the epoch's move, its last look and its commit, in one round trip (postgres-dialect.ts
+ * `logTailText`): the first look and the last; nothing may run in the transaction after it. Undefined, and nothing
+ * sent, when the appends cannot be sent so (the caller then takes `logLockThenVersion`'s three round trips).
+ */
+export async function logTailThenCommit(trx: Kysely<Database>, appends: readonly CompiledQuery[]): Promise<[DataVersion | undefined, DataVersion | undefined] | undefined> {
+  const text = logTailText(appends)
+  if (text === undefined) return undefined
+  const { rows } = await trx.executeQuery<{ h: number | string; e: number | string } | undefined>(CompiledQuery.raw(text, []))
+  const version = (row: { h: number | string; e: number | string } | undefined): DataVersion | undefined =>
+    row === undefined ? undefined : { head: Number(row.h), epoch: Number(row.e) }
+  return [version(rows[0]), version(rows[1])]
 }
 
 /** Whether a statement failed because a unique index refused its row (PostgreSQL's 23505). */

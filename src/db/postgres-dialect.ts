@@ -8,9 +8,10 @@
  *   units of work that ask to run concurrently (`CONCURRENT_ISOLATION`: creates, PATCHes and deletes of events, issue 49), which take it
  *   shared: they run beside each other, never beside an exclusive one;
  * - the *log* lock (`LOG_LOCK`): the order of commits. An exclusive transaction takes it with the writes lock, at
- *   its start; a concurrent unit of work only at its end (`LOG_LOCK_THEN_VERSION`), for its last three round trips:
- *   its first look at the data version, the change log's insert with the webhook outbox's, and the epoch's move with
- *   its last look and the commit (`VERSION_THEN_COMMIT`). Everything before (checks, the record's rows, links, term
+ *   its start; a concurrent unit of work only at its end, for its last round trip (`logTailText`: one text, since
+ *   pg-ratios; three round trips before, `LOG_LOCK_THEN_VERSION` and then the append and `VERSION_THEN_COMMIT`): its
+ *   first look at the data version, the change log's insert with the webhook outbox's, and the epoch's move with its
+ *   last look and the commit. Everything before (checks, the record's rows, links, term
  *   counts, the slug) runs beside the other creates: what would clash there is refused by a unique index (a slug, a
  *   translation) or a row lock (term counts), and unit-of-work.ts runs such a unit again, alone.
  * Reads take no lock; nodes scale out on reads. A transaction that asks to be read-only takes no lock either.
@@ -28,7 +29,7 @@ import {
   CompiledQuery, PostgresDialect, PostgresDriver, type DatabaseConnection, type Driver, type PostgresDialectConfig, type QueryResult,
   type TransactionSettings,
 } from 'kysely'
-import type pg from 'pg'
+import pg from 'pg'
 
 /**
  * The writes lock, one per schema: nodes that share a schema share it; tests in their own schemas do not wait on each
@@ -66,6 +67,47 @@ export const CONCURRENT_ISOLATION = 'read uncommitted'
 /** A concurrent unit of work's log lock and then its first look at the data version, in one round trip (the look's snapshot taken once the lock is granted). */
 export const LOG_LOCK_THEN_VERSION = `${LOG_LOCK}; ${VERSION_IN_WRITE_POSTGRES}`
 
+/** What begins the text of a concurrent unit of work's tail (`logTailText`), by which its connection knows it. */
+const LOG_TAIL = '/* the log\'s tail */ '
+
+/**
+ * A concurrent unit of work's whole tail in one round trip (issue 49): the log lock and its first look
+ * (`LOG_LOCK_THEN_VERSION`), the change log's appends with the outbox's (`appends`, compiled: their values written
+ * into the text as literals, since a text of several statements takes no parameters), and the epoch's move, its last
+ * look and the commit (`VERSION_THEN_COMMIT`): the server runs them one after the other without waiting for this
+ * process, so the log lock is held for their run and the commit, not for two more round trips and this process's
+ * turns between them. Undefined when a value cannot be written as a literal (never, for the log's rows: text,
+ * numbers and nulls). The connection answers it with two rows, the first look's and the last's, and the transaction
+ * committed (a statement that fails stops the text before the commit: the transaction is rolled back as any other).
+ */
+export function logTailText(appends: readonly CompiledQuery[]): string | undefined {
+  const texts: string[] = []
+  for (const append of appends) {
+    const text = withLiterals(append)
+    if (text === undefined) return undefined
+    texts.push(text)
+  }
+  return `${LOG_TAIL}${[LOG_LOCK_THEN_VERSION, ...texts, VERSION_THEN_COMMIT].join('; ')}`
+}
+
+/**
+ * A compiled statement with each parameter `$n` written as a quoted literal: untyped, as a parameter is (pg sends
+ * every value as text of no declared type), so that the server gives it the type its place asks for. Only text,
+ * finite numbers and nulls; undefined for anything else. The statements given hold no `$` but their parameters'.
+ */
+function withLiterals(query: CompiledQuery): string | undefined {
+  let written = true
+  const text = query.sql.replace(/\$(\d+)/g, (_, n: string) => {
+    const value = query.parameters[Number(n) - 1]
+    if (value === null || value === undefined) return 'null'
+    if (typeof value === 'string') return pg.escapeLiteral(value)
+    if ((typeof value === 'number' && Number.isFinite(value)) || typeof value === 'bigint') return `'${value}'`
+    written = false
+    return ''
+  })
+  return written ? text : undefined
+}
+
 /**
  * A unit of work's last look at the data version and its commit, in one round trip (`versionThenCommit` in
  * dialect.ts), after the data epoch's move when the transaction wrote a table the caches read (migration 0024).
@@ -100,6 +142,12 @@ class PostgresConnection implements DatabaseConnection {
       const [, version] = await this.several(VERSION_THEN_COMMIT)
       this.committed = true
       return version as QueryResult<R>
+    }
+    if (query.sql.startsWith(LOG_TAIL)) {
+      const results = await this.several(query.sql)
+      this.committed = true
+      // The first look (after the lock) and the last (before the commit).
+      return { rows: [results[1]?.rows[0], results[results.length - 2]?.rows[0]] as R[] }
     }
     if (query.sql === LOG_LOCK_THEN_VERSION) {
       const [, version] = await this.several(LOG_LOCK_THEN_VERSION)

@@ -23,9 +23,9 @@
  *   when none of those changes touches it (repositories/event-documents.ts).
  */
 import { CompiledQuery, type Kysely, type Transaction } from 'kysely'
-import { appendChanges, appendEntries, entriesOf, knownState, type Change, type ChangeState } from './change-log.js'
+import { appendChanges, appendEntries, appendQueries, entriesOf, knownState, type Change, type ChangeState } from './change-log.js'
 import {
-  isPostgres, isUniqueViolation, isWaitRunOut, isWriteConflict, journalInMemory, logLockThenVersion, mergeSearchWrites, versionInWrite,
+  isPostgres, isUniqueViolation, isWaitRunOut, isWriteConflict, journalInMemory, logLockThenVersion, logTailThenCommit, mergeSearchWrites, versionInWrite,
   versionThenCommit, type DataVersion,
 } from './dialect.js'
 import { CONCURRENT_ISOLATION, UNIT_OF_WORK_ISOLATION } from './postgres-dialect.js'
@@ -165,8 +165,14 @@ async function alone<T>(db: Kysely<Database>, work: (trx: Tx) => Promise<T>, opt
           if (!concurrent) before = await versionInWrite(trx)
           const result = await work(trx)
           if (concurrent) {
-            // The states the log needs read before the log lock; under it, the look, the append, the commit.
+            // The states the log needs read before the log lock; under it, the look, the append, the epoch's move, the
+            // last look and the commit, in one round trip (the lock held for their run, not for this process's turns).
             const rows = await entriesOf(trx, db, changes)
+            const tail = await logTailThenCommit(trx, appendQueries(trx, db, rows))
+            if (tail !== undefined) {
+              [before, after] = tail
+              return result
+            }
             before = await logLockThenVersion(trx)
             await appendEntries(trx, db, rows)
           } else {

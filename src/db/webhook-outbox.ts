@@ -10,10 +10,10 @@
  * values (the entries the log returned); on PostgreSQL the log's INSERT is a data-modifying part of the
  * same statement (`appendWithDeliveries`), so that a write pays one round trip to the server for both.
  */
-import { sql, type Insertable, type Kysely, type RawBuilder } from 'kysely'
+import { sql, type CompiledQuery, type Insertable, type Kysely, type RawBuilder } from 'kysely'
 import { WEBHOOK_RESOURCES } from '../lib/webhook-types.js'
 import { textPosition } from './dialect.js'
-import { byShape, prepared } from './prepared.js'
+import { boundQuery, byShape, executeCompiled, prepared } from './prepared.js'
 import type { ChangeAction, ChangeResource, ChangesTable, Database } from './schema.js'
 import type { Tx } from './unit-of-work.js'
 
@@ -115,15 +115,22 @@ const SINGULAR = sql`case l.resource ${sql.join(Object.entries(WEBHOOK_RESOURCES
  * deliveries, in one statement per CHUNK rows.
  */
 export async function appendWithDeliveries(trx: Tx, rows: ReadonlyArray<Insertable<ChangesTable>>, dueUtc: string): Promise<void> {
+  for (const query of appendWithDeliveriesQueries(trx, rows, dueUtc)) await executeCompiled(trx, query)
+}
+
+/** The statements of `appendWithDeliveries`, compiled, not run (a concurrent unit of work sends them with its commit: postgres-dialect.ts `logTailText`). */
+export function appendWithDeliveriesQueries(trx: Tx, rows: ReadonlyArray<Insertable<ChangesTable>>, dueUtc: string): CompiledQuery[] {
+  const queries: CompiledQuery[] = []
   for (let i = 0; i < rows.length; i += CHUNK) {
     const chunk = rows.slice(i, i + CHUNK)
     const values = chunk.flatMap((r) => [r.resource, r.record_id, r.language, r.action, r.changed_utc, r.status ?? null, r.author ?? null])
-    await appendedWithDeliveries(String(chunk.length))(trx, dueUtc, ...values)
+    queries.push(appendedWithDeliveries(String(chunk.length))(trx, dueUtc, ...values))
   }
+  return queries
 }
 
 /** The statement of `appendWithDeliveries` for as many rows as its key says (7 values each, then the due time). */
-const appendedWithDeliveries = byShape(64, (key) => prepared(1 + 7 * Number(key), (db, dueUtc: string, ...values: unknown[]) => {
+const appendedWithDeliveries = byShape(64, (key) => boundQuery(1 + 7 * Number(key), (db, dueUtc: string, ...values: unknown[]) => {
   const rows = Array.from({ length: Number(key) }, (_, r) => sql`(${sql.join(values.slice(7 * r, 7 * r + 7))})`)
   const c = sql`l as (insert into changes (resource, record_id, language, action, changed_utc, status, author) values ${sql.join(rows)}
       returning position, resource, record_id, language, action, changed_utc, status),
