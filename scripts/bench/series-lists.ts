@@ -199,9 +199,7 @@ try {
     await heapSession.post('HeapProfiler.enable')
     await heapSession.post('HeapProfiler.startSampling', { samplingInterval: 32768, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true })
   }
-  Object.assign(globalThis, { __walks: 0, __steps: 0, __rel: 0 })
   const m = await run(requests, true)
-  console.log('walks', (globalThis as any).__walks, 'steps', (globalThis as any).__steps, 'relevant calls', (globalThis as any).__rel)
   if (session !== undefined && profile !== undefined) {
     writeFileSync(profile, JSON.stringify((await session.post('Profiler.stop')).profile))
     session.disconnect()
