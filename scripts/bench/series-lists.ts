@@ -13,6 +13,7 @@
  * CLI: node --import tsx scripts/bench/series-lists.ts --file DB [--database-url postgres://…?schema…] [--requests 2000]
  *      [--warm 1000] [--seed 20261125] [--src DIR] [--dump FILE] [--statements] [--workload random-filter|mixed-90-10]
  *      [--profile FILE.cpuprofile] [--heap-profile FILE.heapprofile] [--creates N] [--patches N] [--fill-after]
+ *      [--by-kind] [--skip-writes]
  */
 import { writeFileSync } from 'node:fs'
 import { Session } from 'node:inspector/promises'
@@ -46,6 +47,9 @@ const patchesBefore = Number(opt('patches') ?? 0)
 // `--by-kind`: CPU and statements per kind of request (PATCH, by id, each kind of list), and for each list URL
 // read again, how many PATCHes came between its reads (what a cache kept across writes may save).
 const byKind = argv.includes('--by-kind')
+// `--skip-writes`: the workload's PATCHes drawn but not sent (the reads the same requests in the same order): the
+// reads' CPU without the PATCHes' after-effects (caches dropped, lists rechecked), to set beside a run with them.
+const skipWrites = argv.includes('--skip-writes')
 const kindOf = (method: string, path: string): string => {
   if (method !== 'GET') return method
   const q = path.split('?')[1]
@@ -162,6 +166,7 @@ try {
     const started = performance.now()
     for (let i = 0; i < n; i++) {
       const req = scenario.next()
+      if (skipWrites && req.method !== 'GET') continue
       const kind = kindOf(req.method, req.path)
       const one = byKind && keep ? process.cpuUsage() : undefined
       const statementsBefore = statements

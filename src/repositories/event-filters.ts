@@ -468,7 +468,7 @@ async function windowMatches(db: Db, f: EventFilter): Promise<WindowMatches> {
     }
     return Int32Array.from(ids).sort()
   }, async (matches, changed) => (typeof matches === 'number' ? false : stillWindowed(db, f, matches, changed)),
-  (matches, id, footprint) => windowMayMatter(f, matches, id, footprint))
+  windowRelevance(f))
 }
 
 /** The statement `windowMatches` runs: the event ids of the first `limit` matches, comma-separated, in one row (`ids`). */
@@ -496,13 +496,20 @@ function timesIn(sorted: Int32Array, id: number): number {
  * Whether the changed event `id` (as `footprint` shows it now) may matter to the remembered `matches` of `f` (see
  * read-cache.ts `Relevant`): they hold it, or one of its occurrences starts within the window's start bounds (an end
  * bound bounds the start too: an occurrence ends at or after its start). Any other matches neither now nor before.
+ * The bounds taken from `f` once (the cache asks once per changed event per remembered list).
  */
-function windowMayMatter(f: EventFilter, matches: WindowMatches, id: number, footprint: Footprint): boolean {
-  if (typeof matches === 'number' || timesIn(matches, id) > 0) return true
-  if (footprint.first === undefined || footprint.last === undefined) return false
-  const from = [f.startGte, f.startGt].filter((b) => b !== undefined)
-  const to = [f.endLte, f.startLt, f.endLt].filter((b) => b !== undefined)
-  return from.every((b) => (footprint.last as string) >= b) && to.every((b) => (footprint.first as string) <= b)
+function windowRelevance(f: EventFilter): (matches: WindowMatches, id: number, footprint: Footprint) => boolean {
+  let bounds: { from: string[]; to: string[] } | undefined
+  return (matches, id, footprint) => {
+    if (typeof matches === 'number' || timesIn(matches, id) > 0) return true
+    if (footprint.first === undefined || footprint.last === undefined) return false
+    bounds ??= {
+      from: [f.startGte, f.startGt].filter((b) => b !== undefined),
+      to: [f.endLte, f.startLt, f.endLt].filter((b) => b !== undefined),
+    }
+    const { first, last } = footprint
+    return bounds.from.every((b) => last >= b) && bounds.to.every((b) => first <= b)
+  }
 }
 
 /**
@@ -957,7 +964,7 @@ async function linkedIds(db: Db, f: EventFilter): Promise<LinkedIds | undefined>
     const counts = new Map<number, number>()
     for (let i = 2 * parts.held; i + 1 < 2 * parts.held + parts.counts; i += 2) counts.set(found[i] as number, found[i + 1] as number)
     return stillFirstLinked(db, f, entries, counts, changed)
-  }, (found, id, footprint) => linkedMayMatter(f, found, id, footprint))
+  }, linkedRelevance(f))
   const { held, total } = linkedParts(found)
   return { held, total, page: (offset, limit) => entriesOf(found.slice(2 * Math.min(offset, held), 2 * Math.min(offset + limit, held))) }
 }
@@ -970,20 +977,27 @@ const heldEvents = new WeakMap<FlatEntries, ReadonlySet<number>>()
  * of `f` (see read-cache.ts `Relevant`): it is linked to one of the targets of the filter's first link filter (no
  * other event can match now: `changedMatchesQuery` asks the same), or the list holds it (among every match, or the
  * events of its numbers of matches). A list of the first ids without those numbers cannot tell: every event may.
+ * The driving targets' keys made from `f` once (the cache asks once per changed event per remembered list).
  */
-function linkedMayMatter(f: EventFilter, found: FlatEntries, id: number, footprint: Footprint): boolean {
-  const driver = linkFilters(f)[0]
-  if (driver !== undefined && driver[2].some((target) => footprint.targets.has(targetKey(driver[0], target)))) return true
-  const parts = linkedParts(found)
-  if (parts.held < parts.total && parts.counts === 0) return true
-  let held = heldEvents.get(found)
-  if (held === undefined) {
-    const ids = new Set<number>()
-    for (let i = 0; i < 2 * parts.held; i += 2) ids.add(found[i] as number)
-    for (let i = 2 * parts.held; i + 1 < 2 * parts.held + parts.counts; i += 2) ids.add(found[i] as number)
-    heldEvents.set(found, (held = ids))
+function linkedRelevance(f: EventFilter): (found: FlatEntries, id: number, footprint: Footprint) => boolean {
+  let driving: readonly string[] | undefined
+  return (found, id, footprint) => {
+    if (driving === undefined) {
+      const driver = linkFilters(f)[0]
+      driving = driver === undefined ? [] : driver[2].map((target) => targetKey(driver[0], target))
+    }
+    for (const key of driving) if (footprint.targets.has(key)) return true
+    const parts = linkedParts(found)
+    if (parts.held < parts.total && parts.counts === 0) return true
+    let held = heldEvents.get(found)
+    if (held === undefined) {
+      const ids = new Set<number>()
+      for (let i = 0; i < 2 * parts.held; i += 2) ids.add(found[i] as number)
+      for (let i = 2 * parts.held; i + 1 < 2 * parts.held + parts.counts; i += 2) ids.add(found[i] as number)
+      heldEvents.set(found, (held = ids))
+    }
+    return held.has(id)
   }
-  return held.has(id)
 }
 
 /** Where `linkedIds`' remembered array holds what: entries held, numbers of the counts, the total. */
