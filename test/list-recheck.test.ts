@@ -27,6 +27,9 @@ import { propertyRuns, propertySeed, seededRandom } from './helpers/property.js'
 import { API, BASE_URL, NOW, decoded } from './helpers/build.js'
 
 const EDITS = propertyRuns(80)
+// Four differential runs of EDITS seeded edits, every list read from both apps after each: on PostgreSQL, on a loaded
+// machine, the file has run past tap's 600 s a file (package.json), so it asks for twice that (the runner's timer too).
+t.setTimeout(1_200_000)
 
 /**
  * The property, the cached app's lists of links holding every match when they are `allUpTo` at most, else
