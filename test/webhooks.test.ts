@@ -205,3 +205,54 @@ t.test('PATCH that changes nothing (an empty body, the same values) leaves the s
   t.match(await patch({ active: false }), { active: false, modified_utc: '2026-06-15 12:06:00' })
   t.match(await patch({ active: false }), { active: false, modified_utc: '2026-06-15 12:06:00' }, 'inactive again: unchanged')
 })
+
+t.test('a subscription carries a strong ETag (CONTRACT §5): If-None-Match is 304, a stale If-Match is 412 and writes nothing', async (t) => {
+  let now = new Date('2026-06-15T12:00:00Z')
+  const s = await build(t, { clock: () => now, config: { webhooks: { retrySchedule: [1000], disableAfter: 10, allowPrivate: true } } })
+  const admin = await s.auth('administrator')
+  const created = (await s.inject({ method: 'POST', url: `${API}/webhooks`, headers: admin, payload: BODY })).json<Json & { id: number }>()
+  const url = `${API}/webhooks/${created.id}`
+  const read = async () => {
+    const res = await s.inject({ url, headers: admin })
+    t.equal(res.statusCode, 200)
+    t.match(res.headers.etag, /^"webhook-\d+-[A-Za-z0-9_-]{16}"$/, 'a strong tag')
+    return { etag: String(res.headers.etag), body: res.json<Json>() }
+  }
+  const first = await read()
+  t.equal((await read()).etag, first.etag, 'the same record, the same tag')
+  for (const held of [first.etag, `"other", ${first.etag}`, `W/${first.etag}`, '*']) {
+    const res = await s.inject({ url, headers: { ...admin, 'if-none-match': held } })
+    t.equal(res.statusCode, 304, `If-None-Match: ${held}`)
+    t.equal(res.body, '')
+  }
+  t.equal((await s.inject({ url, headers: { ...admin, 'if-none-match': '"other"' } })).statusCode, 200)
+
+  // A PATCH that changes nothing keeps the tag; a change moves it, and its answer carries the new one.
+  now = new Date(now.getTime() + 60_000)
+  const same = await s.inject({ method: 'PATCH', url, headers: { ...admin, 'if-match': first.etag }, payload: { active: true } })
+  t.equal(same.statusCode, 200)
+  t.equal(same.headers.etag, first.etag, 'nothing changed: the same tag')
+  const changed = await s.inject({ method: 'PATCH', url, headers: { ...admin, 'if-match': first.etag }, payload: { description: 'Other' } })
+  t.equal(changed.statusCode, 200)
+  const second = await read()
+  t.not(second.etag, first.etag, 'a change moves the tag')
+  t.equal(changed.headers.etag, second.etag, 'the PATCH answers with the tag a read gives')
+  t.equal((await s.inject({ url, headers: { ...admin, 'if-none-match': first.etag } })).statusCode, 200, 'the old tag is no longer current')
+
+  // Stale If-Match: 412 on PATCH and DELETE, nothing written.
+  now = new Date(now.getTime() + 60_000)
+  expectError(t, await s.inject({ method: 'PATCH', url, headers: { ...admin, 'if-match': first.etag }, payload: { description: 'Lost' } }), 412, 'rest-precondition-failed')
+  expectError(t, await s.inject({ method: 'PATCH', url, headers: { ...admin, 'if-match': `W/${second.etag}` }, payload: { description: 'Lost' } }), 412, 'rest-precondition-failed')
+  expectError(t, await s.inject({ method: 'DELETE', url, headers: { ...admin, 'if-match': first.etag } }), 412, 'rest-precondition-failed')
+  t.strictSame(await read(), second, 'nothing written by the stale writes')
+
+  // A list holding the current tag, and `*`, hold; DELETE answers the record as it was, with its tag.
+  const listed = await s.inject({ method: 'PATCH', url, headers: { ...admin, 'if-match': `"other", ${second.etag}` }, payload: { active: false } })
+  t.equal(listed.statusCode, 200)
+  const third = await read()
+  const deleted = await s.inject({ method: 'DELETE', url, headers: { ...admin, 'if-match': '*' } })
+  t.equal(deleted.statusCode, 200)
+  t.equal(deleted.headers.etag, third.etag)
+  expectError(t, await s.inject({ method: 'DELETE', url, headers: { ...admin, 'if-match': '*' } }), 404, 'rest-webhook-not-found')
+  expectError(t, await s.inject({ method: 'PATCH', url, headers: { ...admin, 'if-match': third.etag }, payload: { active: true } }), 404, 'rest-webhook-not-found')
+})

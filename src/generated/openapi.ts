@@ -5998,7 +5998,10 @@ export interface operations {
                  */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
-            header?: never;
+            header?: {
+                /** @description Entity tag of a version the caller already has; when it still matches, the answer is 304 without a body. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 /**
                  * @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`.
@@ -6016,12 +6019,14 @@ export interface operations {
                     "Content-Language": components["headers"]["Content-Language"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Webhook"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -6042,7 +6047,10 @@ export interface operations {
                  */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
-            header?: never;
+            header?: {
+                /** @description Entity tag of the version the change is based on; when it no longer matches the stored version the request fails with 412 `rest-precondition-failed` and nothing is written. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /**
                  * @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`.
@@ -6060,6 +6068,7 @@ export interface operations {
                     "Content-Language": components["headers"]["Content-Language"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6071,6 +6080,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -6086,7 +6096,10 @@ export interface operations {
                  */
                 ml_language?: components["parameters"]["MlLanguage"];
             };
-            header?: never;
+            header?: {
+                /** @description Entity tag of the version the change is based on; when it no longer matches the stored version the request fails with 412 `rest-precondition-failed` and nothing is written. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /**
                  * @description Numeric id of the record. The segment matches digits only: any other value is answered with 404 `rest_no_route`.
@@ -6104,6 +6117,7 @@ export interface operations {
                     "Content-Language": components["headers"]["Content-Language"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6115,6 +6129,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];

@@ -3,11 +3,12 @@
  * listed, created (the one answer that shows the secret), read, changed, deleted; and their latest
  * delivery attempts, newest first. A URL is checked, DNS included, when it is set (address-guard.ts).
  */
-import { randomBytes } from 'node:crypto'
-import type { FastifyRequest } from 'fastify'
+import { hash, randomBytes } from 'node:crypto'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Schema } from '../contract.js'
 import { withTransaction } from '../db/unit-of-work.js'
 import { ApiError, invalidParam } from '../http/errors.js'
+import { checkNotModified, expectedVersion } from '../http/etag.js'
 import type { Handlers } from '../http/operations.js'
 import { listLinks, pageOf, setListHeaders, type Page } from '../http/pagination.js'
 import { asSent, sentQueryOf } from '../http/query.js'
@@ -23,6 +24,32 @@ import { cursorOf } from './changes.js'
 type WebhookHandlers = Pick<Handlers, 'listWebhooks' | 'createWebhook' | 'getWebhook' | 'updateWebhook' | 'deleteWebhook' | 'listWebhookDeliveries'>
 
 const notFound = (id: number) => new ApiError(404, 'rest-webhook-not-found', 'notFoundById', { resource: 'webhook', id: String(id) })
+
+/**
+ * A subscription's strong ETag (CONTRACT §5's rule for single records): a digest of everything its answer shows, so
+ * that a delivery given up (`failures`, `disabled_utc`) moves it as a PATCH does.
+ */
+export function webhookEtag(webhook: Webhook): string {
+  return `"webhook-${webhook.id}-${hash('sha256', JSON.stringify(webhook), 'base64url').slice(0, 16)}"`
+}
+
+/**
+ * Inside a write's unit of work: the subscription as it stands there checked against the request's `If-Match`
+ * (412, nothing written, when it names another tag); undefined when it is gone (404), nothing read without an `If-Match`.
+ */
+async function checkIfMatch(trx: Parameters<typeof findWebhook>[0], req: FastifyRequest, id: number): Promise<'gone' | undefined> {
+  if (req.headers['if-match'] === undefined) return undefined
+  const now = await findWebhook(trx, id)
+  if (now === undefined) return 'gone'
+  expectedVersion(req, () => webhookEtag(now), 0)
+  return undefined
+}
+
+/** The answer of one subscription, with its ETag. */
+function tagged(reply: FastifyReply, webhook: Webhook): Webhook {
+  reply.header('ETag', webhookEtag(webhook))
+  return webhook
+}
 
 /** `whsec_` and the base64 of 32 random bytes (Standard Webhooks). */
 function newSecret(): string {
@@ -93,26 +120,32 @@ export function webhookHandlers(ctx: AppContext): WebhookHandlers {
         async (_reader, created) => ({ body: ctx.json.webhookCreated({ ...created, secret }), location: `${ctx.apiUrl}/webhooks/${created.id}` }))
     },
 
-    getWebhook: (req) => find(req.params.id),
+    async getWebhook(req, reply) {
+      const webhook = await find(req.params.id)
+      checkNotModified(req, reply, webhookEtag(webhook))
+      return webhook
+    },
 
-    async updateWebhook(req) {
+    async updateWebhook(req, reply) {
       const current = await find(req.params.id)
+      // A stale If-Match is 412 before the URL's check; checked again inside the write, where nothing comes between.
+      expectedVersion(req, () => webhookEtag(current), 0)
       const body = req.body ?? {}
       if (body.url !== undefined && body.url !== current.url) await checkUrl(body.url)
-      const updated = await withTransaction(ctx.db, (trx) => updateWebhook(trx, current.id, {
+      const updated = await withTransaction(ctx.db, async (trx) => (await checkIfMatch(trx, req, current.id)) === 'gone' ? undefined : updateWebhook(trx, current.id, {
         ...(body.url !== undefined ? { url: body.url } : {}),
         ...(body.events !== undefined ? { events: body.events } : {}),
         ...(body.description !== undefined ? { description: body.description } : {}),
         ...(body.active !== undefined ? { active: body.active } : {}),
       }, nowUtc()))
       if (updated === undefined) throw notFound(current.id)
-      return updated
+      return tagged(reply, updated)
     },
 
-    async deleteWebhook(req) {
-      const deleted = await withTransaction(ctx.db, (trx) => deleteWebhook(trx, req.params.id))
+    async deleteWebhook(req, reply) {
+      const deleted = await withTransaction(ctx.db, async (trx) => (await checkIfMatch(trx, req, req.params.id)) === 'gone' ? undefined : deleteWebhook(trx, req.params.id))
       if (deleted === undefined) throw notFound(req.params.id)
-      return deleted
+      return tagged(reply, deleted)
     },
 
     async listWebhookDeliveries(req, reply) {
