@@ -53,7 +53,8 @@ import { roundTripMs, startDelayProxy } from './bench/delay-proxy.js'
 import { recurrenceBench, recurrenceTable } from './bench/recurrence.js'
 import { makeSeries, type SeriesResult } from './bench/series.js'
 import {
-  allowedCpus, anonSampler, freePort, hasTaskset, killAllChildren, memoryOf, pinSelf, startProcess, stopProcess, type Managed, type MemoryStatus,
+  allowedCpus, anonSampler, freePort, hasTaskset, IDLE_QUIET_MS, killAllChildren, memoryOf, pinSelf, startProcess, stopProcess, type Managed,
+  type MemoryStatus,
 } from './bench/processes.js'
 import {
   FAILED_ANSWERS, REALISTIC_KEYS, SERIES_MIN_RATIO, memoryTarget, runTargets, scaleTable, scaleTargets, scenarioTable, seriesComparisons, seriesTable, seriesTargets,
@@ -591,10 +592,12 @@ async function measure(scenario: Scenario, target: Pick<Servers, 'origins' | 'pi
     timeout: options.timeout, pids: target.pids,
   })
   const bad = result.non2xx + result.errors + result.timeouts
+  // Every wait for idle takes IDLE_QUIET_MS at least (one after the run, two before it, a process each): said when longer.
+  const quietMs = IDLE_QUIET_MS * target.pids.length
   log(`    ${result.rps.toFixed(0)} req/s, p50 ${result.p50.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms, non-2xx ${result.non2xx}`
     + `${bad > 0 ? `, errors ${result.errors}, timeouts ${result.timeouts}` : ''}`
-    + `${result.drainMs > 1000 ? `; server busy ${(result.drainMs / 1000).toFixed(1)} s after the run` : ''}`
-    + `${result.idleBeforeMs > 1000 ? `; waited ${(result.idleBeforeMs / 1000).toFixed(1)} s for it to be idle first` : ''}`)
+    + `${result.drainMs > quietMs + 1000 ? `; server busy ${(result.drainMs / 1000).toFixed(1)} s after the run` : ''}`
+    + `${result.idleBeforeMs > 2 * quietMs + 1000 ? `; waited ${(result.idleBeforeMs / 1000).toFixed(1)} s for it to be idle first` : ''}`)
   for (const failure of result.failures) log(`    ! ${failure.method} ${failure.path} → ${failure.status} ${failure.body.slice(0, 200)}`)
   return result
 }
