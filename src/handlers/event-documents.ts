@@ -82,58 +82,7 @@ type Form = 'single' | 'list'
 export type BodyEdit = readonly [number, number, readonly Buffer[]]
 
 /** A document's terms as JSON, its categories' and its tags' (comma-separated). */
-export type TermsJson = readonly [readonly Buffer[], readonly Buffer[]]
-
-/** Whether two documents' terms are written with the same bytes. */
-export function sameTerms(a: TermsJson, b: TermsJson): boolean {
-  if (a === b) return true
-  for (let k = 0; k < 2; k++) {
-    const x = a[k] as readonly Buffer[]
-    const y = b[k] as readonly Buffer[]
-    if (x.length !== y.length) return false
-    for (let i = 0; i < x.length; i++) if (!(x[i] as Buffer).equals(y[i] as Buffer)) return false
-  }
-  return true
-}
-
-/** No terms (a document's arrays as stored). */
-export const NO_TERMS: TermsJson = [[], []]
-
-/** A document's list form with some places of its body left empty (`listFrame`): its bytes and where each place is in them. */
-export interface ListFrame {
-  bytes: Buffer
-  at: readonly number[]
-}
-
-/**
- * The list form of `document` with `terms` put in and the places `slots` of its body (`[from, to)`, none touching the
- * terms' places or the JSON-LD left out) left empty: its bytes, and where each slot's bytes would go in them, in
- * `slots`' order. A series' occurrence items are this frame with their values written at those places, one copy each
- * (handlers/occurrence-list-items.ts), where `piecesOf` made a dozen slices of the document per item.
- */
-export function listFrame(document: EventDocument, terms: TermsJson, slots: ReadonlyArray<readonly [number, number]>): ListFrame {
-  const edits: Array<readonly [number, number, readonly Buffer[], number]> = [
-    [document.categoryAt, document.categoryAt, terms[0], -1],
-    [document.tagAt, document.tagAt, terms[1], -1],
-    [document.ldFrom, document.ldTo, [], -1],
-    ...slots.map(([from, to], i) => [from, to, [], i] as const),
-  ]
-  edits.sort((a, b) => a[0] - b[0] || a[1] - b[1])
-  const parts: Buffer[] = []
-  const at = slots.map(() => 0)
-  let from = 0
-  let length = 0
-  for (const [start, to, items, slot] of edits) {
-    const kept = document.body.subarray(from, start)
-    parts.push(kept, ...items)
-    length += kept.length
-    if (slot >= 0) at[slot] = length
-    for (const item of items) length += item.length
-    from = to
-  }
-  parts.push(document.body.subarray(from))
-  return { bytes: Buffer.concat(parts), at }
-}
+type TermsJson = readonly [readonly Buffer[], readonly Buffer[]]
 
 function termsJson(ctx: AppContext, categories: readonly Category[], tags: readonly Tag[]): TermsJson {
   return [joined(categories.map((c) => ctx.json.category(c))), joined(tags.map((t) => ctx.json.tag(t)))]
@@ -212,11 +161,7 @@ export async function documentAnswer(ctx: AppContext, document: EventDocument): 
 }
 
 /** A page's document in list form with its terms' current records, `extra` edits of its body made too. */
-export interface ListedDocument {
-  (document: EventDocument, extra?: readonly BodyEdit[]): SerializedPieces<Event>
-  /** The terms the page writes into `document` (written once for the page). */
-  terms: (document: EventDocument) => TermsJson
-}
+export type ListedDocument = (document: EventDocument, extra?: readonly BodyEdit[]) => SerializedPieces<Event>
 
 /**
  * The list form of `documents` (a page's), their terms read in one go; undefined when a term one names is gone
@@ -230,15 +175,14 @@ export async function documentsListed(ctx: AppContext, documents: readonly Event
   ])
   if (categoryById === undefined || tagById === undefined) return undefined
   const written = new Map<EventDocument, TermsJson>()
-  const terms = (d: EventDocument): TermsJson => {
-    let json = written.get(d)
-    if (json === undefined) {
-      json = termsJson(ctx, d.categoryIds.map((id) => categoryById.get(id) as Category), d.tagIds.map((id) => tagById.get(id) as Tag))
-      written.set(d, json)
+  return (d, extra) => {
+    let terms = written.get(d)
+    if (terms === undefined) {
+      terms = termsJson(ctx, d.categoryIds.map((id) => categoryById.get(id) as Category), d.tagIds.map((id) => tagById.get(id) as Tag))
+      written.set(d, terms)
     }
-    return json
+    return piecesOf(d, terms, 'list', extra)
   }
-  return Object.assign((d: EventDocument, extra?: readonly BodyEdit[]) => piecesOf(d, terms(d), 'list', extra), { terms })
 }
 
 /**

@@ -252,7 +252,7 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     // document (no statement, no record); the others' rows are read (one statement for the page) and their items made
     // from the document (not overridden) or from the record.
     const overridden = seriesDocuments.size === 0 || listedDocument === undefined ? undefined : await overriddenKeys(ctx.db)
-    const fromDocument = new Map<string, Serialized<Event> | SerializedPieces<Event>>()
+    const fromDocument = new Map<string, SerializedPieces<Event>>()
     for (const entry of overridden === undefined ? [] : ofSeries) {
       const document = seriesDocuments.get(entry.id)
       const key = entryKey(entry.id, entry.occurrence)

@@ -15,16 +15,16 @@
  * should be, the series' occurrences are made from its record.
  */
 import type { Event } from '../contract.js'
-import type { Serialized, SerializedPieces } from '../http/serialized.js'
+import type { SerializedPieces } from '../http/serialized.js'
 import { formatUtc, requireDateTimeMs } from '../lib/dates.js'
-import { abbreviationJson, copyOccurrence, valueSpans, writeOccurrence, type OccurrenceDates } from '../lib/occurrence-bytes.js'
+import { abbreviationJson, occurrenceBytes, type OccurrenceDates } from '../lib/occurrence-bytes.js'
 import { occurrenceRecord, type OccurrenceState } from '../lib/occurrence-view.js'
 import { formatOccurrenceId, occurrenceIdMs } from '../lib/recurrence.js'
 import { DAY, SECOND, offsetFunction, wallMsToUtcMs, type OffsetAt } from '../lib/time-zones.js'
 import { tzAbbreviationAt } from '../lib/tz-abbreviation.js'
 import type { EventDocument } from '../repositories/event-documents.js'
 import type { AppContext } from './context.js'
-import { listFrame, NO_TERMS, sameTerms, type BodyEdit, type ListedDocument, type ListFrame, type TermsJson } from './event-documents.js'
+import type { BodyEdit, ListedDocument } from './event-documents.js'
 
 /** What `occurrenceRecord` reads of a series: its zone, whether it is all-day, its first dates, its URL. */
 type SeriesDates = Pick<Event, 'timezone' | 'all_day' | 'start_date' | 'end_date' | 'rest_url'>
@@ -44,17 +44,6 @@ interface Template {
   lasting: Lasting | null
   /** `"rest_url"` of each occurrence up to its id: the series' URL and `/occurrences/`, as JSON without the closing quote. */
   occurrenceUrl: Buffer
-  /** The document's list form with the three places left empty, for the terms it was made with (`frameOf`). */
-  frame?: Frame
-}
-
-/** A template's list frame (event-documents.ts `listFrame`), with what it was made from besides the body. */
-interface Frame extends ListFrame {
-  terms: TermsJson
-  categoryAt: number
-  tagAt: number
-  ldFrom: number
-  ldTo: number
 }
 
 /**
@@ -202,39 +191,22 @@ function rowOf(template: Template, id: string): OccurrenceState | undefined {
   return row === undefined ? undefined : { id, startUtc: formatUtc(new Date(row.startUtc)), endUtc: formatUtc(new Date(row.endUtc)) }
 }
 
-/** The three places an occurrence's values go in `template`'s document, in order. */
-function slotsOf(template: Template): ReadonlyArray<readonly [number, number]> {
-  return [template.dates, template.abbr, template.occurrence]
-}
-
-/** `template`'s list frame with `terms` (its document's: `document`), made when it has none for them. */
-function frameOf(template: Template, document: EventDocument, terms: TermsJson): Frame {
-  const kept = template.frame
-  if (kept !== undefined && kept.categoryAt === document.categoryAt && kept.tagAt === document.tagAt && kept.ldFrom === document.ldFrom
-    && kept.ldTo === document.ldTo && sameTerms(kept.terms, terms)) return kept
-  const frame: Frame = { ...listFrame(document, terms, slotsOf(template)), terms, categoryAt: document.categoryAt, tagAt: document.tagAt, ldFrom: document.ldFrom, ldTo: document.ldTo }
-  template.frame = frame
-  return frame
-}
-
 /**
- * The item `frame` makes with the occurrence `writeOccurrence` wrote last (`length` bytes): the frame's bytes with the
- * occurrence's dates block, abbreviation and `occurrence` at its three places, one buffer written by copies.
+ * The edits that make `template`'s document show the occurrence `id` (not overridden), made from its id: what
+ * `editsFor` makes from the row and `occurrenceRecord`, written directly (the first of each kind an app makes is
+ * compared with the long way: `unchangedItem`). Undefined when the rows cannot be made from ids.
  */
-function framedItem(frame: ListFrame, length: number): Serialized<Event> {
-  const bytes = frame.bytes
-  const [p0, p1, p2] = frame.at as [number, number, number]
-  const datesEnd = valueSpans[16] as number
-  const abbrEnd = valueSpans[17] as number
-  const out = Buffer.allocUnsafe(bytes.length + length)
-  let at = bytes.copy(out, 0, 0, p0)
-  at = copyOccurrence(out, at, 0, datesEnd)
-  at += bytes.copy(out, at, p0, p1)
-  at = copyOccurrence(out, at, datesEnd, abbrEnd)
-  at += bytes.copy(out, at, p1, p2)
-  at = copyOccurrence(out, at, abbrEnd, length)
-  bytes.copy(out, at, p2)
-  return out as Serialized<Event>
+function unchangedEdits(template: Template, id: string): BodyEdit[] | undefined {
+  const dates = rowMsOf(template, id)
+  if (dates === undefined) return undefined
+  const made = occurrenceBytes(dates, abbreviationJson(tzAbbreviationAt(template.series.timezone, dates.startUtc)), id, template.occurrenceUrl)
+  if (made === undefined) return undefined
+  const { bytes, datesEnd, abbrEnd } = made
+  return [
+    [template.dates[0], template.dates[1], [bytes.subarray(0, datesEnd)]],
+    [template.abbr[0], template.abbr[1], [bytes.subarray(datesEnd, abbrEnd)]],
+    [template.occurrence[0], template.occurrence[1], [bytes.subarray(abbrEnd)]],
+  ]
 }
 
 /** The edits that make `template`'s document show `occurrence` (not overridden). */
@@ -273,34 +245,17 @@ function templateFor(kept: Kept, document: EventDocument): { template: Template 
 /**
  * The list item of the occurrence `id` of the series whose stored document is `document`, when it has no override
  * (the caller knows: `overriddenKeys`, so its row was not moved): its row made from its id and its series' document
- * (`Lasting`), its values written into the document's list frame (`listed`: with the page's terms; the frame kept with
- * the template while the terms are written the same) without a statement or a record: one buffer, a few copies.
- * Undefined when it cannot be made so (then its row is read and the item made from it: below).
+ * (`Lasting`), its values written into the document's list form (`listed`: with the page's terms) without a statement
+ * or a record. Undefined when it cannot be made so (then its row is read and the item made from it: below).
  */
-export function unchangedItem(ctx: AppContext, listed: ListedDocument, document: EventDocument, id: string): Serialized<Event> | undefined {
+export function unchangedItem(ctx: AppContext, listed: ListedDocument, document: EventDocument, id: string): SerializedPieces<Event> | undefined {
   const kept = keptOf(ctx)
   const { template, record } = templateFor(kept, document)
   if (template === null) return undefined
-  const dates = rowMsOf(template, id)
-  if (dates === undefined) return undefined
-  const length = writeOccurrence(dates, abbreviationJson(tzAbbreviationAt(template.series.timezone, dates.startUtc)), id, template.occurrenceUrl)
-  if (length === undefined) return undefined
-  const item = framedItem(frameOf(template, document, listed.terms(document)), length)
-  const kind = template.series.all_day ? 'id true' : 'id false'
-  if (!kept.checked.has(kind)) {
-    // The first of its kind made the long way too (see `itemOf`): the frame without terms (the document's arrays
-    // empty), made before anything else writes an occurrence, against the record's through the Event serializer.
-    const bare = framedItem(listFrame(document, NO_TERMS, slotsOf(template)), length)
-    const { json_ld: _ld, ...series } = record ?? JSON.parse(document.body.toString('utf8')) as Event
-    const state = rowOf(template, id)
-    if (state === undefined || !bare.equals(ctx.json.event(occurrenceRecord(series, state, null)))) {
-      kept.byId.set(document.id, null)
-      return undefined
-    }
-    kept.checked.add(kind)
-  }
-  made++
-  fromIds++
+  const edits = unchangedEdits(template, id)
+  if (edits === undefined) return undefined
+  const item = itemOf(ctx, kept, listed, document, template, record, edits, () => rowOf(template, id), 'id')
+  if (item !== undefined) fromIds++
   return item
 }
 

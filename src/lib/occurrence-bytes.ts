@@ -126,18 +126,6 @@ function copyText(at: number, from: number): number {
  * series' URL and `/occurrences/` as JSON without the closing quote); undefined when they do not fit.
  */
 export function occurrenceBytes(dates: OccurrenceDates, abbrJson: Buffer, id: string, urlJson: Buffer): OccurrenceBytes | undefined {
-  const at = writeOccurrence(dates, abbrJson, id, urlJson)
-  if (at === undefined) return undefined
-  const bytes = Buffer.allocUnsafe(at)
-  scratch.copy(bytes, 0, 0, at)
-  return { bytes, datesEnd: valueSpans[16] as number, abbrEnd: valueSpans[17] as number }
-}
-
-/**
- * What `occurrenceBytes` makes, left where it is written (read it with `copyOccurrence` before the next call): its
- * length (its dates block ends at `valueSpans[16]`, its abbreviation at `valueSpans[17]`), or undefined when it does not fit.
- */
-export function writeOccurrence(dates: OccurrenceDates, abbrJson: Buffer, id: string, urlJson: Buffer): number | undefined {
   if (ROOM + abbrJson.length + urlJson.length + 2 * id.length > scratch.length) return undefined
   const startWallAt = 14
   let at = date(0, 0, dates.startWall)
@@ -169,12 +157,9 @@ export function writeOccurrence(dates: OccurrenceDates, abbrJson: Buffer, id: st
   valueSpans[17] = abbrEnd
   valueSpans[18] = abbrEnd
   valueSpans[19] = at
-  return at
-}
-
-/** The bytes `[from, to)` of what `writeOccurrence` wrote last, copied into `target` at `at`; where they end there. */
-export function copyOccurrence(target: Buffer, at: number, from: number, to: number): number {
-  return at + scratch.copy(target, at, from, to)
+  const bytes = Buffer.allocUnsafe(at)
+  scratch.copy(bytes, 0, 0, at)
+  return { bytes, datesEnd, abbrEnd }
 }
 
 /** Abbreviations as JSON, by abbreviation (a site's zones have few). */
