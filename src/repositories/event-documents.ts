@@ -451,19 +451,29 @@ export function createEventDocuments(db: Kysely<Database>, options: EventDocumen
     return rows.map((r) => Number(r.id))
   }
 
+  /**
+   * The start of a fill's round: a pause first while requests keep the process busy, then where the data stands before
+   * anything is read (what is assembled is stored only if it still does) and how many events the round takes;
+   * undefined when the fill stops (closed, or no version to read).
+   */
+  async function fillRound(): Promise<{ version: ReturnType<typeof versionOf>; limit: number } | undefined> {
+    const busy = saturated()
+    if (busy) await new Promise((resolve) => setTimeout(resolve, BUSY_ROUND_MS))
+    if (closed) return undefined
+    const { rows } = await sql<{ h: number | string; e: number | string }>`${sql.raw(VERSION_QUERY)}`.execute(db)
+    if (rows[0] === undefined) return undefined
+    return { version: versionOf(rows[0]), limit: busy ? BUSY_FILL_BATCH : FILL_BATCH }
+  }
+
   /** `fillPass` over events `ids` alone. */
   async function fillEventsPass(apiUrl: string, ids: readonly number[], assemble: (ids: readonly number[]) => Promise<OfferedDocument[]>): Promise<void> {
     const context = contextOf(apiUrl)
     const sorted = [...new Set(ids)].sort((a, b) => a - b)
     let at = 0
     while (!closed && at < sorted.length) {
-      const busy = saturated()
-      if (busy) await new Promise((resolve) => setTimeout(resolve, BUSY_ROUND_MS))
-      if (closed) return
-      const { rows } = await sql<{ h: number | string; e: number | string }>`${sql.raw(VERSION_QUERY)}`.execute(db)
-      if (rows[0] === undefined) return
-      const version = versionOf(rows[0])
-      const limit = busy ? BUSY_FILL_BATCH : FILL_BATCH
+      const round = await fillRound()
+      if (round === undefined) return
+      const { version, limit } = round
       const missingIds = await missingAmong(sorted.slice(at, at + limit), context)
       at += limit
       if (missingIds.length > 0) {
@@ -479,16 +489,11 @@ export function createEventDocuments(db: Kysely<Database>, options: EventDocumen
     const top = Number((await db.selectFrom('events').select((eb) => eb.fn.max('id').as('top')).executeTakeFirst())?.top ?? 0)
     let after = 0
     while (!closed && after < top) {
-      const busy = saturated()
-      if (busy) await new Promise((resolve) => setTimeout(resolve, BUSY_ROUND_MS))
-      if (closed) return
-      // Where the data stands before anything is read: what is assembled is stored only if it still does.
-      const { rows } = await sql<{ h: number | string; e: number | string }>`${sql.raw(VERSION_QUERY)}`.execute(db)
-      if (rows[0] === undefined) return
-      const version = versionOf(rows[0])
+      const round = await fillRound()
+      if (round === undefined) return
+      const { version, limit } = round
       // A window of ids at a time: on a database that has its documents, no statement reads every event at once.
       const upTo = Math.min(after + window, top)
-      const limit = busy ? BUSY_FILL_BATCH : FILL_BATCH
       const ids = await missing(after, upTo, context, limit)
       after = ids.length === limit ? (ids.at(-1) as number) : upTo
       if (ids.length > 0) {
