@@ -5,9 +5,18 @@
  * +05:45, New York's overlap), splits and cancels at the edges of a series, iCal time zones.
  */
 import t from 'tap'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import pg from 'pg'
+import SQLite from 'better-sqlite3'
 import { expectError } from './helpers/errors.js'
 import { API } from './helpers/build.js'
+import { contractProblems } from './helpers/contract.js'
+import { TEST_ENGINE, freshDatabaseUrl } from './helpers/database.js'
 import { EVENTS, eventBody, setup, type Event } from './helpers/events.js'
+import { freePort } from './helpers/net.js'
+import { editorKey, startServer } from './helpers/server.js'
 
 const occ = (id: number, o: string, tail = '') => `${EVENTS}/${id}/occurrences/${o}${tail}`
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' }
@@ -222,4 +231,83 @@ t.test('json_ld and iCalendar leave out a linked venue or organizer the caller c
   }
   const changes = await s.inject({ url: `${API}/changes?resource=events` })
   t.notMatch(changes.body, /Secret|Trashy|Draft Org/, '/changes records leave them out')
+})
+
+/** Holds the tables' locks from another connection (SQLite: the whole file, BEGIN EXCLUSIVE with a write). */
+async function holdLock(url: string, tables: readonly string[]): Promise<() => Promise<void>> {
+  if (TEST_ENGINE === 'postgres') {
+    const other = new pg.Client({ connectionString: url.replace(/\?.*$/, '') })
+    await other.connect()
+    const schema = new URL(url).searchParams.get('schema') ?? 'public'
+    await other.query('begin')
+    await other.query(`lock table ${tables.map((table) => `"${schema}".${table}`).join(', ')} in access exclusive mode`)
+    return async () => {
+      await other.query('rollback')
+      await other.end()
+    }
+  }
+  const other = new SQLite(url)
+  other.exec('begin exclusive')
+  other.exec('update events set title = title where id = 1')
+  return () => {
+    other.exec('rollback')
+    other.close()
+    return Promise.resolve()
+  }
+}
+
+t.test('every route behind a lock held elsewhere (PostgreSQL ACCESS EXCLUSIVE on the tables, SQLite BEGIN EXCLUSIVE): answered in bounded time, reads 200 or 503, writes 503 with Retry-After and never applied, all back after (CONTRACT §18)', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'calendar-pass4-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const url = await freshDatabaseUrl(t, join(dir, 'calendar.db'))
+  const key = await editorKey(url)
+  const server = await startServer(t, url, await freePort(), { CALENDAR_DATABASE_TIMEOUT_MS: '300' })
+  const send = async (method: string, path: string, body?: unknown, extra: Record<string, string> = {}) => {
+    const began = Date.now()
+    const res = await fetch(`${server.base}${path}`, {
+      method, headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...extra },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}), signal: AbortSignal.timeout(15_000),
+    })
+    const text = await res.text()
+    const problems = contractProblems(method, `${API}${path}`, { statusCode: res.status, headers: Object.fromEntries(res.headers), body: text })
+    if (problems.length > 0) t.fail(`${method} ${path} breaks the contract`, { problems, body: text.slice(0, 300) })
+    return { status: res.status, ms: Date.now() - began, text, retryAfter: res.headers.get('retry-after'), replayed: res.headers.get('idempotent-replayed') }
+  }
+  const series = JSON.parse((await send('POST', '/events', { title: 'Locked', start_date: '2026-12-20 18:00:00', end_date: '2026-12-20 19:00:00', recurrence: { rule: 'FREQ=DAILY;COUNT=3' } })).text) as Event
+  t.equal((await send('POST', '/venues', { venue: 'Before' })).status, 201)
+  const reads = ['/events?search=Lock', `/events/${series.id}`, `/events/by-slug/${series.slug}`, `/events/${series.id}/occurrences`, `/events/${series.id}/occurrences/20261221T180000Z`,
+    '/changes', '/events?ical=1', `/events/${series.id}?ical=1`, '/venues?search=Bef', '/categories?hide_empty=false']
+  const writes: Array<[string, string, unknown, Record<string, string>?]> = [
+    ['POST', '/events', { title: 'Behind', start_date: '2026-12-20 18:00:00', end_date: '2026-12-20 19:00:00' }, { 'idempotency-key': 'behind-the-lock' }],
+    ['PATCH', `/events/${series.id}`, { title: 'Changed' }], ['DELETE', `/events/${series.id}`, undefined],
+    ['PATCH', occ(series.id, '20261221T180000Z').slice(API.length), { title: 'One' }], ['POST', occ(series.id, '20261221T180000Z', '/split').slice(API.length), {}],
+    ['DELETE', occ(series.id, '20261222T180000Z').slice(API.length), undefined], ['POST', '/venues', { venue: 'Behind' }], ['POST', '/categories', { name: 'Behind' }],
+  ]
+  const release = await holdLock(url, ['events', 'venues', 'organizers', 'terms', 'change_log'])
+  for (const path of reads) {
+    const r = await send('GET', path)
+    t.ok(r.status === 200 || r.status === 503, `GET ${path} behind the lock: 200 or 503 (${r.status})`)
+    if (r.status === 503) t.match(r.retryAfter, /^\d+$/, `GET ${path}: Retry-After`)
+    t.ok(r.ms < 3000, `GET ${path}: answered in bounded time (${r.ms} ms)`)
+  }
+  for (const [method, path, body, extra] of writes) {
+    const r = await send(method, path, body, extra)
+    t.equal(r.status, 503, `${method} ${path} behind the lock: 503`)
+    t.equal((JSON.parse(r.text) as { code: string }).code, 'rest_database_unavailable')
+    t.match(r.retryAfter, /^\d+$/, `${method} ${path}: Retry-After`)
+    t.ok(r.ms < 3000, `${method} ${path}: answered in bounded time (${r.ms} ms)`)
+  }
+  t.equal((await fetch(server.base.replace(API, '/healthz'))).status, 200, 'healthz')
+  await release()
+  const retried = await send('POST', '/events', writes[0]?.[2], { 'idempotency-key': 'behind-the-lock' })
+  t.equal(retried.status, 201, 'the same key after a 503 creates: a 503 is not remembered')
+  t.equal(retried.replayed, null, 'not a replay')
+  for (const path of reads) t.equal((await send('GET', path)).status, 200, `GET ${path} after`)
+  const after = JSON.parse((await send('GET', `/events/${series.id}`)).text) as Event
+  t.same([after.title, after.status, after.recurrence], ['Locked', 'publish', { rule: 'FREQ=DAILY;COUNT=3', rdates: [], exdates: [] }], 'no refused write was applied')
+  const occurrences = JSON.parse((await send('GET', `/events/${series.id}/occurrences`)).text) as { occurrences: Event[] }
+  t.same(occurrences.occurrences.map((o) => [o.occurrence?.id, o.title]), [['20261220T180000Z', 'Locked'], ['20261221T180000Z', 'Locked'], ['20261222T180000Z', 'Locked']])
+  const venues = JSON.parse((await send('GET', '/venues')).text) as { venues: Array<{ venue: string }> }
+  t.same(venues.venues.map((v) => v.venue), ['Before'])
+  t.equal(server.child.exitCode, null, 'the process is up')
 })
