@@ -32,12 +32,24 @@ export async function registerCompression(app: FastifyInstance): Promise<void> {
   // After the plugin's own hook on each route (this onRoute hook runs after its one): the coding is known.
   app.addHook('onRoute', (route) => {
     const hooks = route.onSend === undefined ? [] : Array.isArray(route.onSend) ? route.onSend : [route.onSend]
-    route.onSend = [...hooks, (_req, reply, payload, done) => {
+    route.onSend = headLast([...hooks, (_req, reply, payload, done) => {
       tagCoding(reply)
       varyOnce(reply)
       done(null, payload)
-    }]
+    }])
   })
+}
+
+/**
+ * HEAD answers with the header fields GET would send (RFC 9110 §9.3.2): its coding, the length of the coded
+ * body and the coded ETag. Fastify's HEAD route of a GET ends the GET's own onSend hooks with the one that
+ * drops the body (and sets the length from it); the hooks added to the HEAD route afterwards (the plugin's,
+ * this file's) would then see no body and compress nothing. That hook is moved to the end, after them.
+ */
+function headLast<T extends { name: string }>(hooks: T[]): T[] {
+  const at = hooks.findIndex((hook) => hook.name === 'headRouteOnSendHandler')
+  if (at < 0 || at === hooks.length - 1) return hooks
+  return [...hooks.slice(0, at), ...hooks.slice(at + 1), hooks[at] as T]
 }
 
 function isCoding(value: unknown): value is Coding {

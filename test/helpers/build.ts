@@ -124,11 +124,11 @@ export async function loggedApp(t: Test, url: string) {
   return { statements, app }
 }
 
-/** The answer with its body decoded from its `Content-Encoding` (unchanged when none). */
+/** The answer with its body decoded from its `Content-Encoding` (unchanged when none, or when it has no body: HEAD, 304). */
 export function decoded(res: LightMyRequestResponse): LightMyRequestResponse {
   const coding = res.headers['content-encoding']
   const decode = coding === 'br' ? brotliDecompressSync : coding === 'gzip' ? gunzipSync : coding === 'deflate' ? inflateSync : undefined
-  if (decode === undefined) return res
+  if (decode === undefined || res.rawPayload.length === 0) return res
   const text = decode(res.rawPayload).toString('utf8')
   Object.defineProperty(res, 'body', { value: text, configurable: true })
   Object.defineProperty(res, 'payload', { value: text, configurable: true })
