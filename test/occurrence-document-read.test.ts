@@ -13,7 +13,7 @@ import { defaultConfig } from '../src/config.js'
 import { openDatabase, type LoggedStatement } from '../src/db/database.js'
 import { dataVersion } from '../src/db/dialect.js'
 import { createCompilers } from '../src/http/compilers.js'
-import type { OccurrenceDocument } from '../src/repositories/event-documents.js'
+import { occurrenceKey, type OccurrenceDocument } from '../src/repositories/event-documents.js'
 import { API_URL, BASE_URL, NOW } from './helpers/build.js'
 import { SPEC } from './helpers/contract.js'
 import { engineTest, TEST_ENGINE } from './helpers/database.js'
@@ -179,4 +179,64 @@ engineTest('postgres', t, 'PostgreSQL: an anonymous read of an occurrence is one
   await migration.up(s.db)
   await migration.up(s.db)
   t.ok(await exists(), 'up makes it again (twice: replaced)')
+})
+
+engineTest('postgres', t, 'PostgreSQL: several occurrences read with the data version (occurrence_documents_read) are what readOccurrenceWithVersion reads of each; migration 0027 down and up', async (t) => {
+  const s = await setup(t)
+  const categories = [(await s.category('Jazz')).id]
+  const series = await s.event('Weekly', { recurrence: { rule: 'FREQ=WEEKLY;COUNT=6' }, categories })
+  const daily = await s.event('Daily', { all_day: true, start_date: '2026-07-01', end_date: '2026-07-01', recurrence: { rule: 'FREQ=DAILY;COUNT=3' } })
+  const single = await s.event('Single')
+  const draft = await s.event('Draft', { status: 'draft', recurrence: { rule: 'FREQ=DAILY;COUNT=2' } })
+  const occurrencesOf = async (id: number): Promise<string[]> =>
+    (await s.db.selectFrom('event_occurrences').select('occurrence').where('event_id', '=', id).orderBy('start_utc').execute()).map((r) => r.occurrence)
+  const weekly = await occurrencesOf(series.id)
+  const days = await occurrencesOf(daily.id)
+  const [drafted] = await occurrencesOf(draft.id)
+  // One occurrence moved, one retitled (overridden: the flag read).
+  for (const [occurrence, body] of [[weekly[1], { start_date: '2026-07-09 20:00:00', end_date: '2026-07-09 22:00:00' }], [weekly[4], { title: 'Special' }]] as const) {
+    t.equal((await s.inject({ method: 'PATCH', url: `${EVENTS}/${series.id}/occurrences/${occurrence}`, headers: s.editor, payload: body })).statusCode, 200)
+  }
+  await s.app.fillEventDocuments()
+  await s.app.eventDocuments.settled()
+  const documents = s.app.eventDocuments
+  const many = documents.readOccurrencesWithVersion
+  const one = documents.readOccurrenceWithVersion
+  if (many === undefined || one === undefined) return t.fail('both on PostgreSQL')
+  const check = async (name: string, asked: Array<[number, string]>, apiUrl = API_URL) => {
+    const got = await many(asked, apiUrl)
+    t.strictSame(got.version, await dataVersion(s.db), `${name}: where the data stands`)
+    let found = 0
+    for (const [id, occurrence] of asked) {
+      const expected = (await one(id, apiUrl, occurrence)).read
+      if (expected !== undefined) found++
+      t.strictSame(got.reads?.get(occurrenceKey(id, occurrence)), expected, `${name}: ${id}/${occurrence} as readOccurrenceWithVersion reads it`)
+    }
+    t.equal(got.reads?.size, found, `${name}: nothing else read`)
+    return got
+  }
+  const all = await check('of two series, overridden, moved, unknown, no document', [
+    ...weekly.map((o): [number, string] => [series.id, o]), ...days.map((o): [number, string] => [daily.id, o]),
+    [series.id, '20990101T000000Z'], [single.id, weekly[0] as string], [draft.id, drafted as string], [999_999, days[0] as string],
+  ])
+  t.equal(all.reads?.get(occurrenceKey(series.id, weekly[4] as string))?.occurrence?.overridden, true, 'the retitled one overridden')
+  t.equal(all.reads?.get(occurrenceKey(series.id, weekly[2] as string))?.occurrence?.overridden, false, 'another not')
+  t.equal(all.reads?.get(occurrenceKey(series.id, '20990101T000000Z'))?.occurrence, undefined, 'an occurrence the series has not: its document, no row')
+  t.equal(all.reads?.has(occurrenceKey(draft.id, drafted as string)), false, 'a draft: no document')
+  await check('one', [[daily.id, days[1] as string]])
+  const none = await check('none found', [[draft.id, drafted as string], [999_999, days[0] as string]])
+  t.equal(none.reads?.size, 0, 'none found: the version alone')
+  await check('another context', [[series.id, weekly[0] as string]], 'http://other.test/calendar/events/v1')
+  t.equal((await s.patch(series.id, { title: 'Weekly renamed' })).statusCode, 200, 'renamed')
+  const after = await check('after a write', [[series.id, weekly[0] as string], [daily.id, days[0] as string]])
+  t.equal(after.reads?.has(occurrenceKey(series.id, weekly[0] as string)), false, 'the renamed series\' document dropped')
+  t.equal(after.reads?.has(occurrenceKey(daily.id, days[0] as string)), true, 'the other\'s kept')
+  const exists = async () => (await sql<{ f: string | null }>`select to_regprocedure('occurrence_documents_read(bigint[], text[], text)')::text as f`.execute(s.db)).rows[0]?.f !== null
+  t.equal(await exists(), true, 'the function is there')
+  const migration = await import('../src/db/migrations/0027-occurrence-documents-read.js')
+  await migration.down(s.db)
+  t.equal(await exists(), false, 'down drops it')
+  await migration.up(s.db)
+  await migration.up(s.db)
+  t.equal(await exists(), true, 'up makes it again (twice: replaced)')
 })

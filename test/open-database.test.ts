@@ -80,7 +80,7 @@ t.test('a history missing a migration has it applied on open', async (t) => {
   const applied = (await sql<{ name: string }>`select name from kysely_migration order by name`.execute(first.db)).rows.map((r) => r.name)
   const last = '0014-event-documents-body-last'
   t.ok(applied.includes(last))
-  t.equal(applied.at(-1), '0026-key-epoch')
+  t.equal(applied.at(-1), '0027-occurrence-documents-read')
   t.equal((await documentColumns(first.db)).at(-1), 'body', 'a new database stores the body last')
   t.strictSame(await documentIndexes(first.db), ['event_documents_context', 'event_documents_group'].filter((i) => TEST_ENGINE === 'sqlite' || i !== 'event_documents_context'))
   const { down } = await import('../src/db/migrations/0014-event-documents-body-last.js')

@@ -14,7 +14,8 @@ import t, { type Test } from 'tap'
 import { API, loggedApp } from './helpers/build.js'
 import { engineTest, writeFromAnotherHandle } from './helpers/database.js'
 import { setup, type Setup } from './helpers/events.js'
-import { listenAndGet, type Answer, type Get } from './helpers/socket-answers.js'
+import type { AddressInfo } from 'node:net'
+import { listenAndGet, pipelined, type Answer, type Get } from './helpers/socket-answers.js'
 
 /** Names no tag: the full path answers 200 (a conditional request is never replayed nor read cold). */
 const FULL = { 'if-none-match': '"none"' }
@@ -229,4 +230,50 @@ engineTest('postgres', t, 'PostgreSQL: a cold read of an occurrence is one state
   t.equal(overridden.status, 200)
   t.match(overridden.body.toString('utf8'), /Special/)
   t.equal(app.replay.colds, colds, 'an overridden occurrence is not cold')
+})
+
+engineTest('postgres', t, 'PostgreSQL: cold reads of occurrences held in one turn share one look, which reads all their series\' documents and rows', async (t) => { // SQLite's look is a probe
+  const s = await setup(t)
+  const { timed, allDay, weekly, daily } = await series(s)
+  const { statements, app } = await loggedApp(t, s.url)
+  const wire = await listening(t, { app })
+  const { port } = app.server.address() as AddressInfo
+  // An overridden occurrence and a draft series: the full path answers them.
+  t.equal((await s.inject({ method: 'PATCH', url: occurrenceUrl(timed, weekly[4] ?? ''), headers: s.editor, payload: { title: 'Special' } })).statusCode, 200)
+  const draft = await s.event('Draft', { status: 'draft', recurrence: { rule: 'FREQ=DAILY;COUNT=2' } })
+  const [drafted] = (await s.db.selectFrom('event_occurrences').select('occurrence').where('event_id', '=', draft.id).execute()).map((r) => r.occurrence)
+  await stored(s, [timed, allDay])
+  const paths = (pairs: ReadonlyArray<readonly [number, string]>) => pairs.map(([id, occurrence]) => occurrenceUrl(id, occurrence))
+  const full = new Map<string, Answer>()
+  const pairs: Array<[number, string]> = [...weekly.map((o): [number, string] => [timed, o]), ...daily.map((o): [number, string] => [allDay, o]),
+    [timed, '20990101T000000Z'], [draft.id, drafted ?? '']]
+  for (const path of paths(pairs)) full.set(path, await wire(path, FULL))
+  // The template's read.
+  await wire(occurrenceUrl(timed, weekly[0] ?? ''))
+  // Of both series, and one asked twice: one document and row read for both.
+  const batch: Array<[number, string]> = [[timed, weekly[1] ?? ''], [allDay, daily[1] ?? ''], [timed, weekly[2] ?? ''], [allDay, daily[2] ?? '']]
+  const asked = [...batch, batch[0] as [number, string]]
+  statements.length = 0
+  const { colds, looks } = app.replay
+  const answers = await pipelined(port, paths(asked))
+  t.equal(app.replay.colds, colds + asked.length, 'all cold')
+  t.equal(app.replay.looks, looks + 1, 'one look for them all')
+  t.strictSame(statements.map((st) => /^select h, e, event_id, .* from occurrence_documents_read\(\$1, \$2, \$3\)$/.test(st.sql)), [true], 'one statement, occurrence_documents_read\'s')
+  t.strictSame(statements[0]?.parameters.slice(0, 2), [batch.map(([id]) => id), batch.map(([, o]) => o)], 'the distinct pairs, in the order held')
+  paths(asked).forEach((path, i) => {
+    t.equal(answers[i]?.status, 200)
+    t.equal(answers[i]?.body, full.get(path)?.body.toString('utf8'), `${path}: the full path's bytes`)
+  })
+  // With an overridden occurrence, one the series has not, a draft's: read by the look, answered by the full path.
+  const mixed: Array<[number, string]> = [[timed, weekly[3] ?? ''], [timed, weekly[4] ?? ''], [timed, '20990101T000000Z'], [draft.id, drafted ?? ''], [allDay, daily[3] ?? '']]
+  statements.length = 0
+  const { colds: before } = app.replay
+  const answered = await pipelined(port, paths(mixed))
+  t.equal(app.replay.colds, before + 2, 'those without an override, of a stored series, cold')
+  t.ok(/ from occurrence_documents_read\(/.test(statements[0]?.sql ?? ''), 'the look read them all')
+  t.equal(statements.filter((st) => /occurrence_document\(|occurrence_documents_read\(/.test(st.sql)).length, 1 + 3, 'the three the full path answers read again there, the others not')
+  paths(mixed).forEach((path, i) => {
+    t.equal(answered[i]?.status, full.get(path)?.status, `${path}: the full path's status`)
+    t.equal(answered[i]?.body, full.get(path)?.body.toString('utf8'), `${path}: the full path's bytes`)
+  })
 })

@@ -13,14 +13,12 @@
  * PostgreSQL the look at the data version reads the document in the same statement, one round trip (as the full
  * path's look), which the last test counts.
  */
-import { once } from 'node:events'
-import { connect } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
 import { API, loggedApp } from './helpers/build.js'
 import { engineTest, TEST_ENGINE, writeFromAnotherHandle } from './helpers/database.js'
 import { setup, type Setup } from './helpers/events.js'
-import { listenAndGet, type Answer, type Get } from './helpers/socket-answers.js'
+import { listenAndGet, pipelined, type Answer, type Get } from './helpers/socket-answers.js'
 
 /** Names no tag: the full path answers 200 (a conditional request is never replayed nor read cold). */
 const FULL = { 'if-none-match': '"none"' }
@@ -258,30 +256,6 @@ engineTest('postgres', t, 'PostgreSQL: a cold read is one statement, the look at
     t.strictSame(statements.map((st) => /^select h, e from data_version\(\)$/.test(st.sql)), [true], 'one statement, data_version()\'s')
   }
 })
-
-/** Requests `paths` written in one go on one socket (pipelined: parsed in one turn of the event loop), their answers in order. */
-async function pipelined(port: number, paths: readonly string[]): Promise<Array<{ status: number; body: string }>> {
-  const socket = connect({ host: '127.0.0.1', port })
-  await once(socket, 'connect')
-  socket.write(paths.map((path) => `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`).join(''))
-  let buffer = Buffer.alloc(0)
-  const answers: Array<{ status: number; body: string }> = []
-  for await (const chunk of socket as AsyncIterable<Buffer>) {
-    buffer = Buffer.concat([buffer, chunk])
-    for (;;) {
-      const end = buffer.indexOf('\r\n\r\n')
-      if (end < 0) break
-      const head = buffer.subarray(0, end).toString('latin1')
-      const length = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0)
-      if (buffer.length < end + 4 + length) break
-      answers.push({ status: Number(head.split(' ')[1]), body: buffer.subarray(end + 4, end + 4 + length).toString('utf8') })
-      buffer = buffer.subarray(end + 4 + length)
-    }
-    if (answers.length === paths.length) break
-  }
-  socket.destroy()
-  return answers
-}
 
 engineTest('postgres', t, 'PostgreSQL: cold reads held in one turn share one look, which reads all their documents', async (t) => {
   const s = await setup(t)

@@ -10,13 +10,18 @@
  * runs in turn on the same app. Printed, never checked.
  *
  * CLI: node --import tsx scripts/bench/pg-cold-cpu.ts --db /tmp/bench-x/bench-20000.db --pg-schema NAME [--copy]
- *      [--database-url postgres://postgres@127.0.0.1:5432/test] [--seconds 5] [--rounds 2] [--events 20000]
+ *      [--database-url postgres://postgres@127.0.0.1:5432/test] [--seconds 5] [--rounds 2] [--events 20000] [--occurrences]
+ * `--occurrences` (a schema with series, issue 45): random anonymous reads of the series' occurrences without an
+ * override (`random-by-occurrence`'s kind) instead of reads by id.
  * `--copy`: the SQLite file (built when missing) is copied into the schema first (else the schema is used as it is).
  */
 import { execFile } from 'node:child_process'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { promisify } from 'node:util'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { sql } from 'kysely'
 import pg from 'pg'
 import { buildApp } from '../../src/app.js'
 import { defaultConfig } from '../../src/config.js'
@@ -86,6 +91,19 @@ try {
   while (!(await app.fillEventDocuments())) { /* until one pass is done */ }
   await app.listen({ port: 0, host: '127.0.0.1' })
   const { port } = app.server.address() as AddressInfo
+  let paths: string | undefined
+  if (process.argv.includes('--occurrences')) {
+    const { rows } = await sql<{ id: number; occurrence: string }>`select o.event_id as id, o.occurrence from events e
+        join event_occurrences o on o.event_id = e.id
+      where e.recurrence is not null and e.language = 'en' and e.status = 'publish' and e.password is null and e.hide_from_listings = 0
+        and not exists (select 1 from event_overrides x where x.event_id = o.event_id and x.occurrence = o.occurrence)
+      order by o.event_id, o.occurrence limit 200000`.execute(handle.db)
+    paths = join(tmpdir(), `pg-cold-cpu-${process.pid}.txt`)
+    writeFileSync(paths, rows.map((r) => `/calendar/events/v1/events/${r.id}/occurrences/${r.occurrence}\n`).join(''))
+    // The full path's answers first: the cold reads' template of occurrences is taken from them.
+    for (const r of rows.slice(0, 50)) await (await fetch(`http://127.0.0.1:${port}/calendar/events/v1/events/${r.id}/occurrences/${r.occurrence}`)).arrayBuffer()
+    process.stdout.write(`${rows.length} occurrences without an override\n`)
+  }
   for (let i = 1; i <= 50; i++) await (await fetch(`http://127.0.0.1:${port}/calendar/events/v1/events/${i}`)).arrayBuffer()
   const load = new URL('./cold-load.mjs', import.meta.url).pathname
   for (let round = 1; round <= ROUNDS; round++) {
@@ -93,7 +111,7 @@ try {
     roundTrips = 0
     kinds.clear()
     const before = { cpu: process.cpuUsage(), colds: app.replay.colds, db: databaseCpu(), backends: backends.size }
-    const run = await promisify(execFile)(process.execPath, [load, `http://127.0.0.1:${port}`, SECONDS, EVENTS], { encoding: 'utf8' })
+    const run = await promisify(execFile)(process.execPath, [load, `http://127.0.0.1:${port}`, SECONDS, EVENTS, ...(paths === undefined ? [] : [paths])], { encoding: 'utf8' })
     const cpu = process.cpuUsage(before.cpu)
     // Backends first seen in this round started at 0.
     const db = databaseCpu() - before.db

@@ -29,6 +29,7 @@ import * as eventDocumentRead from './migrations/0023-event-document-read.js'
 import * as concurrentApiWrites from './migrations/0024-concurrent-api-writes.js'
 import * as eventDocumentsRead from './migrations/0025-event-documents-read.js'
 import * as keyEpoch from './migrations/0026-key-epoch.js'
+import * as occurrenceDocumentsRead from './migrations/0027-occurrence-documents-read.js'
 
 const migrations: Record<string, Migration> = {
   '0001-initial': initial,
@@ -57,6 +58,7 @@ const migrations: Record<string, Migration> = {
   '0024-concurrent-api-writes': concurrentApiWrites,
   '0025-event-documents-read': eventDocumentsRead,
   '0026-key-epoch': keyEpoch,
+  '0027-occurrence-documents-read': occurrenceDocumentsRead,
 }
 
 /**

@@ -6,15 +6,16 @@
  *
  * PostgreSQL (`postgresColdSources`): the turn's look reading the documents of the cold reads by id it answers for in
  * its own statement (`lookWith`: `event_document` for one, `event_documents_read` for several, migration 0025), or,
- * when it holds no cold read by id, the document and row of one cold read of an occurrence (`lookWithOccurrence`:
- * `occurrence_document`, migration 0022, the full path's statement); their terms read with that look's generation
- * (read-cache.ts `withLook`: no look again). Other cold reads of occurrences held in that turn read theirs after it.
+ * when it holds no cold read by id, the series' documents and rows of the cold reads of occurrences it answers for
+ * (`lookWithOccurrences`: `occurrence_document` for one, migration 0022, the full path's statement;
+ * `occurrence_documents_read` for several, migration 0027); their terms read with that look's generation (read-cache.ts
+ * `withLook`: no look again). Cold reads of occurrences held in a turn whose look read documents by id read theirs after it.
  */
 import { PREFIX } from '../http/spec.js'
 import type { ReplaySources } from '../http/replay.js'
 import type { AppContext } from './context.js'
 import type { ColdAnswer } from '../http/replay.js'
-import type { DocumentRead, EventDocuments, OccurrenceDocument } from '../repositories/event-documents.js'
+import { occurrenceKey, type DocumentRead, type EventDocuments, type OccurrenceDocument } from '../repositories/event-documents.js'
 import { lookedGeneration, withLook } from '../repositories/read-cache.js'
 import { documentAnswer } from './event-documents.js'
 import { documentOccurrence } from './occurrence-documents.js'
@@ -79,18 +80,25 @@ export function postgresColdSources(ctx: AppContext): NonNullable<ReplaySources[
     },
     occurrence: async (eventId, id, generation) =>
       withLook(db, generation, async () => coldOccurrence(ctx, await ctx.documents.readOccurrence(eventId, ctx.apiUrl, id), id, generation)),
-    lookWithOccurrence: async (eventId, id) => {
-      let read: OccurrenceDocument | undefined
-      let asked = false
+    lookWithOccurrences: async (asked) => {
+      let reads: Map<string, OccurrenceDocument> | undefined
+      let sent = false
       const generation = await lookedGeneration(db, async () => {
-        asked = true
-        // Taken when called (tests replace it).
-        const both = await (ctx.documents as Required<EventDocuments>).readOccurrenceWithVersion(eventId, ctx.apiUrl, id)
-        read = both.read
-        return both.version
+        sent = true
+        // Taken when called (tests replace them).
+        const { readOccurrenceWithVersion, readOccurrencesWithVersion } = ctx.documents as Required<EventDocuments>
+        const [one] = asked
+        if (asked.length === 1 && one !== undefined) {
+          const both = await readOccurrenceWithVersion(one[0], ctx.apiUrl, one[1])
+          reads = both.read === undefined ? undefined : new Map([[occurrenceKey(...one), both.read]])
+          return both.version
+        }
+        const all = await readOccurrencesWithVersion(asked, ctx.apiUrl)
+        reads = all.reads
+        return all.version
       })
-      if (!asked) return { generation, made: undefined }
-      return { generation, made: () => withLook(db, generation, () => coldOccurrence(ctx, read, id, generation)) }
+      if (!sent) return { generation, made: undefined }
+      return { generation, made: (eventId, id) => withLook(db, generation, () => coldOccurrence(ctx, reads?.get(occurrenceKey(eventId, id)), id, generation)) }
     },
   }
 }

@@ -51,9 +51,11 @@
  * full path's 200 to an occurrence read (templates of their own: the full path's occurrence answers are not replayable,
  * their headers are taken as a template only). An overridden occurrence, one the series has not (404), no document,
  * a term gone: the full path answers. Recorded on the second cold read of the same URL, as reads by id. On PostgreSQL,
- * a turn holding no cold read by id (with no recording) takes its look with the read of the first cold occurrence read's
- * series' document and row (`cold.lookWithOccurrence`: the schema's `occurrence_document`, as the full path's look),
- * one statement; the others of the turn read theirs after it (with its generation: no look again).
+ * a turn holding no cold read by id (with no recording) takes its look with the reads of its cold occurrence reads'
+ * series' documents and rows (`cold.lookWithOccurrences`: the schema's `occurrence_document` for one, as the full path's
+ * look, `occurrence_documents_read` for several), one statement for them all (issue 45: it was one for the first and one
+ * each for the others, 1.0 a request against 0.4 for reads by id); a turn whose look read documents by id has its cold
+ * reads of occurrences read theirs after it (with its generation: no look again).
  *
  * `app.inject` does not pass through here (it calls Fastify's handler itself): only requests on the socket do.
  */
@@ -108,10 +110,12 @@ export interface ReplaySources {
      */
     lookWith?: (ids: number[]) => Promise<{ generation: number | undefined; made: Map<number, () => Promise<ColdAnswer | undefined>> | undefined }>
     /**
-     * The same for one cold read of an occurrence (`occurrence`'s, made from what the look's statement read), taken when
-     * a turn holds no cold read by id to read with its look.
+     * The same for cold reads of occurrences (`asked`: distinct pairs of event id and occurrence id; each answer
+     * `occurrence`'s, made from what the look's statement read by `made`), taken when a turn holds no cold read by id to
+     * read with its look.
      */
-    lookWithOccurrence?: (id: number, occurrence: string) => Promise<{ generation: number | undefined; made: (() => Promise<ColdAnswer | undefined>) | undefined }>
+    lookWithOccurrences?: (asked: Array<[id: number, occurrence: string]>) =>
+      Promise<{ generation: number | undefined; made: ((id: number, occurrence: string) => Promise<ColdAnswer | undefined>) | undefined }>
   }
 }
 
@@ -138,7 +142,7 @@ interface Recording {
 export const MAX_RECORDINGS = 512
 export const MAX_RECORDING_BYTES = 8 * 1024 * 1024
 
-/** Cold reads by id whose documents one look reads at most (PostgreSQL, `lookWith`); those past it are read after it. */
+/** Cold reads by id (or of occurrences) whose documents one look reads at most (PostgreSQL, `lookWith`, `lookWithOccurrences`); those past it are read after it. */
 const MAX_LOOKED_WITH = 100
 
 /** Slots of the cold reads' memory of ids asked (a power of two). */
@@ -240,6 +244,9 @@ function coldId(url: string, path: string): number | undefined {
 }
 
 const OCCURRENCES = '/occurrences/'
+
+/** A cold read of an occurrence's key among those a look reads. */
+const occurrenceKey = (id: number, occurrence: string): string => `${id}/${occurrence}`
 
 /**
  * The event id and occurrence id of a cold occurrence read's URL (`path`, digits with no leading zero,
@@ -371,24 +378,32 @@ export function registerReplay(app: FastifyInstance, sources: ReplaySources): Re
         return
       }
     }
-    // Else the look reads the series' document and row of the first cold read of an occurrence held (with no recording).
-    const lookWithOccurrence = cold?.lookWithOccurrence
-    const first = lookWithOccurrence === undefined ? undefined : batch.find((one) => one.cold?.occurrence !== undefined && one.recording === undefined)
-    if (lookWithOccurrence !== undefined && first?.cold?.occurrence !== undefined) {
-      const { id, occurrence } = first.cold
-      lookWithOccurrence(id, occurrence).then(({ generation, made }) => answer(batch, generation, undefined, made === undefined ? undefined : { id, occurrence, made }),
-        () => answer(batch, undefined))
-      return
+    // Else the look reads the series' documents and rows of the cold reads of occurrences held (those with no recording).
+    const lookWithOccurrences = cold?.lookWithOccurrences
+    if (lookWithOccurrences !== undefined) {
+      const asked = new Map<string, [number, string]>()
+      for (const one of batch) {
+        const read = one.cold
+        if (read?.occurrence === undefined || one.recording !== undefined || asked.size >= MAX_LOOKED_WITH) continue
+        const key = occurrenceKey(read.id, read.occurrence)
+        if (!asked.has(key)) asked.set(key, [read.id, read.occurrence])
+      }
+      if (asked.size > 0) {
+        lookWithOccurrences([...asked.values()]).then(({ generation, made }) => answer(batch, generation, undefined, made === undefined ? undefined : { asked, made }),
+          () => answer(batch, undefined))
+        return
+      }
     }
     sources.look().then((generation) => answer(batch, generation), () => answer(batch, undefined))
   }
 
   /**
    * Answers the requests held with the look's `generation`; `made`: cold reads' answers made from the look's statement,
-   * by event id; `madeOccurrence`: the answer of the cold read of an occurrence whose document the look's statement read.
+   * by event id; `madeOccurrences`: the answers of the cold reads of occurrences whose documents the look's statement read
+   * (`asked`, by `occurrenceKey`).
    */
   function answer(batch: Held[], generation: number | undefined, made?: Map<number, () => Promise<ColdAnswer | undefined>>,
-    madeOccurrence?: { id: number; occurrence: string; made: () => Promise<ColdAnswer | undefined> }): void {
+    madeOccurrences?: { asked: ReadonlyMap<string, unknown>; made: (id: number, occurrence: string) => Promise<ColdAnswer | undefined> }): void {
     looks += 1
     const open = sources.open()
     for (const one of batch) {
@@ -399,7 +414,7 @@ export function registerReplay(app: FastifyInstance, sources: ReplaySources): Re
         else {
           const { id, occurrence } = one.cold
           answerCold(one, one.cold, generation, occurrence === undefined ? made?.get(id)
-            : madeOccurrence !== undefined && madeOccurrence.id === id && madeOccurrence.occurrence === occurrence ? madeOccurrence.made : undefined)
+            : madeOccurrences?.asked.has(occurrenceKey(id, occurrence)) === true ? () => madeOccurrences.made(id, occurrence) : undefined)
         }
         continue
       }

@@ -111,6 +111,11 @@ export interface OccurrenceDocument {
   occurrence: { startUtc: string; endUtc: string; overridden: boolean } | undefined
 }
 
+/** The key of event `id`'s occurrence `occurrence` in `readOccurrencesWithVersion`'s reads. */
+export function occurrenceKey(id: number, occurrence: string): string {
+  return `${id}/${occurrence}`
+}
+
 export interface EventDocuments {
   /** The document of event `id` for `apiUrl`, or else where the data stands (read next); undefined when off. */
   read(id: number, apiUrl: string): Promise<DocumentRead | undefined>
@@ -139,6 +144,15 @@ export interface EventDocuments {
    * schema's function `occurrence_document` (migration 0022), whose statement stays planned per connection. Undefined on SQLite.
    */
   readOccurrenceWithVersion?: (id: number, apiUrl: string, occurrence: string) => Promise<{ version: DataVersion | undefined; read: OccurrenceDocument | undefined }>
+  /**
+   * `readOccurrenceWithVersion` for several occurrences at once (`asked`: event id and occurrence id, distinct pairs):
+   * where the data stands and each one's read by `occurrenceKey` (none where its series has no document), one statement
+   * and one snapshot: a call of the schema's function `occurrence_documents_read` (migration 0027). The look of the
+   * anonymous reads of occurrences held in one turn of the replay (http/replay.ts). Undefined on SQLite; `reads`
+   * undefined when off.
+   */
+  readOccurrencesWithVersion?: (asked: ReadonlyArray<readonly [id: number, occurrence: string]>, apiUrl: string) =>
+    Promise<{ version: DataVersion | undefined; reads: Map<string, OccurrenceDocument> | undefined }>
   /**
    * The documents of events `ids` (a page) for `apiUrl`, one statement; undefined when off. With a look taken on
    * trust not settled yet (read-cache.ts `provisionalLook`), the statement reads the data version too and settles
@@ -266,6 +280,9 @@ export function createEventDocuments(db: Kysely<Database>, options: EventDocumen
   // 0022, which says why): its one row, the document's columns and the occurrence's beside it (null when there is none).
   const versionAndOccurrenceText = 'select h, e, event_id, grp, version, digest, category_ids, tag_ids, category_at, tag_at, ld_from, ld_to, body, '
     + 'o_dates, o_override from occurrence_document($1, $2, $3)'
+  // The same for several occurrences (migration 0027): a row per occurrence whose series has a document, its id on it.
+  const versionAndOccurrencesText = 'select h, e, event_id, grp, version, digest, category_ids, tag_ids, category_at, tag_at, ld_from, ld_to, body, '
+    + 'o_id, o_dates, o_override from occurrence_documents_read($1, $2, $3)'
   const occurrenceArgs = (id: number, apiUrl: string, occurrence: string): unknown[] =>
     (postgres ? [occurrence, id, contextOf(apiUrl)] : [occurrence, occurrence, id, contextOf(apiUrl)])
   // A page's documents: the context, then the ids (at most a page of 100). SQLite: each row found by its id alone
@@ -557,8 +574,21 @@ export function createEventDocuments(db: Kysely<Database>, options: EventDocumen
     return { version: versionOf(row), read: row.event_id === null ? undefined : occurrenceDocumentOf(row as OccurrenceRow) }
   }
 
+  async function readOccurrencesWithVersion(asked: ReadonlyArray<readonly [id: number, occurrence: string]>, apiUrl: string):
+    Promise<{ version: DataVersion | undefined; reads: Map<string, OccurrenceDocument> | undefined }> {
+    if (closed) return { version: await dataVersion(db), reads: undefined }
+    const { rows } = await db.executeQuery<{ h: number | string; e: number | string; o_id: string | null } & (OccurrenceRow | { [K in keyof OccurrenceRow]: null })>(
+      CompiledQuery.raw(versionAndOccurrencesText, [asked.map(([id]) => id), asked.map(([, occurrence]) => occurrence), contextOf(apiUrl)]))
+    const first = rows[0]
+    if (first === undefined) return { version: undefined, reads: undefined }
+    const reads = new Map<string, OccurrenceDocument>()
+    for (const row of rows) if (row.event_id !== null && row.o_id !== null) reads.set(occurrenceKey(Number(row.event_id), row.o_id), occurrenceDocumentOf(row as OccurrenceRow))
+    counts.misses += asked.length - reads.size
+    return { version: versionOf(first), reads }
+  }
+
   return {
-    ...(postgres ? { readWithVersion, readManyWithVersion, readOccurrenceWithVersion } : {}),
+    ...(postgres ? { readWithVersion, readManyWithVersion, readOccurrenceWithVersion, readOccurrencesWithVersion } : {}),
     async readOccurrence(id, apiUrl, occurrence) {
       if (closed) return undefined
       const args = occurrenceArgs(id, apiUrl, occurrence)

@@ -3,7 +3,9 @@
  * answer with its headers as on the wire, in order, but those made anew on every request (Date, X-Request-Id), so
  * that two answers can be compared header by header and byte by byte.
  */
+import { once } from 'node:events'
 import { request, Agent } from 'node:http'
+import { connect } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import type { Test } from 'tap'
@@ -42,4 +44,28 @@ export async function listenAndGet(t: Test, app: FastifyInstance): Promise<Get> 
     req.on('error', reject)
     req.end()
   })
+}
+
+/** Requests `paths` written in one go on one socket (pipelined: parsed in one turn of the event loop), their answers in order. */
+export async function pipelined(port: number, paths: readonly string[]): Promise<Array<{ status: number; body: string }>> {
+  const socket = connect({ host: '127.0.0.1', port })
+  await once(socket, 'connect')
+  socket.write(paths.map((path) => `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`).join(''))
+  let buffer = Buffer.alloc(0)
+  const answers: Array<{ status: number; body: string }> = []
+  for await (const chunk of socket as AsyncIterable<Buffer>) {
+    buffer = Buffer.concat([buffer, chunk])
+    for (;;) {
+      const end = buffer.indexOf('\r\n\r\n')
+      if (end < 0) break
+      const head = buffer.subarray(0, end).toString('latin1')
+      const length = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0)
+      if (buffer.length < end + 4 + length) break
+      answers.push({ status: Number(head.split(' ')[1]), body: buffer.subarray(end + 4, end + 4 + length).toString('utf8') })
+      buffer = buffer.subarray(end + 4 + length)
+    }
+    if (answers.length === paths.length) break
+  }
+  socket.destroy()
+  return answers
 }
