@@ -766,39 +766,3 @@ t.test('the documents of events this process wrote are stored once its writes pa
   await check(t, s, published, 'updated')
   t.equal(s.app.eventDocuments.stats().stored, again, 'the reads found the new one stored')
 })
-
-t.test('an update stores its event\'s new document in its own unit of work (SQLite): the reads after it find it, as assembled', async (t) => {
-  const s = await setup(t)
-  const oracle = await assembling(t, s)
-  const jazz = await s.category('Jazz')
-  const hidden = await s.venue({ venue: 'Back room', city: 'Vienna', status: 'draft' })
-  const concert = (await s.event('Concert', { status: 'publish', categories: [jazz.id] })).id
-  const lecture = (await s.event('Lecture', { status: 'publish' })).id
-  const secret = (await s.event('Secret', { status: 'publish' })).id
-  await sql`delete from event_documents`.execute(s.db)
-  const documents = s.app.eventDocuments
-  const before = documents.stats()
-  t.equal((await s.patch(concert, { title: 'Concert, moved', venue: [hidden.id] })).statusCode, 200)
-  t.equal((await s.patch(lecture, { status: 'draft' })).statusCode, 200)
-  t.equal((await s.patch(secret, { password: 'open sesame' })).statusCode, 200)
-  const written = documents.stats().written - before.written
-  if (TEST_ENGINE === 'postgres') {
-    // A PATCH runs beside other writes there: left to the reads and the fill, as before.
-    t.strictSame(await stored(s), [], 'no document stored by the writes')
-    t.equal(written, 0)
-    await check(t, s, [concert, lecture, secret], 'updated', oracle)
-    return
-  }
-  t.strictSame(await stored(s), [concert], 'the published one\'s document stored with its update (no read made, no fill run); a draft\'s and a protected event\'s none')
-  t.equal(written, 1)
-  t.equal(documents.stats().misses, before.misses)
-  const read = await s.get(concert)
-  t.equal(documents.stats().hits, before.hits + 1, 'the read after the update answered from the stored document')
-  t.equal(documents.stats().misses, before.misses, 'and did not assemble it')
-  const expected = await s.get(concert, '?ml_language=en')
-  t.equal(read.body, expected.body, 'the same bytes as the assembled record (the draft venue left out)')
-  t.equal(read.headers.etag, expected.headers.etag)
-  t.notMatch(read.body, /Back room/)
-  await check(t, s, [concert, lecture, secret], 'updated', oracle)
-  t.equal(documents.stats().stored, before.stored, 'none of them offered and stored by the reads')
-})

@@ -90,13 +90,8 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
    * write's unit of work (`reader`), so that nothing after the commit can turn a write that was made into an
    * error (CONTRACT §18: a read back on another connection failing answered a committed create 500).
    */
-  async function written(id: number, caller: Caller, reader: Db, storeDocument = false): Promise<{ record: Event; etag: string }> {
+  async function written(id: number, caller: Caller, reader: Db): Promise<{ record: Event; etag: string }> {
     const stored = await find({ id }, undefined, reader)
-    // An update stores the event's new document with its write (SQLite; repositories/event-documents.ts `storeWritten`):
-    // the reads after it find it instead of assembling the record again and offering it.
-    const store = storeDocument ? ctx.documents.storeWritten : undefined
-    const document = store === undefined ? undefined : eventDocument(ctx, stored)
-    if (document !== undefined) await store?.(reader, ctx.apiUrl, document)
     return { record: seenBy(caller, stored.record), etag: etag(stored, caller) }
   }
 
@@ -421,7 +416,7 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
       return write(async (trx) => {
         const changes = await checkEventUpdate(trx, record, body, columns, status, caller, writer)
         if (!(await updateEvent(trx, { ...changes, series }, expected))) lost()
-        return written(record.id, caller, trx, true)
+        return written(record.id, caller, trx)
       })
       // Beside other writes on PostgreSQL (issue 49): the event's row locked for the compare (updateEvent); a slug taken
       // meanwhile or a deadlock runs it again alone, a compare lost reads again inside a unit that runs alone.

@@ -160,15 +160,6 @@ export interface EventDocuments {
    * requests as `fill`, after any pass running; resolves as `fill` does.
    */
   fillEvents(apiUrl: string, ids: readonly number[], assemble: (ids: readonly number[]) => Promise<OfferedDocument[]>): Promise<boolean>
-  /**
-   * SQLite: stores `document`, made inside a write's unit of work `trx` after its writes (the record read back there),
-   * in that unit of work, so that no read after the commit assembles it again (issue 49's 90/10 mix: a PATCH's event
-   * assembled and offered by the next read of it or of a list showing it). It is what a read would assemble at the
-   * commit: SQLite runs one write transaction at a time, and any later write in the same transaction (a unit after it
-   * in the shared commit) that changes what it shows deletes it by the documents' triggers. Not on PostgreSQL, where a
-   * PATCH runs beside other writes (a venue's, committed between this unit's read and its commit, would leave it stale).
-   */
-  storeWritten?: (trx: Kysely<Database>, apiUrl: string, document: OfferedDocument) => Promise<void>
   /** Resolves once every offer made so far has been stored or dropped. */
   settled(): Promise<void>
   /** Stops storing (waits for a batch being written). */
@@ -186,8 +177,6 @@ export interface EventDocumentStats {
   dropped: number
   /** Of the hits, reads of an occurrence that took its series' document's body from those kept (SQLite). */
   keptBodies: number
-  /** Stored by the writes themselves (`storeWritten`), not counted in `stored`. */
-  written: number
 }
 
 /** A series' document's body kept for reads of its occurrences, with what names it. */
@@ -321,7 +310,7 @@ export function createEventDocuments(db: Kysely<Database>, options: EventDocumen
     keptBytes += document.body.length
   }
   const waiting = new Map<number, Offer>()
-  const counts: EventDocumentStats = { hits: 0, misses: 0, stored: 0, carried: 0, dropped: 0, keptBodies: 0, written: 0 }
+  const counts: EventDocumentStats = { hits: 0, misses: 0, stored: 0, carried: 0, dropped: 0, keptBodies: 0 }
   let running: Promise<void> | undefined
   /** The last pass queued (passes run one after another), and the whole pass of `fill` while one is queued or running. */
   let filling: Promise<boolean> | undefined
@@ -340,10 +329,6 @@ export function createEventDocuments(db: Kysely<Database>, options: EventDocumen
   let closed = !options.enabled
   const saturated = options.saturated ?? (() => false)
   const window = options.fillWindow ?? FILL_WINDOW
-
-  // A document stored by a write in its own unit of work (`storeWritten`): one row, replacing any.
-  const writtenText = `insert into event_documents (${COLUMNS.replace('event_id', 'event_id, context')}) values (${Array.from({ length: 12 }, () => '?').join(', ')}) `
-    + `on conflict (event_id) do update set ${COLUMNS.split(', ').filter((c) => c !== 'event_id').concat('context').map((c) => `${c} = excluded.${c}`).join(', ')}`
 
   async function store(batch: readonly Offer[]): Promise<void> {
     try {
@@ -664,14 +649,6 @@ export function createEventDocuments(db: Kysely<Database>, options: EventDocumen
       if (closed || waiting.size >= MAX_WAITING) return
       waiting.set(document.id, { ...document, seen: version, context: contextOf(apiUrl) })
       schedule()
-    },
-    storeWritten: postgres || !options.enabled ? undefined : async (trx, apiUrl, document) => {
-      if (closed) return
-      await trx.executeQuery(CompiledQuery.raw(writtenText, [
-        document.id, contextOf(apiUrl), document.group, document.version, document.digest, document.categoryIds.join(','), document.tagIds.join(','),
-        document.categoryAt, document.tagAt, document.ldFrom, document.ldTo, document.body,
-      ]))
-      counts.written += 1
     },
     async settled() {
       while (running !== undefined) await running
