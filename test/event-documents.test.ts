@@ -28,6 +28,11 @@ import { buildApp } from '../src/app.js'
 import { defaultConfig } from '../src/config.js'
 import { createCompilers } from '../src/http/compilers.js'
 import { API, API_URL, BASE_URL, NOW } from './helpers/build.js'
+import { recordSerializers } from '../src/http/serialized.js'
+import { storedEvents } from '../src/repositories/event-records.js'
+import { eventDocument } from '../src/handlers/event-documents.js'
+import { seenBy } from '../src/lib/event-view.js'
+import type { AppContext } from '../src/handlers/context.js'
 
 const EVENT_SCHEMA = (SPEC.document.components as { schemas: Record<string, unknown> }).schemas.Event
 /** The settings of the apps these tests build (no extension, a UTC site). */
@@ -765,4 +770,31 @@ t.test('the documents of events this process wrote are stored once its writes pa
   const again = s.app.eventDocuments.stats().stored
   await check(t, s, published, 'updated')
   t.equal(s.app.eventDocuments.stats().stored, again, 'the reads found the new one stored')
+})
+
+t.test('a document is made with one serialization of its record: the list\'s form is the single one without its JSON-LD, found at its key', async (t) => {
+  const s = await setup(t)
+  const jazz = await s.category('Jazz')
+  const hall = await s.venue({ venue: 'Hall "json_ld": {}', city: 'Vienna', status: 'publish' })
+  const ids = [
+    (await s.event('Plain', { status: 'publish' })).id,
+    // Text that holds the member's key, quoted: escaped inside a string, so not taken for it.
+    (await s.event(',"json_ld":{"x":1}}', { status: 'publish', categories: [jazz.id], venue: [hall.id], description: 'a ,"json_ld": b' })).id,
+  ]
+  const site = { apiUrl: API_URL, geoloc: false, timeZone: 'UTC' }
+  const json = recordSerializers(SPEC.document)
+  let serialized = 0
+  const counting = { ...json, event: (record: Event) => { serialized++; return json.event(record) } }
+  for (const stored of await storedEvents(s.db, site, ids, false)) {
+    serialized = 0
+    const document = eventDocument({ json: counting } as unknown as AppContext, stored)
+    if (document === undefined) {
+      t.fail(`event ${stored.record.id}: no document made`)
+      continue
+    }
+    t.equal(serialized, 1, `event ${stored.record.id}: its record serialized once`)
+    const listed = Buffer.concat([document.body.subarray(0, document.ldFrom), document.body.subarray(document.ldTo)])
+    const expected = json.event({ ...seenBy(null, stored.record), categories: [], tags: [] })
+    t.equal(listed.toString(), expected.toString(), `event ${stored.record.id}: the document without its JSON-LD is the list's form`)
+  }
 })

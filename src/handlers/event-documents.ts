@@ -39,6 +39,20 @@ function listCut(single: Buffer, listed: Buffer): { from: number; to: number } |
   return single.subarray(to).equals(listed.subarray(from)) ? { from, to } : undefined
 }
 
+const JSON_LD = Buffer.from(',"json_ld":')
+
+/**
+ * `listCut` without the list's form serialized (issue 49: a second serialization of the record, a fifth of a document's
+ * making): the JSON-LD is the record's last member (the Event schema's last property), so the list's form is the single
+ * one without `,"json_ld":…` up to its closing brace. Undefined when the body is not so (`listCut` then decides); a
+ * quote inside a string is escaped, so the member's key is found only where it is a key.
+ */
+function jsonLdCut(single: Buffer): { from: number; to: number } | undefined {
+  const from = single.indexOf(JSON_LD)
+  if (from < 0 || single.indexOf(JSON_LD, from + 1) >= 0 || single[single.length - 1] !== 0x7d) return undefined
+  return { from, to: single.length - 1 }
+}
+
 /**
  * The stored document of an event: what an anonymous single read shows (linked venues and organizers it
  * may not read left out), or undefined when an anonymous caller is not shown it (not published, protected).
@@ -46,11 +60,10 @@ function listCut(single: Buffer, listed: Buffer): { from: number; to: number } |
 export function eventDocument(ctx: AppContext, stored: StoredEvent): OfferedDocument | undefined {
   if (stored.record.status !== 'publish' || stored.password !== null) return undefined
   const record = seenBy(null, stored.record)
-  const bare = { ...record, categories: [], tags: [] }
   const body = ctx.json.event({ ...withJsonLd(record), categories: [], tags: [] })
   const categoryAt = insideOnly(body, CATEGORIES)
   const tagAt = insideOnly(body, TAGS)
-  const cut = listCut(body, ctx.json.event(bare))
+  const cut = jsonLdCut(body) ?? listCut(body, ctx.json.event({ ...record, categories: [], tags: [] }))
   // The arrays are written empty (`[]`): each is found once, where its records go.
   if (categoryAt < 0 || tagAt < 0 || body[categoryAt] !== 0x5d || body[tagAt] !== 0x5d || cut === undefined) return undefined
   if ((cut.from <= categoryAt && categoryAt < cut.to) || (cut.from <= tagAt && tagAt < cut.to)) return undefined
