@@ -64,7 +64,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks'
 import type { Kysely } from 'kysely'
-import { dataVersion, versionProbeOf, versionsReadSoFar, type DataVersion } from '../db/dialect.js'
+import { dataVersion, onVersionRead, versionProbeOf, versionsReadSoFar, type DataVersion } from '../db/dialect.js'
 import type { ChangeResource, Database } from '../db/schema.js'
 import type { Db } from '../db/unit-of-work.js'
 import { changesBetween as changesInLog } from './changes.js'
@@ -161,6 +161,17 @@ export interface ProvisionalLook {
 
 /** The provisional look of the request whose reads run inside `onTrust`. */
 const trusted = new AsyncLocalStorage<ProvisionalLook>()
+
+// A read on a look taken on trust that reads another version than the look's (an event document's version, read
+// before what is assembled and offered at it) no longer reads on that look: what it computes after must come from a
+// look at least as new (see "One look per request" above), so its next cached read asks the engine. Only reads of
+// its own flow count (ten requests in flight read versions all the time: a count over the process, as `lastHolds`
+// keeps, would end every look at once). A provisional look not settled yet is settled by that read and found not to
+// hold as before (`settle`).
+onVersionRead((version) => {
+  const look = trusted.getStore()
+  if (look !== undefined && (version.head !== look.version.head || version.epoch !== look.version.epoch)) look.over = true
+})
 
 /** Thrown by `settleLook` when a provisional look did not hold: the request is answered again after a real look. */
 export class LookMoved extends Error {
