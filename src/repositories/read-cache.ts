@@ -117,7 +117,7 @@ export interface ReadCache {
   /**
    * The current generation taken on trust, without asking the engine (see `provisionalLook`), or undefined when a
    * look must be asked: caching off, a change being taken in, no look made yet, or since the last one a unit of
-   * work of this process ended or the version was read elsewhere.
+   * work of this process ended.
    */
   provisional(): ProvisionalLook | undefined
   /**
@@ -583,7 +583,10 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
     },
     provisional() {
       if (maxEntries <= 0 || moments === undefined || writes === undefined || seen === undefined || last === undefined || catchingUp !== undefined) return undefined
-      if (last.generation !== generation || last.reads !== versionsReadSoFar() || last.writes !== writes()) return undefined
+      // Versions read elsewhere since the last look (other requests' statements: all the time with requests in flight on
+      // PostgreSQL) do not keep it from being taken: the version that settles it is read in the request's own statement and
+      // must be the look's own (`settle`), and a version of another read in its flow ends it (`onVersionRead` above).
+      if (last.generation !== generation || last.writes !== writes()) return undefined
       return { cache, generation, version: seen, settled: false, over: false }
     },
     looked(current) {
