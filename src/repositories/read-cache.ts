@@ -45,7 +45,10 @@
  * `readWithVersion`), one round trip instead of two; what it read is of the very snapshot the look saw. An
  * anonymous list page there takes its look on trust (`provisionalLook`, `onTrust`): its cached reads use the last
  * look's generation, and the statement of its event documents reads the version and settles it before the page
- * is answered (read again after a real look when the data had moved).
+ * is answered (read again after a real look when the data had moved). A page that looked for itself reads on that
+ * look (`withLook`): with requests arriving all the time, "no request arrived since" seldom holds, and each of its
+ * cached reads asked the engine again, a round trip each. A read on either that reads another version in its own
+ * flow asks the engine again for what it reads after (`onVersionRead`).
  *
  * It counts its hits and misses (`stats`), which the metrics module reads through `readCacheStats`.
  *
