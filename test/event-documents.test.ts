@@ -739,7 +739,8 @@ t.test('a list page\'s documents are found by their ids (SQLite: no probe of the
   const res = await app.inject({ url: `${EVENTS}?per_page=3&start_date=2026-01-01` })
   t.equal(res.statusCode, 200)
   t.strictSame(res.json<{ events: Event[] }>().events.map((e) => e.title), ['A', 'B', 'C'])
-  const read = statements.filter((s) => /^select (v\.h, v\.e, d\.)?event_id, .* event_documents .*event_id in \(/.test(s.sql))
+  // PostgreSQL: on a look taken on trust (the fill read versions, nothing was written since), the schema's function with the version.
+  const read = statements.filter((s) => /^select (v\.h, v\.e, d\.)?event_id, .* event_documents .*event_id in \(|^select h, e, event_id, .* from event_documents_read\(\$1, \$2\)$/.test(s.sql))
   t.equal(read.length, 1, `one statement read the page's documents: ${statements.map((s) => s.sql).join(' | ')}`)
   if (TEST_ENGINE === 'postgres') return
   const statement = read[0] as LoggedStatement

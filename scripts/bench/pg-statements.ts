@@ -11,13 +11,19 @@
  * took from its send to its answer (the database server's time and the round trip). Printed, never checked.
  * `--db FILE`: a kept benchmark database (`--keep-db`, e.g. /tmp/calendar-bench/bench-20000-series20.db) copied
  * instead of one built; `--pg-schema NAME`: the schema (else `calendar_bench_<events>`); `--only a,b`: those
- * workloads; `--seed N`: another seeded sequence of requests; `--keep-schema`: left for EXPLAIN ANALYZE after.
+ * workloads; `--seed N`: another seeded sequence of requests; `--keep-schema`: left for EXPLAIN ANALYZE after;
+ * `--reuse-schema`: a schema kept so (by `--keep-schema`) used as it is, not copied again (its documents filled);
+ * `--in-flight N`: the counted requests sent N at a time (else one at a time); `--profile FILE`: a CPU profile of this process over the counted requests (each workload's own file, its key
+ * added before `.cpuprofile`). Also printed: the CPU the database's backends that served the app spent a request
+ * (`/proc/<pid>/stat` of each connection's backend, pg's `processID`: the database must run on this machine).
  *
  * CLI: node --import tsx scripts/bench/pg-statements.ts [--events 5000] [--warm 300] [--requests 300]
  *      [--database-url postgres://postgres@127.0.0.1:5432/test] [--db FILE] [--pg-schema NAME] [--only a,b]
- *      [--seed N] [--keep-schema]
+ *      [--seed N] [--keep-schema] [--reuse-schema] [--in-flight N]
+ *      [--profile FILE.cpuprofile]
  */
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { Session } from 'node:inspector/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
@@ -25,7 +31,7 @@ import { buildApp } from '../../src/app.js'
 import { defaultConfig } from '../../src/config.js'
 import { openDatabase } from '../../src/db/database.js'
 import { buildDatabase } from './loader.js'
-import { benchSchema, copyToPostgres, dropBenchSchema } from './postgres.js'
+import { benchSchema, copyToPostgres, dropBenchSchema, schemaUrl } from './postgres.js'
 import { realScenarios, sampleData } from './scenarios.js'
 
 const arg = (name: string, fallback: string) => {
@@ -40,7 +46,10 @@ const KEPT = arg('db', '')
 const SCHEMA = arg('pg-schema', benchSchema(EVENTS))
 const ONLY = arg('only', '').split(',').filter((k) => k !== '')
 const SEED = Number(arg('seed', '20261125'))
-const KEEP_SCHEMA = process.argv.includes('--keep-schema')
+const KEEP_SCHEMA = process.argv.includes('--keep-schema') || process.argv.includes('--reuse-schema')
+const REUSE_SCHEMA = process.argv.includes('--reuse-schema')
+const PROFILE = arg('profile', '')
+const IN_FLIGHT = Number(arg('in-flight', '1'))
 const NOW = new Date()
 
 // Statements and round trips, counted where pg sends them.
@@ -53,8 +62,23 @@ const inFlight = new WeakMap<object, number>()
 type Query = (this: object, ...args: unknown[]) => unknown
 const proto = pg.Client.prototype as unknown as { query: Query }
 const original = proto.query
+/** The backends that served the app (each connection's `processID`), for their CPU. */
+const backends = new Set<number>()
+/** The backends' CPU so far, in ms (user + system; 100 ticks a second). */
+const backendCpu = (): number => {
+  let ms = 0
+  for (const pid of backends) {
+    try {
+      const fields = (readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1] ?? '').split(' ')
+      ms += (Number(fields[11]) + Number(fields[12])) * 10
+    } catch { /* a backend gone */ }
+  }
+  return ms
+}
 proto.query = function (this: object, ...args: unknown[]) {
   statements++
+  const pid = (this as { processID?: number | null }).processID
+  if (typeof pid === 'number') backends.add(pid)
   const first = args[0]
   const text = typeof first === 'string' ? first : (first as { text?: string } | undefined)?.text ?? '?'
   const kind = text.replace(/\s+/g, ' ').trim().slice(0, 90)
@@ -76,7 +100,7 @@ proto.query = function (this: object, ...args: unknown[]) {
 const dir = mkdtempSync(join(tmpdir(), 'calendar-pg-statements-'))
 const file = KEPT === '' ? join(dir, 'calendar.db') : KEPT
 if (KEPT === '') await buildDatabase({ file, events: EVENTS, now: NOW, log: () => {} })
-const serverUrl = await copyToPostgres(file, URL, SCHEMA, () => {})
+const serverUrl = REUSE_SCHEMA ? schemaUrl(URL, SCHEMA) : await copyToPostgres(file, URL, SCHEMA, () => {})
 const samples = sampleData(file, EVENTS, NOW)
 const handle = await openDatabase(serverUrl)
 const app = await buildApp({ db: handle.db, config: defaultConfig({ databaseUrl: serverUrl, publicUrl: 'http://calendar.bench' }) })
@@ -92,17 +116,34 @@ try {
     kinds.clear()
     times.clear()
     const statuses = new Map<number, number>()
+    const session = PROFILE === '' ? undefined : new Session()
+    if (session !== undefined) {
+      session.connect()
+      await session.post('Profiler.enable')
+      await session.post('Profiler.start')
+    }
+    const dbCpu = backendCpu()
     const cpu = process.cpuUsage()
     const started = performance.now()
-    for (let i = 0; i < REQUESTS; i++) {
-      const r = scenario.next()
-      const res = await app.inject({ method: r.method, url: r.path })
-      statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1)
-    }
+    let sent = 0
+    await Promise.all(Array.from({ length: IN_FLIGHT }, async () => {
+      while (sent < REQUESTS) {
+        sent++
+        const r = scenario.next()
+        const res = await app.inject({ method: r.method, url: r.path })
+        statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1)
+      }
+    }))
     const used = process.cpuUsage(cpu)
     const wall = performance.now() - started
+    const dbUsed = backendCpu() - dbCpu
+    if (session !== undefined) {
+      writeFileSync(PROFILE.replace(/(\.cpuprofile)?$/, `-${scenario.key}.cpuprofile`), JSON.stringify((await session.post('Profiler.stop')).profile))
+      session.disconnect()
+    }
     console.log(`\n${scenario.key}: ${(statements / REQUESTS).toFixed(2)} statements, ${(roundTrips / REQUESTS).toFixed(2)} round trips a request,`
       + ` ${((used.user + used.system) / 1000 / REQUESTS).toFixed(3)} ms CPU and ${(wall / REQUESTS).toFixed(2)} ms a request`
+      + `, the database's backends ${(dbUsed / REQUESTS).toFixed(3)} ms CPU a request (${backends.size} of them)`
       + ` (statuses ${[...statuses].map(([s, n]) => `${s}×${n}`).join(', ')})`)
     for (const [kind, n] of [...kinds].sort((a, b) => (times.get(b[0]) ?? 0) - (times.get(a[0]) ?? 0)).slice(0, 15)) {
       console.log(`  ${(n / REQUESTS).toFixed(2)} a request, ${((times.get(kind) ?? 0) / REQUESTS).toFixed(3)} ms a request  ${kind}`)

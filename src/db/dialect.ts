@@ -531,10 +531,22 @@ export function versionsReadSoFar(): number {
   return versionsRead
 }
 
+let versionRead: ((version: DataVersion) => void) | undefined
+
+/**
+ * Tells `listener` of every version read (the read cache: a read on a look taken on trust that reads another version
+ * than the look's asks the engine for its reads after it: read-cache.ts `withLook`). One listener at most.
+ */
+export function onVersionRead(listener: (version: DataVersion) => void): void {
+  versionRead = listener
+}
+
 /** A version row as `DataVersion` (PostgreSQL may give its bigints as text). */
 export function versionOf(row: { h: number | string; e: number | string }): DataVersion {
   versionsRead += 1
-  return { head: Number(row.h), epoch: Number(row.e) }
+  const version = { head: Number(row.h), epoch: Number(row.e) }
+  versionRead?.(version)
+  return version
 }
 
 /**

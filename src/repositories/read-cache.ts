@@ -45,7 +45,10 @@
  * `readWithVersion`), one round trip instead of two; what it read is of the very snapshot the look saw. An
  * anonymous list page there takes its look on trust (`provisionalLook`, `onTrust`): its cached reads use the last
  * look's generation, and the statement of its event documents reads the version and settles it before the page
- * is answered (read again after a real look when the data had moved).
+ * is answered (read again after a real look when the data had moved). A page that looked for itself reads on that
+ * look (`withLook`): with requests arriving all the time, "no request arrived since" seldom holds, and each of its
+ * cached reads asked the engine again, a round trip each. A read on either that reads another version in its own
+ * flow asks the engine again for what it reads after (`onVersionRead`).
  *
  * It counts its hits and misses (`stats`), which the metrics module reads through `readCacheStats`.
  *
@@ -64,7 +67,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks'
 import type { Kysely } from 'kysely'
-import { dataVersion, versionProbeOf, versionsReadSoFar, type DataVersion } from '../db/dialect.js'
+import { dataVersion, onVersionRead, versionProbeOf, versionsReadSoFar, type DataVersion } from '../db/dialect.js'
 import type { ChangeResource, Database } from '../db/schema.js'
 import type { Db } from '../db/unit-of-work.js'
 import { changesBetween as changesInLog } from './changes.js'
@@ -117,7 +120,7 @@ export interface ReadCache {
   /**
    * The current generation taken on trust, without asking the engine (see `provisionalLook`), or undefined when a
    * look must be asked: caching off, a change being taken in, no look made yet, or since the last one a unit of
-   * work of this process ended or the version was read elsewhere.
+   * work of this process ended.
    */
   provisional(): ProvisionalLook | undefined
   /**
@@ -161,6 +164,17 @@ export interface ProvisionalLook {
 
 /** The provisional look of the request whose reads run inside `onTrust`. */
 const trusted = new AsyncLocalStorage<ProvisionalLook>()
+
+// A read on a look taken on trust that reads another version than the look's (an event document's version, read
+// before what is assembled and offered at it) no longer reads on that look: what it computes after must come from a
+// look at least as new (see "One look per request" above), so its next cached read asks the engine. Only reads of
+// its own flow count (ten requests in flight read versions all the time: a count over the process, as `lastHolds`
+// keeps, would end every look at once). A provisional look not settled yet is settled by that read and found not to
+// hold as before (`settle`).
+onVersionRead((version) => {
+  const look = trusted.getStore()
+  if (look !== undefined && (version.head !== look.version.head || version.epoch !== look.version.epoch)) look.over = true
+})
 
 /** Thrown by `settleLook` when a provisional look did not hold: the request is answered again after a real look. */
 export class LookMoved extends Error {
@@ -572,7 +586,10 @@ export function createReadCache(maxEntries = DEFAULT_CACHE_ENTRIES, changesBetwe
     },
     provisional() {
       if (maxEntries <= 0 || moments === undefined || writes === undefined || seen === undefined || last === undefined || catchingUp !== undefined) return undefined
-      if (last.generation !== generation || last.reads !== versionsReadSoFar() || last.writes !== writes()) return undefined
+      // Versions read elsewhere since the last look (other requests' statements: all the time with requests in flight on
+      // PostgreSQL) do not keep it from being taken: the version that settles it is read in the request's own statement and
+      // must be the look's own (`settle`), and a version of another read in its flow ends it (`onVersionRead` above).
+      if (last.generation !== generation || last.writes !== writes()) return undefined
       return { cache, generation, version: seen, settled: false, over: false }
     },
     looked(current) {
