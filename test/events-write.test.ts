@@ -504,6 +504,35 @@ t.test('SQLite: a create writes its event row whole by its insert, with the id i
   t.equal(statements.filter((st) => /^insert into "events"/i.test(st.sql)).length, 2, 'an insert each')
 })
 
+t.test('SQLite: a create\'s answer takes the rows its write read or wrote (terms moved, venues and organizers checked), not read again', async (t) => {
+  const s = await setup(t, { sqlite: true })
+  const recorder = recordStatements(s.sqlite())
+  const category = await s.category('Music')
+  const tag = await s.tag('Jazz')
+  const venue = await s.venue({ venue: 'Hall', city: 'Town' })
+  const organizer = await s.organizer({ organizer: 'Club' })
+  let made: Event | undefined
+  let inline: Event | undefined
+  const statements = await recorder.during(async () => {
+    made = await s.create(eventBody({ title: 'Linked', categories: [category.id], tags: [tag.id], venue: [venue.id], organizer: [organizer.id] }))
+  })
+  const reads = (table: string) => statements.filter((st) => new RegExp(`^select \\* from "${table}" where "id" in`, 'i').test(st.sql)).length
+  t.equal(reads('terms'), 0, 'the terms\' rows from their counts\' update')
+  t.equal(reads('venues'), 0, 'the venue\'s row from its check')
+  t.equal(reads('organizers'), 0, 'the organizer\'s row from its check')
+  const { json_ld: _ld, ...read } = (await s.get(made?.id ?? 0, '', s.editor)).json<Event & { json_ld?: unknown }>()
+  t.same(made, read, 'answered as read back')
+  t.equal(made?.categories[0]?.count, 1, 'the category counts the event')
+  // A list that creates a venue inline: the venues' rows are read after the write, as before.
+  const again = await recorder.during(async () => {
+    inline = await s.create(eventBody({ title: 'Inline', tags: [tag.id], venue: [venue.id, { venue: 'New hall', city: 'Town' }] }))
+  })
+  t.equal(again.filter((st) => /^select \* from "venues" where "id" in/i.test(st.sql)).length, 1, 'the venues read once, the inline one with them')
+  const { json_ld: _ld2, ...readInline } = (await s.get(inline?.id ?? 0, '', s.editor)).json<Event & { json_ld?: unknown }>()
+  t.same(inline, readInline, 'answered as read back')
+  t.equal(inline?.tags[0]?.count, 2, 'the tag counts both events')
+})
+
 t.test('languages: translation_of a record the caller may not read, or one in the trash, is refused like an unknown one', async (t) => {
   const s = await setup(t)
   const alice = await s.auth('author', 'alice')

@@ -190,10 +190,13 @@ export async function writtenEventRecord(db: Db, site: Site, written: WrittenEve
     if (stored === undefined) throw new Error(`the new event ${row.id} was not found`)
     return stored
   }
+  // Rows the write read or wrote already in this transaction (the terms' counts moved, the venues and organizers
+  // checked) are not read again.
+  const { known } = written
   const [terms, venues, organizers, images] = await Promise.all([
-    shownTerms(db, site, [...links.categories, ...links.tags]),
-    linkedRecords(db, site, VENUE, links.venues),
-    linkedRecords(db, site, ORGANIZER, links.organizers),
+    shownTerms(db, site, [...links.categories, ...links.tags], known.terms),
+    linkedRecords(db, site, VENUE, links.venues, known.venues),
+    linkedRecords(db, site, ORGANIZER, links.organizers, known.organizers),
     row.image_id === null || written.imageUrl !== undefined ? undefined : imagesOf(db, [row.image_id]),
   ])
   terms.sort((a, b) => byBytes(a.nameKey, b.nameKey) || a.id - b.id)

@@ -137,9 +137,14 @@ export async function listLinked<R extends LinkedRow, Rec>(db: Db, site: Site, k
  * Stored records for ids, in that order, with images and translations batched (a bounded number of
  * queries); remembered by the read cache.
  */
-async function storedLinked<R extends LinkedRow, Rec>(db: Db, site: Site, kind: AnyKind<R, Rec>, ids: readonly number[]): Promise<Array<StoredLinked<Rec>>> {
+async function storedLinked<R extends LinkedRow, Rec>(
+  db: Db, site: Site, kind: AnyKind<R, Rec>, ids: readonly number[], known?: ReadonlyMap<number, LinkedRow>,
+): Promise<Array<StoredLinked<Rec>>> {
   return recordsById(db, kind.resource, ids, async (missing) => {
-    const rows = await kind.rows(db, missing)
+    // Rows the caller read already in this transaction (rows of `kind.table`, whole), the others read.
+    const unknown = known === undefined || known.size === 0 ? missing : missing.filter((id) => !known.has(id))
+    const rows = unknown.length === 0 ? [] : await kind.rows(db, unknown)
+    if (unknown !== missing) for (const id of missing) if (known?.has(id) === true) rows.push(known.get(id) as R)
     const [images, translations] = await Promise.all([imagesOf(db, rows.map((r) => r.image_id)), translationsOf(db, kind.table, rows)])
     return new Map(rows.map((row) => [row.id, {
       record: kind.toRecord(row, {
@@ -153,9 +158,14 @@ async function storedLinked<R extends LinkedRow, Rec>(db: Db, site: Site, kind: 
   })
 }
 
-/** Records for ids, in that order (see `storedLinked`). */
-export async function linkedRecords<R extends LinkedRow, Rec>(db: Db, site: Site, kind: AnyKind<R, Rec>, ids: readonly number[]): Promise<Rec[]> {
-  return (await storedLinked(db, site, kind, ids)).map((s) => s.record)
+/**
+ * Records for ids, in that order (see `storedLinked`); `known`: rows of `kind.table` already read whole in the same
+ * transaction and unchanged since, by id (not read again).
+ */
+export async function linkedRecords<R extends LinkedRow, Rec>(
+  db: Db, site: Site, kind: AnyKind<R, Rec>, ids: readonly number[], known?: ReadonlyMap<number, LinkedRow>,
+): Promise<Rec[]> {
+  return (await storedLinked(db, site, kind, ids, known)).map((s) => s.record)
 }
 
 /** The record `ref` names in `language` (see `resolvePostId`), or undefined. */
@@ -238,14 +248,17 @@ export async function updateLinked<R extends LinkedRow, Own>(trx: Tx, kind: Link
  * `language` (it exists there, not in the trash), or undefined; whether the caller may read it is the
  * handler's to decide.
  */
-export async function linkable(db: Db, table: 'venues' | 'organizers', id: number, language: Language): Promise<{ author: number | null; status: string } | undefined> {
+export async function linkable(db: Db, table: 'venues' | 'organizers', id: number, language: Language): Promise<LinkedRow | undefined> {
   if (!Number.isSafeInteger(id)) return undefined
   return (await linkableRow[table](db, id, language)).rows[0]
 }
 
-/** The author and status of a venue or organizer in a language, unless in the trash. */
+/**
+ * The row of a venue or organizer in a language, unless in the trash: its author and status say whether it may be
+ * linked, and the whole row is what a create's answer shows of it (event-records.ts `writtenEventRecord`).
+ */
 const linkableOf = (table: 'venues' | 'organizers') => prepared(2, (db, id: number, language: Language) =>
-  db.selectFrom(table).select(['author', 'status']).where('id', '=', id).where('language', '=', language).where('status', '!=', 'trash'))
+  db.selectFrom(table).selectAll().where('id', '=', id).where('language', '=', language).where('status', '!=', 'trash'))
 const linkableRow = { venues: linkableOf('venues'), organizers: linkableOf('organizers') }
 
 /**

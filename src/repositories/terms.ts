@@ -172,10 +172,16 @@ export interface ShownTerm {
  * translations), not remembered: what a write's answer shows of the terms it linked (their counts and versions moved
  * in it). Ids with no term left out.
  */
-export async function shownTerms(db: Db, site: Site, ids: readonly number[]): Promise<ShownTerm[]> {
-  const list = idListValue(db, ids)
-  if (list === undefined) return []
-  const { rows } = await termRowsById(db, list)
+export async function shownTerms(db: Db, site: Site, ids: readonly number[], known?: ReadonlyMap<number, TermRow>): Promise<ShownTerm[]> {
+  // Rows the caller has as this transaction left them (a create's terms whose counts it moved) are not read again.
+  const unknown = known === undefined || known.size === 0 ? ids : ids.filter((id) => !known.has(id))
+  const rows: TermRow[] = []
+  if (unknown.length > 0) {
+    const list = idListValue(db, unknown)
+    if (list !== undefined) rows.push(...(await termRowsById(db, list)).rows)
+  }
+  if (unknown !== ids) for (const id of ids) { const row = known?.get(id); if (row !== undefined) rows.push(row) }
+  if (rows.length === 0) return []
   const translations = await translationsOf(db, 'terms', rows)
   return rows.map((row) => ({
     id: row.id, taxonomy: row.taxonomy, nameKey: row.name_key,
