@@ -137,14 +137,9 @@ export async function listLinked<R extends LinkedRow, Rec>(db: Db, site: Site, k
  * Stored records for ids, in that order, with images and translations batched (a bounded number of
  * queries); remembered by the read cache.
  */
-async function storedLinked<R extends LinkedRow, Rec>(
-  db: Db, site: Site, kind: AnyKind<R, Rec>, ids: readonly number[], known?: ReadonlyMap<number, LinkedRow>,
-): Promise<Array<StoredLinked<Rec>>> {
+async function storedLinked<R extends LinkedRow, Rec>(db: Db, site: Site, kind: AnyKind<R, Rec>, ids: readonly number[]): Promise<Array<StoredLinked<Rec>>> {
   return recordsById(db, kind.resource, ids, async (missing) => {
-    // Rows the caller read already in this transaction (rows of `kind.table`, whole), the others read.
-    const unknown = known === undefined || known.size === 0 ? missing : missing.filter((id) => !known.has(id))
-    const rows = unknown.length === 0 ? [] : await kind.rows(db, unknown)
-    if (unknown !== missing) for (const id of missing) if (known?.has(id) === true) rows.push(known.get(id) as R)
+    const rows = await kind.rows(db, missing)
     const [images, translations] = await Promise.all([imagesOf(db, rows.map((r) => r.image_id)), translationsOf(db, kind.table, rows)])
     return new Map(rows.map((row) => [row.id, {
       record: kind.toRecord(row, {
@@ -159,13 +154,30 @@ async function storedLinked<R extends LinkedRow, Rec>(
 }
 
 /**
- * Records for ids, in that order (see `storedLinked`); `known`: rows of `kind.table` already read whole in the same
- * transaction and unchanged since, by id (not read again).
+ * The rows of venues or organizers by id, for a write's answer: `known`, rows of `kind.table` the caller read whole in
+ * the same transaction and unchanged since (not read again); the others read (not remembered).
  */
-export async function linkedRecords<R extends LinkedRow, Rec>(
-  db: Db, site: Site, kind: AnyKind<R, Rec>, ids: readonly number[], known?: ReadonlyMap<number, LinkedRow>,
-): Promise<Rec[]> {
-  return (await storedLinked(db, site, kind, ids, known)).map((s) => s.record)
+export async function linkedRows<R extends LinkedRow>(db: Db, kind: AnyKind<R>, ids: readonly number[], known: ReadonlyMap<number, LinkedRow>): Promise<R[]> {
+  const unknown = known.size === 0 ? ids : ids.filter((id) => !known.has(id))
+  const rows = unknown.length === 0 ? [] : await kind.rows(db, unknown)
+  if (unknown !== ids) for (const id of ids) if (known.has(id)) rows.push(known.get(id) as R)
+  return rows
+}
+
+/** Records of `rows` for `ids`, in that order, with their images and `translations` (read by the caller). */
+export function linkedRecordsOf<R extends LinkedRow, Rec>(
+  site: Site, kind: AnyKind<R, Rec>, ids: readonly number[], rows: readonly R[], images: ReadonlyMap<number, Image>, translations: ReadonlyMap<number, Record<string, number>>,
+): Rec[] {
+  const byId = new Map(rows.map((row) => [row.id, row]))
+  return ids.flatMap((id) => {
+    const row = byId.get(id)
+    return row === undefined ? [] : [kind.toRecord(row, { image: row.image_id === null ? null : images.get(row.image_id) ?? null, translations: translations.get(row.id) ?? {}, site })]
+  })
+}
+
+/** Records for ids, in that order (see `storedLinked`). */
+export async function linkedRecords<R extends LinkedRow, Rec>(db: Db, site: Site, kind: AnyKind<R, Rec>, ids: readonly number[]): Promise<Rec[]> {
+  return (await storedLinked(db, site, kind, ids)).map((s) => s.record)
 }
 
 /** The record `ref` names in `language` (see `resolvePostId`), or undefined. */
