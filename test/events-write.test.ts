@@ -504,6 +504,66 @@ t.test('SQLite: a create writes its event row whole by its insert, with the id i
   t.equal(statements.filter((st) => /^insert into "events"/i.test(st.sql)).length, 2, 'an insert each')
 })
 
+t.test('SQLite: a create\'s answer takes the rows its write read or wrote (terms moved, venues and organizers checked), not read again, and their translations in one statement', async (t) => {
+  const s = await setup(t, { sqlite: true })
+  const recorder = recordStatements(s.sqlite())
+  const category = await s.category('Music')
+  const tag = await s.tag('Jazz')
+  const venue = await s.venue({ venue: 'Hall', city: 'Town' })
+  const organizer = await s.organizer({ organizer: 'Club' })
+  let made: Event | undefined
+  let inline: Event | undefined
+  const statements = await recorder.during(async () => {
+    made = await s.create(eventBody({ title: 'Linked', categories: [category.id], tags: [tag.id], venue: [venue.id], organizer: [organizer.id] }))
+  })
+  const reads = (table: string) => statements.filter((st) => new RegExp(`^select \\* from "${table}" where "id" in`, 'i').test(st.sql)).length
+  t.equal(reads('terms'), 0, 'the terms\' rows from their counts\' update')
+  t.equal(reads('venues'), 0, 'the venue\'s row from its check')
+  t.equal(reads('organizers'), 0, 'the organizer\'s row from its check')
+  const translations = statements.filter((st) => /^select "?id"?, "?translation_group"?, "?language"?/i.test(st.sql) || /union all/i.test(st.sql))
+  t.equal(translations.length, 1, 'the translations of the terms, the venue and the organizer in one statement')
+  const { json_ld: _ld, ...read } = (await s.get(made?.id ?? 0, '', s.editor)).json<Event & { json_ld?: unknown }>()
+  t.same(made, read, 'answered as read back')
+  t.equal(made?.categories[0]?.count, 1, 'the category counts the event')
+  // A list that creates a venue inline: the venues' rows are read after the write, as before.
+  const again = await recorder.during(async () => {
+    inline = await s.create(eventBody({ title: 'Inline', tags: [tag.id], venue: [venue.id, { venue: 'New hall', city: 'Town' }] }))
+  })
+  t.equal(again.filter((st) => /^select \* from "venues" where "id" in/i.test(st.sql)).length, 1, 'the venues read once, the inline one with them')
+  const { json_ld: _ld2, ...readInline } = (await s.get(inline?.id ?? 0, '', s.editor)).json<Event & { json_ld?: unknown }>()
+  t.same(inline, readInline, 'answered as read back')
+  t.equal(inline?.tags[0]?.count, 2, 'the tag counts both events')
+})
+
+t.test('a create\'s answer shows its terms\', venues\' and organizers\' translations as a read does (one statement reads them for all three)', async (t) => {
+  const s = await setup(t)
+  const author = await s.auth('author', 'alice')
+  const category = await s.category('Music')
+  const tag = await s.tag('Jazz')
+  const venue = await s.venue({ venue: 'Hall', city: 'Town' })
+  const organizer = await s.organizer({ organizer: 'Club' })
+  const post = async (url: string, payload: Record<string, unknown>, headers = s.editor) => {
+    const res = await s.inject({ method: 'POST', url: `${API}/${url}`, headers, payload })
+    t.equal(res.statusCode, 201, url)
+  }
+  await post('categories?ml_language=de', { name: 'Musik', translation_of: category.id })
+  await post('tags?ml_language=es', { name: 'Jazz es', translation_of: tag.id })
+  await post('venues?ml_language=de', { venue: 'Halle', translation_of: venue.id })
+  // A draft translation by another author: whether a caller sees it goes with the map (its state).
+  await post('venues?ml_language=es', { venue: 'Sala', translation_of: venue.id, status: 'draft' }, author)
+  await post('organizers?ml_language=de', { organizer: 'Klub', translation_of: organizer.id })
+  const bob = await s.auth('author', 'bob')
+  for (const headers of [s.editor, author, bob]) {
+    const made = await s.create(eventBody({ title: 'Translated links', categories: [category.id], tags: [tag.id], venue: [venue.id], organizer: [organizer.id] }), headers)
+    const { json_ld: _ld, ...read } = (await s.get(made.id, '', headers)).json<Event & { json_ld?: unknown }>()
+    t.same(made, read, 'answered as read back')
+    t.same(Object.keys(made.categories[0]?.translations ?? {}).sort(), ['de', 'en'])
+    t.same(Object.keys(made.tags[0]?.translations ?? {}).sort(), ['en', 'es'])
+    t.same(Object.keys(made.organizer[0]?.translations ?? {}).sort(), ['de', 'en'])
+    t.same(Object.keys(made.venue[0]?.translations ?? {}).sort(), headers === bob ? ['de', 'en'] : ['de', 'en', 'es'], 'the draft translation: its author and an editor see it, another author not')
+  }
+})
+
 t.test('languages: translation_of a record the caller may not read, or one in the trash, is refused like an unknown one', async (t) => {
   const s = await setup(t)
   const alice = await s.auth('author', 'alice')

@@ -18,7 +18,7 @@ import { emptyToNull } from '../lib/text.js'
 import { isHttpUrl } from '../lib/urls.js'
 import type { EventColumns, EventLinks, EventUpdate, NewEvent } from '../repositories/event-writes.js'
 import { rowOf, type SeriesRows } from '../repositories/occurrence-writes.js'
-import { linkable, type NewLinked } from '../repositories/linked.js'
+import { linkable, type LinkedRow, type NewLinked } from '../repositories/linked.js'
 import type { OrganizerColumns } from '../repositories/organizers.js'
 import { termIdsNamed } from '../repositories/terms.js'
 import type { VenueColumns } from '../repositories/venues.js'
@@ -222,8 +222,11 @@ async function checkedLinks(db: Db, body: EventBody, language: Language, caller:
   }
   const venues = linkEntries(body.venue)
   const organizers = linkEntries(body.organizer)
-  if (venues !== undefined) links.venues = await checkedEntries(db, VENUE_INPUT, venues, language, caller, writer)
-  if (organizers !== undefined) links.organizers = await checkedEntries(db, ORGANIZER_INPUT, organizers, language, caller, writer)
+  // The rows the checks read, kept for a create's answer (repositories/event-writes.ts `EventLinks.read`).
+  const read = { venues: new Map<number, LinkedRow>(), organizers: new Map<number, LinkedRow>() }
+  if (venues !== undefined) links.venues = await checkedEntries(db, VENUE_INPUT, venues, language, caller, writer, read.venues)
+  if (organizers !== undefined) links.organizers = await checkedEntries(db, ORGANIZER_INPUT, organizers, language, caller, writer, read.organizers)
+  if (venues !== undefined || organizers !== undefined) links.read = read
   return links
 }
 
@@ -261,6 +264,7 @@ export async function occurrenceLinks(
  */
 async function checkedEntries<Body extends LinkedBody & { translation_of?: number }, Own>(
   db: Db, input: LinkedInput<Body, Own>, entries: Array<number | Body>, language: Language, caller: Caller, writer: Writer,
+  read?: Map<number, LinkedRow>,
 ): Promise<Array<number | NewLinked<Own>>> {
   const checked: Array<number | NewLinked<Own>> = []
   const groups = new Set<number>()
@@ -269,6 +273,7 @@ async function checkedEntries<Body extends LinkedBody & { translation_of?: numbe
       // A record the caller cannot read is refused like an unknown one (CONTRACT §6): linking reveals nothing.
       const owner = await linkable(db, input.table, entry, language)
       if (owner === undefined || !canRead(caller, owner)) throw invalidParam(input.resource, 'unknownLinked', { value: String(entry) })
+      read?.set(entry, owner)
       checked.push(entry)
     } else {
       const inline = await checkNewLinked(db, input, entry, language, entry.translation_of, statusToStore(caller, entry.status), writer)

@@ -16,12 +16,13 @@ import { tzAbbreviation } from '../lib/tz-abbreviation.js'
 import { withVersionStates } from '../lib/translation-view.js'
 import type { WrittenEvent } from './event-writes.js'
 import { imageOf, imagesOf } from './images.js'
-import { linkedRecords } from './linked.js'
+import { linkedRecords, linkedRecordsOf, linkedRows } from './linked.js'
 import { ORGANIZER } from './organizers.js'
 import { postFields, resolvePostId, type PostRef } from './posts.js'
 import { recordsById, rememberedRecords, rememberedResult } from './read-cache.js'
 import type { Site } from './site.js'
-import { CATEGORY, TAG, shownTerms, termRecords } from './terms.js'
+import { CATEGORY, TAG, shownTermRows, shownTerms, termRecords } from './terms.js'
+import { linkedTranslations } from './translations.js'
 import { VENUE } from './venues.js'
 
 /** An event's record, with what reads and writes need that the record does not say. */
@@ -190,14 +191,22 @@ export async function writtenEventRecord(db: Db, site: Site, written: WrittenEve
     if (stored === undefined) throw new Error(`the new event ${row.id} was not found`)
     return stored
   }
-  const [terms, venues, organizers, images] = await Promise.all([
-    shownTerms(db, site, [...links.categories, ...links.tags]),
-    linkedRecords(db, site, VENUE, links.venues),
-    linkedRecords(db, site, ORGANIZER, links.organizers),
-    row.image_id === null || written.imageUrl !== undefined ? undefined : imagesOf(db, [row.image_id]),
-  ])
+  // Rows the write read or wrote already in this transaction (the terms' counts moved, the venues and organizers
+  // checked) are not read again; the others are read, then the translations of all three kinds in one statement, and
+  // the images of the event (unless the write made it), its venues and organizers in one.
+  const { known } = written
+  const termRows = await shownTermRows(db, [...links.categories, ...links.tags], known.terms)
+  const venueRows = await linkedRows(db, VENUE, links.venues, known.venues)
+  const organizerRows = await linkedRows(db, ORGANIZER, links.organizers, known.organizers)
+  const imageIds = [...venueRows.map((r) => r.image_id), ...organizerRows.map((r) => r.image_id)]
+  if (row.image_id !== null && written.imageUrl === undefined) imageIds.push(row.image_id)
+  const translations = await linkedTranslations(db, termRows, venueRows, organizerRows)
+  const images = await imagesOf(db, imageIds)
+  const terms = shownTerms(site, termRows, translations.terms)
+  const venues = linkedRecordsOf(site, VENUE, links.venues, venueRows, images, translations.venues)
+  const organizers = linkedRecordsOf(site, ORGANIZER, links.organizers, organizerRows, images, translations.organizers)
   terms.sort((a, b) => byBytes(a.nameKey, b.nameKey) || a.id - b.id)
-  const image = row.image_id === null ? null : written.imageUrl !== undefined ? imageOf(row.image_id, written.imageUrl) : images?.get(row.image_id) ?? null
+  const image = row.image_id === null ? null : written.imageUrl !== undefined ? imageOf(row.image_id, written.imageUrl) : images.get(row.image_id) ?? null
   const record = toEventRecord(site, row, {
     image,
     // Alone in its group: the record is its own only translation, with its state.

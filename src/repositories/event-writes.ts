@@ -8,10 +8,10 @@ import type { Language } from '../contract.js'
 import type { Insertable, Updateable } from 'kysely'
 import { deleteEventSearch, eventSearchTexts, nextEventId, writeEventSearch } from '../db/dialect.js'
 import { byShape, prepared } from '../db/prepared.js'
-import type { EventRow, EventsTable, Flag } from '../db/schema.js'
+import type { EventRow, EventsTable, Flag, TermRow } from '../db/schema.js'
 import { recordChange, type Tx } from '../db/unit-of-work.js'
 import { sameImage, storeImage, type ImageChoice } from './images.js'
-import { insertLinked, type NewLinked } from './linked.js'
+import { insertLinked, type LinkedRow, type NewLinked } from './linked.js'
 import { ORGANIZER, type OrganizerColumns } from './organizers.js'
 import { changesRow, deletePost, joinedGroup, settledSlug, settleNewPost, trashPost } from './posts.js'
 import { freeSlug, provisionalSlug } from './slugs.js'
@@ -33,6 +33,12 @@ export interface EventLinks {
   tags?: number[]
   venues?: Array<number | NewLinked<VenueColumns>>
   organizers?: Array<number | NewLinked<OrganizerColumns>>
+  /**
+   * The rows of the existing venues and organizers linked by id, as the checks read them in the write's transaction
+   * (handlers/event-input.ts `checkedLinks`): a create's answer is made from them (event-records.ts
+   * `writtenEventRecord`); linking changes no venue's or organizer's row.
+   */
+  read?: { venues: ReadonlyMap<number, LinkedRow>; organizers: ReadonlyMap<number, LinkedRow> }
 }
 
 export interface NewEvent {
@@ -86,7 +92,15 @@ export interface WrittenEvent {
   /** The image's URL when the write made its record (an image named by id is read with the record). */
   imageUrl: string | undefined
   links: { categories: number[]; tags: number[]; venues: number[]; organizers: number[] }
+  /**
+   * The rows the write left of what the answer shows and the write read or wrote anyway, by id: the terms whose
+   * counts it moved (their update's rows), and the existing venues and organizers the checks read, when a list
+   * created none inline (an inline translation may move its source's row).
+   */
+  known: { terms: ReadonlyMap<number, TermRow>; venues: ReadonlyMap<number, LinkedRow>; organizers: ReadonlyMap<number, LinkedRow> }
 }
+
+const NONE: ReadonlyMap<number, LinkedRow> = new Map()
 
 /** Creates an event with its links; inline venues and organizers are created with it. */
 export async function insertEvent(trx: Tx, event: NewEvent): Promise<WrittenEvent> {
@@ -137,10 +151,18 @@ export async function insertEvent(trx: Tx, event: NewEvent): Promise<WrittenEven
   recordChange(trx, { resource: 'event', id, action: 'create' }, { language, status: columns.status, author: written.author })
   const links = await writeLinks(trx, id, event.links, true)
   // A new event's terms are the ones just linked.
-  if (columns.status === 'publish') await moveTermCounts(trx, [], [...(event.links.categories ?? []), ...(event.links.tags ?? [])])
+  const moved = columns.status === 'publish' ? await moveTermCounts(trx, [], [...(event.links.categories ?? []), ...(event.links.tags ?? [])]) : []
+  // Rows read by the checks, for lists of existing records only (no inline record written meanwhile).
+  const read = (entries: ReadonlyArray<number | object> | undefined, rows: ReadonlyMap<number, LinkedRow> | undefined): ReadonlyMap<number, LinkedRow> =>
+    rows === undefined || entries === undefined || entries.some((entry) => typeof entry !== 'number') ? NONE : rows
   return {
     id, row: written, imageUrl: event.image !== null && event.image !== undefined && 'url' in event.image ? event.image.url : undefined,
     links: { categories: event.links.categories ?? [], tags: event.links.tags ?? [], venues: links.venues ?? [], organizers: links.organizers ?? [] },
+    known: {
+      terms: new Map(moved.map((row) => [row.id, row])),
+      venues: read(event.links.venues, event.links.read?.venues),
+      organizers: read(event.links.organizers, event.links.read?.organizers),
+    },
   }
 }
 

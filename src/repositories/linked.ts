@@ -153,6 +153,28 @@ async function storedLinked<R extends LinkedRow, Rec>(db: Db, site: Site, kind: 
   })
 }
 
+/**
+ * The rows of venues or organizers by id, for a write's answer: `known`, rows of `kind.table` the caller read whole in
+ * the same transaction and unchanged since (not read again); the others read (not remembered).
+ */
+export async function linkedRows<R extends LinkedRow>(db: Db, kind: AnyKind<R>, ids: readonly number[], known: ReadonlyMap<number, LinkedRow>): Promise<R[]> {
+  const unknown = known.size === 0 ? ids : ids.filter((id) => !known.has(id))
+  const rows = unknown.length === 0 ? [] : await kind.rows(db, unknown)
+  if (unknown !== ids) for (const id of ids) if (known.has(id)) rows.push(known.get(id) as R)
+  return rows
+}
+
+/** Records of `rows` for `ids`, in that order, with their images and `translations` (read by the caller). */
+export function linkedRecordsOf<R extends LinkedRow, Rec>(
+  site: Site, kind: AnyKind<R, Rec>, ids: readonly number[], rows: readonly R[], images: ReadonlyMap<number, Image>, translations: ReadonlyMap<number, Record<string, number>>,
+): Rec[] {
+  const byId = new Map(rows.map((row) => [row.id, row]))
+  return ids.flatMap((id) => {
+    const row = byId.get(id)
+    return row === undefined ? [] : [kind.toRecord(row, { image: row.image_id === null ? null : images.get(row.image_id) ?? null, translations: translations.get(row.id) ?? {}, site })]
+  })
+}
+
 /** Records for ids, in that order (see `storedLinked`). */
 export async function linkedRecords<R extends LinkedRow, Rec>(db: Db, site: Site, kind: AnyKind<R, Rec>, ids: readonly number[]): Promise<Rec[]> {
   return (await storedLinked(db, site, kind, ids)).map((s) => s.record)
@@ -238,14 +260,17 @@ export async function updateLinked<R extends LinkedRow, Own>(trx: Tx, kind: Link
  * `language` (it exists there, not in the trash), or undefined; whether the caller may read it is the
  * handler's to decide.
  */
-export async function linkable(db: Db, table: 'venues' | 'organizers', id: number, language: Language): Promise<{ author: number | null; status: string } | undefined> {
+export async function linkable(db: Db, table: 'venues' | 'organizers', id: number, language: Language): Promise<LinkedRow | undefined> {
   if (!Number.isSafeInteger(id)) return undefined
   return (await linkableRow[table](db, id, language)).rows[0]
 }
 
-/** The author and status of a venue or organizer in a language, unless in the trash. */
+/**
+ * The row of a venue or organizer in a language, unless in the trash: its author and status say whether it may be
+ * linked, and the whole row is what a create's answer shows of it (event-records.ts `writtenEventRecord`).
+ */
 const linkableOf = (table: 'venues' | 'organizers') => prepared(2, (db, id: number, language: Language) =>
-  db.selectFrom(table).select(['author', 'status']).where('id', '=', id).where('language', '=', language).where('status', '!=', 'trash'))
+  db.selectFrom(table).selectAll().where('id', '=', id).where('language', '=', language).where('status', '!=', 'trash'))
 const linkableRow = { venues: linkableOf('venues'), organizers: linkableOf('organizers') }
 
 /**

@@ -6,24 +6,27 @@
 import { sql } from 'kysely'
 import { idListValue, inIdValue } from '../db/dialect.js'
 import { prepared } from '../db/prepared.js'
+import type { TermRow } from '../db/schema.js'
 import { recordChange, type Db, type Tx } from '../db/unit-of-work.js'
 
 /** Moves the counts of the terms a list of ids names (`idListValue`) by `step`, and their versions. */
 const countsMoved = (step: 1 | -1) => prepared(1, (db, list: number[] | string) => db.updateTable('terms')
   .set((eb) => ({ event_count: eb('event_count', '+', step), version: eb('version', '+', 1) }))
-  .where(inIdValue(db, sql.ref('id'), list)).returning(['id', 'taxonomy', 'language']))
+  .where(inIdValue(db, sql.ref('id'), list)).returningAll())
 const countedUp = countsMoved(1)
 const countedDown = countsMoved(-1)
 
 /**
  * Moves the counts as one event's share changes: `before` and `after` are the terms it counted for (its
- * linked terms while published, none otherwise).
+ * linked terms while published, none otherwise). Returns the rows of the terms it moved, as the statement left
+ * them (a create's answer shows them: event-records.ts `writtenEventRecord`).
  */
-export async function moveTermCounts(trx: Tx, before: readonly number[], after: readonly number[]): Promise<void> {
+export async function moveTermCounts(trx: Tx, before: readonly number[], after: readonly number[]): Promise<TermRow[]> {
   const was = new Set(before)
   const is = new Set(after)
   const added = [...is].filter((id) => !was.has(id))
   const removed = [...was].filter((id) => !is.has(id))
+  const rows: TermRow[] = []
   for (const [ids, step] of [[added, 1], [removed, -1]] as const) {
     if (ids.length === 0) continue
     // The version moves too: a term's ETag changes with every write that moves its count (CONTRACT §5).
@@ -32,7 +35,9 @@ export async function moveTermCounts(trx: Tx, before: readonly number[], after: 
     const { rows: moved } = await (step === 1 ? countedUp : countedDown)(trx, list)
     // Its state for the change log (a term has no status or author), known from the statement.
     for (const term of moved) recordChange(trx, { resource: term.taxonomy, id: term.id, action: 'update' }, { language: term.language, status: null, author: null })
+    rows.push(...moved)
   }
+  return rows
 }
 
 /** The terms linked to an event (whose counts its next write may change). */

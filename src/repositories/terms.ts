@@ -168,15 +168,23 @@ export interface ShownTerm {
 }
 
 /**
- * The records of the terms `ids` names, categories and tags together (one statement for their rows, one for their
- * translations), not remembered: what a write's answer shows of the terms it linked (their counts and versions moved
- * in it). Ids with no term left out.
+ * The rows of the terms `ids` names, categories and tags together (one statement), for a write's answer (their counts
+ * and versions moved in it: not remembered); `known`, rows the caller has as its transaction left them (a create's
+ * terms whose counts it moved: not read again). Ids with no term left out.
  */
-export async function shownTerms(db: Db, site: Site, ids: readonly number[]): Promise<ShownTerm[]> {
-  const list = idListValue(db, ids)
-  if (list === undefined) return []
-  const { rows } = await termRowsById(db, list)
-  const translations = await translationsOf(db, 'terms', rows)
+export async function shownTermRows(db: Db, ids: readonly number[], known?: ReadonlyMap<number, TermRow>): Promise<TermRow[]> {
+  const unknown = known === undefined || known.size === 0 ? ids : ids.filter((id) => !known.has(id))
+  const rows: TermRow[] = []
+  if (unknown.length > 0) {
+    const list = idListValue(db, unknown)
+    if (list !== undefined) rows.push(...(await termRowsById(db, list)).rows)
+  }
+  if (unknown !== ids) for (const id of ids) { const row = known?.get(id); if (row !== undefined) rows.push(row) }
+  return rows
+}
+
+/** The terms of `shownTermRows` as an answer shows them, with their `translations` (translations.ts `linkedTranslations`). */
+export function shownTerms(site: Site, rows: readonly TermRow[], translations: ReadonlyMap<number, Record<string, number>>): ShownTerm[] {
   return rows.map((row) => ({
     id: row.id, taxonomy: row.taxonomy, nameKey: row.name_key,
     record: (row.taxonomy === 'category' ? CATEGORY : TAG).toRecord(row, translations.get(row.id) ?? {}, site.apiUrl),

@@ -37,15 +37,50 @@ const postMembersOf = (table: 'venues' | 'organizers') => prepared(1, (db, list:
   .orderBy('id'))
 const postGroupMembers = { venues: postMembersOf('venues'), organizers: postMembersOf('organizers') }
 
+/** The groups a page of records belongs to. */
+const groupsOf = (rows: ReadonlyArray<Member>): number[] => [...new Set(rows.map((r) => r.translation_group ?? r.id))]
+
 /** `translations` of a page of records, in one query. */
 export async function translationsOf(db: Db, table: TranslatedTable, rows: ReadonlyArray<Member>): Promise<Map<number, Record<string, number>>> {
-  const groups = [...new Set(rows.map((r) => r.translation_group ?? r.id))]
-  const out = new Map<number, Record<string, number>>()
-  if (groups.length === 0) return out
+  const groups = groupsOf(rows)
+  if (groups.length === 0) return new Map()
   const list = idListValue(db, groups)
   const members: Array<Member & Partial<Owned>> = list === undefined
     ? []
     : table === 'venues' || table === 'organizers' ? (await postGroupMembers[table](db, list)).rows : (await groupMembers[table](db, list)).rows
+  return translationsFrom(rows, members)
+}
+
+/**
+ * `translations` of terms, venues and organizers together (what a create's answer shows: event-records.ts
+ * `writtenEventRecord`), in one statement where `translationsOf` takes one a table: the same members, read the same way.
+ */
+export async function linkedTranslations(
+  db: Db, terms: ReadonlyArray<Member>, venues: ReadonlyArray<Member>, organizers: ReadonlyArray<Member>,
+): Promise<{ terms: Map<number, Record<string, number>>; venues: Map<number, Record<string, number>>; organizers: Map<number, Record<string, number>> }> {
+  const lists = [terms, venues, organizers].map((rows) => idListValue(db, groupsOf(rows)) ?? (isPostgres(db) ? [] : '[]'))
+  const { rows } = lists.every((list) => list.length === 0 || list === '[]')
+    ? { rows: [] }
+    : await linkedMembers(db, lists[0] as number[] | string, lists[1] as number[] | string, lists[2] as number[] | string)
+  const of = (table: number) => rows.filter((r) => Number(r.t) === table).map(({ t: _t, status, author, ...member }) => (table === 0 ? member : { ...member, status, author: author ?? null }) as Member & Partial<Owned>)
+  return { terms: translationsFrom(terms, of(0)), venues: translationsFrom(venues, of(1)), organizers: translationsFrom(organizers, of(2)) }
+}
+
+/** `groupMembers.terms` and `postGroupMembers`' venues and organizers in one statement, each row marked with its table (0, 1, 2). */
+const linkedMembers = prepared(3, (db, terms: number[] | string, venues: number[] | string, organizers: number[] | string) => {
+  const posts = (table: 'venues' | 'organizers', list: number[] | string) => sql`select id, translation_group, language, status, author from ${sql.table(table)}
+    where id in (select g.id from ${sql.table(table)} g where ${inIdValue(db, sql.ref('g.translation_group'), list)})`
+  return sql<Member & { t: number; status: string | null; author: number | null }>`select * from (
+    select 0 as t, id, translation_group, language, null as status, null as author from terms where ${inIdValue(db, sql.ref('translation_group'), terms)}
+    union all select 1 as t, p.* from (${posts('venues', venues)}) p
+    union all select 2 as t, o.* from (${posts('organizers', organizers)}) o
+  ) m order by t, id`
+})
+
+/** `translations` of `rows` from their groups' `members` (with each one's status and author, for venues and organizers). */
+function translationsFrom(rows: ReadonlyArray<Member>, members: ReadonlyArray<Member & Partial<Owned>>): Map<number, Record<string, number>> {
+  const out = new Map<number, Record<string, number>>()
+  if (rows.length === 0) return out
   const byGroup = new Map<number, Record<string, number>>()
   const states = new Map<number, Map<number, Owned>>()
   for (const m of members) {
