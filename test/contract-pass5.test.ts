@@ -60,6 +60,16 @@ function vevents(feed: string): Array<Map<string, string[]>> {
 }
 const prop = (v: Map<string, string[]>, name: string) => v.get(name)?.[0]?.replace(/^[^:]*:/, '')
 const veventKey = (v: Map<string, string[]>) => `${prop(v, 'UID')}|${v.get('RECURRENCE-ID')?.[0] ?? ''}`
+/**
+ * Renaming a venue, organizer or term changes only that record (§12): a mirror keeps the links of an event and the
+ * linked records apart, so an event's copy is compared with its links as ids, the linked records on their own.
+ */
+function linksAsIds(k: string, r: Json | undefined): Json | undefined {
+  if (r === undefined || !k.startsWith('events/')) return r
+  const out: Json = { ...r }
+  for (const field of ['venue', 'organizer', 'categories', 'tags']) out[field] = (r[field] as Json[]).map((x) => x.id as number)
+  return out
+}
 const positionOf = (cursor: string) => Number(/^v1:(\d+)/.exec(Buffer.from(cursor, 'base64url').toString('latin1'))?.[1])
 
 t.test('a mirror through /changes, a webhook receiver and an iCal subscriber follow random writes from two nodes and end with exactly the server\'s state (CONTRACT §12, §13, §14, §15, §17)', async (t) => {
@@ -226,14 +236,6 @@ t.test('a mirror through /changes, a webhook receiver and an iCal subscriber fol
     }
   }
   t.same([...mirror.keys()].sort(), [...server.keys()].sort(), 'the mirror holds exactly the server\'s records')
-  // Renaming a venue, organizer or term changes only that record (§12): a mirror keeps the links of an event and
-  // the linked records apart, so the event's copy is compared with its links as ids, the linked records on their own.
-  const linksAsIds = (k: string, r: Json | undefined): Json | undefined => {
-    if (r === undefined || !k.startsWith('events/')) return r
-    const out: Json = { ...r }
-    for (const field of ['venue', 'organizer', 'categories', 'tags']) out[field] = (r[field] as Json[]).map((x) => x.id as number)
-    return out
-  }
   for (const [k, record] of server) t.same(linksAsIds(k, mirror.get(k)), linksAsIds(k, record), `${k}: the mirror's copy is the server's`)
 
   // The webhook receiver: the latest delivery of every record says what the server holds; every one verified.
@@ -361,4 +363,74 @@ t.test('a body sent a byte at a time is read whole; a client gone mid-body write
   } else {
     t.same([(wrote.venue as Json[]).map((v) => v.venue), (wrote.organizer as Json[]).map((o) => o.organizer), (wrote.categories as Json[]).map((c) => c.id)], [['Whole Hall'], ['Whole Org'], [cat.body.id]], 'the event was written whole, with its inline records and links')
   }
+})
+
+t.test('writers on both nodes at once while a mirror follows /changes from both: nothing committed is skipped, the mirror ends with the server\'s state, the receiver gets every acknowledged create (CONTRACT §12, §13, §15)', async (t) => {
+  const { a, b, send } = await twoNodes(t)
+  const receiver = await startReceiver(t)
+  const hook = await send(a, 'POST', '/webhooks', { url: receiver.url, events: ['event.created', 'venue.created'] })
+  receiver.secret = String(hook.body.secret)
+  const tag = await send(a, 'POST', '/tags', { name: 'shared' })
+  const series = await send(b, 'POST', '/events', { title: 'Shared series', start_date: '2027-02-01 18:00:00', end_date: '2027-02-01 19:00:00', recurrence: { rule: 'FREQ=DAILY;COUNT=40' }, tags: [tag.body.id] })
+  const created: string[] = []
+  let writing = true
+  const writer = async (node: Server, w: number) => {
+    let mine: number | undefined
+    for (let i = 0; i < 10; i++) {
+      const step = (w + i) % 5
+      if (step === 0 || mine === undefined) {
+        const res = await send(node, 'POST', '/events', { title: `W${w} ${i}`, start_date: '2027-03-01 18:00:00', end_date: '2027-03-01 19:00:00', venue: { venue: `Hall ${w} ${i}` }, tags: [tag.body.id] })
+        if (res.status === 201) { mine = Number(res.body.id); created.push(`event/${mine}`, `venue/${String((res.body.venue as Json[])[0]!.id)}`) }
+        t.equal(res.status, 201, `writer ${w} create`)
+      } else if (step === 1) {
+        t.equal((await send(node, 'PATCH', `/events/${String(series.body.id)}/occurrences/202702${String(2 + ((w * 7 + i) % 26)).padStart(2, '0')}T180000Z`, { title: `Occ ${w} ${i}` })).status, 200, `writer ${w} occurrence`)
+      } else if (step === 2) {
+        t.equal((await send(node, 'DELETE', `/events/${mine}`)).status, 200, `writer ${w} trash`)
+      } else if (step === 3) {
+        t.equal((await send(node, 'PATCH', `/events/${mine}`, { status: 'publish', title: `W${w} ${i} back` })).status, 200, `writer ${w} restore`)
+      } else {
+        t.equal((await send(node, 'PATCH', `/tags/${String(tag.body.id)}`, { description: `by ${w} ${i}` })).status, 200, `writer ${w} term`)
+      }
+    }
+  }
+  const mirror = new Map<string, Json>()
+  let cursor: string | undefined
+  let followed = 0
+  const sync = async (node: Server) => {
+    for (let more = true; more;) {
+      const res = await send(node, 'GET', `/changes?per_page=5${cursor === undefined ? '' : `&since=${encodeURIComponent(cursor)}`}`)
+      t.equal(res.status, 200)
+      for (const change of res.body.changes as Json[]) {
+        const k = `${String(change.resource)}/${String(change.id)}`
+        if (change.action === 'deleted') mirror.delete(k)
+        else mirror.set(k, change.record as Json)
+      }
+      more = res.body.has_more === true
+      cursor = String(res.body.next_cursor)
+      followed++
+    }
+  }
+  const follower = (async () => {
+    for (let i = 0; writing; i++) await sync(i % 2 === 0 ? a : b)
+  })()
+  await Promise.all([writer(a, 0), writer(b, 1), writer(a, 2), writer(b, 3)])
+  writing = false
+  await follower
+  await sync(b)
+  t.ok(followed > 4, `the mirror followed while the writers wrote (${followed} pages)`)
+  const everything = new Map<string, Json>()
+  for (let more = true, since: string | undefined; more;) {
+    const res = await send(a, 'GET', `/changes?per_page=500${since === undefined ? '' : `&since=${encodeURIComponent(since)}`}`)
+    for (const change of res.body.changes as Json[]) {
+      const k = `${String(change.resource)}/${String(change.id)}`
+      if (change.action === 'deleted') everything.delete(k)
+      else everything.set(k, change.record as Json)
+    }
+    more = res.body.has_more === true
+    since = String(res.body.next_cursor)
+  }
+  t.same([...mirror.keys()].sort(), [...everything.keys()].sort(), 'the mirror that followed holds what a fresh read of the log holds')
+  for (const [k, record] of everything) t.same(linksAsIds(k, mirror.get(k)), linksAsIds(k, record), `${k}: as a fresh read has it`)
+  await receiver.until((got) => created.every((k) => got.some((r) => `${r.json.data.resource.replace(/s$/, '')}/${r.json.data.id}` === k)), 15_000, () => `${receiver.received.length} deliveries for ${created.length} creates`).catch((e: Error) => t.fail(e.message))
+  t.ok(receiver.received.every((r) => r.verified), 'every delivery verifies')
 })
