@@ -12,6 +12,8 @@ import { join } from 'node:path'
 import { connect } from 'node:net'
 import { contractProblems } from './helpers/contract.js'
 import { freshDatabaseUrl } from './helpers/database.js'
+import { API as PREFIX } from './helpers/build.js'
+import { EVENTS, setup } from './helpers/events.js'
 import { freePort } from './helpers/net.js'
 import { startReceiver, type Received } from './helpers/receiver.js'
 import { API, REQUEST_TIMEOUT_MS, editorKey, startServer, type Server } from './helpers/server.js'
@@ -466,4 +468,38 @@ t.test('writers on both nodes at once while a mirror follows /changes from both:
   for (const [k, record] of everything) t.same(linksAsIds(k, mirror.get(k)), linksAsIds(k, record), `${k}: as a fresh read has it`)
   await receiver.until((got) => created.every((k) => got.some((r) => `${r.json.data.resource.replace(/s$/, '')}/${r.json.data.id}` === k)), 15_000, () => `${receiver.received.length} deliveries for ${created.length} creates`).catch((e: Error) => t.fail(e.message))
   t.ok(receiver.received.every((r) => r.verified), 'every delivery verifies')
+})
+
+t.test('a client freezes a list with modified_before=now and walks its pages while others write: the links carry the instant (not `now`), so no record is shown twice or lost; also across a DST change (CONTRACT §3, §12)', async (t) => {
+  let now = new Date('2026-10-25T00:30:00Z')
+  const s = await setup(t, { config: { timezone: 'Europe/Zurich' }, clock: () => now })
+  for (let i = 0; i < 4; i++) {
+    await s.event(`Frozen ${i}`, { start_date: `2026-11-0${i + 2} 18:00:00`, end_date: `2026-11-0${i + 2} 19:00:00` })
+    await s.venue({ venue: `Frozen hall ${i}` })
+    await s.organizer({ organizer: `Frozen org ${i}` })
+  }
+  for (const [list, key] of [[EVENTS, 'events'], [`${PREFIX}/venues`, 'venues'], [`${PREFIX}/organizers`, 'organizers']] as const) {
+    now = new Date('2026-10-25T00:59:00Z') // 02:59 CEST; an hour later the clock reads 02:59 again (CET)
+    const first = await s.inject({ url: `${list}?modified_before=now&modified_after=yesterday&per_page=2` })
+    t.equal(first.statusCode, 200)
+    const rest = new URL(first.json<{ rest_url: string }>().rest_url)
+    t.equal(rest.searchParams.get('modified_before'), '2026-10-25T02:59:00+02:00', `${key}: rest_url carries the instant \`now\` stood for`)
+    t.equal(rest.searchParams.get('modified_after'), '2026-10-24T00:00:00+02:00', `${key}: and the instant of \`yesterday\``)
+    const seen = (first.json<Record<string, Array<{ id: number }>>>()[key] ?? []).map((r) => r.id)
+    // Others write between the pages: a new record, sorted first.
+    now = new Date('2026-10-25T01:59:00Z')
+    if (key === 'events') await s.event('Written between', { start_date: '2026-11-01 18:00:00', end_date: '2026-11-01 19:00:00' })
+    else if (key === 'venues') await s.venue({ venue: 'Written between' })
+    else await s.organizer({ organizer: 'Written between' })
+    now = new Date('2026-10-25T02:30:00Z')
+    let next = first.json<{ next_rest_url?: string }>().next_rest_url
+    while (next !== undefined) {
+      const page = await s.inject({ url: next.slice(next.indexOf(PREFIX)) })
+      t.equal(page.statusCode, 200, next)
+      seen.push(...(page.json<Record<string, Array<{ id: number }>>>()[key] ?? []).map((r) => r.id))
+      next = page.json<{ next_rest_url?: string }>().next_rest_url
+    }
+    t.equal(seen.length, 4, `${key}: the four records of the frozen list, once each (${seen.join(',')})`)
+    t.equal(new Set(seen).size, seen.length, `${key}: none twice`)
+  }
 })
