@@ -101,6 +101,12 @@ t.test('a mirror through /changes, a webhook receiver and an iCal subscriber fol
       const other = await send(b, 'GET', feed)
       t.equal(fresh.status, 200, `${feed} after ${why}`)
       t.equal(other.text, fresh.text, `${feed} after ${why}: both nodes serve the same feed`)
+      if (other.text !== fresh.text) {
+        // Seen once in about ten runs on SQLite (not reproduced since): say which node lagged and whether it caught up.
+        const uids = (text: string) => vevents(text).map((v) => `${veventKey(v)} ${prop(v, 'SEQUENCE') ?? ''} ${prop(v, 'SUMMARY') ?? ''}`)
+        const [again, againOther] = [await send(a, 'GET', feed), await send(b, 'GET', feed)]
+        t.comment(JSON.stringify({ a: uids(fresh.text), b: uids(other.text), aAgain: again.text === fresh.text, bAgain: againOther.text === other.text, agreeAfter: again.text === againOther.text }))
+      }
       t.equal(other.headers.etag, fresh.headers.etag, `${feed} after ${why}: both nodes the same ETag`)
       if (before !== undefined) {
         const conditional = await send(b, 'GET', feed, undefined, { 'if-none-match': before.etag })
