@@ -259,7 +259,7 @@ t.test('retention: cursors older than what is kept are 410; since=now and the ol
   t.same((await built.changes(`since=${end.next_cursor}`)).changes, [], 'an up-to-date cursor stays valid')
 })
 
-t.test('modified_after and modified_before on events, venues and organizers: exact instants, echoed in rest_url', async (t) => {
+t.test('modified_after and modified_before on events, venues and organizers: exact instants, carried in rest_url as instants', async (t) => {
   let now = NOW
   const built = await setup(t, () => now)
   const at = (hours: number) => new Date(NOW.getTime() + hours * 3_600_000)
@@ -282,7 +282,7 @@ t.test('modified_after and modified_before on events, venues and organizers: exa
     t.same((await list('modified_before=2026-06-15 14:00:00')).ids, ids.slice(0, 2), `${collection}: before is exclusive, wall time in the site zone`)
     const both = await list('modified_after=2026-06-15T12:30:00Z&modified_before=2026-06-15T13:30:00%2B00:00')
     t.same(both.ids, ids.slice(1, 2))
-    t.match(both.restUrl, /modified_after=2026-06-15T12%3A30%3A00Z/, 'rest_url carries the parameter as sent')
+    t.match(both.restUrl, /modified_after=2026-06-15T12%3A30%3A00%2B00%3A00/, 'rest_url carries the instant it stood for, with its offset (CONTRACT §3)')
     t.same((await list('modified_after=2026-06-15')).ids, ids, 'a day alone is its 00:00:00, then exact')
     t.same((await list('modified_before=2026-06-15')).ids, [], 'nothing before that day began')
     for (const name of ['modified_after', 'modified_before']) {

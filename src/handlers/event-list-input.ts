@@ -7,7 +7,7 @@ import type { FastifyRequest } from 'fastify'
 import type { Language, QueryOf } from '../contract.js'
 import { ApiError, geolocInactive, invalidParam } from '../http/errors.js'
 import { dateWindow } from '../lib/date-window.js'
-import { modifiedWindow } from '../lib/modified-window.js'
+import { modifiedShown, modifiedWindow } from '../lib/modified-window.js'
 import { canReadLinked, listScope } from '../lib/rights.js'
 import { linkedOwners } from '../repositories/linked.js'
 import { filterTermId, firstUnknownId, type EventFilter } from '../repositories/event-filters.js'
@@ -63,7 +63,7 @@ export async function eventFilterOf(ctx: AppContext, req: FastifyRequest, query:
     ...(query.hide_subsequent_recurrences === true ? { hideSubsequent: true } : {}),
     ...modified,
   }
-  return { filter, shown }
+  return { filter, shown: [...shown, ...modifiedShown(modified, ctx.config.timezone)] }
 }
 
 /**

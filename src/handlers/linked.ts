@@ -14,7 +14,7 @@ import type { Serialized } from '../http/serialized.js'
 import { formatUtc } from '../lib/dates.js'
 import { linkedSeenBy } from '../lib/event-view.js'
 import { modifiedNow } from '../lib/post-dates.js'
-import { modifiedWindow } from '../lib/modified-window.js'
+import { modifiedShown, modifiedWindow } from '../lib/modified-window.js'
 import { canEdit, canRead, canReadEvent, countedEventsScope, editsAll, listScope, statusToStore, type Caller } from '../lib/rights.js'
 import { eventOwner } from '../repositories/event-records.js'
 import { findLinked, insertLinked, listLinked, updateLinked, type LinkedKind, type LinkedRow, type StoredLinked } from '../repositories/linked.js'
@@ -90,8 +90,12 @@ export function linkedOperations<Rec extends Venue | Organizer, C extends Linked
       }, scopeCondition(kind.table, scope))
       const totalPages = checkPage(resource, page, result.total)
       const records = result.total === 0 ? [] : (await result.records()).map((r) => shown(req.user, r))
-      const sent = sentQueryOf(req).map((name): [string, unknown] => [name, asSent(req, (query as Record<string, unknown>)[name])])
-      const links = listLinks(`${ctx.apiUrl}/${collection}`, page, totalPages, sent)
+      // The modified window as the instants it stood for (CONTRACT §3): following a link later runs the same query.
+      const window = modifiedShown(modified, ctx.config.timezone)
+      const sent = sentQueryOf(req)
+        .filter((name) => name !== 'modified_after' && name !== 'modified_before')
+        .map((name): [string, unknown] => [name, asSent(req, (query as Record<string, unknown>)[name])])
+      const links = listLinks(`${ctx.apiUrl}/${collection}`, page, totalPages, [...window, ...sent])
       return { records, list: { links, total: result.total, totalPages } }
     },
 
