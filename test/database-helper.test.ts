@@ -2,13 +2,14 @@
  * test/helpers/database.ts on PostgreSQL: a schema a finished test used is emptied and handed to the next test of
  * the same file. Emptied, it must be what a freshly migrated schema is: every table as after the migrations (no
  * rows but the change log's first), every sequence back at its start, and the data
- * and key epochs moved (what a write to their tables does), so that nothing of the previous test shows.
+ * and key epochs moved (what a write to their tables does), so that nothing of the previous test shows. On SQLite a
+ * test's `:memory:` database starts as a copy of one migrated once per process: it must be one migrated now.
  */
 import t, { type Test } from 'tap'
 import { sql } from 'kysely'
-import { openDatabase } from '../src/db/database.js'
+import { openDatabase, openSqlite } from '../src/db/database.js'
 import { build, API } from './helpers/build.js'
-import { engineTest, freshDatabaseUrl } from './helpers/database.js'
+import { engineTest, freshDatabaseUrl, migratedSqliteImage } from './helpers/database.js'
 
 type Db = Awaited<ReturnType<typeof openDatabase>>['db']
 
@@ -93,4 +94,30 @@ engineTest('postgres', t, 'a schema used again is as a freshly migrated one, its
   const [data, key] = await epochs(a.db, usedSchema)
   t.ok(data !== undefined && data !== epochsAtEnd[0], `the data epoch moved (${String(epochsAtEnd[0])} → ${String(data)})`)
   t.ok(key !== undefined && key !== epochsAtEnd[1], `the key epoch moved (${String(epochsAtEnd[1])} → ${String(key)})`)
+})
+
+engineTest('sqlite', t, 'a :memory: database opened from the migrated image is one freshly migrated, not migrated again, and a copy of its own', async (t: Test) => {
+  const image = await migratedSqliteImage()
+  const statements: string[] = []
+  const copy = await openSqlite(':memory:', (s) => statements.push(s.sql), undefined, { image })
+  const other = await openSqlite(':memory:', undefined, undefined, { image })
+  const migrated = await openSqlite(':memory:')
+  t.teardown(async () => {
+    await copy.close()
+    await other.close()
+    await migrated.close()
+  })
+  t.notOk(statements.some((s) => /^\s*(create|alter|drop) /i.test(s)), 'no migration ran')
+  const contents = (sqlite: typeof copy.sqlite) => {
+    const objects = sqlite.prepare('select type, name, tbl_name, sql from sqlite_master order by type, name').all() as Array<{ type: string; name: string }>
+    const rows = Object.fromEntries(objects.filter((o) => o.type === 'table' && !o.name.startsWith('sqlite_'))
+      // The migrations' log: when each ran aside.
+      .map((o) => [o.name, (sqlite.prepare(`select * from "${o.name}"`).all() as Array<Record<string, unknown>>).map(({ timestamp: _, ...row }) => row)]))
+    return { objects, rows, foreignKeys: sqlite.pragma('foreign_keys', { simple: true }), userVersion: sqlite.pragma('user_version', { simple: true }) }
+  }
+  const expected = contents(migrated.sqlite)
+  t.ok(expected.objects.length > 30, 'the schema compared')
+  t.strictSame(contents(copy.sqlite), expected, 'the same schema, rows and settings as a database migrated now')
+  copy.sqlite.prepare('update data_epoch set n = n + 100').run()
+  t.strictSame(contents(other.sqlite), expected, 'a write to one copy is not seen in another')
 })

@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto'
 import type { Test } from 'tap'
 import pg from 'pg'
-import { openDatabase, type DatabaseHandle, type Engine } from '../../src/db/database.js'
+import { openDatabase, openSqlite, type DatabaseHandle, type Engine } from '../../src/db/database.js'
 import { recordChange, withTransaction } from '../../src/db/unit-of-work.js'
 
 export const TEST_ENGINE: Engine = process.env.TEST_DATABASE === 'postgres' ? 'postgres' : 'sqlite'
@@ -144,9 +144,25 @@ export async function freshDatabaseUrl(t: Test, file = ':memory:'): Promise<stri
   return urlOf(mine)
 }
 
+/**
+ * SQLite: the image of a migrated in-memory database, made once per process: each test's `:memory:` database starts
+ * as a copy of it (`sqliteImage` of openDatabase) rather than migrated again (5–8 ms against 40–80 ms an open,
+ * and a test process opens dozens). The migrations still run, once, in every process.
+ */
+let image: Promise<Buffer> | undefined
+export function migratedSqliteImage(): Promise<Buffer> {
+  image ??= openSqlite(':memory:').then(async (handle) => {
+    const bytes = handle.sqlite.serialize()
+    await handle.close()
+    return bytes
+  })
+  return image
+}
+
 /** Opens a new, migrated database of the engine under test (closed in teardown by the caller). */
 export async function openTestDatabase(t: Test, file?: string): Promise<DatabaseHandle> {
-  return openDatabase(await freshDatabaseUrl(t, file))
+  const url = await freshDatabaseUrl(t, file)
+  return openDatabase(url, url === ':memory:' ? { sqliteImage: await migratedSqliteImage() } : {})
 }
 
 /**
