@@ -50,6 +50,11 @@ export interface OpenOptions {
   sqliteCacheMb?: number
   /** How much of the SQLite file is read through a memory map, MB (CALENDAR_SQLITE_MMAP_MB; default DEFAULT_SQLITE_MMAP_MB, 0: off). */
   sqliteMmapMb?: number
+  /**
+   * `:memory:` only: the database starts as a copy of this image (`serialize()` of a migrated in-memory database)
+   * instead of empty, so that it is not migrated again (the tests' many databases: test/helpers/database.ts).
+   */
+  sqliteImage?: Buffer
 }
 
 /**
@@ -148,7 +153,7 @@ export function shownUrl(url: string): string {
 export async function openDatabase(url: string, options: OpenOptions = {}): Promise<DatabaseHandle> {
   return isPostgresUrl(url)
     ? openPostgres(url, options.poolSize ?? 10, options.log, options.timeoutMs)
-    : openSqlite(url, options.log, options.timeoutMs, { cacheMb: options.sqliteCacheMb, mmapMb: options.sqliteMmapMb })
+    : openSqlite(url, options.log, options.timeoutMs, { cacheMb: options.sqliteCacheMb, mmapMb: options.sqliteMmapMb, image: options.sqliteImage })
 }
 
 /** How long a SQLite connection waits for a lock another connection holds (SQLite's busy timeout) unless told. */
@@ -178,13 +183,14 @@ export const WAL_AUTOCHECKPOINT_PAGES = 10_000
 
 /** Opens and migrates a SQLite database (a file path or `:memory:`). */
 export async function openSqlite(
-  url: string, log?: Logger, timeoutMs = BUSY_TIMEOUT_MS, memory: { cacheMb?: number | undefined; mmapMb?: number | undefined } = {},
+  url: string, log?: Logger, timeoutMs = BUSY_TIMEOUT_MS,
+  memory: { cacheMb?: number | undefined; mmapMb?: number | undefined; image?: Buffer | undefined } = {},
 ): Promise<DatabaseHandle & { sqlite: SQLite.Database }> {
   if (url !== ':memory:') {
     mkdirSync(dirname(url), { recursive: true })
     refuseUnwritable(url)
   }
-  const sqlite = new SQLite(url)
+  const sqlite = url === ':memory:' && memory.image !== undefined ? new SQLite(memory.image) : new SQLite(url)
   // The busy timeout first: switching a new file to WAL takes its lock, which another process opening it
   // at once (a node starting beside others, migrating) may hold; without it, that open failed at once.
   sqlite.pragma(`busy_timeout = ${timeoutMs}`)

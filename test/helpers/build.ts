@@ -18,7 +18,7 @@ import { generateKey, type Role } from '../../src/lib/api-keys.js'
 import { createUserWithKey } from '../../src/repositories/users.js'
 import { withTransaction } from '../../src/db/unit-of-work.js'
 import { contractProblems, SPEC } from './contract.js'
-import { freshDatabaseUrl } from './database.js'
+import { freshDatabaseUrl, migratedSqliteImage } from './database.js'
 
 export const API = '/calendar/events/v1'
 export const BASE_URL = 'http://calendar.test'
@@ -77,7 +77,9 @@ export async function build(t: Test, options: BuildOptions = {}) {
   await ready
   const config = defaultConfig({ publicUrl: BASE_URL, ...options.config })
   const url = options.sqlite === true ? ':memory:' : await freshDatabaseUrl(t, options.file)
-  const handle = options.sqlite === true ? await openSqlite(url) : await openDatabase(url)
+  // A `:memory:` database starts as a copy of one migrated once per process (database.ts `migratedSqliteImage`).
+  const image = url === ':memory:' ? await migratedSqliteImage() : undefined
+  const handle = options.sqlite === true ? await openSqlite(url, undefined, undefined, { image }) : await openDatabase(url, { sqliteImage: image })
   const now = options.now ?? NOW
   const app = await buildApp({
     db: handle.db, config, now: options.clock ?? (() => now), spec: SPEC, compilers,
