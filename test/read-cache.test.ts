@@ -11,12 +11,12 @@ import { openDatabase } from '../src/db/database.js'
 import { dataVersion, versionProbeOf, versionsReadSoFar, type DataVersion } from '../src/db/dialect.js'
 import { withTransaction } from '../src/db/unit-of-work.js'
 import { createCompilers } from '../src/http/compilers.js'
+import { storedEvents, type StoredEvent } from '../src/repositories/event-records.js'
 import { LookMoved, MAX_RESULT_BYTES, RESULTS_PER_RECORD, createReadCache, lookHolds, lookedGeneration, onTrust, readCacheStats, settleLook, useReadCache, withLook } from '../src/repositories/read-cache.js'
 import { API, NOW } from './helpers/build.js'
 import { SPEC, contractProblems } from './helpers/contract.js'
 import { insertEvent } from './helpers/fixtures.js'
 import { TEST_ENGINE, freshDatabaseUrl } from './helpers/database.js'
-import { storedEvents, type StoredEvent } from '../src/repositories/event-records.js'
 
 const compilers = createCompilers()
 
