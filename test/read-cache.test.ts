@@ -8,13 +8,15 @@ import t, { type Test } from 'tap'
 import { buildApp } from '../src/app.js'
 import { defaultConfig } from '../src/config.js'
 import { openDatabase } from '../src/db/database.js'
-import { dataVersion, versionsReadSoFar } from '../src/db/dialect.js'
+import { dataVersion, versionProbeOf, versionsReadSoFar, type DataVersion } from '../src/db/dialect.js'
+import { withTransaction } from '../src/db/unit-of-work.js'
 import { createCompilers } from '../src/http/compilers.js'
+import { storedEvents, type StoredEvent } from '../src/repositories/event-records.js'
 import { LookMoved, MAX_RESULT_BYTES, RESULTS_PER_RECORD, createReadCache, lookHolds, lookedGeneration, onTrust, readCacheStats, settleLook, useReadCache, withLook } from '../src/repositories/read-cache.js'
 import { API, NOW } from './helpers/build.js'
 import { SPEC, contractProblems } from './helpers/contract.js'
 import { insertEvent } from './helpers/fixtures.js'
-import { freshDatabaseUrl } from './helpers/database.js'
+import { TEST_ENGINE, freshDatabaseUrl } from './helpers/database.js'
 
 const compilers = createCompilers()
 
@@ -342,4 +344,77 @@ t.test('a look taken for a request made its own (withLook: the replay\'s cold re
   t.equal(await withLook(handle.db, generation, () => cache.sync(handle.db)), now, 'a look gone: the read looks for itself')
   t.equal(versionsReadSoFar(), before + 1, 'one version read')
   t.equal(await withLook(handle.db, undefined, () => cache.sync(handle.db)), now, 'no look given: the same')
+})
+
+t.test('SQLite: a unit of work whose begin waited for another node\'s write lock looks at the data as that node\'s commit left it, and a read on this node meanwhile sees it (CONTRACT §15)', async (t) => {
+  if (TEST_ENGINE !== 'sqlite') {
+    t.pass('PostgreSQL: a look is a statement of its own, never a version kept across a begin')
+    return
+  }
+  const file = await freshDatabaseUrl(t, join(t.testdir(), 'calendar.db'))
+  const node = await openDatabase(file)
+  const other = await openDatabase(file)
+  const sqlite = node.sqlite
+  const elsewhere = other.sqlite
+  if (sqlite === undefined || elsewhere === undefined) throw new Error('no SQLite handle')
+  // This node's begin of a write transaction (`begin immediate`) as it goes when another node holds the write lock:
+  // the begin waits, the other node commits, and the begin takes the lock. The other node's commit is made there, as
+  // the wait ends (once), so that the race is the same on every run.
+  let whileBeginWaits: (() => void) | undefined
+  let asBegun: DataVersion | undefined
+  const statements = Object.getPrototypeOf(sqlite.prepare('select 1')) as { run: (this: { source: string; database: unknown }, ...parameters: unknown[]) => unknown }
+  const run = statements.run
+  statements.run = function (...parameters) {
+    if (this.database === sqlite && this.source === 'begin immediate') {
+      const commit = whileBeginWaits
+      whileBeginWaits = undefined
+      if (commit !== undefined) {
+        commit()
+        // A look taken as soon as the begin has run, before the unit of work is told it has begun (the begin is awaited).
+        queueMicrotask(() => { asBegun = versionProbeOf(node.db)?.() })
+      }
+    }
+    return run.apply(this, parameters)
+  }
+  t.teardown(() => { statements.run = run })
+  const config = defaultConfig({ databaseUrl: file, eventDocuments: false })
+  const app = await buildApp({ db: node.db, config, now: () => NOW, spec: SPEC, compilers })
+  t.teardown(async () => {
+    await app.close()
+    await node.close()
+    await other.close()
+  })
+  const id = await insertEvent(other.db, { slug: 'concert', title: 'Concert' })
+  const title = async (): Promise<string> => {
+    const res = await app.inject({ url: `${API}/events/${id}` })
+    t.same(contractProblems('GET', `${API}/events/${id}`, res), [], 'the read keeps the contract')
+    return res.json<{ title: string }>().title
+  }
+  t.equal(await title(), 'Concert')
+  const hits = readCacheStats(node.db)?.hits.records ?? 0
+  t.equal(await title(), 'Concert')
+  t.ok((readCacheStats(node.db)?.hits.records ?? 0) > hits, 'the record is served from this node\'s cache')
+
+  // The other node's write as its unit of work commits it: the row and its entry in the change log.
+  whileBeginWaits = () => {
+    elsewhere.transaction(() => {
+      elsewhere.prepare('update events set title = ?, version = version + 1 where id = ?').run('Concert moved', id)
+      elsewhere.prepare('insert into changes (resource, record_id, language, action, changed_utc, status, author) values (?, ?, ?, ?, ?, ?, ?)')
+        .run('events', id, 'en', 'updated', '2026-06-01 10:00:00', 'publish', null)
+    })()
+  }
+  let inside: DataVersion | undefined
+  let read: Promise<StoredEvent[]> | undefined
+  // A unit of work of this node (the webhook dispatcher's claim, a fill's store, a write), and beside it a read (a
+  // request), which looks at the data version as it begins: while the unit of work holds the connection.
+  await withTransaction(node.db, async () => {
+    inside = versionProbeOf(node.db)?.()
+    read = storedEvents(node.db, { apiUrl: `${config.publicUrl}${API}`, geoloc: false, timeZone: 'UTC' }, [id])
+  })
+  t.equal(whileBeginWaits, undefined, 'the other node committed while this node\'s begin waited for the lock')
+  const committed = await dataVersion(other.db)
+  t.same(asBegun, committed, 'as the begin has run, the look is the data as the other node\'s commit left it')
+  t.same(inside, committed, 'inside the unit of work, too')
+  t.equal((await read)?.[0]?.record.title, 'Concert moved', 'a read that looked meanwhile sees the other node\'s write, not the record cached before it')
+  t.equal(await title(), 'Concert moved', 'and so does the next request')
 })

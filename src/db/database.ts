@@ -217,12 +217,11 @@ export async function openSqlite(
       ? haversineKm(latA, lngA, latB, lngB) : null)
   // The file as opened: a write transaction first checks it is still the file at the path (file-watch.ts).
   let watch: FileWatch | undefined
-  // What the version probe learns as a write transaction begins (`withVersionProbe`).
+  // What the probes learn as a transaction begins (`withVersionProbe`).
   const begins: Begins = {}
   const beforeWrite = (): void => {
     const lost = watch?.check()
     if (lost !== undefined) throw lost
-    begins.beforeWrite?.()
   }
   const statements = withStatementCache(sqlite)
   const began = (write: boolean | undefined): void => begins.began?.(write)
@@ -279,9 +278,8 @@ function refuseUnwritable(url: string): void {
   }
 }
 
-/** What the probes learn as a transaction begins: just before a write transaction (`beforeWrite`), and once one has begun. */
+/** What the probes learn as a transaction begins: with undefined just before (the begin is awaited), and once it has begun. */
 interface Begins {
-  beforeWrite?: () => void
   began?: (write: boolean | undefined) => void
 }
 
@@ -293,23 +291,28 @@ function withVersionProbe(
   const version = sqlite.prepare(VERSION_QUERY)
   // Inside a write transaction the connection would read what its units of work wrote and have not committed
   // (a shared transaction gives the event loop a turn before its commit: unit-of-work.ts), which may yet be
-  // rolled back: a read then takes the version committed when the transaction began (read just before it
-  // begins), older than or the same as what it will read once the commit lets it have the connection, and
-  // never older than a write this process has answered.
+  // rolled back: a read then takes the version committed when the transaction began, read in it as it has
+  // begun (`began`), before anything runs in it: it holds the write lock, so that is what stays committed until
+  // it ends, older than or the same as what it will read once the commit lets it have the connection, and never
+  // older than a write this process or another has answered. Not read before the begin: `begin immediate` waits
+  // there for another process's write lock, and that process's commit, answered to its client, was then missed
+  // for the whole transaction (a read on this node took the version from before it, and served records cached
+  // before it: a translation's original without it, its feed's ETag another node's). While the begin is awaited
+  // (`beginning`) nothing has run in it yet, and a read of the version is that same one.
   const read = (): DataVersion => versionOf(version.get() as { h: number; e: number })
   let committed = read()
+  let beginning = false
   const keyEpoch = sqlite.prepare('select n from key_epoch where id = 1').pluck()
   let keysAtBegin: number | undefined
-  begins.beforeWrite = () => {
-    if (!sqlite.inTransaction) committed = read()
-  }
-  setVersionProbe(db, () => sqlite.inTransaction ? committed : committed = read())
+  setVersionProbe(db, () => !sqlite.inTransaction || beginning ? committed = read() : committed)
   // The key epoch (migration 0026), read at once by authentication (repositories/users.ts `keyCallers`). Inside a
   // transaction the connection would read what its units of work wrote and have not committed (they may yet be rolled
   // back, and leave the epoch at a value it will take again): there it answers the epoch read as the write transaction
   // began, which is what is committed until it ends (it holds the write lock); none inside a read transaction, nor
   // while a begin is awaited (a read of the probe then must not take the epoch an earlier transaction read).
   begins.began = (write) => {
+    beginning = write === undefined
+    if (write === true) committed = read()
     keysAtBegin = write === true ? keyEpoch.get() as number : undefined
   }
   setKeyEpochProbe(db, () => sqlite.inTransaction ? keysAtBegin : keyEpoch.get() as number)
