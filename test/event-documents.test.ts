@@ -499,8 +499,11 @@ t.test('a fill looks each event\'s document up by its id: through indexes only o
     const shown = `\n  ${plan.join('\n  ')}`
     if (TEST_ENGINE === 'postgres') {
       t.notOk(plan.some((line) => /Join/.test(line)), `the documents are not joined${shown}`)
-      t.ok(plan.some((line) => /^SubPlan/.test(line)) && plan.some((line) => /^-> +Index (Only )?Scan using event_documents_pkey on event_documents d/.test(line)),
-        `each event's document looked up by its id${shown}`)
+      // By its key, an index scan or a bitmap scan of it (which the planner takes follows the table's statistics, which a
+      // schema emptied by DELETE for the next test keeps: test/helpers/database.ts): one lookup per event either way.
+      const byKey = plan.some((line) => /^-> +Index (Only )?Scan using event_documents_pkey on event_documents d/.test(line))
+        || (plan.some((line) => /^-> +Bitmap Index Scan on event_documents_pkey/.test(line)) && plan.some((line) => /^Index Cond: \(event_id = e\.id\)/.test(line)))
+      t.ok(plan.some((line) => /^SubPlan/.test(line)) && byKey, `each event's document looked up by its id${shown}`)
       continue
     }
     t.ok(plan.some((line) => /^SEARCH e USING COVERING INDEX events_by_id_listing \(id>\? AND id<\?\)/.test(line)), `the events' ids and statuses from their index${shown}`)
