@@ -45,6 +45,36 @@ async function twoNodes(t: Test, env: Record<string, string> = {}) {
   return { url, key, a, b, send }
 }
 
+type Send = Awaited<ReturnType<typeof twoNodes>>['send']
+
+/**
+ * A mirror of the data kept by following `/changes` (§12): each record at its latest change, deleted ones left out.
+ * `follow` reads from where the last call stopped, in pages of `perPage`, from the node named, until `has_more` is false.
+ */
+function changesMirror(t: Test, send: Send, perPage: number) {
+  const records = new Map<string, Json>()
+  let cursor: string | undefined
+  let pages = 0
+  return {
+    records,
+    pages: () => pages,
+    async follow(node: Server) {
+      for (let more = true; more;) {
+        const res = await send(node, 'GET', `/changes?per_page=${perPage}${cursor === undefined ? '' : `&since=${encodeURIComponent(cursor)}`}`)
+        t.equal(res.status, 200, `/changes from ${cursor ?? 'the oldest change kept'}`)
+        for (const change of res.body.changes as Json[]) {
+          const k = `${String(change.resource)}/${String(change.id)}`
+          if (change.action === 'deleted') records.delete(k)
+          else records.set(k, change.record as Json)
+        }
+        more = res.body.has_more === true
+        cursor = String(res.body.next_cursor)
+        pages++
+      }
+    },
+  }
+}
+
 /** The VEVENTs of a feed, unfolded, as maps of property name (with parameters) to values. */
 function vevents(feed: string): Array<Map<string, string[]>> {
   const lines = feed.replace(/\r\n[ \t]/g, '').split('\r\n')
@@ -134,21 +164,9 @@ t.test('a mirror through /changes, a webhook receiver and an iCal subscriber fol
   }
 
   // The mirror: follows /changes in small pages from the oldest change, alternating nodes.
-  const mirror = new Map<string, Json>()
-  let cursor: string | undefined
-  const sync = async () => {
-    for (let more = true; more;) {
-      const res = await send(node(), 'GET', `/changes?per_page=3${cursor === undefined ? '' : `&since=${encodeURIComponent(cursor)}`}`)
-      t.equal(res.status, 200)
-      for (const change of res.body.changes as Json[]) {
-        const k = `${String(change.resource)}/${String(change.id)}`
-        if (change.action === 'deleted') mirror.delete(k)
-        else mirror.set(k, change.record as Json)
-      }
-      more = res.body.has_more === true
-      cursor = String(res.body.next_cursor)
-    }
-  }
+  const following = changesMirror(t, send, 3)
+  const mirror = following.records
+  const sync = () => following.follow(node())
   const after = async (why: string, updated: number[] = []) => {
     await poll(why, updated)
     await sync()
@@ -434,23 +452,9 @@ t.test('writers on both nodes at once while a mirror follows /changes from both:
       }
     }
   }
-  const mirror = new Map<string, Json>()
-  let cursor: string | undefined
-  let followed = 0
-  const sync = async (node: Server) => {
-    for (let more = true; more;) {
-      const res = await send(node, 'GET', `/changes?per_page=5${cursor === undefined ? '' : `&since=${encodeURIComponent(cursor)}`}`)
-      t.equal(res.status, 200)
-      for (const change of res.body.changes as Json[]) {
-        const k = `${String(change.resource)}/${String(change.id)}`
-        if (change.action === 'deleted') mirror.delete(k)
-        else mirror.set(k, change.record as Json)
-      }
-      more = res.body.has_more === true
-      cursor = String(res.body.next_cursor)
-      followed++
-    }
-  }
+  const following = changesMirror(t, send, 5)
+  const mirror = following.records
+  const sync = (node: Server) => following.follow(node)
   const follower = (async () => {
     for (let i = 0; writing; i++) await sync(i % 2 === 0 ? a : b)
   })()
@@ -458,18 +462,10 @@ t.test('writers on both nodes at once while a mirror follows /changes from both:
   writing = false
   await follower
   await sync(b)
-  t.ok(followed > 4, `the mirror followed while the writers wrote (${followed} pages)`)
-  const everything = new Map<string, Json>()
-  for (let more = true, since: string | undefined; more;) {
-    const res = await send(a, 'GET', `/changes?per_page=500${since === undefined ? '' : `&since=${encodeURIComponent(since)}`}`)
-    for (const change of res.body.changes as Json[]) {
-      const k = `${String(change.resource)}/${String(change.id)}`
-      if (change.action === 'deleted') everything.delete(k)
-      else everything.set(k, change.record as Json)
-    }
-    more = res.body.has_more === true
-    since = String(res.body.next_cursor)
-  }
+  t.ok(following.pages() > 4, `the mirror followed while the writers wrote (${following.pages()} pages)`)
+  const fresh = changesMirror(t, send, 500)
+  await fresh.follow(a)
+  const everything = fresh.records
   t.same([...mirror.keys()].sort(), [...everything.keys()].sort(), 'the mirror that followed holds what a fresh read of the log holds')
   for (const [k, record] of everything) t.same(linksAsIds(k, mirror.get(k)), linksAsIds(k, record), `${k}: as a fresh read has it`)
   await receiver.until((got) => created.every((k) => got.some((r) => `${r.json.data.resource.replace(/s$/, '')}/${r.json.data.id}` === k)), 15_000, () => `${receiver.received.length} deliveries for ${created.length} creates`).catch((e: Error) => t.fail(e.message))
