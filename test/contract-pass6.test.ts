@@ -218,3 +218,84 @@ t.test('data.params for every kind of rejected parameter on the venue, organizer
   expectError(t, await s.inject({ url: `${API}/categories?parent=-2` }), 400, 'rest_invalid_param', ['parent'])
   t.equal((await s.inject({ url: `${API}/categories?parent=0&hide_empty=0` })).statusCode, 200, 'parent=0: top-level terms')
 })
+
+t.test('a password-protected event shows no protected text to anonymous callers anywhere: lists, search, json_ld, iCal, /changes, occurrences; /changes follows visibility (draft → publish is created, → private is deleted) (CONTRACT §6, §12, §14)', async (t) => {
+  const s = await setup(t)
+  const contributor = await s.auth('contributor')
+  const subscriber = await s.auth('subscriber')
+  const draftVenue = (await s.inject({ method: 'POST', url: `${API}/venues`, headers: s.editor, payload: { venue: 'Veiled venue', status: 'draft' } })).json<Json>()
+  const pw = await s.event('Guarded', { description: 'protected words', excerpt: 'protected summary', venue: [draftVenue.id] })
+  t.equal((await s.patch(pw.id, { password: 'sekrit' })).statusCode, 200, 'the editor sets a password')
+  for (const url of [`${EVENTS}`, `${EVENTS}?json_ld=1`, `${EVENTS}?ical=1`, `${EVENTS}?search=Guarded`, `${API}/changes`, `${API}/changes?resource=events&ml_language=en`]) {
+    const res = await s.inject({ url })
+    t.equal(res.statusCode, 200, url)
+    t.notMatch(res.body, /protected (words|summary)|Veiled venue/, `${url}: no protected text, no draft venue`)
+  }
+  const listed = (await s.list('', contributor)).json<{ events: Json[] }>().events[0] as Json
+  t.equal(listed.description, null, 'a contributor\'s list: description null')
+  t.equal(listed.excerpt, null, 'a contributor\'s list: excerpt null')
+  t.same(listed.venue, [], 'a contributor\'s list: the editor\'s draft venue left out')
+  t.equal((await s.list('?search=protected')).json().total, 0, 'search does not match the protected text')
+  for (const url of [`${EVENTS}/${pw.id}`, `${EVENTS}/${pw.id}?ical=1`, `${EVENTS}/${pw.id}?json_ld=1`, `${EVENTS}/${pw.id}/occurrences`, `${EVENTS}/by-slug/${pw.slug}?password=sekrit`]) {
+    expectError(t, await s.inject({ url, headers: subscriber }), 403, 'event-password-protected')
+  }
+  const opened = await s.get(pw.id, '?password=sekrit')
+  t.equal(opened.json().description, 'protected words', 'by id with the password')
+  t.same(opened.json().venue, [], 'still without the draft venue')
+  const feed = await s.get(pw.id, '?password=sekrit&ical=1')
+  t.equal(feed.statusCode, 200)
+  t.notMatch(feed.body, /DESCRIPTION/, 'the iCal VEVENT of a protected event has no DESCRIPTION (§14)')
+  // /changes as an anonymous mirror sees it.
+  const since = (await s.inject({ url: `${API}/changes` })).json<Json>().next_cursor as string
+  const later = await s.event('Later', { status: 'draft' })
+  const step = async (cursor: string) => (await s.inject({ url: `${API}/changes?since=${encodeURIComponent(cursor)}` })).json<Json>()
+  const first = await step(since)
+  t.same(first.changes, [], 'a draft is not a change an anonymous caller sees')
+  await s.patch(later.id, { status: 'publish' })
+  const second = await step(first.next_cursor as string)
+  t.same((second.changes as Json[]).map((c) => [c.resource, c.id, c.action]), [['events', later.id, 'created']], 'published: created')
+  await s.patch(later.id, { status: 'private' })
+  const third = await step(second.next_cursor as string)
+  t.same((third.changes as Json[]).map((c) => [c.resource, c.id, c.action, c.record]), [['events', later.id, 'deleted', undefined]], 'private: deleted, without a record')
+  await s.inject({ method: 'PATCH', url: `${API}/venues/${draftVenue.id as number}`, headers: s.editor, payload: { status: 'publish' } })
+  const fourth = await step(third.next_cursor as string)
+  t.same((fourth.changes as Json[]).map((c) => [c.resource, c.id, c.action]).sort(), [['events', pw.id, 'updated'], ['venues', draftVenue.id, 'created']], 'the venue published: the venue created, the event showing it updated')
+})
+
+t.test('author rules and term list edges: only editors give a record to another user (unknown 400), contributors and authors may name only themselves; event and post both checked; include ids are positive (CONTRACT §5, §6, §10)', async (t) => {
+  const s = await setup(t)
+  const contributor = await s.auth('contributor')
+  const author = await s.auth('author')
+  const subscriber = await s.auth('subscriber')
+  for (const [resource, field] of [['venues', 'venue'], ['organizers', 'organizer']] as const) {
+    const own = await s.inject({ method: 'POST', url: `${API}/${resource}`, headers: contributor, payload: { [field]: `Own ${field}`, author: 2 } })
+    t.equal(own.statusCode, 201, `${resource}: a contributor names itself`)
+    t.equal(own.json().author, 2)
+    t.equal(own.json().status, 'draft', `${resource}: a contributor's create without status is a draft`)
+    expectError(t, await s.inject({ method: 'POST', url: `${API}/${resource}`, headers: contributor, payload: { [field]: 'Gift', author: 1 } }), 403, 'rest_forbidden')
+    expectError(t, await s.inject({ method: 'POST', url: `${API}/${resource}`, headers: author, payload: { [field]: 'Gift', author: 1 } }), 403, 'rest_forbidden')
+    const id = own.json<Json>().id as number
+    expectError(t, await s.inject({ method: 'PATCH', url: `${API}/${resource}/${id}`, headers: s.editor, payload: { author: 999 } }), 400, 'rest_invalid_param', ['author'])
+    expectError(t, await s.inject({ method: 'PATCH', url: `${API}/${resource}/${id}`, headers: s.editor, payload: { author: null } }), 400, 'rest_invalid_param', ['author'])
+    const given = await s.inject({ method: 'PATCH', url: `${API}/${resource}/${id}`, headers: s.editor, payload: { author: 3 } })
+    t.equal(given.json().author, 3, `${resource}: the editor gives it to the author`)
+    expectError(t, await s.inject({ url: `${API}/${resource}/${id}`, headers: contributor }), 403, `${field}-not-accessible`)
+    t.equal((await s.inject({ url: `${API}/${resource}/${id}`, headers: author })).statusCode, 200, `${resource}: its new author reads it`)
+  }
+  expectError(t, await s.list('?status=draft', subscriber), 400, 'rest_invalid_param', ['status'])
+  expectError(t, await s.inject({ url: `${API}/venues?status=private`, headers: subscriber }), 400, 'rest_invalid_param', ['status'])
+  const a = await s.category('Alpha')
+  const b = await s.category('Beta')
+  const g = await s.category('Gamma')
+  const e = await s.event('Tagged', { categories: [a.id, b.id, g.id] })
+  const names = async (q: string) => (await s.inject({ url: `${API}/categories?${q}` })).json<{ categories: Json[] }>().categories.map((c) => c.name as string)
+  t.same(await names(`orderby=include&include=${g.id},${a.id},${b.id}`), ['Gamma', 'Alpha', 'Beta'], 'orderby=include: in the order given')
+  t.same(await names(`orderby=include&include=${g.id},${a.id},${b.id}&order=desc`), ['Beta', 'Alpha', 'Gamma'], 'orderby=include&order=desc: reversed')
+  expectError(t, await s.inject({ url: `${API}/categories?event=${e.id}&post=999` }), 400, 'rest_invalid_param', ['post'])
+  expectError(t, await s.inject({ url: `${API}/tags?post=${e.id}&event=999` }), 400, 'rest_invalid_param', ['event'])
+  for (const list of ['categories', 'tags']) {
+    expectError(t, await s.inject({ url: `${API}/${list}?include=0` }), 400, 'rest_invalid_param', ['include'])
+    expectError(t, await s.inject({ url: `${API}/${list}?exclude=0` }), 400, 'rest_invalid_param', ['exclude'])
+    expectError(t, await s.inject({ url: `${API}/${list}?slug[]=` }), 400, 'rest_invalid_param', ['slug'])
+  }
+})
