@@ -299,3 +299,33 @@ t.test('author rules and term list edges: only editors give a record to another 
     expectError(t, await s.inject({ url: `${API}/${list}?slug[]=` }), 400, 'rest_invalid_param', ['slug'])
   }
 })
+
+t.test('filters by records the caller cannot read: event wins over post on term lists and both are checked; another contributor\'s draft organizer is 400 like an unknown id; a trashed venue is 400 to those who cannot read it, matches nothing for those who can (CONTRACT §5, §6)', async (t) => {
+  const s = await setup(t)
+  const contributor = await s.auth('contributor')
+  const other = await s.auth('contributor')
+  const a = await s.category('A')
+  const b = await s.category('B')
+  const ea = await s.event('EA', { categories: [a.id] })
+  const eb = await s.event('EB', { categories: [b.id] })
+  const draft = await s.event('ED', { categories: [b.id], status: 'draft' })
+  const names = async (q: string) => {
+    const res = await s.inject({ url: `${API}/categories?${q}` })
+    t.equal(res.statusCode, 200, q)
+    return res.json<{ categories: Json[] }>().categories.map((c) => c.name as string)
+  }
+  t.same(await names(`event=${ea.id}&post=${eb.id}`), ['A'], 'event wins over post')
+  t.same(await names(`post=${eb.id}&event=${ea.id}`), ['A'], 'event wins whatever the order')
+  t.same(await names(`event=${draft.id}&post=${ea.id}`), [], 'event names a draft: nothing for an anonymous caller')
+  t.same(await names(`event=${ea.id}&post=${draft.id}`), ['A'], 'post names a draft but event wins')
+  const theirs = (await s.inject({ method: 'POST', url: `${API}/organizers`, headers: other, payload: { organizer: 'Their organizer' } })).json<Json>()
+  expectError(t, await s.list(`?organizer=${theirs.id as number}`, contributor), 400, 'rest_invalid_param', ['organizer'])
+  t.equal((await s.list(`?organizer=${theirs.id as number}`, other)).statusCode, 200, 'its own draft organizer is a valid filter')
+  const venue = await s.venue({ venue: 'Gone hall' })
+  await s.event('At the hall', { venue: [venue.id] })
+  t.equal((await s.inject({ method: 'DELETE', url: `${API}/venues/${venue.id}`, headers: s.editor })).statusCode, 200, 'venue trashed')
+  expectError(t, await s.list(`?venue=${venue.id}`), 400, 'rest_invalid_param', ['venue'])
+  const editorView = await s.list(`?venue=${venue.id}`, s.editor)
+  t.equal(editorView.statusCode, 200, 'the editor may name a trashed venue')
+  t.equal(editorView.json().total, 0, 'a trashed venue matches no event')
+})
