@@ -6,7 +6,7 @@
  * has not, an event without a document or a document of another context. On PostgreSQL the version read with it is
  * where the data stands, and an anonymous read of an occurrence over HTTP is that one statement.
  */
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { sql } from 'kysely'
 import { buildApp } from '../src/app.js'
 import { defaultConfig } from '../src/config.js'
@@ -19,7 +19,12 @@ import { SPEC } from './helpers/contract.js'
 import { engineTest, TEST_ENGINE } from './helpers/database.js'
 import { EVENTS, setup } from './helpers/events.js'
 
-t.test('an occurrence and its series\' document read together are what the statement it replaced read', async (t) => {
+/**
+ * Both tests' data: a weekly series with a category, an all-day daily series, a single event and a draft series, two
+ * of the weekly occurrences changed alone (one moved: its row's dates move too; one retitled: overridden), every
+ * document stored.
+ */
+async function seriesWithOverrides(t: Test) {
   const s = await setup(t)
   const categories = [(await s.category('Jazz')).id]
   const series = await s.event('Weekly', { recurrence: { rule: 'FREQ=WEEKLY;COUNT=6' }, categories })
@@ -29,14 +34,17 @@ t.test('an occurrence and its series\' document read together are what the state
   const occurrencesOf = async (id: number): Promise<string[]> =>
     (await s.db.selectFrom('event_occurrences').select('occurrence').where('event_id', '=', id).orderBy('start_utc').execute()).map((r) => r.occurrence)
   const weekly = await occurrencesOf(series.id)
-  // Two occurrences changed alone: one moved (its row's dates move too), one retitled.
   for (const [occurrence, body] of [[weekly[1], { start_date: '2026-07-09 20:00:00', end_date: '2026-07-09 22:00:00' }], [weekly[4], { title: 'Special' }]] as const) {
     const res = await s.inject({ method: 'PATCH', url: `${EVENTS}/${series.id}/occurrences/${occurrence}`, headers: s.editor, payload: body })
     t.equal(res.statusCode, 200, `override of ${occurrence}`)
   }
   await s.app.fillEventDocuments()
   await s.app.eventDocuments.settled()
-  const documents = s.app.eventDocuments
+  return { s, series, daily, single, draft, occurrencesOf, weekly, documents: s.app.eventDocuments }
+}
+
+t.test('an occurrence and its series\' document read together are what the statement it replaced read', async (t) => {
+  const { s, series, daily, single, draft, occurrencesOf, weekly, documents } = await seriesWithOverrides(t)
 
   // The oracle: the document for the context the app stored (the only one there), the occurrence's row and override.
   const expected = async (id: number, occurrence: string): Promise<OccurrenceDocument | undefined> => {
@@ -182,24 +190,9 @@ engineTest('postgres', t, 'PostgreSQL: an anonymous read of an occurrence is one
 })
 
 engineTest('postgres', t, 'PostgreSQL: several occurrences read with the data version (occurrence_documents_read) are what readOccurrenceWithVersion reads of each; migration 0027 down and up', async (t) => {
-  const s = await setup(t)
-  const categories = [(await s.category('Jazz')).id]
-  const series = await s.event('Weekly', { recurrence: { rule: 'FREQ=WEEKLY;COUNT=6' }, categories })
-  const daily = await s.event('Daily', { all_day: true, start_date: '2026-07-01', end_date: '2026-07-01', recurrence: { rule: 'FREQ=DAILY;COUNT=3' } })
-  const single = await s.event('Single')
-  const draft = await s.event('Draft', { status: 'draft', recurrence: { rule: 'FREQ=DAILY;COUNT=2' } })
-  const occurrencesOf = async (id: number): Promise<string[]> =>
-    (await s.db.selectFrom('event_occurrences').select('occurrence').where('event_id', '=', id).orderBy('start_utc').execute()).map((r) => r.occurrence)
-  const weekly = await occurrencesOf(series.id)
+  const { s, series, daily, single, draft, occurrencesOf, weekly, documents } = await seriesWithOverrides(t)
   const days = await occurrencesOf(daily.id)
   const [drafted] = await occurrencesOf(draft.id)
-  // One occurrence moved, one retitled (overridden: the flag read).
-  for (const [occurrence, body] of [[weekly[1], { start_date: '2026-07-09 20:00:00', end_date: '2026-07-09 22:00:00' }], [weekly[4], { title: 'Special' }]] as const) {
-    t.equal((await s.inject({ method: 'PATCH', url: `${EVENTS}/${series.id}/occurrences/${occurrence}`, headers: s.editor, payload: body })).statusCode, 200)
-  }
-  await s.app.fillEventDocuments()
-  await s.app.eventDocuments.settled()
-  const documents = s.app.eventDocuments
   const many = documents.readOccurrencesWithVersion
   const one = documents.readOccurrenceWithVersion
   if (many === undefined || one === undefined) return t.fail('both on PostgreSQL')
