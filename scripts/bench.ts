@@ -114,6 +114,8 @@ interface Options {
   serverNodeArgs: string[]
   /** A file the API servers' stdout and stderr are appended to (`--trace-gc`'s lines), or undefined. */
   serverOutput: string | undefined
+  /** A path prefix each workload's response times, ends and client delays are written under (`<prefix><key>.json`), or undefined. */
+  latencyPrefix: string | undefined
 }
 
 const USAGE = `usage: node --import tsx scripts/bench.ts [options]
@@ -165,7 +167,9 @@ const USAGE = `usage: node --import tsx scripts/bench.ts [options]
   --series-rounds N rounds of --series-compare (default 2; the database measured first alternates)
   --server-node-args "A B"  more arguments to node for the API servers, after npm start's flags (e.g. "--trace-gc
                     --cpu-prof --cpu-prof-dir=/tmp/prof": what a run's server spends, and when it collects)
-  --server-output FILE  append the API servers' stdout and stderr to FILE (with --trace-gc: the collections)`
+  --server-output FILE  append the API servers' stdout and stderr to FILE (with --trace-gc: the collections)
+  --latency-prefix P  write each workload's measured responses (end on the monotonic clock, ms), the client's
+                    collections and loop stalls to P<workload>.json, to lay beside a probe in the server`
 
 class UsageError extends Error {}
 
@@ -198,6 +202,7 @@ function parseArgs(argv: string[]): Options {
     seriesRounds: 2,
     serverNodeArgs: [],
     serverOutput: undefined,
+    latencyPrefix: undefined,
   }
   const integer = (name: string, raw: string | undefined, min: number, max: number): number => {
     const value = Number(raw)
@@ -277,6 +282,12 @@ function parseArgs(argv: string[]): Options {
         const raw = value()
         if (raw === undefined || raw.startsWith('--')) throw new UsageError('--server-output needs a file')
         options.serverOutput = resolve(raw)
+        break
+      }
+      case '--latency-prefix': {
+        const raw = value()
+        if (raw === undefined || raw.startsWith('--')) throw new UsageError('--latency-prefix needs a path prefix')
+        options.latencyPrefix = raw.endsWith('/') ? `${resolve(raw)}/` : resolve(raw)
         break
       }
       case '--help': case '-h': process.stdout.write(`${USAGE}\n`); process.exit(0); break
@@ -589,12 +600,13 @@ async function measure(scenario: Scenario, target: Pick<Servers, 'origins' | 'pi
   log(`  ${scenario.label}: ${options.warmup} s warm-up, ${options.duration} s measured`)
   const result = await runScenario(scenario, {
     origins: target.origins, connections: options.connections, duration: options.duration, warmup: options.warmup,
-    timeout: options.timeout, pids: target.pids,
+    timeout: options.timeout, pids: target.pids, ...(options.latencyPrefix === undefined ? {} : { latencyPrefix: options.latencyPrefix }),
   })
   const bad = result.non2xx + result.errors + result.timeouts
   // Every wait for idle takes IDLE_QUIET_MS at least (one after the run, two before it, a process each): said when longer.
   const quietMs = IDLE_QUIET_MS * target.pids.length
   log(`    ${result.rps.toFixed(0)} req/s, p50 ${result.p50.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms, non-2xx ${result.non2xx}`
+    + `${result.clientLoop === undefined ? '' : `, client loop delay p99 ${result.clientLoop.delayP99.toFixed(1)} ms (max ${result.clientLoop.delayMax.toFixed(1)}), client GC ${result.clientLoop.gcMs.toFixed(0)} ms in ${result.clientLoop.gcCount}`}`
     + `${bad > 0 ? `, errors ${result.errors}, timeouts ${result.timeouts}` : ''}`
     + `${result.drainMs > quietMs + 1000 ? `; server busy ${(result.drainMs / 1000).toFixed(1)} s after the run` : ''}`
     + `${result.idleBeforeMs > 2 * quietMs + 1000 ? `; waited ${(result.idleBeforeMs / 1000).toFixed(1)} s for it to be idle first` : ''}`)

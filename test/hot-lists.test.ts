@@ -120,6 +120,29 @@ t.test('a write is seen by the next list however hot it was: through the API, fr
   }
 })
 
+t.test('a list is kept as its hot answer only when its URL was made before: lists asked once keep nothing', async (t) => {
+  const s = await build(t)
+  const { editor, ids } = await withEvents(t, s)
+  await s.inject({ url: `${API}/events?per_page=3` })
+  await s.app.eventDocuments.settled()
+  const hotReads = async (url: string) => {
+    const before = answerHits(s)
+    t.equal((await s.inject({ url })).statusCode, 200)
+    return answerHits(s) - before
+  }
+  // Lists asked once each (a random filter's pages): none of them kept, so none of them is hot when asked again.
+  const once = [1, 2, 3].map((perPage) => `${API}/events?per_page=${perPage}&page=1&order=desc`)
+  for (const url of once) t.equal(await hotReads(url), 0, `${url}: made`)
+  for (const url of once) t.equal(await hotReads(url), 0, `${url}: made again, not read from a hot answer`)
+  for (const url of once) t.equal(await hotReads(url), 1, `${url}: hot from its third read`)
+  // After a write the next read makes the list again and keeps it at once (it was made before): the one after is hot.
+  t.equal((await s.inject({ method: 'PATCH', url: `${API}/events/${ids[0] ?? 0}`, headers: editor, payload: { title: 'Renamed' } })).statusCode, 200)
+  await s.app.eventDocuments.settled()
+  const url = once[0] ?? ''
+  t.equal(await hotReads(url), 0, 'made after the write')
+  t.equal(await hotReads(url), 1, 'hot again at once')
+})
+
 t.test('a list\'s default window moves at midnight, and its hot answer with it', async (t) => {
   let now = NOW
   const s = await build(t, { clock: () => now })

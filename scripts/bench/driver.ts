@@ -4,6 +4,8 @@
  * non-2xx), it keeps every response time at full resolution (autocannon's histogram has 1 ms buckets,
  * too coarse for sub-millisecond routes) and the CPU the server used meanwhile.
  */
+import { writeFileSync } from 'node:fs'
+import { PerformanceObserver, monitorEventLoopDelay } from 'node:perf_hooks'
 import autocannon from 'autocannon'
 import { cpuPressureMicros, cpuSecondsOf, waitIdle } from './processes.js'
 
@@ -46,6 +48,11 @@ export interface RunOptions {
   timeout: number
   /** pids of the processes under test, for their CPU use (summed). */
   pids: readonly number[]
+  /**
+   * A file prefix: the measured run's every response (its end on the monotonic clock and its time), the client's
+   * collections and its loop's stalls are written to `<prefix><key>.json`, to lay beside a server probe's records.
+   */
+  latencyPrefix?: string
 }
 
 export interface Failure {
@@ -86,6 +93,11 @@ export interface ScenarioResult {
   /** CPU of this (client) process during the measured run, % of one core. */
   clientCpuPct: number
   /**
+   * The client's own delays during the measured run (ms): its event loop's delay (p99, max, at 1 ms resolution) and
+   * the time its collections paused it. A response time includes them: a tail they match is the client's.
+   */
+  clientLoop?: { delayP99: number; delayMax: number; gcMs: number; gcCount: number; gcMaxMs: number }
+  /**
    * Share of the measured run during which some task on the machine waited for a CPU (Linux PSI):
    * near 0 on a quiet machine; high values mean other work competed for the cores.
    */
@@ -114,6 +126,49 @@ export interface ScenarioResult {
 /** Enough for ~100k req/s for 20 s; beyond that, later samples are not kept (counted in `dropped`). */
 const MAX_SAMPLES = 2_000_000
 const samples = new Float64Array(MAX_SAMPLES)
+/** Each response's end (monotonicMs), kept only when a latency file is asked for. */
+const ends = new Float64Array(MAX_SAMPLES)
+
+/** Milliseconds on the monotonic clock every process on the machine shares (CLOCK_MONOTONIC). */
+const monotonicMs = (): number => Number(process.hrtime.bigint()) / 1e6
+
+/**
+ * Watches this process while a run is measured: its event loop's delay (a 1 ms timer's lateness), every
+ * collection (start and length) and every turn of the loop that a 1 ms timer found over 2 ms late.
+ */
+function clientLoop() {
+  const histogram = monitorEventLoopDelay({ resolution: 1 })
+  histogram.enable()
+  const offset = monotonicMs() - performance.now()
+  const gcs: Array<[number, number]> = []
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) gcs.push([entry.startTime + offset, entry.duration])
+  })
+  observer.observe({ entryTypes: ['gc'] })
+  const stalls: Array<[number, number]> = []
+  let last = monotonicMs()
+  const timer = setInterval(() => {
+    const now = monotonicMs()
+    if (now - last > 3) stalls.push([last, now - last])
+    last = now
+  }, 1)
+  return {
+    stop() {
+      clearInterval(timer)
+      histogram.disable()
+      observer.disconnect()
+      const round = (x: number) => Math.round(x * 1000) / 1000
+      return {
+        gcs: gcs.map(([s, d]) => [round(s), round(d)]),
+        stalls: stalls.map(([s, d]) => [round(s), round(d)]),
+        summary: {
+          delayP99: histogram.percentile(99) / 1e6, delayMax: histogram.max / 1e6,
+          gcMs: gcs.reduce((sum, [, d]) => sum + d, 0), gcCount: gcs.length, gcMaxMs: gcs.reduce((m, [, d]) => Math.max(m, d), 0),
+        },
+      }
+    },
+  }
+}
 
 function percentile(sorted: Float64Array, p: number): number {
   if (sorted.length === 0) return NaN
@@ -219,10 +274,16 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
 
   let count = 0
   let dropped = 0
+  const keepEnds = options.latencyPrefix !== undefined
+  // Before autocannon is made: it sends its first requests at once.
+  const loop = clientLoop()
+  const t0 = monotonicMs()
   const instance = cannon(scenario, options, options.duration)
   instance.on('response', (_client: unknown, _status: number, _bytes: number, ms: number) => {
-    if (count < MAX_SAMPLES) samples[count++] = ms
-    else dropped++
+    if (count < MAX_SAMPLES) {
+      if (keepEnds) ends[count] = monotonicMs()
+      samples[count++] = ms
+    } else dropped++
   })
   const serverCpu0 = cpuSecondsOfAll(options.pids)
   const clientCpu0 = process.cpuUsage()
@@ -230,6 +291,16 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
   const wall0 = performance.now()
   const result = await instance
   const wallS = (performance.now() - wall0) / 1000
+  const t1 = monotonicMs()
+  const client = loop.stop()
+  if (options.latencyPrefix !== undefined) {
+    const round = (x: number) => Math.round(x * 1000) / 1000
+    writeFileSync(`${options.latencyPrefix}${scenario.key}.json`, JSON.stringify({
+      key: scenario.key, t0, t1,
+      ends: Array.from(ends.subarray(0, count), round), ms: Array.from(samples.subarray(0, count), round),
+      gcs: client.gcs, stalls: client.stalls,
+    }))
+  }
   const serverCpuS = cpuSecondsOfAll(options.pids) - serverCpu0
   const clientCpu = process.cpuUsage(clientCpu0)
   const pressureS = (cpuPressureMicros() - pressure0) / 1e6
@@ -269,6 +340,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
     bytesPerResponse: result.requests.total > 0 ? result.throughput.total / result.requests.total : 0,
     serverCpuPct: (serverCpuS / wallS) * 100,
     clientCpuPct: ((clientCpu.user + clientCpu.system) / 1e6 / wallS) * 100,
+    clientLoop: client.summary,
     hostCpuPressurePct: (pressureS / wallS) * 100,
     smoke: { ...smoke, failed: smokeFailed },
     idleBeforeMs,
