@@ -124,14 +124,14 @@ try {
     statements = 0
     roundTrips = 0
     kinds.clear()
-    const before = { cpu: process.cpuUsage(), colds: app.replay.colds, db: databaseCpu(), backends: backends.size }
+    const before = { cpu: process.cpuUsage(), colds: app.replay.colds, replayed: app.replay.replayed, looks: app.replay.looks, db: databaseCpu(), backends: backends.size }
     const run = await promisify(execFile)(process.execPath, [load, `http://127.0.0.1:${port}`, SECONDS, EVENTS, ...(paths === undefined ? [] : [paths])], { encoding: 'utf8' })
     const cpu = process.cpuUsage(before.cpu)
     // Backends first seen in this round started at 0.
     const db = databaseCpu() - before.db
     const { total, non2xx } = JSON.parse(run.stdout) as { total: number; non2xx: number }
     const per = (x: number) => (x / Math.max(1, total))
-    process.stdout.write(`round ${round}: ${total} requests (${non2xx} not 2xx, ${(total / Number(SECONDS)).toFixed(0)} req/s), ${app.replay.colds - before.colds} cold; `
+    process.stdout.write(`round ${round}: ${total} requests (${non2xx} not 2xx, ${(total / Number(SECONDS)).toFixed(0)} req/s), ${app.replay.colds - before.colds} cold, ${app.replay.replayed - before.replayed} replayed, ${app.replay.looks - before.looks} replay looks; `
       + `API CPU ${per((cpu.user + cpu.system) / 1000).toFixed(3)} ms, database CPU ${per(db).toFixed(3)} ms (${backends.size} backends), `
       + `${per(statements).toFixed(2)} statements, ${per(roundTrips).toFixed(2)} round trips a request\n`)
     for (const [kind, n] of [...kinds].sort((a, b) => b[1] - a[1]).slice(0, 8)) process.stdout.write(`  ${per(n).toFixed(3)}  ${kind}\n`)
