@@ -13,7 +13,7 @@
 import t, { type Test } from 'tap'
 import { CompiledQuery, sql, type RawBuilder } from 'kysely'
 import { createEventDocuments, type EventDocument, type EventDocuments, type OfferedDocument } from '../src/repositories/event-documents.js'
-import { dataVersion, eventSearchTexts, listIds, writeEventSearch } from '../src/db/dialect.js'
+import { dataVersion, eventSearchTexts, joinedIds, listIds, writeEventSearch } from '../src/db/dialect.js'
 import { recordChange, withTransaction } from '../src/db/unit-of-work.js'
 import { join } from 'node:path'
 import { readCacheStats } from '../src/repositories/read-cache.js'
@@ -724,6 +724,22 @@ t.test('PostgreSQL: a search new to the process, read on trust, settles its look
   statements.length = 0
   t.strictSame((await listIds(handle.db, handle.db.selectFrom('events').select('id'))).sort((a, b) => a - b), ids, 'every id listed')
   if (TEST_ENGINE === 'postgres') t.match(statements.map((s) => s.sql), [/^select string_agg\(q\.id::text, ','\) as ids from \(select "id" from "events"\) as q$/], 'one row')
+})
+
+t.test('ids joined in one text are read as `split(\',\').map(Number)` reads them (joinedIds)', async (t) => {
+  const oldWay = (text: string | null | undefined) => (text == null || text === '' ? [] : text.split(',').map(Number))
+  const cases = ['', '0', '7', '12,3', '1,22,333,4444', '9007199254740991', '123456789012345,1', '1234567890123456', '1,,2', ',1', '1,', '-1,2', '1e3', ' 1', '12a']
+  for (const text of cases) t.strictSame(joinedIds(text), oldWay(text), JSON.stringify(text))
+  t.strictSame(joinedIds(null), [], 'null')
+  t.strictSame(joinedIds(undefined), [], 'undefined')
+  const random = seededRandom(propertySeed(4242))
+  for (let run = 0; run < propertyRuns(200); run++) {
+    const ids = Array.from({ length: Math.floor(random() * 50) + 1 }, () => Math.floor(random() ** 3 * 10 ** (1 + Math.floor(random() * 12))))
+    t.strictSame(joinedIds(ids.join(',')), ids, `run ${run}`)
+  }
+  // What PostgreSQL's `string_agg` joins (the benchmark's common needles: thousands of ids).
+  const many = Array.from({ length: 20000 }, (_, i) => 1 + i * 3)
+  t.strictSame(joinedIds(many.join(',')), many, 'twenty thousand ids')
 })
 
 t.test('a list page\'s documents are found by their ids (SQLite: no probe of the contexts\' index before each row)', async (t) => {

@@ -12,7 +12,9 @@
  * CLI: node --import tsx scripts/bench/pg-cold-cpu.ts --db /tmp/bench-x/bench-20000.db --pg-schema NAME [--copy]
  *      [--database-url postgres://postgres@127.0.0.1:5432/test] [--seconds 5] [--rounds 2] [--events 20000] [--occurrences]
  * `--occurrences` (a schema with series, issue 45): random anonymous reads of the series' occurrences without an
- * override (`random-by-occurrence`'s kind) instead of reads by id.
+ * override (`random-by-occurrence`'s kind) instead of reads by id. `--search` (issue 49): random searches as the
+ * benchmark's `random-search` sends them (half its five known words, half random fragments of two or three letters, page
+ * 1 or 2; 20,000 seeded URLs asked in random order) instead of reads by id.
  * `--copy`: the SQLite file (built when missing) is copied into the schema first (else the schema is used as it is).
  */
 import { execFile } from 'node:child_process'
@@ -26,7 +28,7 @@ import pg from 'pg'
 import { buildApp } from '../../src/app.js'
 import { defaultConfig } from '../../src/config.js'
 import { openDatabase } from '../../src/db/database.js'
-import { buildDatabase } from './loader.js'
+import { buildDatabase, prng, SEARCH_WORDS } from './loader.js'
 import { copyToPostgres, schemaUrl } from './postgres.js'
 
 const arg = (name: string, fallback: string) => {
@@ -104,20 +106,32 @@ try {
     for (const r of rows.slice(0, 50)) await (await fetch(`http://127.0.0.1:${port}/calendar/events/v1/events/${r.id}/occurrences/${r.occurrence}`)).arrayBuffer()
     process.stdout.write(`${rows.length} occurrences without an override\n`)
   }
+  if (process.argv.includes('--search')) {
+    // As scenarios.ts `realScenarios` makes `random-search`'s URLs.
+    const rnd = prng(20261125)
+    const pick = <T>(list: readonly T[]): T => list[Math.floor(rnd() * list.length)] as T
+    const letters = 'abcdefghiklmnoprstuvwy'
+    const urls = Array.from({ length: 20000 }, () => {
+      const word = rnd() < 0.5 ? pick(SEARCH_WORDS) : Array.from({ length: 2 + Math.floor(rnd() * 2) }, () => pick([...letters])).join('')
+      return `/calendar/events/v1/events?search=${word}&page=${1 + Math.floor(rnd() * 2)}\n`
+    })
+    paths = join(tmpdir(), `pg-cold-cpu-${process.pid}.txt`)
+    writeFileSync(paths, urls.join(''))
+  }
   for (let i = 1; i <= 50; i++) await (await fetch(`http://127.0.0.1:${port}/calendar/events/v1/events/${i}`)).arrayBuffer()
   const load = new URL('./cold-load.mjs', import.meta.url).pathname
   for (let round = 1; round <= ROUNDS; round++) {
     statements = 0
     roundTrips = 0
     kinds.clear()
-    const before = { cpu: process.cpuUsage(), colds: app.replay.colds, db: databaseCpu(), backends: backends.size }
+    const before = { cpu: process.cpuUsage(), colds: app.replay.colds, replayed: app.replay.replayed, looks: app.replay.looks, db: databaseCpu(), backends: backends.size }
     const run = await promisify(execFile)(process.execPath, [load, `http://127.0.0.1:${port}`, SECONDS, EVENTS, ...(paths === undefined ? [] : [paths])], { encoding: 'utf8' })
     const cpu = process.cpuUsage(before.cpu)
     // Backends first seen in this round started at 0.
     const db = databaseCpu() - before.db
     const { total, non2xx } = JSON.parse(run.stdout) as { total: number; non2xx: number }
     const per = (x: number) => (x / Math.max(1, total))
-    process.stdout.write(`round ${round}: ${total} requests (${non2xx} not 2xx, ${(total / Number(SECONDS)).toFixed(0)} req/s), ${app.replay.colds - before.colds} cold; `
+    process.stdout.write(`round ${round}: ${total} requests (${non2xx} not 2xx, ${(total / Number(SECONDS)).toFixed(0)} req/s), ${app.replay.colds - before.colds} cold, ${app.replay.replayed - before.replayed} replayed, ${app.replay.looks - before.looks} replay looks; `
       + `API CPU ${per((cpu.user + cpu.system) / 1000).toFixed(3)} ms, database CPU ${per(db).toFixed(3)} ms (${backends.size} backends), `
       + `${per(statements).toFixed(2)} statements, ${per(roundTrips).toFixed(2)} round trips a request\n`)
     for (const [kind, n] of [...kinds].sort((a, b) => b[1] - a[1]).slice(0, 8)) process.stdout.write(`  ${per(n).toFixed(3)}  ${kind}\n`)

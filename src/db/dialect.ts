@@ -490,6 +490,34 @@ export function setIdLister(db: QueryExecutorProvider, lister: IdLister): void {
 }
 
 /**
+ * Ids joined in one text by commas (PostgreSQL's `string_agg(id::text, ',')`, SQLite's `group_concat`) as numbers; none
+ * for null or ''. Read digit by digit, where `split(',').map(Number)` made a string of every id first: a common needle's
+ * 4,000–20,000 ids were some 8 % of the API's CPU of random searches on PostgreSQL (issue 49, pg-reads3). A text of
+ * anything but ids of up to 15 digits (which a number holds exactly) each followed by a comma but the last is read
+ * the old way.
+ */
+export function joinedIds(text: string | null | undefined): number[] {
+  if (text == null || text === '') return []
+  const ids: number[] = []
+  let id = 0
+  let digits = 0
+  for (let i = 0; i < text.length; i++) {
+    const digit = text.charCodeAt(i) - 48
+    if (digit >= 0 && digit <= 9 && digits < 15) {
+      id = id * 10 + digit
+      digits += 1
+    } else if (digit === -4 && digits > 0) {
+      ids.push(id)
+      id = 0
+      digits = 0
+    } else return text.split(',').map(Number)
+  }
+  if (digits === 0) return text.split(',').map(Number)
+  ids.push(id)
+  return ids
+}
+
+/**
  * The `id` of every row `query` selects. Through the connection's lister when it has one, holding the
  * connection meanwhile (as any statement of the query builder does: never between the statements of
  * another flow's transaction); on PostgreSQL as one row, the ids joined in one text (`string_agg`): pg makes
@@ -501,8 +529,7 @@ export async function listIds(db: Kysely<Database>, query: Compilable<{ id: numb
   if (lister === undefined && isPostgres(db)) {
     const { sql: text, parameters } = query.compile()
     const { rows } = await db.executeQuery<{ ids: string | null }>(CompiledQuery.raw(`select string_agg(q.id::text, ',') as ids from (${text}) as q`, [...parameters]))
-    const joined = rows[0]?.ids
-    return joined == null || joined === '' ? [] : joined.split(',').map(Number)
+    return joinedIds(rows[0]?.ids)
   }
   if (lister === undefined) return (await query.execute()).map((r) => Number(r.id))
   const { sql: text, parameters } = query.compile()

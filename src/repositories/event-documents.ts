@@ -38,7 +38,7 @@
  */
 import { createHash } from 'node:crypto'
 import { CompiledQuery, sql, type Kysely } from 'kysely'
-import { VERSION_QUERY, dataVersion, isPostgres, isWriteConflict, versionOf, type DataVersion } from '../db/dialect.js'
+import { VERSION_QUERY, dataVersion, isPostgres, isWriteConflict, joinedIds, versionOf, type DataVersion } from '../db/dialect.js'
 import { DOCUMENT_SOURCES } from '../db/migrations/0009-event-documents.js'
 import type { Database } from '../db/schema.js'
 import { writtenBetween } from '../db/unit-of-work.js'
@@ -224,12 +224,10 @@ interface DocumentRow {
 function documentOf(row: DocumentRow): EventDocument {
   return {
     id: Number(row.event_id), group: Number(row.grp), version: Number(row.version), digest: row.digest, body: row.body,
-    categoryIds: idsOf(row.category_ids), tagIds: idsOf(row.tag_ids), categoryAt: Number(row.category_at), tagAt: Number(row.tag_at),
+    categoryIds: joinedIds(row.category_ids), tagIds: joinedIds(row.tag_ids), categoryAt: Number(row.category_at), tagAt: Number(row.tag_at),
     ldFrom: Number(row.ld_from), ldTo: Number(row.ld_to),
   }
 }
-
-const idsOf = (text: string): number[] => (text === '' ? [] : text.split(',').map(Number))
 
 /** The site's settings that an event's record shows: venues' coordinates (`geoloc`), `date` and `modified` (the time zone). */
 export type DocumentSite = Pick<Site, 'geoloc' | 'timeZone'>

@@ -13,7 +13,7 @@
  */
 import { CompiledQuery, sql, type Expression, type SqlBool } from 'kysely'
 import type { Language } from '../contract.js'
-import { distanceKm, foldCase, inIdList, isPostgres, listIds, searchedIds, versionOf, type SearchedIds } from '../db/dialect.js'
+import { distanceKm, foldCase, inIdList, isPostgres, joinedIds, listIds, searchedIds, versionOf, type SearchedIds } from '../db/dialect.js'
 import type { Taxonomy } from '../db/schema.js'
 import { boundQuery, byShape } from '../db/prepared.js'
 import type { Db } from '../db/unit-of-work.js'
@@ -458,7 +458,7 @@ async function windowMatches(db: Db, f: EventFilter): Promise<WindowMatches> {
     const upTo = windowPlanBounds.keptUpTo
     const shaped = windowStatement(f, 'matches')
     const row = shaped !== undefined ? (await windowRows(db, shaped, [upTo + 1]))[0] : await windowMatchesQuery(db, f, upTo + 1).executeTakeFirst()
-    const ids = row?.ids == null || row.ids === '' ? [] : row.ids.split(',').map(Number)
+    const ids = joinedIds(row?.ids)
     if (ids.length > upTo || ids.some((id) => id > 0x7fffffff)) {
       if (windowsPastBound.size >= 4096) windowsPastBound.clear()
       windowsPastBound.add(listKey(f))
@@ -678,7 +678,7 @@ async function matchedIds(db: Db, query: Parameters<typeof listIds>[1]): Promise
     `select v.h, v.e, (select string_agg(q.id::text, ',') from (${text}) as q) as ids from data_version() as v`, [...parameters]))
   const row = rows[0]
   settleLook(look, row === undefined ? undefined : versionOf(row))
-  return row?.ids == null || row.ids === '' ? [] : row.ids.split(',').map(Number)
+  return joinedIds(row?.ids)
 }
 
 /**
