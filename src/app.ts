@@ -220,7 +220,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     cold: coldReads ?? (config.eventDocuments ? postgresColdSources(ctx) : undefined),
   })
   app.decorate('replay', replay)
-  // Requests pipelined on a connection after a write wait for it (http/pipelining.ts), replayed answers included.
+  // A request pipelined after a write waits for it, safe ones 8 at once at most (http/pipelining.ts), replays included.
   orderPipelinedRequests(app.server)
   app.decorate('coldReads', coldReads)
   ignoreUnknownExpectations(app.server)

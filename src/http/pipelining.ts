@@ -1,11 +1,15 @@
 /**
  * Requests pipelined on one connection (HTTP/1.1 lets a client send the next request before the answer to the one
- * before): Node hands each to the server as soon as it is parsed and only queues the answers, so a read sent after
+ * before): Node hands each to the server as soon as it is parsed and only queues the answers. So a read sent after
  * a write on its connection ran beside the write and answered with the state before it, and a PATCH sent before a
- * DELETE of the same record was refused as not found once the DELETE, run beside it, had committed. RFC 9112 §9.3.2
- * lets a server process pipelined requests in parallel only when they all have safe methods: here a request waits
- * until every request before it on its connection was answered, unless it and all of those are safe. Requests on
- * different connections are not ordered (CONTRACT §15 speaks of writes acknowledged).
+ * DELETE of the same record was refused as not found once the DELETE, run beside it, had committed: RFC 9112 §9.3.2
+ * lets a server process pipelined requests in parallel only when they all have safe methods. And a client that sent
+ * many reads and read none of the answers had them all made and held in memory at once.
+ *
+ * Here a request waits until every request before it on its connection was answered, unless it and all of those
+ * are safe and fewer than SAFE_IN_FLIGHT are being handled: safe requests that arrive together are still handled
+ * together (the replay's one look at the data version for them, http/replay.ts). Requests on different connections
+ * are not ordered.
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
@@ -13,14 +17,19 @@ import type { Socket } from 'node:net'
 /** RFC 9110 §9.2.1. */
 const SAFE = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE'])
 
+/** Safe requests of one connection handled at once at most; the others wait their turn. */
+export const SAFE_IN_FLIGHT = 8
+
 type Handler = (req: IncomingMessage, res: ServerResponse) => void
 
-/** A connection's requests being handled, and those that wait for them (in the order they came). */
+/** A connection's requests being handled (how many, how many not safe), and those that wait (in the order they came). */
 interface Line {
   running: number
   unsafe: number
   waiting: Array<{ req: IncomingMessage; res: ServerResponse }>
 }
+
+const isSafe = (req: IncomingMessage): boolean => SAFE.has(req.method ?? '')
 
 /**
  * Puts the ordering in front of the server's one `request` listener (Fastify's, or the replay's in front of it:
@@ -33,17 +42,16 @@ export function orderPipelinedRequests(server: Server): void {
   const handle = first as Handler
   server.removeListener('request', handle)
   const lines = new WeakMap<Socket, Line>()
-  const mayStart = (line: Line, req: IncomingMessage): boolean => line.running === 0 || (line.unsafe === 0 && SAFE.has(req.method ?? ''))
+  const mayStart = (line: Line, req: IncomingMessage): boolean =>
+    line.running === 0 || (line.unsafe === 0 && line.running < SAFE_IN_FLIGHT && isSafe(req))
   const start = (line: Line, req: IncomingMessage, res: ServerResponse): void => {
-    const unsafe = !SAFE.has(req.method ?? '')
+    const unsafe = !isSafe(req)
     line.running++
     if (unsafe) line.unsafe++
     res.once('close', () => {
       line.running--
       if (unsafe) line.unsafe--
-      while (line.waiting.length > 0) {
-        const next = line.waiting[0]
-        if (next === undefined || !mayStart(line, next.req)) break
+      for (let next = line.waiting[0]; next !== undefined && mayStart(line, next.req); next = line.waiting[0]) {
         line.waiting.shift()
         start(line, next.req, next.res)
       }
