@@ -52,6 +52,7 @@ import { createCatalog } from './http/messages.js'
 import type { Handlers } from './http/operations.js'
 import { registerQueryNormalisation } from './http/query.js'
 import { registerReplay, type Replay } from './http/replay.js'
+import { orderPipelinedRequests } from './http/pipelining.js'
 import { registerNulGuard } from './http/nul-guard.js'
 import { registerIdempotencyKeyCheck } from './http/idempotency-key.js'
 import { digitsOnlyIds } from './http/routes.js'
@@ -219,6 +220,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     cold: coldReads ?? (config.eventDocuments ? postgresColdSources(ctx) : undefined),
   })
   app.decorate('replay', replay)
+  // A request pipelined after a write waits for it, safe ones 8 at once at most (http/pipelining.ts), replays included.
+  orderPipelinedRequests(app.server)
   app.decorate('coldReads', coldReads)
   ignoreUnknownExpectations(app.server)
   answerConnect(app.server, texts, unroutedHeaders)

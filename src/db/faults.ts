@@ -1,6 +1,7 @@
 /**
  * The database's bad moments, told apart from the application's own errors (CONTRACT §18). A connection
- * closed by the server or the network, PostgreSQL stopped, restarting or refusing connections, a pool with
+ * closed by the server or the network, PostgreSQL stopped, restarting or refusing connections (a database whose
+ * connections an operator turned off among them), a pool with
  * no connection free within the timeout, a statement or a lock wait cut by `statement_timeout` or
  * `lock_timeout`, SQLite's busy timeout passed, a full disk, a file that may not be written or that was
  * deleted or replaced under the server: none of them is the request's fault nor a bug, and each passes
@@ -27,6 +28,13 @@ export class DatabaseFileLost extends Error {
  */
 const POSTGRES_UNAVAILABLE = /^(08|57|53)|^55P03$|^25006$/
 
+/**
+ * A database that refuses new connections for a while (`ALTER DATABASE … ALLOW_CONNECTIONS false`, as an operator
+ * sets for maintenance): SQLSTATE 55000, which PostgreSQL also gives for errors of the application's own (a
+ * sequence's `currval` before `nextval`), so it is told by its message as well.
+ */
+const POSTGRES_REFUSING = { code: '55000', message: 'is not currently accepting connections' }
+
 /** Node's socket errors, met when PostgreSQL cannot be reached. */
 const SOCKET_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNABORTED'])
 
@@ -50,6 +58,7 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   if (code !== undefined) {
     if (SQLITE_UNAVAILABLE.test(code) || SOCKET_ERRORS.has(code)) return true
     if (/^[0-9A-Z]{5}$/.test(code) && POSTGRES_UNAVAILABLE.test(code)) return true
+    if (code === POSTGRES_REFUSING.code && error instanceof Error && error.message.includes(POSTGRES_REFUSING.message)) return true
   }
   const message = error instanceof Error ? error.message : ''
   if (PG_MESSAGES.some((m) => message.includes(m))) return true
