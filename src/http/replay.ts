@@ -57,6 +57,18 @@
  * each for the others, 1.0 a request against 0.4 for reads by id); a turn whose look read documents by id has its cold
  * reads of occurrences read theirs after it (with its generation: no look again).
  *
+ * Cold lists (issue 49, SQLite): a plain anonymous `GET <prefix>/events` (no query, or up to 16 parameters of distinct
+ * names written plainly: no escape, `+` or bracket, none of `ml_language` and `ical`, which change the answer's headers:
+ * `plainListQuery`), asking for no coding, with no recording of its own (or a stale one), is held and looked at the same
+ * way, then answered by `cold.list`: its query normalised and validated as the route does it (handlers/cold-reads.ts,
+ * with the route's own validator), its page made by the full path's functions (handlers/event-lists.ts), the read
+ * cache's hot answer of its URL and window used and kept as the full path does, and sent with the headers of a full
+ * path's answer to a plain list asked with the same `Accept`, `Accept-Encoding` and `X-No-Compression`, with a `Link`
+ * or without as the page has one (a template: every header but its X-Total, X-Total-Pages, Link, length and request
+ * id). Not recorded. Any refusal (an invalid parameter, an unknown link target, the page past the last), a fault, or a
+ * page whose form has no template yet: the full path answers (its 400 and 404 bodies). What it saves is Fastify's
+ * routing, hooks, validation and reply (a list's Node parsing, statements and socket write remain).
+ *
  * `app.inject` does not pass through here (it calls Fastify's handler itself): only requests on the socket do.
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
