@@ -21,7 +21,8 @@ import type { AppContext } from './handlers/context.js'
 import { eventHandlers } from './handlers/events.js'
 import { occurrenceWriteHandlers } from './handlers/occurrence-writes.js'
 import { occurrenceHandlers } from './handlers/event-occurrences.js'
-import { coldSources, postgresColdSources, type ColdSources } from './handlers/cold-reads.js'
+import { coldSources, postgresColdSources, type ColdSources, type ListQueryCheck } from './handlers/cold-reads.js'
+import type { ListQuery } from './handlers/event-list-input.js'
 import { eventDocument } from './handlers/event-documents.js'
 import { organizerHandlers } from './handlers/organizers.js'
 import { rootHandlers } from './handlers/root.js'
@@ -210,7 +211,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   let connections: { closing(): boolean } | undefined
   // Cold anonymous reads by id and of occurrences from the stored documents, before routing (SQLite: its look answers
   // at once). PostgreSQL: reads by id only, the turn's look reading the documents of the cold reads held in its statement.
-  const coldReads = isPostgres(db) || !config.eventDocuments ? undefined : coldSources(ctx)
+  // Cold lists (SQLite): the list route's query check, taken from the route as it is registered (below).
+  let listCheck: ListQueryCheck | undefined
+  const compilers = options.compilers ?? createCompilers()
+  const coldReads = isPostgres(db) || !config.eventDocuments ? undefined : coldSources(ctx, () => listCheck)
   const replay = registerReplay(app, {
     arrived,
     lookNow: () => generationNow(db),
@@ -229,7 +233,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.decorate('publicUrl', { getter: () => base.base })
   connections = registerConnectionHandling(app, config.connections)
 
-  useCompilers(app, options.compilers ?? createCompilers())
+  useCompilers(app, compilers)
+  app.addHook('onRoute', (route) => {
+    const querystring = route.schema?.querystring
+    if (listCheck !== undefined || route.method !== 'GET' || route.url !== `${PREFIX}/events` || typeof querystring !== 'object' || querystring === null) return
+    const validate = compilers.validator(querystring, 'querystring')
+    listCheck = { schema: querystring, valid: (query): query is ListQuery => validate(query) }
+  })
   registerErrorHandlers(app, texts)
   registerBodyParsers(app)
   refuseMissingHost(app)

@@ -12,9 +12,13 @@
  * `withLook`: no look again). Cold reads of occurrences held in a turn whose look read documents by id read theirs after it.
  */
 import { PREFIX } from '../http/spec.js'
+import { linkHeader } from '../http/pagination.js'
+import { normaliseQuery } from '../http/query.js'
 import type { ReplaySources } from '../http/replay.js'
 import type { AppContext } from './context.js'
-import type { ColdAnswer } from '../http/replay.js'
+import type { ColdAnswer, ColdList } from '../http/replay.js'
+import { coldList } from './event-lists.js'
+import type { ListQuery } from './event-list-input.js'
 import { occurrenceKey, type DocumentRead, type EventDocuments, type OccurrenceDocument } from '../repositories/event-documents.js'
 import { lookedGeneration, withLook } from '../repositories/read-cache.js'
 import { documentAnswer } from './event-documents.js'
@@ -22,9 +26,34 @@ import { documentOccurrence } from './occurrence-documents.js'
 
 export type ColdSources = NonNullable<ReplaySources['cold']> & { occurrence: NonNullable<NonNullable<ReplaySources['cold']>['occurrence']> }
 
-export function coldSources(ctx: AppContext): ColdSources {
+/**
+ * How the list route checks its query (app.ts takes them from the route once it is registered): its `querystring`
+ * schema, which `preValidation` normalises the query for (http/query.ts), and the validator Fastify runs on it.
+ */
+export interface ListQueryCheck {
+  schema: unknown
+  valid(query: unknown): query is ListQuery
+}
+
+/**
+ * The answer of a cold list (http/replay.ts "Cold lists"): `query` (as Fastify's parser reads the plain query of `url`)
+ * normalised and validated as the route does; an invalid one, or any refusal, is the full path's to answer (its 400).
+ */
+async function coldListAnswer(ctx: AppContext, check: ListQueryCheck | undefined, url: string, query: Record<string, string>): Promise<ColdList | undefined> {
+  if (check === undefined) return undefined
+  const values: Record<string, unknown> = { ...query }
+  const digits = new Map<number, string>()
+  const names = normaliseQuery(values, check.schema, digits)
+  if (!check.valid(values)) return undefined
+  const made = await coldList(ctx, url, values, { names, digits })
+  return made === undefined ? undefined : { body: made.body, total: made.page.total, totalPages: made.page.totalPages, link: linkHeader(made.page.links) }
+}
+
+/** `listCheck`: the list route's query check once it is registered (undefined before: no cold list). */
+export function coldSources(ctx: AppContext, listCheck: () => ListQueryCheck | undefined = () => undefined): ColdSources {
   return {
     path: `${PREFIX}/events/`,
+    list: (url, query) => coldListAnswer(ctx, listCheck(), url, query),
     answer: async (id) => {
       const read = await ctx.documents.read(id, ctx.apiUrl)
       if (read?.found !== true) return undefined

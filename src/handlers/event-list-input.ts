@@ -3,12 +3,11 @@
  * the `geoloc` filters, and the venues, organizers, parent, categories and tags it names resolved to
  * ids. Every refusal names the parameter, in the order the contract checks them.
  */
-import type { FastifyRequest } from 'fastify'
 import type { Language, QueryOf } from '../contract.js'
 import { ApiError, geolocInactive, invalidParam } from '../http/errors.js'
 import { dateWindow } from '../lib/date-window.js'
 import { modifiedShown, modifiedWindow } from '../lib/modified-window.js'
-import { canReadLinked, listScope } from '../lib/rights.js'
+import { canReadLinked, listScope, type Caller } from '../lib/rights.js'
 import { linkedOwners } from '../repositories/linked.js'
 import { filterTermId, firstUnknownId, type EventFilter } from '../repositories/event-filters.js'
 import type { AppContext } from './context.js'
@@ -19,12 +18,12 @@ export type ListQuery = QueryOf<'listEvents'>
  * The filter of a list query, and the window's bounds as the list's `rest_url` shows them; `now` is the clock
  * the date and `modified_*` windows are read at (`today`, `now`, the default window).
  */
-export async function eventFilterOf(ctx: AppContext, req: FastifyRequest, query: ListQuery, now = ctx.now()): Promise<{ filter: EventFilter; shown: Array<[string, string]> }> {
+export async function eventFilterOf(ctx: AppContext, caller: Caller | null, query: ListQuery, now = ctx.now()): Promise<{ filter: EventFilter; shown: Array<[string, string]> }> {
   if (query.ticketed === true) {
     throw new ApiError(400, 'event-tickets-not-active', 'ticketsInactive', {}, { reasons: { ticketed: { key: 'ticketsInactive', vars: {} } } })
   }
   const geo = geoFilter(ctx, query)
-  const scope = listScope(req.user, query.status)
+  const scope = listScope(caller, query.status)
   if (scope.kind === 'refused') throw invalidParam('status', 'statusNotAllowed')
   const language = query.ml_language ?? ctx.config.defaultLanguage
   const window = dateWindow(query, ctx.config.timezone, now)
@@ -38,8 +37,8 @@ export async function eventFilterOf(ctx: AppContext, req: FastifyRequest, query:
   const venues = nonEmpty(query.venue)
   const organizers = nonEmpty(query.organizer)
   // A venue or organizer in the trash matches no event (CONTRACT §5): only the others filter.
-  const venueIds = venues === undefined ? undefined : await checkReadable(ctx, req, 'venues', 'venue', venues, language)
-  const organizerIds = organizers === undefined ? undefined : await checkReadable(ctx, req, 'organizers', 'organizer', organizers, language)
+  const venueIds = venues === undefined ? undefined : await checkReadable(ctx, caller, 'venues', 'venue', venues, language)
+  const organizerIds = organizers === undefined ? undefined : await checkReadable(ctx, caller, 'organizers', 'organizer', organizers, language)
   if (query.post_parent !== undefined) await checkKnown(ctx, 'events', 'post_parent', [query.post_parent])
   const include = nonEmpty(query.include)
   const filter: EventFilter = {
@@ -104,12 +103,12 @@ function geoFilter(ctx: AppContext, query: ListQuery): Pick<EventFilter, 'hasGeo
  * link (§7: links point to records in the event's language), as slugs of another language are. Returns
  * those not in the trash: a trashed one matches no event (§5).
  */
-async function checkReadable(ctx: AppContext, req: FastifyRequest, table: 'venues' | 'organizers', field: string, ids: number[], language: Language): Promise<number[]> {
+async function checkReadable(ctx: AppContext, caller: Caller | null, table: 'venues' | 'organizers', field: string, ids: number[], language: Language): Promise<number[]> {
   const owners = await linkedOwners(ctx.db, table, ids)
   const linkable: number[] = []
   for (const id of ids) {
     const owner = owners.get(id)
-    if (owner === undefined || owner.language !== language || !canReadLinked(req.user, owner)) throw invalidParam(field, 'unknownLinked', { value: String(id) })
+    if (owner === undefined || owner.language !== language || !canReadLinked(caller, owner)) throw invalidParam(field, 'unknownLinked', { value: String(id) })
     if (owner.status !== 'trash') linkable.push(id)
   }
   return linkable

@@ -15,28 +15,26 @@ import { checkNotModified, eventEtag, expectedVersion } from '../http/etag.js'
 import { feedEtag, sendFeed, wantsIcal } from '../http/ical.js'
 import { requestedLanguage } from '../http/language.js'
 import type { Handlers } from '../http/operations.js'
-import { checkPage, listLinks, pageOf, sendList, setListHeaders, type ListEnvelope, type ListPage } from '../http/pagination.js'
-import { asSent, sentQueryOf } from '../http/query.js'
-import { sendSerialized, type Serialized, type SerializedPieces } from '../http/serialized.js'
-import { listed, seenBy, withJsonLd } from '../lib/event-view.js'
-import { occurrenceRecord } from '../lib/occurrence-view.js'
+import { setListHeaders, type ListEnvelope } from '../http/pagination.js'
+import { sentQueryOf } from '../http/query.js'
+import { sendSerialized, type Serialized } from '../http/serialized.js'
+import { seenBy, withJsonLd } from '../lib/event-view.js'
 import { FEED_FORMAT, icalFeed, type FeedEvent } from '../lib/ical.js'
 import { samePassword } from '../lib/passwords.js'
 import { modifiedNow } from '../lib/post-dates.js'
 import { canEdit, canRead, editsAll, statusToStore, type Caller, type Owned } from '../lib/rights.js'
-import { countEvents, eventEntries, eventIds, type ListEntry } from '../repositories/event-filters.js'
+import { countEvents, eventIds } from '../repositories/event-filters.js'
 import type { DocumentRead } from '../repositories/event-documents.js'
-import { eventAccess, findEvent, rememberedEvents, storedEvents, writtenEventRecord, type StoredEvent } from '../repositories/event-records.js'
+import { eventAccess, findEvent, storedEvents, writtenEventRecord, type StoredEvent } from '../repositories/event-records.js'
 import { LookMoved, holdsHotAnswer, hotAnswer, hotAnswerNow, keepHotAnswer, lookHolds, onTrust, provisionalLook, withLook, type ProvisionalLook } from '../repositories/read-cache.js'
 import { changedOccurrences, type ChangedOccurrence } from '../repositories/override-reads.js'
 import { deleteEvent, insertEvent, trashEvent, updateEvent } from '../repositories/event-writes.js'
-import { entryKey, occurrencesOf, overriddenKeys } from '../repositories/occurrences.js'
 import type { PostRef } from '../repositories/posts.js'
 import { lost, writeRead } from './compare-and-swap.js'
 import type { AppContext } from './context.js'
 import { createOnce } from './idempotency.js'
-import { documentAnswer, documentsListed, eventDocument, isSingleDocument } from './event-documents.js'
-import { occurrenceFromDocument, unchangedItem } from './occurrence-list-items.js'
+import { documentAnswer, eventDocument } from './event-documents.js'
+import { askedBefore, hotListKey, listAnswer, type HotList } from './event-lists.js'
 import { checkEventUpdate, checkNewEvent, datesOf, eventColumns, precheckEventUpdate, seriesChange, type EventBody } from './event-input.js'
 import { eventFilterOf, windowKeyOf, type ListQuery } from './event-list-input.js'
 import { byId, bySlug, lookupLanguage, writerOf } from './linked.js'
@@ -53,16 +51,6 @@ type EventHandlers = Pick<Handlers,
  * Refuses a single read the caller may not have (CONTRACT §6), in this order: a trashed event (410 for
  * everyone), one the caller may not read (403), a protected one without its password or edit rights (403).
  */
-/** Slots of the table of lists made (a power of two): a list asked again within a few thousand others is kept. */
-const LIST_SLOTS = 4096
-
-/** The slot of LIST_SLOTS for a hot answer's key (FNV-1a over its UTF-16 units). */
-function slotOf(key: string): number {
-  let hash = 0x811c9dc5
-  for (let i = 0; i < key.length; i++) hash = Math.imul(hash ^ key.charCodeAt(i), 0x01000193)
-  return (hash ^ (hash >>> 15)) & (LIST_SLOTS - 1)
-}
-
 export function refuseRead(caller: Caller | null, event: Owned, protectedBy: string | null, password: string | undefined): void {
   if (event.status === 'trash') throw new ApiError(410, 'event-no-longer-available', 'noLongerAvailable')
   if (!canRead(caller, event)) throw new ApiError(403, 'event-not-accessible', 'notAccessible', { resource: 'event' })
@@ -79,30 +67,7 @@ interface HotEvent {
   body: Serialized<Event>
 }
 
-/** An anonymous JSON list's answer (one URL, one window), kept as bytes while the data stays as it was. */
-interface HotList {
-  /** What its X-Total, X-Total-Pages and Link headers say. */
-  page: ListPage
-  body: Serialized<ListEnvelope<'events', Event>>
-}
-
 export function eventHandlers(ctx: AppContext): EventHandlers {
-  // The hot answer key last made in each slot of LIST_SLOTS: whether a list's URL (and window) was asked before.
-  const listsMade = new Array<string | undefined>(LIST_SLOTS)
-  /**
-   * Whether a list made now is kept as its hot answer (and so recorded for replay): only when the same URL and window
-   * was made before, as http/replay.ts records cold reads by id. Issue 49: kept at their first read, lists asked at
-   * random (30–40 kB of body each, up to 8 MB of them kept) lived through collections and died old: mark-compacts
-   * (13–30 ms each) 3.2–3.8 per 1,000 random filtered lists and 0.7–0.84 per 1,000 searches, against 1.8–2.4 and
-   * 0.32–0.38 when kept at the second read. A URL asked again is kept at its second read, answered hot from its third.
-   */
-  function askedBefore(key: string): boolean {
-    const slot = slotOf(key)
-    const again = listsMade[slot] === key
-    listsMade[slot] = key
-    return again
-  }
-
   /** The ETag of the event as `caller` sees it. */
   const etag = (stored: StoredEvent, caller: Caller | null): string => eventEtag(seenBy(caller, stored.record), stored.version)
 
@@ -150,7 +115,7 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
 
   /** A list as a feed (§14): the JSON list's filters and order, no pages, at most CALENDAR_ICAL_MAX_EVENTS. */
   async function listFeed(req: FastifyRequest, query: ListQuery, reply: FastifyReply): Promise<string> {
-    const listed = await eventFilterOf(ctx, req, query)
+    const listed = await eventFilterOf(ctx, req.user, query)
     // The list's rows are occurrences: a series is in the feed once (its VEVENT holds them all), at the place of its
     // first matching occurrence (`hide_subsequent_recurrences`), so the cap and X-Total count events (CONTRACT §14).
     const filter = listed.filter.include === undefined ? { ...listed.filter, hideSubsequent: true } : listed.filter
@@ -171,7 +136,7 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     // once when the look at the data version is (SQLite), without a promise.
     const now = ctx.now()
     const windowKey = req.user === null ? windowKeyOf(ctx, query, now) : undefined
-    const hotKey = windowKey === undefined ? '' : `answer:events:${ctx.apiUrl} ${req.url} ${windowKey}`
+    const hotKey = windowKey === undefined ? '' : hotListKey(ctx, req.url, windowKey)
     const looked = windowKey === undefined ? undefined : hotAnswerNow<HotList>(ctx.db, hotKey)
     // Replayed before routing (http/replay.ts) while its generation is the current one and the clock keeps its window.
     if (windowKey !== undefined) req.replayHolds = () => windowKeyOf(ctx, query, ctx.now()) === windowKey
@@ -220,112 +185,14 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
   async function listPage(
     req: FastifyRequest, query: ListQuery, reply: FastifyReply, now: Date, hotKey: string, generation: number | undefined, look?: ProvisionalLook,
   ): Promise<Serialized<ListEnvelope<'events', Event>>> {
-    const { filter, shown } = await eventFilterOf(ctx, req, query, now)
-    const page = pageOf(query)
-    const total = await countEvents(ctx.db, filter)
-    const totalPages = checkPage('event', page, total)
-    const entries = total === 0 ? [] : await eventEntries(ctx.db, filter, page.offset, page.perPage, total)
-    // `include` lists wholes (CONTRACT §17): one item per event named, `occurrence: null`.
-    const items = await listedEvents(req.user, entries, filter.include !== undefined, look)
-    // The effective window replaces the date filters sent; one ignored (under include) still shows as sent.
-    const windowNames = new Set(shown.map(([name]) => name))
-    const sent = sentQueryOf(req)
-      .filter((name) => !windowNames.has(name))
-      .map((name): [string, unknown] => [name, asSent(req, (query as Record<string, unknown>)[name])])
-    const links = listLinks(`${ctx.apiUrl}/events`, page, totalPages, [...shown, ...sent])
-    if (look !== undefined && !(await lookHolds(ctx.db, look))) throw new LookMoved()
-    const pageInfo = { links, total, totalPages }
-    const body = sendList(reply, 'events', pageInfo, items)
-    if (hotKey !== '' && askedBefore(hotKey)) {
-      keepHotAnswer(ctx.db, generation, hotKey, { page: pageInfo, body } satisfies HotList, body.length)
+    const made = await listAnswer(ctx, req.user, query, { names: sentQueryOf(req), digits: req.sentDigits }, now, look)
+    setListHeaders(reply, made.page.total, made.page.totalPages, made.page.links)
+    const body = sendSerialized(reply, made.body)
+    if (hotKey !== '' && askedBefore(ctx, hotKey)) {
+      keepHotAnswer(ctx.db, generation, hotKey, made satisfies HotList, body.length)
       req.replayable = generation
     }
     return body
-  }
-
-  /**
-   * The records of a list page as `caller` is shown them, as JSON: for anonymous callers from the events'
-   * stored documents where there are some (a series' occurrences without an override too, their values put in
-   * its document's bytes: handlers/occurrence-list-items.ts), the others assembled (and offered to be stored).
-   * Each entry of a series shows its occurrence (lib/occurrence-view.ts), unless the page lists `wholes`.
-   */
-  async function listedEvents(caller: Caller | null, entries: readonly ListEntry[], wholes: boolean, look?: ProvisionalLook): Promise<Array<Serialized<Event> | SerializedPieces<Event>>> {
-    const ids = [...new Set(entries.map((e) => e.id))]
-    // In lists a protected event keeps its place with description and excerpt null, for every caller (§6).
-    const shown = (stored: StoredEvent) => ctx.json.event(listed(seenBy(caller, stored.record), stored.password !== null))
-    // Anonymous: the records the read cache holds (their JSON made once), then stored documents, then assembled.
-    const remembered = caller === null ? await rememberedEvents(ctx.db, ids) : new Map<number, StoredEvent>()
-    // A series' record remembered serves its overridden occurrences; its document, read all the same, the others.
-    const rest = remembered.size === 0 ? ids : ids.filter((id) => !remembered.has(id) || (!wholes && remembered.get(id)?.record.recurrence != null))
-    const documents = caller === null && rest.length > 0 ? await ctx.documents.readMany(rest, ctx.apiUrl, look) : undefined
-    const found = documents === undefined ? [] : [...documents.found.values()]
-    const singles = found.filter((d) => wholes || isSingleDocument(d))
-    // A series' document serves its occurrences without an override (its record is read only for the others).
-    const seriesDocuments = new Map(wholes ? [] : found.filter((d) => !isSingleDocument(d)).map((d) => [d.id, d]))
-    const fromDocuments = new Map<number, SerializedPieces<Event>>()
-    const listedDocument = singles.length + seriesDocuments.size === 0 ? undefined : await documentsListed(ctx, [...singles, ...seriesDocuments.values()])
-    if (listedDocument === undefined) seriesDocuments.clear()
-    else for (const d of singles) fromDocuments.set(d.id, listedDocument(d))
-    const assembled = new Map<number, StoredEvent>()
-    const assemble = async (missing: readonly number[]) => {
-      for (const stored of await storedEvents(ctx.db, ctx.site, missing)) {
-        if (documents?.version !== undefined && !documents.found.has(stored.record.id)) {
-          const offered = eventDocument(ctx, stored)
-          if (offered !== undefined) ctx.documents.offer(documents.version, ctx.apiUrl, offered)
-        }
-        assembled.set(stored.record.id, stored)
-      }
-    }
-    await assemble(rest.filter((id) => !remembered.has(id) && !fromDocuments.has(id) && !seriesDocuments.has(id)))
-    const storedOf = (id: number) => remembered.get(id) ?? assembled.get(id)
-    // The occurrences a series' entries show, their overrides with them (one statement for the page).
-    const ofSeries = wholes ? [] : entries.filter((e) => seriesDocuments.has(e.id) || storedOf(e.id)?.record.recurrence != null)
-    // An occurrence of a series with a document and no override: its row from its id and the series, its item from the
-    // document (no statement, no record); the others' rows are read (one statement for the page) and their items made
-    // from the document (not overridden) or from the record.
-    const overridden = seriesDocuments.size === 0 || listedDocument === undefined ? undefined : await overriddenKeys(ctx.db)
-    const fromDocument = new Map<string, SerializedPieces<Event>>()
-    for (const entry of overridden === undefined ? [] : ofSeries) {
-      const document = seriesDocuments.get(entry.id)
-      const key = entryKey(entry.id, entry.occurrence)
-      if (document === undefined || listedDocument === undefined || overridden?.has(key) !== false) continue
-      const item = unchangedItem(ctx, listedDocument, document, entry.occurrence)
-      if (item !== undefined) fromDocument.set(key, item)
-    }
-    const occurrences = await occurrencesOf(ctx.db, ctx.site, fromDocument.size === 0 ? ofSeries : ofSeries.filter((e) => !fromDocument.has(entryKey(e.id, e.occurrence))))
-    // Entries of a series made from its document, by `entryKey`; those it cannot make (overridden ones) are made
-    // from its record, read for them.
-    const fromRecord = new Set<number>()
-    for (const entry of ofSeries) {
-      const key = entryKey(entry.id, entry.occurrence)
-      if (fromDocument.has(key)) continue
-      const document = seriesDocuments.get(entry.id)
-      const occurrence = occurrences.get(key)
-      const item = document !== undefined && listedDocument !== undefined && occurrence?.override === null
-        ? occurrenceFromDocument(ctx, listedDocument, document, occurrence.state) : undefined
-      if (item !== undefined) fromDocument.set(key, item)
-      else if (!remembered.has(entry.id)) fromRecord.add(entry.id)
-    }
-    if (fromRecord.size > 0) await assemble([...fromRecord].filter((id) => !assembled.has(id)))
-    const items: Array<Serialized<Event> | SerializedPieces<Event>> = []
-    for (const entry of entries) {
-      const key = entryKey(entry.id, entry.occurrence)
-      const made = fromDocument.get(key)
-      if (made !== undefined) {
-        items.push(made)
-        continue
-      }
-      const stored = storedOf(entry.id)
-      const occurrence = occurrences.get(key)
-      if (stored !== undefined && occurrence !== undefined) {
-        const record = occurrenceRecord(stored.record, occurrence.state, occurrence.override)
-        items.push(ctx.json.event(listed(seenBy(caller, record), stored.password !== null)))
-        continue
-      }
-      const item = stored !== undefined ? shown(stored) : fromDocuments.get(entry.id)
-      if (item !== undefined) items.push(item)
-    }
-    return items
   }
 
   function get(req: FastifyRequest, ref: PostRef, language: Language | undefined, password: string | undefined, ical: boolean | undefined, reply: FastifyReply): Promise<Serialized<Event> | string> | Serialized<Event> {

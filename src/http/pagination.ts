@@ -52,10 +52,16 @@ export function listLinks(collectionUrl: string, page: Page, totalPages: number,
 export function setListHeaders(reply: FastifyReply, total: number, totalPages: number, links: ListLinks): void {
   reply.header('X-Total', String(total))
   reply.header('X-Total-Pages', String(totalPages))
+  const link = linkHeader(links)
+  if (link !== undefined) reply.header('Link', link)
+}
+
+/** The `Link` header of a list page: its next and previous pages, undefined when it has neither. */
+export function linkHeader(links: ListLinks): string | undefined {
   const link: string[] = []
   if (links.next_rest_url !== undefined) link.push(`<${links.next_rest_url}>; rel="next"`)
   if (links.previous_rest_url !== undefined) link.push(`<${links.previous_rest_url}>; rel="prev"`)
-  if (link.length > 0) reply.header('Link', link.join(', '))
+  return link.length > 0 ? link.join(', ') : undefined
 }
 
 /** What a list answer is made of once its page is read. */
@@ -71,6 +77,11 @@ export interface ListPage {
  */
 export function sendList<F extends string, R>(reply: FastifyReply, field: F, list: ListPage, items: ReadonlyArray<Serialized<R> | SerializedPieces<R>>): Serialized<ListEnvelope<F, R>> {
   setListHeaders(reply, list.total, list.totalPages, list.links)
+  return sendSerialized(reply, listBodyOf(field, list, items))
+}
+
+/** A list route's body (see `sendList`) without its headers. */
+export function listBodyOf<F extends string, R>(field: F, list: ListPage, items: ReadonlyArray<Serialized<R> | SerializedPieces<R>>): Serialized<ListEnvelope<F, R>> {
   // The array is serialized empty and the records' JSON put into it (see `listBody`); keys in the order of CONTRACT §3.
   const { rest_url, next_rest_url, previous_rest_url } = list.links
   const envelope = {
@@ -79,7 +90,7 @@ export function sendList<F extends string, R>(reply: FastifyReply, field: F, lis
     ...(previous_rest_url !== undefined ? { previous_rest_url } : {}),
     total: list.total, total_pages: list.totalPages,
   } as unknown as ListEnvelope<F, R>
-  return sendSerialized(reply, listBody(envelope, field, items))
+  return listBody(envelope, field, items)
 }
 
 /** A list body: the records' array under `field`, the links and the totals. */

@@ -62,6 +62,14 @@ function normaliseRequest(req: FastifyRequest): void {
 }
 
 /**
+ * A query parsed outside a route (http/replay.ts "Cold lists") normalised as `preValidation` normalises the route's:
+ * `query` changed in place for its `querystring` schema, integers beyond 2^53 noted in `digits`; the names sent, in order.
+ */
+export function normaliseQuery(query: Record<string, unknown>, querystring: unknown, digits: Map<number, string>): string[] {
+  return normaliseRecord(query, propertiesOf(querystring), false, digits)
+}
+
+/**
  * Parses a form body into strings, lists and objects (repeated keys and `a[]` keys become lists, PHP's
  * bracketed names lists and objects: `bracketed-names.ts`), in time linear in the body: repeated values
  * are appended in place, never copied.
@@ -252,8 +260,13 @@ export function sentQueryOf(req: FastifyRequest): string[] {
 
 /** A value as it was sent: integers beyond 2^53 as their digits (see `sentDigits`), arrays element by element. */
 export function asSent(req: FastifyRequest, value: unknown): unknown {
-  if (Array.isArray(value)) return value.map((v) => asSent(req, v))
-  if (typeof value === 'number' && !Number.isSafeInteger(value)) return req.sentDigits?.get(value) ?? value
+  return asSentWith(req.sentDigits, value)
+}
+
+/** `asSent` with the request's `sentDigits` (none: undefined). */
+export function asSentWith(digits: ReadonlyMap<number, string> | undefined, value: unknown): unknown {
+  if (Array.isArray(value)) return value.map((v) => asSentWith(digits, v))
+  if (typeof value === 'number' && !Number.isSafeInteger(value)) return digits?.get(value) ?? value
   return value
 }
 

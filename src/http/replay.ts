@@ -57,6 +57,18 @@
  * each for the others, 1.0 a request against 0.4 for reads by id); a turn whose look read documents by id has its cold
  * reads of occurrences read theirs after it (with its generation: no look again).
  *
+ * Cold lists (issue 49, SQLite): a plain anonymous `GET <prefix>/events` (no query, or up to 16 parameters of distinct
+ * names written plainly: no escape, `+` or bracket, none of `ml_language` and `ical`, which change the answer's headers:
+ * `plainListQuery`), asking for no coding, with no recording of its own (or a stale one), is held and looked at the same
+ * way, then answered by `cold.list`: its query normalised and validated as the route does it (handlers/cold-reads.ts,
+ * with the route's own validator), its page made by the full path's functions (handlers/event-lists.ts), the read
+ * cache's hot answer of its URL and window used and kept as the full path does, and sent with the headers of a full
+ * path's answer to a plain list asked with the same `Accept`, `Accept-Encoding` and `X-No-Compression`, with a `Link`
+ * or without as the page has one (a template: every header but its X-Total, X-Total-Pages, Link, length and request
+ * id). Not recorded. Any refusal (an invalid parameter, an unknown link target, the page past the last), a fault, or a
+ * page whose form has no template yet: the full path answers (its 400 and 404 bodies). What it saves is Fastify's
+ * routing, hooks, validation and reply (a list's Node parsing, statements and socket write remain).
+ *
  * `app.inject` does not pass through here (it calls Fastify's handler itself): only requests on the socket do.
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
@@ -116,7 +128,21 @@ export interface ReplaySources {
      */
     lookWithOccurrences?: (asked: Array<[id: number, occurrence: string]>) =>
       Promise<{ generation: number | undefined; made: ((id: number, occurrence: string) => Promise<ColdAnswer | undefined>) | undefined }>
+    /**
+     * Cold lists (see "Cold lists" in the module comment): the answer of an anonymous JSON list at `url`
+     * (`<prefix>/events` with a plain query, `query` as parsed: `plainListQuery`), made now, after the look; undefined
+     * when the full path is to answer (any refusal, an iCalendar feed, a fault).
+     */
+    list?: (url: string, query: Record<string, string>) => Promise<ColdList | undefined>
   }
+}
+
+/** A cold list's answer: its body and what its X-Total, X-Total-Pages and Link headers say (no Link: undefined). */
+export interface ColdList {
+  body: Buffer
+  total: number
+  totalPages: number
+  link: string | undefined
 }
 
 /** What a cold read's answer is made of besides the headers every such answer carries. */
@@ -177,6 +203,8 @@ export interface Replay {
   readonly colds: number
   /** Looks at the data version taken for held requests so far (one for every request held in a turn). */
   readonly looks: number
+  /** Lists answered before routing so far (cold lists, with a list template's headers). */
+  readonly lists: number
 }
 
 interface Held {
@@ -185,6 +213,8 @@ interface Held {
   /** The recording it may be answered with, or its template and event id (and occurrence id) for a cold read. */
   recording: Recording | undefined
   cold: ColdRead | undefined
+  /** A cold list: its parsed query and the rest of its key (its templates'), else undefined. */
+  list: { query: Record<string, string>; rest: string } | undefined
   key: string
   start: number
 }
@@ -229,6 +259,74 @@ function templateOf(recording: Recording): Template | undefined {
   }
   if (etagAt < 0 || lengthAt < 0 || !typed) return undefined
   return { headers, etagAt, lengthAt, idAt: recording.idAt, route: recording.route }
+}
+
+/**
+ * The headers of a full path's 200 to a plain anonymous JSON list (`plainListQuery`), as Node was given them, for the
+ * request headers of a key's rest, with or without a `Link`: every such answer has them but for its X-Total,
+ * X-Total-Pages, Link, length and request id (at `totalAt`, `pagesAt`, `linkAt` (-1: none), `lengthAt`, `idAt`).
+ */
+interface ListTemplate {
+  headers: unknown[]
+  totalAt: number
+  pagesAt: number
+  linkAt: number
+  lengthAt: number
+  idAt: number
+  route: string
+}
+
+/** The answer headers a list template may hold (any other makes a recording no template). */
+const LIST_TEMPLATE_HEADERS = new Set(['content-type', 'content-length', 'x-request-id', 'access-control-allow-origin',
+  'access-control-expose-headers', 'content-language', 'x-content-type-options', 'vary', 'x-total', 'x-total-pages', 'link'])
+
+/** The list template of a recording's headers, or undefined when they are not those of an identity JSON list. */
+function listTemplateOf(recording: Recording): ListTemplate | undefined {
+  const { headers } = recording
+  const at = { totalAt: -1, pagesAt: -1, linkAt: -1, lengthAt: -1 }
+  let typed = false
+  for (let i = 0; i < headers.length; i += 2) {
+    const name = String(headers[i]).toLowerCase()
+    if (!LIST_TEMPLATE_HEADERS.has(name) || typeof headers[i + 1] !== 'string' && typeof headers[i + 1] !== 'number') return undefined
+    if (name === 'x-total') at.totalAt = i + 1
+    if (name === 'x-total-pages') at.pagesAt = i + 1
+    if (name === 'link') at.linkAt = i + 1
+    if (name === 'content-length') at.lengthAt = i + 1
+    if (name === 'content-type') typed = headers[i + 1] === JSON_TYPE
+  }
+  if (at.totalAt < 0 || at.pagesAt < 0 || at.lengthAt < 0 || !typed) return undefined
+  return { headers, ...at, idAt: recording.idAt, route: recording.route }
+}
+
+/** The key of a list template: the rest of a request's key (after the URL), and whether its answers carry a Link. */
+const listTemplateKey = (rest: string, link: boolean): string => link ? `${rest}\nL` : rest
+
+/** A plain query's parameter: a name of lowercase letters and `_`, `=`, a value of letters, digits and `_.,:-`. */
+const PLAIN_PARAMETER = /^[a-z_]{1,40}=[A-Za-z0-9_.,:-]{0,200}$/
+
+/** Parameters a cold list leaves to the full path: they change the answer's headers (its language, an iCalendar feed). */
+const NOT_PLAIN = new Set(['ml_language', 'ical'])
+
+/**
+ * The query of a plain list URL (`path`, then nothing or `?` and at most 16 plain parameters of distinct names, none of
+ * NOT_PLAIN), as Fastify's parser reads it (no escapes, no `+`, no brackets, no repeated name: each value as written);
+ * undefined when the URL is no such list's.
+ */
+export function plainListQuery(url: string, path: string): Record<string, string> | undefined {
+  if (!url.startsWith(path)) return undefined
+  if (url.length === path.length) return {}
+  if (url.charCodeAt(path.length) !== 0x3f || url.length === path.length + 1) return undefined
+  const pairs = url.slice(path.length + 1).split('&')
+  if (pairs.length > 16) return undefined
+  const query: Record<string, string> = {}
+  for (const pair of pairs) {
+    if (!PLAIN_PARAMETER.test(pair)) return undefined
+    const at = pair.indexOf('=')
+    const name = pair.slice(0, at)
+    if (Object.hasOwn(query, name) || NOT_PLAIN.has(name)) return undefined
+    query[name] = pair.slice(at + 1)
+  }
+  return query
 }
 
 /** The event id of a cold read's URL (`path` then digits, no leading zero, nothing after), or undefined. */
@@ -292,6 +390,7 @@ export function registerReplay(app: FastifyInstance, sources: ReplaySources): Re
   let replayed = 0
   let colds = 0
   let looks = 0
+  let lists = 0
   let held: Held[] = []
   const drop = (key: string) => {
     const old = recordings.get(key)
@@ -321,14 +420,19 @@ export function registerReplay(app: FastifyInstance, sources: ReplaySources): Re
   const templates = new Map<string, Template>()
   // The same for cold reads of occurrences (from full path's answers to such reads only: their headers are theirs).
   const occurrenceTemplates = new Map<string, Template>()
+  // Templates of cold lists, by the rest of their key and whether a Link is sent (`listTemplateKey`).
+  const listTemplates = new Map<string, ListTemplate>()
   const cold = sources.cold
+  // The path of event lists (`<prefix>/events`), where cold lists are answered.
+  const listPath = cold?.list === undefined ? undefined : cold.path.slice(0, -1)
+  const listQueryOf = (url: string): Record<string, string> | undefined => listPath === undefined ? undefined : plainListQuery(url, listPath)
   const occurrenceOf = cold?.occurrence === undefined ? undefined : (url: string) => coldOccurrence(url, cold.path)
   // The event id last read cold in each slot (`id` modulo SEEN_SLOTS): whether a cold read's URL was asked before.
   const seen = new Float64Array(SEEN_SLOTS).fill(-1)
   // The same for occurrences: the URL last read cold in each slot (`occurrenceSlot`).
   const seenOccurrences = new Array<string | undefined>(SEEN_SLOTS)
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    if (recordings.size === 0 && templates.size === 0 && occurrenceTemplates.size === 0) return fastify(req, res)
+    if (recordings.size === 0 && templates.size === 0 && occurrenceTemplates.size === 0 && listTemplates.size === 0) return fastify(req, res)
     const key = replayKey(req)
     if (key === undefined) return fastify(req, res)
     const recording = recordings.get(key)
@@ -345,11 +449,18 @@ export function registerReplay(app: FastifyInstance, sources: ReplaySources): Re
     const template = id === undefined || (req.headers['accept-encoding'] !== undefined && req.headers['x-no-compression'] === undefined)
       ? undefined : (occurrence === undefined ? templates : occurrenceTemplates).get(key.slice(key.indexOf('\n')))
     const coldRead = template === undefined || id === undefined ? undefined : { template, id, occurrence }
-    if (recording === undefined && coldRead === undefined) return fastify(req, res)
+    // A cold list: an identity answer to a plain list URL with a template for its headers (with or without a Link).
+    let list: Held['list']
+    if (coldRead === undefined && listTemplates.size > 0 && (req.headers['accept-encoding'] === undefined || req.headers['x-no-compression'] !== undefined)) {
+      const query = listQueryOf(url)
+      const rest = key.slice(key.indexOf('\n'))
+      if (query !== undefined && (listTemplates.has(rest) || listTemplates.has(listTemplateKey(rest, true)))) list = { query, rest }
+    }
+    if (recording === undefined && coldRead === undefined && list === undefined) return fastify(req, res)
     if (!sources.open()) return fastify(req, res)
     sources.arrived()
     if (held.length === 0) setImmediate(answerHeld)
-    held.push({ req, res, recording, cold: coldRead, key, start: performance.now() })
+    held.push({ req, res, recording, cold: coldRead, list, key, start: performance.now() })
   })
 
   function answerHeld(): void {
@@ -410,7 +521,8 @@ export function registerReplay(app: FastifyInstance, sources: ReplaySources): Re
       const { recording } = one
       if (recording === undefined || !open || generation !== recording.generation || (recording.holds !== undefined && !recording.holds())) {
         if (recording !== undefined && recordings.get(one.key) === recording) drop(one.key)
-        if (!open || generation === undefined || one.cold === undefined) fastify(one.req, one.res)
+        if (open && generation !== undefined && one.list !== undefined) answerList(one, one.list)
+        else if (!open || generation === undefined || one.cold === undefined) fastify(one.req, one.res)
         else {
           const { id, occurrence } = one.cold
           answerCold(one, one.cold, generation, occurrence === undefined ? made?.get(id)
@@ -472,6 +584,34 @@ export function registerReplay(app: FastifyInstance, sources: ReplaySources): Re
     else read.then(answerWith, () => answerWith(undefined)).catch((error: unknown) => failed(one, error))
   }
 
+  /**
+   * A cold list: its answer made after the look (`cold.list`), sent with the headers of its template (with or without a
+   * Link, as the answer has one) with its own X-Total, X-Total-Pages, Link, length and request id; not recorded (a list
+   * asked again is answered from the read cache's hot answer, kept under the same key as the full path's). The full path
+   * answers when no answer is made (a refusal, a fault) or no template has the answer's form.
+   */
+  function answerList(one: Held, { query, rest }: { query: Record<string, string>; rest: string }): void {
+    const read = cold?.list?.(one.req.url ?? '', query)
+    if (read === undefined) {
+      fastify(one.req, one.res)
+      return
+    }
+    read.then((made) => {
+      const template = made === undefined ? undefined : listTemplates.get(listTemplateKey(rest, made.link !== undefined))
+      if (made === undefined || template === undefined || !sources.open()) {
+        fastify(one.req, one.res)
+        return
+      }
+      const headers = template.headers.slice()
+      headers[template.totalAt] = String(made.total)
+      headers[template.pagesAt] = String(made.totalPages)
+      if (made.link !== undefined) headers[template.linkAt] = made.link
+      headers[template.lengthAt] = String(made.body.length)
+      replay(one, 200, headers, template.idAt, made.body, template.route)
+      lists += 1
+    }, () => fastify(one.req, one.res)).catch((error: unknown) => failed(one, error))
+  }
+
   function replay({ req, res, start }: Held, status: number, recorded: unknown[], idAt: number, body: Buffer, route: string): void {
     const headers = recorded.slice()
     const id = genReqId(req)
@@ -491,6 +631,8 @@ export function registerReplay(app: FastifyInstance, sources: ReplaySources): Re
   app.decorateRequest('replayHolds', undefined)
   app.addHook('onSend', (req, reply, payload, done) => {
     if (req.replayable !== undefined) record(req, reply, req.replayable)
+    // A plain anonymous list not kept (no read cache): its headers, a template of cold lists.
+    else if (listTemplates.size < 32 && reply.statusCode === 200 && listQueryOf(req.raw.url ?? '') !== undefined) record(req, reply, undefined)
     // A read of an occurrence (never replayable on the full path): its headers, the template of cold reads of occurrences.
     else if (occurrenceOf !== undefined && reply.statusCode === 200 && occurrenceTemplates.size < 16 && occurrenceOf(req.raw.url ?? '') !== undefined) record(req, reply, undefined)
     done(null, payload)
@@ -551,6 +693,11 @@ export function registerReplay(app: FastifyInstance, sources: ReplaySources): Re
           const template = templateOf(recording)
           if (template !== undefined) kept.set(key.slice(key.indexOf('\n')), template)
         }
+        // A plain list's headers: the template of cold lists asking as this one did, with or without a Link as it has one.
+        if (recording !== undefined && kept === undefined && listTemplates.size < 32 && listQueryOf(url) !== undefined) {
+          const template = listTemplateOf(recording)
+          if (template !== undefined) listTemplates.set(listTemplateKey(key.slice(key.indexOf('\n')), template.linkAt >= 0), template)
+        }
       }
       return ended
     } as typeof res.end
@@ -561,6 +708,7 @@ export function registerReplay(app: FastifyInstance, sources: ReplaySources): Re
     get replayed() { return replayed },
     get colds() { return colds },
     get looks() { return looks },
+    get lists() { return lists },
   }
 }
 
