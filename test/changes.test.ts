@@ -104,7 +104,7 @@ t.test('cursors page through every change exactly once; per_page is clamped to 5
   for (const bad of ['per_page=0', 'per_page=-1', 'per_page=x']) expectError(t, await (await setup(t)).inject({ url: `${API}/changes?${bad}` }), 400, 'rest_invalid_param', ['per_page'])
 })
 
-t.test('resource filters changes (all three array forms); an unknown resource is 400', async (t) => {
+t.test('resource filters changes (all three array forms); an unknown resource, or none, is 400', async (t) => {
   const { send, changes, summary, inject } = await setup(t)
   const tag = await send('POST', '/tags', { name: 'Jazz' })
   const venue = await send('POST', '/venues', { venue: 'Club' })
@@ -114,6 +114,8 @@ t.test('resource filters changes (all three array forms); an unknown resource is
   t.same(summary((await changes('resource[]=tags&resource[]=venues')).changes), [`created tags ${tag.id}`, `created venues ${venue.id}`])
   t.same(summary((await changes('resource=organizers&resource=venues')).changes), [`created venues ${venue.id}`, `created organizers ${organizer.id}`])
   expectError(t, await inject({ url: `${API}/changes?resource=users` }), 400, 'rest_invalid_param', ['resource'])
+  // An empty list is refused like any other value that is not one (CONTRACT §1: none is silently dropped).
+  for (const empty of ['resource=', 'resource[]=', 'resource=,']) expectError(t, await inject({ url: `${API}/changes?${empty}` }), 400, 'rest_invalid_param', ['resource'])
 })
 
 t.test('ml_language keeps the changes of records in that language; a translation changes the record it translates', async (t) => {
