@@ -104,7 +104,7 @@ t.test('cursors page through every change exactly once; per_page is clamped to 5
   for (const bad of ['per_page=0', 'per_page=-1', 'per_page=x']) expectError(t, await (await setup(t)).inject({ url: `${API}/changes?${bad}` }), 400, 'rest_invalid_param', ['per_page'])
 })
 
-t.test('resource filters changes (all three array forms); an unknown resource is 400', async (t) => {
+t.test('resource filters changes (all three array forms); an unknown resource, or none, is 400', async (t) => {
   const { send, changes, summary, inject } = await setup(t)
   const tag = await send('POST', '/tags', { name: 'Jazz' })
   const venue = await send('POST', '/venues', { venue: 'Club' })
@@ -114,6 +114,8 @@ t.test('resource filters changes (all three array forms); an unknown resource is
   t.same(summary((await changes('resource[]=tags&resource[]=venues')).changes), [`created tags ${tag.id}`, `created venues ${venue.id}`])
   t.same(summary((await changes('resource=organizers&resource=venues')).changes), [`created venues ${venue.id}`, `created organizers ${organizer.id}`])
   expectError(t, await inject({ url: `${API}/changes?resource=users` }), 400, 'rest_invalid_param', ['resource'])
+  // An empty list is refused like any other value that is not one (CONTRACT §1: none is silently dropped).
+  for (const empty of ['resource=', 'resource[]=', 'resource=,']) expectError(t, await inject({ url: `${API}/changes?${empty}` }), 400, 'rest_invalid_param', ['resource'])
 })
 
 t.test('ml_language keeps the changes of records in that language; a translation changes the record it translates', async (t) => {
@@ -153,6 +155,26 @@ t.test('visibility: what a caller could not read is left out; becoming readable 
   t.same(summary((await changes(`since=${trashed.next_cursor}`)).changes), [], 'deleted for good: no news to callers told of the trash')
   t.same(summary((await changes(`since=${editorBefore}`, editor)).changes), [], 'nor to an editor: a trashed event was unreadable already')
   t.same(summary((await changes(`since=${anonymous}`)).changes), [], 'published and deleted since the cursor: nothing to tell an anonymous caller')
+})
+
+t.test('a contributor\'s own private event: its lists show it, so its changes are updates, not a delete (CONTRACT §6, §12)', async (t) => {
+  const { send, changes, summary, inject, auth } = await setup(t)
+  const contributor = await auth('contributor')
+  const mine = await send('POST', '/events', { title: 'Mine', start_date: '2026-07-01 20:00:00', end_date: '2026-07-01 22:00:00' }, contributor)
+  const venue = await send('POST', '/venues', { venue: 'My place' }, contributor)
+  const before = (await changes('', contributor)).next_cursor
+  // An editor makes them private; the contributor stays their author.
+  await send('PATCH', `/events/${mine.id}`, { status: 'private' })
+  await send('PATCH', `/venues/${venue.id}`, { status: 'private' })
+  const listed = await inject({ url: `${API}/events?start_date=2026-07-01&status=private`, headers: contributor })
+  t.same(listed.json<{ events: Array<{ id: number }> }>().events.map((e) => e.id), [mine.id], 'its list shows it')
+  const seen = await changes(`since=${before}`, contributor)
+  t.same(summary(seen.changes), [`updated events ${mine.id}`, `updated venues ${venue.id}`], 'updated, as its list shows them')
+  t.same(seen.changes.map((c) => (c.record as { status?: string } | undefined)?.status), ['private', 'private'])
+  t.same(summary((await changes('', contributor)).changes), [`created events ${mine.id}`, `created venues ${venue.id}`], 'from the start: created')
+  t.same(summary((await changes(`since=${before}`)).changes), [], 'an anonymous caller never saw them')
+  await send('DELETE', `/events/${mine.id}`, undefined)
+  t.same(summary((await changes(`since=${before}`, contributor)).changes), [`updated venues ${venue.id}`, `deleted events ${mine.id}`], 'trashed: deleted (at the place of its latest change)')
 })
 
 t.test('links: linking changes the event; renaming a venue changes only the venue; deletes unlink and change the events', async (t) => {

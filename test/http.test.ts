@@ -604,6 +604,47 @@ t.test('an empty body counts as {}', async (t) => {
   }
 })
 
+t.test('a body naming a charset other than UTF-8 is 415, JSON and form alike; UTF-8 in any spelling is read; nothing is written', async (t) => {
+  const built = await build(t)
+  const { inject } = built
+  const editor = await createCategories(built, ['Rock'])
+  // Latin-1's bytes for `Café` are no UTF-8; ASCII-only bytes would have been read, and stored, all the same.
+  const bodies = [
+    { type: 'application/json', payload: Buffer.from('{"name":"Café"}', 'latin1') },
+    { type: 'application/json', payload: '{"name":"Cafe"}' },
+    { type: 'application/x-www-form-urlencoded', payload: 'name=Cafe' },
+  ]
+  for (const charset of ['latin1', 'ISO-8859-1', '"windows-1252"', 'utf-16', 'us-ascii', '']) {
+    for (const { type, payload } of bodies) {
+      const contentType = `${type}; charset=${charset}`
+      const res = await inject({ method: 'POST', url: `${API}/categories`, headers: { ...editor, 'content-type': contentType }, payload })
+      t.equal(res.statusCode, 415, contentType)
+      t.strictSame(res.json(), {
+        code: 'rest_unsupported_media_type',
+        message: `Unsupported charset "${charset.replaceAll('"', '')}": send the body as UTF-8, with charset=utf-8 or no charset.`,
+        data: { status: 415 },
+      }, contentType)
+      const update = await inject({ method: 'PATCH', url: `${API}/categories/1`, headers: { ...editor, 'content-type': contentType }, payload })
+      t.equal(update.statusCode, 415, `update ${contentType}`)
+    }
+  }
+  const german = await inject({ method: 'POST', url: `${API}/categories?ml_language=de`, headers: { ...editor, 'content-type': 'application/json; charset=latin1' }, payload: '{"name":"Cafe"}' })
+  t.equal(german.json().message, 'Nicht unterstützter Zeichensatz „latin1“: Senden Sie den Body als UTF-8, mit charset=utf-8 oder ohne charset.')
+  t.strictSame((await inject({ url: `${API}/categories/1` })).json(), category(1, 'Rock', 'rock'), 'nothing was written')
+  t.equal(await categoryCount(built), 1)
+  // An empty body has no text to misread: `{}`, as without a charset.
+  const empty = await inject({ method: 'PATCH', url: `${API}/categories/1`, headers: { ...editor, 'content-type': 'application/json; charset=latin1' } })
+  t.equal(empty.statusCode, 200)
+  for (const [n, charset] of ['UTF-8', '"utf-8"', 'utf8', 'Unicode-1-1-UTF-8'].entries()) {
+    const json = await inject({ method: 'POST', url: `${API}/categories`, headers: { ...editor, 'content-type': `application/json;charset=${charset}` }, payload: Buffer.from(`{"name":"Café ${n}"}`, 'utf8') })
+    t.equal(json.statusCode, 201, charset)
+    t.equal(json.json().name, `Café ${n}`, charset)
+    const form = await inject({ method: 'POST', url: `${API}/categories`, headers: { ...editor, 'content-type': `application/x-www-form-urlencoded; charset=${charset}` }, payload: `name=Th%C3%A9+${n}` })
+    t.equal(form.statusCode, 201, charset)
+    t.equal(form.json().name, `Thé ${n}`, charset)
+  }
+})
+
 t.test('a non-empty body of another media type is 415', async (t) => {
   const built = await build(t)
   const { inject } = built

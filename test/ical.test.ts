@@ -473,6 +473,40 @@ t.test('a feed ETag is made from its inputs: 304 before any VEVENT is written; e
   t.not(german.tag, anonymous.tag)
 })
 
+t.test('a feed ETag moves only with what the feed shows: a new translation, a term\'s count, a venue\'s or organizer\'s phone move the JSON tag, not the feed\'s (CONTRACT §5, §14)', async (t) => {
+  const s = await setup(t)
+  const venue = await s.venue({ venue: 'Hall', city: 'Bern' })
+  const organizer = await s.organizer({ organizer: 'Club' })
+  const category = await s.category('Jazz')
+  const a = await s.event('A', { venue: [venue.id], organizer: [organizer.id], categories: [category.id], description: 'Text' })
+  const tagsOf = async () => {
+    const [json, single, list] = await Promise.all([s.get(a.id), s.get(a.id, '?ical=1'), s.list('?ical=1')])
+    return { json: String(json.headers.etag), single: String(single.headers.etag), singleBody: single.body, list: String(list.headers.etag), listBody: list.body }
+  }
+  let state = await tagsOf()
+  const changes: Array<[string, () => Promise<Injected>]> = [
+    ['a translation added (translations)', () => s.inject({ method: 'POST', url: EVENTS, headers: s.editor, payload: { title: 'A (de)', start_date: '2026-07-01 18:00:00', end_date: '2026-07-01 21:00:00', ml_language: 'de', translation_of: a.id } })],
+    // An event before the default window: in neither feed, but it counts for the category.
+    ['its category\'s count moved by an event outside the feed', () => s.inject({ method: 'POST', url: EVENTS, headers: s.editor, payload: { title: 'Past', start_date: '2020-01-01 18:00:00', end_date: '2020-01-01 19:00:00', categories: [category.id] } })],
+    ['a venue\'s phone', () => s.inject({ method: 'PATCH', url: `${API}/venues/${venue.id}`, headers: s.editor, payload: { phone: '+41 31 000 00 00' } })],
+    ['an organizer\'s phone', () => s.inject({ method: 'PATCH', url: `${API}/organizers/${organizer.id}`, headers: s.editor, payload: { phone: '+41 31 000 00 01' } })],
+  ]
+  for (const [what, change] of changes) {
+    t.ok((await change()).statusCode < 300, what)
+    const next = await tagsOf()
+    t.not(next.json, state.json, `${what}: the JSON tag moved`)
+    t.equal(next.singleBody, state.singleBody, `${what}: the single feed is the same`)
+    t.equal(next.single, state.single, `${what}: so is its tag`)
+    t.equal(next.listBody, state.listBody, `${what}: the list feed is the same`)
+    t.equal(next.list, state.list, `${what}: so is its tag`)
+    state = next
+  }
+  t.equal((await s.patch(a.id, { title: 'A, new' })).statusCode, 200)
+  const retitled = await tagsOf()
+  t.not(retitled.single, state.single, 'a new title: a new single feed tag')
+  t.not(retitled.list, state.list, 'and list feed tag')
+})
+
 t.test('feeds of the same records on another host or in another site zone have other tags', async (t) => {
   const tags: string[] = []
   for (const config of [{}, { publicUrl: 'http://other.test' }, { timezone: 'Europe/Zurich' }]) {

@@ -661,11 +661,16 @@ t.test('delete: permanent, 200 with the deleted record, then 404', async (t) => 
 
 termWriteTests({ collection: 'tags', record: tag })
 
-t.test('an empty include list filters nothing', async (t) => {
+t.test('an empty include or exclude list is 400 naming it, on tags and categories (CONTRACT §1: none is silently dropped)', async (t) => {
   const { inject, auth } = await build(t)
   const editor = await auth('editor')
   await inject({ method: 'POST', url: `${API}/tags`, headers: editor, payload: { name: 'One' } })
-  const res = await inject({ url: `${API}/tags?include=&hide_empty=false` })
-  t.equal(res.statusCode, 200)
-  t.equal(res.json().total, 1)
+  for (const collection of ['tags', 'categories']) {
+    for (const name of ['include', 'exclude']) {
+      for (const empty of [`${name}=`, `${name}[]=`, `${name}=,`]) {
+        expectError(t, await inject({ url: `${API}/${collection}?${empty}&hide_empty=false` }), 400, 'rest_invalid_param', [name])
+      }
+    }
+  }
+  t.equal((await inject({ url: `${API}/tags?include=1&hide_empty=false` })).json().total, 1)
 })

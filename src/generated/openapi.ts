@@ -2147,7 +2147,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The request body is neither JSON nor a URL-encoded form: `rest_unsupported_media_type`. */
+        /** @description The request body is neither JSON nor a URL-encoded form, or names a charset other than UTF-8: `rest_unsupported_media_type`. */
         UnsupportedMediaType: {
             headers: {
                 "Content-Language": components["headers"]["Content-Language"];

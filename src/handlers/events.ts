@@ -19,7 +19,7 @@ import { setListHeaders, type ListEnvelope } from '../http/pagination.js'
 import { sentQueryOf } from '../http/query.js'
 import { sendSerialized, type Serialized } from '../http/serialized.js'
 import { seenBy, withJsonLd } from '../lib/event-view.js'
-import { FEED_FORMAT, icalFeed, type FeedEvent } from '../lib/ical.js'
+import { FEED_FORMAT, feedShownDigest, icalFeed, type FeedEvent } from '../lib/ical.js'
 import { samePassword } from '../lib/passwords.js'
 import { modifiedNow } from '../lib/post-dates.js'
 import { canEdit, canRead, editsAll, statusToStore, type Caller, type Owned } from '../lib/rights.js'
@@ -105,11 +105,12 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
       const occurrences = (changed.get(stored.record.id) ?? []).map((c) => ({ record: seenBy(caller, c.record), original: c.original }))
       return { ...event, series: { recurrence, changed: occurrences } }
     })
-    // A changed occurrence counts as an event does: its version and a digest of it as the caller sees it, so a
-    // renamed venue or organizer linked by that occurrence alone is a new feed too.
+    // Each event by its id, version (SEQUENCE) and a digest of what its VEVENT shows of it as the caller sees it
+    // (`feedShownDigest`: a new translation or a term's count moving is no new feed, a renamed venue is); a
+    // changed occurrence likewise, so a venue or organizer linked by that occurrence alone counts too.
     const tag = feedEtag([FEED_FORMAT, options.host, options.name, options.siteZone,
-      ...shown.map((e, i) => `${eventEtag(e.record, events[i]?.version ?? 0)}${e.passwordProtected ? 'p' : ''}${
-        (e.series?.changed ?? []).map((c, j) => ` ${c.record.occurrence?.id ?? ''}:${eventEtag(c.record, changed.get(e.record.id)?.[j]?.version ?? 0)}`).join('')}`)])
+      ...shown.map((e, i) => `${e.record.id}:${events[i]?.version ?? 0}:${feedShownDigest(e.record)}${e.passwordProtected ? 'p' : ''}${
+        (e.series?.changed ?? []).map((c, j) => ` ${c.record.occurrence?.id ?? ''}:${changed.get(e.record.id)?.[j]?.version ?? 0}:${feedShownDigest(c.record)}`).join('')}`)])
     return sendFeed(req, reply, tag, () => icalFeed(shown, options))
   }
 

@@ -1,8 +1,9 @@
 /**
  * JSON and form bodies only (CONTRACT §1): an empty body is `{}`, malformed JSON or text that is not
  * Unicode is 400 `rest_invalid_json`, a form body whose text or `%XX` escapes are not UTF-8 400
- * `rest_invalid_request` saying so, any other non-empty media type 415, and DELETE ignores
- * its body. Keys such as `__proto__` and `constructor` are parsed as plain fields, so that validation
+ * `rest_invalid_request` saying so, any other non-empty media type 415 (either of the two too when it names a
+ * charset other than UTF-8: its bytes would be read as UTF-8 all the same, Latin-1's `é` stored as another
+ * text), and DELETE ignores its body. Keys such as `__proto__` and `constructor` are parsed as plain fields, so that validation
  * refuses them like any unknown field (400 naming it).
  * The route is checked before the body is read: no route is 404 whatever the body holds.
  */
@@ -47,6 +48,8 @@ export function registerBodyParsers(app: FastifyInstance): void {
   }
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, body: Buffer, done) => {
     if (req.method === 'DELETE') return done(null, undefined)
+    const charset = body.length === 0 ? undefined : foreignCharset(req)
+    if (charset !== undefined) return done(unsupportedCharset(charset), undefined)
     noteDigest(req, body)
     const text = decode(body)
     if (text === undefined) return done(new ApiError(400, 'rest_invalid_json', 'invalidJson'), undefined)
@@ -58,6 +61,8 @@ export function registerBodyParsers(app: FastifyInstance): void {
   })
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer' }, (req, body: Buffer, done) => {
     if (req.method === 'DELETE') return done(null, undefined)
+    const charset = body.length === 0 ? undefined : foreignCharset(req)
+    if (charset !== undefined) return done(unsupportedCharset(charset), undefined)
     noteDigest(req, body)
     const text = decode(body)
     if (text === undefined || !formEscapesAreUtf8(text)) return done(new ApiError(400, 'rest_invalid_request', 'invalidForm'), undefined)
@@ -95,6 +100,27 @@ export function registerBodyParsers(app: FastifyInstance): void {
     }
     done()
   })
+}
+
+/** The labels of UTF-8 (WHATWG Encoding), compared in lower case. */
+const UTF8_LABELS = new Set(['utf-8', 'utf8', 'unicode-1-1-utf-8'])
+
+/**
+ * The charset a body's Content-Type names when it is not UTF-8 (`charset=latin1`, `charset="utf-16"`), else
+ * undefined (none named, or UTF-8 in any case). JSON is UTF-8 (RFC 8259 §8.1) and forms are read as UTF-8:
+ * a body said to be in another charset is refused (415), never read as UTF-8 and stored as another text.
+ * The parsers ask only for a body that is not empty: an empty one has no text to misread (`{}`).
+ */
+function foreignCharset(req: FastifyRequest): string | undefined {
+  const header = req.headers['content-type'] ?? ''
+  const match = /;\s*charset\s*=\s*(?:"([^"]*)"|([^;\s]*))/i.exec(header)
+  if (match === null) return undefined
+  const charset = match[1] ?? match[2] ?? ''
+  return UTF8_LABELS.has(charset.trim().toLowerCase()) ? undefined : charset
+}
+
+function unsupportedCharset(charset: string): ApiError {
+  return new ApiError(415, 'rest_unsupported_media_type', 'unsupportedCharset', { charset })
 }
 
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/

@@ -21,7 +21,7 @@ const ajvI18n = (): Record<'de' | 'es' | 'fr', Localize> => (localizers ??= crea
 
 export const MESSAGE_KEYS = [
   'noRoute', 'invalidNamespace', 'forbidden', 'invalidParams', 'missingParams', 'namesAndMore', 'invalidJson', 'badUrl',
-  'invalidRequest', 'unsupportedMediaType', 'unsupportedContentEncoding', 'payloadTooLarge', 'internalError', 'notFoundById', 'notFoundBySlug',
+  'invalidRequest', 'unsupportedMediaType', 'unsupportedContentEncoding', 'unsupportedCharset', 'payloadTooLarge', 'internalError', 'notFoundById', 'notFoundBySlug',
   'archivePageNotFound', 'notAccessible', 'inTrash', 'preconditionFailed', 'termExists', 'parentNotFound',
   'parentCycle', 'parentLanguage', 'unknownEvent', 'translationOfMissing', 'translationExists', 'unknownUser',
   'statusNotAllowed', 'required', 'invalidDate', 'unknownImage', 'invalidImage', 'invalidUrl', 'invalidEmail',

@@ -24,6 +24,7 @@
  *   address, GEO its coordinates; ORGANIZER the first organizer (a `mailto:` address when it has an
  *   e-mail, else its website or `rest_url`); URL the website, else `rest_url`.
  */
+import { createHash } from 'node:crypto'
 import ical, { escape, foldLines, ICalCalendarMethod, ICalEvent, ICalEventStatus, type ICalCalendar, type ICalDayJsStub, type ICalEventData } from 'ical-generator'
 import type { Event } from '../contract.js'
 import { plainText } from './plain-text.js'
@@ -237,6 +238,33 @@ function eventData(event: FeedEvent, host: string, series: boolean): { data: ICa
     lines.push(`ORGANIZER;CN="${escape(textOf(organizer.organizer), true)}":${organizer.website ?? organizer.rest_url}\r\n`)
   }
   return { data, extra: lines.join('') }
+}
+
+/** `feedShown`'s digest per record object (records are never changed once made). */
+const shownDigests = new WeakMap<Event, string>()
+
+/**
+ * A digest of what a VEVENT of `record` is written from (`eventData`, `dates`, `location`, the series' lines):
+ * the members the feed shows, and no other, so that a feed's ETag (handlers/events.ts) moves with its bytes and
+ * not with `translations`, `excerpt`, `slug`, a term's `count` or a venue's phone. Beside it the tag names the
+ * SEQUENCE (the stored version), the protection and the calendar's options. Kept in step with `eventData`: a
+ * member it reads that is missing here would leave a changed feed under its old tag.
+ */
+export function feedShownDigest(record: Event): string {
+  let digest = shownDigests.get(record)
+  if (digest === undefined) {
+    const venue = record.venue[0]
+    const organizer = record.organizer[0]
+    const shown = [record.id, record.date_utc, record.modified_utc, record.title, record.description, record.all_day,
+      record.start_date, record.end_date, record.utc_start_date, record.utc_end_date, record.timezone, record.website,
+      record.rest_url, record.recurrence, record.occurrence?.id ?? null, record.categories.map((c) => c.name),
+      venue === undefined ? null : [venue.venue, venue.address, venue.city, venue.stateprovince, venue.state, venue.province, venue.zip,
+        venue.country, venue.geo_lat, venue.geo_lng],
+      organizer === undefined ? null : [organizer.organizer, organizer.email, organizer.website, organizer.rest_url]]
+    digest = createHash('sha256').update(JSON.stringify(shown)).digest('base64url').slice(0, 22)
+    shownDigests.set(record, digest)
+  }
+  return digest
 }
 
 /**
