@@ -11,10 +11,12 @@
 import t, { type Test } from 'tap'
 import fc from 'fast-check'
 import { CompiledQuery, sql, type Compilable } from 'kysely'
+import { writeEventSearch, deleteEventSearch } from '../src/db/dialect.js'
 import { migrateToLatest } from '../src/db/migrate.js'
+import { withTransaction } from '../src/db/unit-of-work.js'
 import { eventCountQuery, eventIdsQuery, type EventFilter } from '../src/repositories/event-filters.js'
 import { TEST_ENGINE } from './helpers/database.js'
-import { idsOf, setup, type Setup } from './helpers/events.js'
+import { idsOf, recordStatements, setup, type Setup } from './helpers/events.js'
 
 /** The folds of the characters the random texts hold besides ASCII (CONTRACT §3: `strasse` finds `Straße`, `istanbul` finds `İstanbul`). */
 const FOLDS: Record<string, string> = { 'ß': 'ss', 'ẞ': 'ss', 'İ': 'i', 'Σ': 'σ', 'ς': 'σ', 'É': 'é' }
@@ -342,4 +344,84 @@ t.test('writes that share a commit keep the search index exact and merged, once 
     await sql`insert into event_search_pairs (event_search_pairs, rank) values ('integrity-check', 0)`.execute(s.db)
     t.pass('both tables pass FTS5 integrity checks')
   }
+})
+
+t.test('writes in flight together (creates, title changes, deletes) are each found by search once answered, as the oracle says', async (t) => {
+  const s = await setup(t)
+  const stored = new Map<number, Stored>()
+  const words = ['Wolke', 'Regen', 'Sonne', 'Nebel', 'Schnee']
+  for (let i = 0; i < 10; i++) {
+    const e = await s.event(`Anfang ${i}`, { description: `Zeile ${i}` })
+    stored.set(e.id, { id: e.id, title: `Anfang ${i}`, description: `Zeile ${i}`, password: false })
+  }
+  for (let round = 0; round < 12; round++) {
+    const ids = [...stored.keys()]
+    const changed = ids[(round * 3) % ids.length] as number
+    const deleted = ids[(round * 5 + 1) % ids.length] as number
+    const title = `${words[round % words.length]} neu ${round}`
+    // On SQLite these run in one shared transaction, a savepoint each (db/unit-of-work.ts); PostgreSQL: a transaction each.
+    const [made, patched, removed] = await Promise.all([
+      Promise.all(Array.from({ length: 6 }, (_, i) => s.event(`${words[(round + i) % words.length]} ${round}-${i}`, { description: `Zeile ${round}-${i}` }))),
+      changed === deleted ? undefined : s.patch(changed, { title }),
+      s.remove(deleted, '?force=true'),
+    ])
+    made.forEach((e, i) => stored.set(e.id, { id: e.id, title: `${words[(round + i) % words.length]} ${round}-${i}`, description: `Zeile ${round}-${i}`, password: false }))
+    if (patched !== undefined) {
+      t.equal(patched.statusCode, 200)
+      stored.set(changed, { ...(stored.get(changed) as Stored), title })
+    }
+    t.equal(removed.statusCode, 200)
+    stored.delete(deleted)
+    // Needles of this round only (a list answered before is not asked again: the answers are the index's own).
+    for (const needle of [`${round}-`, `neu ${round}`, `zeile ${round}-3`]) t.same(await found(s, needle), expected(stored.values(), needle), `round ${round}: ${needle}`)
+  }
+  for (const needle of [...words, 'anfang', 'zeile', 'eu', 'ne']) t.same(await found(s, needle), expected(stored.values(), needle), needle)
+  if (TEST_ENGINE === 'sqlite') {
+    await sql`insert into event_search (event_search) values ('integrity-check')`.execute(s.db)
+    await sql`insert into event_search_pairs (event_search_pairs, rank) values ('integrity-check', 0)`.execute(s.db)
+    t.pass('both tables pass FTS5 integrity checks')
+  }
+})
+
+t.test('units of work queued together: their search writes in order, a unit rolled back leaves none of its own', async (t) => {
+  const s = await setup(t)
+  const [a, b, c] = [await s.event('Erster'), await s.event('Zweiter'), await s.event('Dritter')]
+  const texts = (title: string) => ({ title: title.toLowerCase(), description: null })
+  // Asked for at once: on SQLite the first runs while the others queue, and they share its transaction.
+  const outcomes = await Promise.allSettled([
+    withTransaction(s.db, (trx) => writeEventSearch(trx, a.id, texts('Kobaltblau'))),
+    withTransaction(s.db, async (trx) => {
+      await writeEventSearch(trx, b.id, texts('Zinnoberrot'))
+      throw new Error('refused after its search write')
+    }),
+    withTransaction(s.db, (trx) => writeEventSearch(trx, c.id, texts('Ockergelb'))),
+    withTransaction(s.db, (trx) => writeEventSearch(trx, a.id, texts('Kobaltgrün'))),
+    withTransaction(s.db, (trx) => deleteEventSearch(trx, c.id)),
+  ])
+  t.same(outcomes.map((o) => o.status), ['fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled'])
+  t.same(await found(s, 'zinnober'), [], 'the unit rolled back wrote nothing')
+  t.same(await found(s, 'zweiter'), [b.id], 'and left its event as it was')
+  t.same(await found(s, 'kobaltgrün'), [a.id], 'the later write of an event wins')
+  t.same(await found(s, 'kobaltblau'), [], 'over the earlier one')
+  t.same(await found(s, 'ockergelb'), [], 'a row written then deleted in the same transaction is gone')
+  t.same(await found(s, 'erster'), [], 'the first texts were replaced')
+  if (TEST_ENGINE === 'sqlite') {
+    await sql`insert into event_search (event_search) values ('integrity-check')`.execute(s.db)
+    await sql`insert into event_search_pairs (event_search_pairs, rank) values ('integrity-check', 0)`.execute(s.db)
+    t.pass('both tables pass FTS5 integrity checks')
+  }
+})
+
+t.test('SQLite: a shared transaction writes the search index after its last unit, all together (one segment a table, not one a unit)', async (t) => {
+  const s = await setup(t, { sqlite: true })
+  const recorder = recordStatements(s.sqlite())
+  await s.event('Vorher')
+  const statements = await recorder.during(() => Promise.all(Array.from({ length: 8 }, (_, i) => s.event(`Gemeinsam ${i}`))))
+  const texts = statements.map((st) => st.sql.replace(/\s+/g, ' ').trim())
+  const savepoints = texts.flatMap((text, i) => (/^(savepoint|release) unit_of_work$/.test(text) ? [i] : []))
+  const searchWrites = texts.flatMap((text, i) => (/^insert (or replace )?into event_search(_pairs)? \(rowid/.test(text) ? [i] : []))
+  t.equal(searchWrites.length, 16, 'eight rows in each table')
+  t.ok(savepoints.length >= 14, `the units ran in savepoints of one transaction (${savepoints.length} savepoint statements)`)
+  t.ok(searchWrites.every((i) => i > Math.max(...savepoints)), 'every row written after the last unit released its savepoint')
+  t.equal((await found(s, 'gemeinsam')).length, 8, 'all eight found')
 })

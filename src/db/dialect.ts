@@ -80,10 +80,12 @@ export async function writeEventSearch(db: Kysely<Database>, id: number, texts: 
   }
   // FTS5 takes no upsert: the old row out, the new one in (an event created in this unit of work has none:
   // ids are never reused, AUTOINCREMENT). The pairs' table (contentless, deletes by rowid) replaces.
-  if (!created) await searchRowDeleted(db, id)
-  await searchRowInserted(db, id, texts.title, texts.description)
-  await searchPairsReplaced(db, id, searchPairs(texts))
-  searchWritten(db)
+  const pairs = searchPairs(texts)
+  await searchWrite(db, async () => {
+    if (!created) await searchRowDeleted(db, id)
+    await searchRowInserted(db, id, texts.title, texts.description)
+    await searchPairsReplaced(db, id, pairs)
+  })
 }
 
 /** Removes an event's row of the search index (PostgreSQL's goes with the event by its foreign key; SQLite's FTS5 tables have none). */
@@ -92,9 +94,10 @@ export async function deleteEventSearch(db: Kysely<Database>, id: number): Promi
     await searchRowOfEventDeleted(db, id)
     return
   }
-  await searchRowDeleted(db, id)
-  await searchPairsDeleted(db, id)
-  searchWritten(db)
+  await searchWrite(db, async () => {
+    await searchRowDeleted(db, id)
+    await searchPairsDeleted(db, id)
+  })
 }
 
 /** Pages of segments each write that changes SQLite's search index has merged (migration 0013). */
@@ -108,8 +111,39 @@ export const SEARCH_MERGE_PAGES = 8
  */
 const searchWrites = new WeakMap<object, number>()
 
-function searchWritten(trx: Kysely<Database>): void {
+/**
+ * SQLite: the search index's statements of a shared transaction's units (unit-of-work.ts), in the order they were
+ * asked for, held until just before its commit (`mergeSearchWrites` runs them). FTS5 writes what a transaction gave
+ * it as a new segment of its index at every savepoint (it cannot roll back its pending terms otherwise), so run
+ * inside their units, a shared transaction's creates made one segment each in both tables, and the merging was
+ * mostly of those small segments; run together after the last unit, they make one segment a table. Nothing in a
+ * unit of work reads the index (searches are reads, which wait for the connection), so running them later inside
+ * the same transaction changes nothing anyone sees: they commit with the units that asked for them, or not at all.
+ */
+const searchStaged = new WeakMap<object, Array<() => Promise<void>>>()
+
+/** SQLite: the search index's writes of `trx` held until just before its commit (a shared transaction, unit-of-work.ts). */
+export function stageSearchWrites(trx: Kysely<Database>): void {
+  searchStaged.set(trx, [])
+}
+
+/** Where the writes held for `trx` stand (`stageSearchWrites`): a unit of work's first, for `searchWritesDropped`. */
+export function searchWritesMark(trx: Kysely<Database>): number {
+  return searchStaged.get(trx)?.length ?? 0
+}
+
+/** The writes held for `trx` since `mark` dropped: the unit of work that asked for them was rolled back to its savepoint. */
+export function searchWritesDropped(trx: Kysely<Database>, mark: number): void {
+  const staged = searchStaged.get(trx)
+  if (staged !== undefined) staged.length = mark
+}
+
+/** One write of the search index in `trx`: held when the transaction holds them (`stageSearchWrites`), else run now. */
+async function searchWrite(trx: Kysely<Database>, write: () => Promise<void>): Promise<void> {
   searchWrites.set(trx, (searchWrites.get(trx) ?? 0) + 1)
+  const staged = searchStaged.get(trx)
+  if (staged !== undefined) staged.push(write)
+  else await write()
 }
 
 /**
@@ -120,6 +154,11 @@ function searchWritten(trx: Kysely<Database>): void {
  * merged alone), in one statement a table.
  */
 export async function mergeSearchWrites(trx: Kysely<Database>): Promise<void> {
+  const staged = searchStaged.get(trx)
+  if (staged !== undefined) {
+    searchStaged.delete(trx)
+    for (const write of staged) await write()
+  }
   const writes = searchWrites.get(trx)
   if (writes === undefined) return
   searchWrites.delete(trx)

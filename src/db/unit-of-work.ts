@@ -25,8 +25,8 @@
 import { CompiledQuery, type Kysely, type Transaction } from 'kysely'
 import { appendChanges, appendEntries, appendQueries, entriesOf, knownState, type Change, type ChangeState } from './change-log.js'
 import {
-  isPostgres, isUniqueViolation, isWaitRunOut, isWriteConflict, journalInMemory, logLockThenVersion, logTailThenCommit, mergeSearchWrites, versionInWrite,
-  versionThenCommit, type DataVersion,
+  isPostgres, isUniqueViolation, isWaitRunOut, isWriteConflict, journalInMemory, logLockThenVersion, logTailThenCommit, mergeSearchWrites, searchWritesDropped,
+  searchWritesMark, stageSearchWrites, versionInWrite, versionThenCommit, type DataVersion,
 } from './dialect.js'
 import { CONCURRENT_ISOLATION, UNIT_OF_WORK_ISOLATION } from './postgres-dialect.js'
 import { executeCompiled, runStatementsDirectly } from './prepared.js'
@@ -301,6 +301,8 @@ async function runShared(db: Kysely<Database>, queue: Queue, units: Queued[]): P
       await db.transaction().execute(async (trx) => {
         if (small) journalInMemory(db, false)
         runStatementsDirectly(trx, db)
+        // The search index's writes run after the last unit, together (dialect.ts `stageSearchWrites`).
+        stageSearchWrites(trx)
         const at: Where = {}
         for (let i = first; i < units.length; i++) {
           // The first runs without a savepoint (a savepoint's journal costs a lone write 10-15 %): should it
@@ -313,8 +315,8 @@ async function runShared(db: Kysely<Database>, queue: Queue, units: Queued[]): P
             units.push(...taken(queue, SHARED_UNITS - units.length, small))
           }
         }
-        // The search index's merging, once for the writes of the transaction (dialect.ts): should it fail, the
-        // commit would have failed with it (a full disk, an I/O error), and every unit fails.
+        // The search index's writes the units asked for, and its merging, once for the transaction (dialect.ts):
+        // should they fail, the commit would have failed with them (a full disk, an I/O error), and every unit fails.
         await mergeSearchWrites(trx)
       })
       break
@@ -369,6 +371,7 @@ async function runUnit(db: Kysely<Database>, trx: Tx, unit: Queued, savepoint: b
     unit.changes = changes
     pending.set(trx, changes)
     if (savepoint) await executeCompiled(trx, SAVEPOINT)
+    const searchMark = searchWritesMark(trx)
     const before = 'version' in at ? at.version : await versionInWrite(trx)
     // Until this unit has ended: should it fail before its release (or its rollback), the next unit looks again.
     delete at.version
@@ -394,6 +397,8 @@ async function runUnit(db: Kysely<Database>, trx: Tx, unit: Queued, savepoint: b
         // No savepoint left: SQLite ended the transaction (see TransactionLost).
         throw new TransactionLost(error)
       }
+      // Its writes of the search index, held for the commit, go with the rest.
+      searchWritesDropped(trx, searchMark)
       // Rolled back to where it began.
       at.version = before
       if (attempt >= ATTEMPTS || !isRetried(error)) {
