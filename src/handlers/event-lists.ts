@@ -1,8 +1,9 @@
 /**
  * An event list's page (CONTRACT §3, §4) as bytes with what its headers say, made from the data: for the full path
  * (handlers/events.ts `listEvents`) and, for a plain anonymous JSON list, before routing (http/replay.ts "Cold lists",
- * `coldList`: the query parsed, normalised and validated as the route does it, the same read cache's hot answer kept
- * under the same key, from its second read). Either path makes the same bytes from the same functions.
+ * `coldList`: the query parsed, normalised and validated as the route does it, the same read cache's hot answer used
+ * under the same key; a list asked again goes the full path, which keeps and records it). Either path makes the same
+ * bytes from the same functions.
  */
 import type { Event } from '../contract.js'
 import { checkPage, listBodyOf, listLinks, pageOf, type ListEnvelope, type ListPage } from '../http/pagination.js'
@@ -13,7 +14,7 @@ import { occurrenceRecord } from '../lib/occurrence-view.js'
 import type { Caller } from '../lib/rights.js'
 import { countEvents, eventEntries, type ListEntry } from '../repositories/event-filters.js'
 import { rememberedEvents, storedEvents, type StoredEvent } from '../repositories/event-records.js'
-import { LookMoved, hotAnswer, hotAnswerNow, keepHotAnswer, lookHolds, type ProvisionalLook } from '../repositories/read-cache.js'
+import { LookMoved, hotAnswer, hotAnswerNow, lookHolds, type ProvisionalLook } from '../repositories/read-cache.js'
 import { entryKey, occurrencesOf, overriddenKeys } from '../repositories/occurrences.js'
 import type { AppContext } from './context.js'
 import { documentsListed, eventDocument, isSingleDocument } from './event-documents.js'
@@ -96,8 +97,9 @@ export async function listAnswer(ctx: AppContext, caller: Caller | null, query: 
 /**
  * A plain anonymous JSON list answered before routing (http/replay.ts "Cold lists"): `url` as sent, its `query`
  * checked as the route checks it (`sent`: how it was sent). The hot answer of its URL and window when the data has not
- * moved, else made and kept as the full path keeps it; undefined when the full path is to answer (an iCalendar feed,
- * a date that is none, any refusal, a fault: the full path answers it, with its body).
+ * moved, else made when its URL and window were not asked before (kept by nothing: `askedBefore`); undefined when the
+ * full path is to answer (asked before: the full path keeps and records it; an iCalendar feed, a date that is none,
+ * any refusal, a fault: the full path answers it, with its body).
  */
 export async function coldList(ctx: AppContext, url: string, query: ListQuery, sent: SentQuery): Promise<HotList | undefined> {
   if (query.ical !== undefined) return undefined
@@ -107,14 +109,13 @@ export async function coldList(ctx: AppContext, url: string, query: ListQuery, s
   const key = hotListKey(ctx, url, windowKey)
   const hot = hotAnswerNow<HotList>(ctx.db, key) ?? await hotAnswer<HotList>(ctx.db, key)
   if (hot.value !== undefined) return hot.value
-  let made: HotList
+  // Asked before: the full path makes it, keeps it and records it (http/replay.ts), so a URL asked again is replayed.
+  if (askedBefore(ctx, key)) return undefined
   try {
-    made = await listAnswer(ctx, null, query, sent, now)
+    return await listAnswer(ctx, null, query, sent, now)
   } catch {
     return undefined
   }
-  if (askedBefore(ctx, key)) keepHotAnswer(ctx.db, hot.generation, key, made, made.body.length)
-  return made
 }
 
 /**

@@ -62,7 +62,8 @@
  * `plainListQuery`), asking for no coding, with no recording of its own (or a stale one), is held and looked at the same
  * way, then answered by `cold.list`: its query normalised and validated as the route does it (handlers/cold-reads.ts,
  * with the route's own validator), its page made by the full path's functions (handlers/event-lists.ts), the read
- * cache's hot answer of its URL and window used and kept as the full path does, and sent with the headers of a full
+ * cache's hot answer of its URL and window used (a list asked before goes the full path, which keeps and records it:
+ * handlers/event-lists.ts `askedBefore`), and sent with the headers of a full
  * path's answer to a plain list asked with the same `Accept`, `Accept-Encoding` and `X-No-Compression`, with a `Link`
  * or without as the page has one (a template: every header but its X-Total, X-Total-Pages, Link, length and request
  * id). Not recorded. Any refusal (an invalid parameter, an unknown link target, the page past the last), a fault, or a
