@@ -4,7 +4,9 @@
  * trash and force delete (CONTRACT §5), roles (§6), languages (§7), conditional writes, errors (§10).
  */
 import t from 'tap'
+import pg from 'pg'
 import { API } from './helpers/build.js'
+import { engineTest } from './helpers/database.js'
 import { expectError } from './helpers/errors.js'
 import { EVENTS, EVENTS_URL, NOW_TEXT, categoryRecord, eventBody, eventRecord, organizerRecord, recordStatements, setup, tagRecord, venueRecord, type Event, type Setup } from './helpers/events.js'
 
@@ -533,6 +535,55 @@ t.test('SQLite: a create\'s answer takes the rows its write read or wrote (terms
   const { json_ld: _ld2, ...readInline } = (await s.get(inline?.id ?? 0, '', s.editor)).json<Event & { json_ld?: unknown }>()
   t.same(inline, readInline, 'answered as read back')
   t.equal(inline?.tags[0]?.count, 2, 'the tag counts both events')
+})
+
+engineTest('postgres', t, 'PostgreSQL: a create with terms, a venue and an organizer is five round trips in its unit of work: its begin with the checks\' reads, its slugs and id, its writes with the counts, the translations, the tail', async (t) => {
+  // Issue 49 (postgres-dialect.ts `DEFERRED`, `READ_AHEAD`): each round trip a socket write and a backend's wake-up.
+  const s = await setup(t)
+  const category = await s.category('Music')
+  const tag = await s.tag('Jazz')
+  const venue = await s.venue({ venue: 'Hall', city: 'Town' })
+  const organizer = await s.organizer({ organizer: 'Club' })
+  await s.event('Warm')
+  const sent: string[] = []
+  type Query = (this: unknown, ...args: unknown[]) => unknown
+  const proto = pg.Client.prototype as unknown as { query: Query }
+  const original = proto.query
+  proto.query = function (this: unknown, ...args: unknown[]) {
+    const first = args[0]
+    sent.push(typeof first === 'string' ? first : (first as { text?: string }).text ?? '?')
+    return original.apply(this, args)
+  }
+  t.teardown(() => {
+    proto.query = original
+  })
+  const made = await s.create(eventBody({ title: 'Linked', categories: [category.id], tags: [tag.id], venue: [venue.id], organizer: [organizer.id] }))
+  proto.query = original
+  const begin = sent.findIndex((text) => text.startsWith('start transaction'))
+  const unit = sent.slice(begin)
+  t.equal(unit.length, 5, `five round trips: ${JSON.stringify(unit)}`)
+  const [checks = '', slugAndId = '', writes = '', translations = '', tail = ''] = unit
+  for (const [read, what] of [[/from "terms" where "id" = any\('\{\d+,\d+\}'::bigint\[\]\)/, 'the terms'], [/from "venues" where "id" = '\d+'/, 'the venue'],
+    [/from "organizers" where "id" = '\d+'/, 'the organizer']] as const) {
+    t.match(checks, read, `${what} read with the begin`)
+  }
+  // Once the checks passed (a create refused takes no id).
+  t.match(slugAndId, /^select "slug" from "events" .*; select nextval\(/, 'the slugs taken and the id together')
+  for (const [write, what] of [[/insert into "events"/, 'the event'], [/insert into event_search/, 'its search row'], [/insert into "event_terms"/, 'its terms'],
+    [/insert into "event_venues"/, 'its venue'], [/insert into "event_organizers"/, 'its organizer'], [/update "terms" set "event_count"/, 'the counts']] as const) {
+    t.match(writes, write, `${what} written in one text`)
+  }
+  t.notMatch(writes, /update "events"/, 'the row written whole (its slug and group with its id)')
+  t.match(translations, /union all/, 'the translations')
+  t.match(tail, /^\/\* the log's tail \*\//, 'the tail')
+  const { json_ld: _ld, ...read } = (await s.get(made.id, '', s.editor)).json<Event & { json_ld?: unknown }>()
+  t.same(made, read, 'answered as read back')
+  t.equal(made.categories[0]?.count, 1, 'the category counts the event')
+  t.equal(made.slug, 'linked')
+  t.equal(made.id, 2)
+  // A create refused by a check takes no id: the next one has the next.
+  expectError(t, await s.inject({ method: 'POST', url: EVENTS, headers: s.editor, payload: eventBody({ title: 'No', venue: [999] }) }), 400, 'rest_invalid_param')
+  t.equal((await s.event('Next')).id, 3, 'the next id')
 })
 
 t.test('a create\'s answer shows its terms\', venues\' and organizers\' translations as a read does (one statement reads them for all three)', async (t) => {

@@ -9,10 +9,10 @@ import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { readdirSync, readlinkSync } from 'node:fs'
 import { join } from 'node:path'
-import { sql } from 'kysely'
+import { CompiledQuery, sql } from 'kysely'
 import pg from 'pg'
 import { openDatabase, openSqlite } from '../src/db/database.js'
-import { dataVersion, journalInMemory, versionInWrite } from '../src/db/dialect.js'
+import { dataVersion, deferredWrite, journalInMemory, readAhead, versionInWrite } from '../src/db/dialect.js'
 import { engineTest, openTestDatabase } from './helpers/database.js'
 import { onWritten, recordChange, SHARED_UNITS, withOwnTransaction, withTransaction, writtenBetween, type Change, type Tx } from '../src/db/unit-of-work.js'
 
@@ -348,11 +348,11 @@ engineTest('postgres', t, 'PostgreSQL: a unit of work begins, takes the write lo
   }
   await withTransaction(handle.db, (trx) => trx.insertInto('users').values({ name: 'w', role: 'editor', created_at: '' }).execute(), { concurrent: true })
   proto.query = original
-  // Its tail in one: the log lock and first look, (no change logged here) the epoch's move, the last look and the commit.
-  t.equal(sent.length, 3, `three round trips: ${JSON.stringify(sent)}`)
-  t.match(sent[0], /^start transaction isolation level read committed; set local calendar.api = 'on'; select pg_advisory_xact_lock_shared\(hashtext\('calendar-writes:.*\)$/)
-  t.match(sent[1], /^insert into "users"/)
-  t.match(sent[2], /^\/\* the log's tail \*\/ select pg_advisory_xact_lock\(hashtext\('calendar-log:.*\); select .* from data_epoch .* for update; update data_epoch set n = n \+ 1 .*; select .* from data_epoch .* for update; commit$/)
+  // Its begin with its first statement (its values written into the text); its tail in one: the log lock and first
+  // look, (no change logged here) the epoch's move, the last look and the commit.
+  t.equal(sent.length, 2, `two round trips: ${JSON.stringify(sent)}`)
+  t.match(sent[0], /^start transaction isolation level read committed; set local calendar.api = 'on'; select pg_advisory_xact_lock_shared\(hashtext\('calendar-writes:.*\); insert into "users" .* values \('w', 'editor', ''\)$/)
+  t.match(sent[1], /^\/\* the log's tail \*\/ select pg_advisory_xact_lock\(hashtext\('calendar-log:.*\); select .* from data_epoch .* for update; update data_epoch set n = n \+ 1 .*; select .* from data_epoch .* for update; commit$/)
   t.equal((await handle.db.selectFrom('users').select('name').where('name', '=', 'x').execute()).length, 1, 'committed')
   // A unit of work that throws is rolled back, and the connection serves the next one.
   await t.rejects(withTransaction(handle.db, async (trx) => {
@@ -362,4 +362,64 @@ engineTest('postgres', t, 'PostgreSQL: a unit of work begins, takes the write lo
   t.equal((await handle.db.selectFrom('users').select('name').where('name', '=', 'y').execute()).length, 0, 'rolled back')
   await withTransaction(handle.db, (trx) => trx.insertInto('users').values({ name: 'z', role: 'editor', created_at: '' }).execute())
   t.equal((await handle.db.selectFrom('users').select('name').where('name', '=', 'z').execute()).length, 1, 'the next one commits')
+})
+
+engineTest('postgres', t, 'PostgreSQL: writes whose answers are not read go with the next statement, reads sent ahead answer once nothing else ran, a failed one fails the unit', async (t) => {
+  // Issue 49: a create's checks, writes and tail in a few round trips (postgres-dialect.ts `DEFERRED`, `READ_AHEAD`).
+  const handle = await openTestDatabase(t)
+  t.teardown(() => handle.close())
+  await withTransaction(handle.db, (trx) => trx.insertInto('users').values({ name: 'warm', role: 'editor', created_at: '' }).execute())
+  const sent: string[] = []
+  type Query = (this: unknown, ...args: unknown[]) => unknown
+  const proto = pg.Client.prototype as unknown as { query: Query }
+  const original = proto.query
+  const spy = function (this: unknown, ...args: unknown[]) {
+    const first = args[0]
+    sent.push(typeof first === 'string' ? first : (first as { text?: string }).text ?? '?')
+    return original.apply(this, args)
+  }
+  t.teardown(() => {
+    proto.query = original
+  })
+  const insert = (name: string) => CompiledQuery.raw('insert into users (name, role, created_at) values ($1, $2, $3)', [name, 'editor', ''])
+  const count = (name: string) => CompiledQuery.raw('select count(*)::int as n from users where name = $1', [name])
+  const counted = async (trx: Tx, name: string) => ((await trx.executeQuery<{ n: number }>(count(name))).rows[0]?.n)
+  for (const concurrent of [true, false]) {
+    sent.length = 0
+    proto.query = spy
+    const seen = await withTransaction(handle.db, async (trx) => {
+      await deferredWrite(trx, insert(`a-${concurrent}`))
+      await readAhead(trx, [count(`a-${concurrent}`), count(`b-${concurrent}`), count('it\'s "a" \\ {b}')])
+      const a = await counted(trx, `a-${concurrent}`)
+      const quoted = await counted(trx, 'it\'s "a" \\ {b}')
+      await deferredWrite(trx, insert(`b-${concurrent}`))
+      // Read ahead as 0, but a write ran since: read again, with the write.
+      const b = await counted(trx, `b-${concurrent}`)
+      return [a, quoted, b]
+    }, { concurrent })
+    proto.query = original
+    t.same(seen, [1, 0, 1], 'the deferred write ran before the reads; the read ahead dropped once another statement ran')
+    // Concurrent: the begin, the write and the reads; the second write and its read; the tail. Exclusive: its begin
+    // with its first look; the same two; its last look and commit.
+    t.equal(sent.length, concurrent ? 3 : 4, `round trips: ${JSON.stringify(sent)}`)
+    const reads = sent[concurrent ? 0 : 1] ?? ''
+    t.match(reads, /\/\* deferred \*\/ insert into users .*; select count\(\*\)::int as n from users where name = 'a-.*'; select .* where name = 'b-.*'; select .* where name = +E?'it''s "a" .*'$/, 'the write, then the reads, in one text')
+    t.match(sent[concurrent ? 1 : 2], /^\/\* deferred \*\/ insert into users .*'b-.*; select count/, 'the second write with the read after it')
+  }
+  t.equal(Number((await handle.db.selectFrom('users').select((eb) => eb.fn.countAll().as('n')).where('name', 'like', 'b-%').executeTakeFirst())?.n), 2, 'committed')
+  // A deferred write that fails fails its unit (at the statement it went with, or the tail), and nothing of it commits;
+  // a concurrent unit that throws before sending anything (its begin never sent) leaves the connection as it was.
+  const taken = await handle.db.selectFrom('users').select('id').where('name', '=', 'warm').executeTakeFirstOrThrow()
+  for (const concurrent of [true, false]) {
+    await t.rejects(withTransaction(handle.db, async (trx) => {
+      await deferredWrite(trx, insert(`c-${concurrent}`))
+      await deferredWrite(trx, CompiledQuery.raw('insert into users (id, name, role, created_at) values ($1, $2, $3, $4)', [taken.id, 'again', 'editor', '']))
+    }, { concurrent }), { code: '23505' })
+    await t.rejects(withTransaction(handle.db, async () => {
+      throw new Error('nothing sent')
+    }, { concurrent }), /nothing sent/)
+  }
+  t.equal((await handle.db.selectFrom('users').select('name').where('name', 'like', 'c-%').execute()).length, 0, 'rolled back')
+  await withTransaction(handle.db, (trx) => trx.insertInto('users').values({ name: 'after', role: 'editor', created_at: '' }).execute(), { concurrent: true })
+  t.equal((await handle.db.selectFrom('users').select('name').where('name', '=', 'after').execute()).length, 1, 'the next one commits')
 })

@@ -11,12 +11,40 @@
 import { EARTH_RADIUS_KM } from '../lib/geo.js'
 import { FOLDS_INTO_ASCII, foldText } from '../lib/text.js'
 import { CompiledQuery, PostgresAdapter, sql, type Compilable, type Expression, type Kysely, type QueryExecutorProvider, type SqlBool } from 'kysely'
-import { byShape, executeCompiled, prepared } from './prepared.js'
-import { LOG_LOCK_THEN_VERSION, logTailText, VERSION_IN_WRITE_POSTGRES, VERSION_THEN_COMMIT } from './postgres-dialect.js'
+import { boundQuery, byShape, executeCompiled, prepared } from './prepared.js'
+import { DEFERRED, LOG_LOCK_THEN_VERSION, READ_AHEAD, logTailText, VERSION_IN_WRITE_POSTGRES, VERSION_THEN_COMMIT, withLiterals } from './postgres-dialect.js'
 import type { Database } from './schema.js'
 
 export function isPostgres(db: QueryExecutorProvider): boolean {
   return db.getExecutor().adapter instanceof PostgresAdapter
+}
+
+/**
+ * A write whose answer its caller does not read (no rows, no count), in a transaction: on PostgreSQL sent with the
+ * transaction's next statement that is answered, or its tail, or its commit, in one text (postgres-dialect.ts
+ * `DEFERRED`: one round trip for both, issue 49); it runs before that statement, so everything after sees it, and
+ * its failure fails that statement (a 23505 or a deadlock is still the unit of work's to run again). At once on
+ * SQLite, outside a transaction, or when a value cannot be written into the text.
+ */
+/**
+ * Reads the transaction will run next, one after the other with nothing in between, sent now together (with what is
+ * ahead: a concurrent unit's begin, deferred writes) in one round trip on PostgreSQL (postgres-dialect.ts
+ * `READ_AHEAD`): each then answered from what came back (issue 49: a create's checks). Any other statement run first
+ * drops the answers, and a read not sent ahead runs as ever, so reads ahead change no result, only round trips.
+ * Nothing on SQLite (its statements cost no round trip) or outside a transaction.
+ */
+export async function readAhead(trx: Kysely<Database>, reads: ReadonlyArray<CompiledQuery | undefined>): Promise<void> {
+  if (!trx.isTransaction || !isPostgres(trx)) return
+  const texts = reads.flatMap((read) => {
+    const text = read === undefined ? undefined : withLiterals(read)
+    return text === undefined ? [] : [text]
+  })
+  if (texts.length > 1) await executeCompiled(trx, CompiledQuery.raw(READ_AHEAD, texts))
+}
+
+export async function deferredWrite(trx: Kysely<Database>, query: CompiledQuery): Promise<void> {
+  const text = trx.isTransaction && isPostgres(trx) ? withLiterals(query) : undefined
+  await executeCompiled(trx, text === undefined ? query : CompiledQuery.raw(`${DEFERRED}${text}`, []))
 }
 
 /** NFC and full case folding (lib/text.ts), so a needle folded in JS meets a column folded in SQL. */
@@ -75,7 +103,7 @@ export function eventSearchTexts(event: { title: string; description: string | n
 /** Writes an event's row of the search index (`eventSearchTexts`), replacing the one it had; in the write's transaction. */
 export async function writeEventSearch(db: Kysely<Database>, id: number, texts: { title: string; description: string | null }, created = false): Promise<void> {
   if (isPostgres(db)) {
-    await searchRowUpserted(db, id, texts.title, texts.description, searchPairList(texts))
+    await deferredWrite(db, searchRowUpserted(db, id, texts.title, texts.description, searchPairList(texts)))
     return
   }
   // FTS5 takes no upsert: the old row out, the new one in (an event created in this unit of work has none:
@@ -175,20 +203,28 @@ const MERGED_WRITES_MAX = 16
  * `sqlite_sequence` keeps it, and past every row it holds), read inside the write transaction, where no other
  * writer can take it first: a new event's row is then written whole by its insert (its `event-<id>` slug, its own
  * id as its translation group) instead of being updated right after it (posts.ts `settleNewPost`), which moved its
- * entries in two indexes and fired the row's update triggers. Undefined on PostgreSQL, whose identity hands ids
- * out as rows are inserted (and another transaction may take the next one first).
+ * entries in two indexes and fired the row's update triggers. PostgreSQL: the identity's next value, taken
+ * (`nextval`: no other transaction is given it, whether this one commits or not), for the same row written whole.
  */
-export async function nextEventId(trx: Kysely<Database>): Promise<number | undefined> {
-  if (isPostgres(trx)) return undefined
-  const { rows } = await nextEventIdRead(trx)
+export async function nextEventId(trx: Kysely<Database>): Promise<number> {
+  const { rows } = await executeCompiled(trx, nextEventIdRead(trx))
   return Number(rows[0]?.id)
 }
 
-const nextEventIdRead = prepared(0, () => sql<{ id: number }>`select max(coalesce((select seq from sqlite_sequence where name = 'events'), 0),
+/**
+ * The statement of `nextEventId`: on PostgreSQL the identity's next value, taken (a create's insert then writes the
+ * row whole, with its slug and group, and need not wait for its answer; sent ahead with its checks, issue 49).
+ */
+export function nextEventIdRead(trx: Kysely<Database>): CompiledQuery<{ id: number | string }> {
+  return isPostgres(trx) ? nextIdentity(trx) : nextSqliteId(trx)
+}
+
+const nextSqliteId = boundQuery(0, () => sql<{ id: number }>`select max(coalesce((select seq from sqlite_sequence where name = 'events'), 0),
   coalesce((select max(id) from events), 0)) + 1 as id`)
+const nextIdentity = boundQuery(0, () => sql<{ id: string }>`select nextval(pg_get_serial_sequence('events', 'id')) as id`)
 
 // The search index's statements, built once per engine (db/prepared.ts).
-const searchRowUpserted = prepared(4, (db, id: number, title: string, description: string | null, pairs: string[]) =>
+const searchRowUpserted = boundQuery(4, (db, id: number, title: string, description: string | null, pairs: string[]) =>
   sql`insert into event_search (event_id, title, description, pairs) values (${id}, ${title}, ${description}, ${pairs}::text[])
     on conflict (event_id) do update set title = excluded.title, description = excluded.description, pairs = excluded.pairs`)
 const searchRowOfEventDeleted = prepared(1, (db, id: number) => sql`delete from event_search where event_id = ${id}`)

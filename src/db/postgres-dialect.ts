@@ -93,20 +93,43 @@ export function logTailText(appends: readonly CompiledQuery[]): string | undefin
 /**
  * A compiled statement with each parameter `$n` written as a quoted literal: untyped, as a parameter is (pg sends
  * every value as text of no declared type), so that the server gives it the type its place asks for. Only text,
- * finite numbers and nulls; undefined for anything else. The statements given hold no `$` but their parameters'.
+ * finite numbers, nulls and arrays of them (in the array text pg itself sends for one: `{1,2}`, `{"a","b"}`);
+ * undefined for anything else. The statements given hold no `$` but their parameters'.
  */
-function withLiterals(query: CompiledQuery): string | undefined {
+export function withLiterals(query: CompiledQuery): string | undefined {
   let written = true
   const text = query.sql.replace(/\$(\d+)/g, (_, n: string) => {
     const value = query.parameters[Number(n) - 1]
     if (value === null || value === undefined) return 'null'
     if (typeof value === 'string') return pg.escapeLiteral(value)
-    if ((typeof value === 'number' && Number.isFinite(value)) || typeof value === 'bigint') return `'${value}'`
+    if (isFinite(value)) return `'${value}'`
+    if (Array.isArray(value)) {
+      const elements = (value as unknown[]).map((element) => (element === null ? 'NULL'
+        : typeof element === 'string' ? `"${element.replace(/(["\\])/g, '\\$1')}"` : isFinite(element) ? String(element) : undefined))
+      if (elements.every((element) => element !== undefined)) return pg.escapeLiteral(`{${elements.join(',')}}`)
+    }
     written = false
     return ''
   })
   return written ? text : undefined
 }
+
+const isFinite = (value: unknown): value is number | bigint => (typeof value === 'number' && Number.isFinite(value)) || typeof value === 'bigint'
+
+/**
+ * What marks a write whose answer its caller does not read (dialect.ts `deferredWrite`): its connection keeps it, its
+ * values written as literals, and sends it in one text with the transaction's next statement that is answered (or its
+ * tail, or its commit), one round trip for both (issue 49). Statements run in the order they were given, so a later
+ * read sees the write; a deferred write that fails fails that text, and the transaction with it.
+ */
+export const DEFERRED = '/* deferred */ '
+
+/**
+ * What marks reads sent ahead (dialect.ts `readAhead`): its parameters are the reads' texts (values written as
+ * literals), sent in one text (with what is ahead), their answers kept by the connection and given to the same reads
+ * when they are run next, in the same transaction, with nothing else run in between (any other statement drops them).
+ */
+export const READ_AHEAD = '/* reads ahead */'
 
 /**
  * A unit of work's last look at the data version and its commit, in one round trip (`versionThenCommit` in
@@ -114,6 +137,17 @@ function withLiterals(query: CompiledQuery): string | undefined {
  */
 export const VERSION_THEN_COMMIT = "update data_epoch set n = n + 1 where id = 1 and current_setting('calendar.api_wrote', true) = 'on'; "
   + `${VERSION_IN_WRITE_POSTGRES}; commit`
+
+/** The rows a write's answer says it changed (Kysely's `numAffectedRows`), undefined for other statements. */
+function affected(command: string | undefined, rowCount: number | null | undefined): bigint | undefined {
+  return command === 'INSERT' || command === 'UPDATE' || command === 'DELETE' || command === 'MERGE' ? BigInt(rowCount ?? 0) : undefined
+}
+
+/**
+ * A concurrent unit of work's begin, its writes lock shared: not sent on its own but ahead of the transaction's first
+ * statement, in its text (issue 49: one round trip less a create, a PATCH, a delete of an event).
+ */
+const CONCURRENT_BEGIN = [beginText({ isolationLevel: UNIT_OF_WORK_ISOLATION }), API_TRANSACTION, WRITES_LOCK_SHARED]
 
 /** A transaction's first statement(s): `begin`, or `start transaction …` with the settings asked for. */
 function beginText(settings: TransactionSettings): string {
@@ -129,6 +163,17 @@ class PostgresConnection implements DatabaseConnection {
   versionAtBegin: QueryResult<unknown> | undefined
   /** The transaction was committed by `VERSION_THEN_COMMIT`: Kysely's commit that follows has nothing to do. */
   committed = false
+  /**
+   * What the connection sends before the transaction's next statement, in its text (issue 49): a concurrent unit's
+   * begin (its statements: `CONCURRENT_BEGIN`) and the writes deferred since (one statement each), in order.
+   */
+  ahead: string[] = []
+  /** The number of statements `ahead` holds (so that the answers of the statement sent after them are found). */
+  aheadStatements = 0
+  /** Whether `ahead` holds the transaction's begin: nothing was sent of it yet. */
+  beginAhead = false
+  /** The answers of reads sent ahead (`READ_AHEAD`), by their text with literals, until another statement runs. */
+  readsAhead = new Map<string, QueryResult<unknown>>()
 
   constructor(client: pg.PoolClient) {
     this.client = client
@@ -138,32 +183,81 @@ class PostgresConnection implements DatabaseConnection {
     const early = this.versionAtBegin
     this.versionAtBegin = undefined
     if (early !== undefined && query.sql === VERSION_IN_WRITE_POSTGRES) return early as QueryResult<R>
+    if (this.readsAhead.size > 0) {
+      const text = withLiterals(query)
+      const answer = text === undefined ? undefined : this.readsAhead.get(text)
+      if (answer !== undefined && text !== undefined) {
+        this.readsAhead.delete(text)
+        return answer as QueryResult<R>
+      }
+      // Anything else run: what was read ahead may no longer be what a read would find.
+      this.readsAhead.clear()
+    }
+    if (query.sql === READ_AHEAD) {
+      const texts = query.parameters as string[]
+      const first = this.aheadStatements
+      const results = await this.sendAhead(texts.join('; '))
+      for (const [i, text] of texts.entries()) {
+        const result = results[first + i]
+        if (result !== undefined) this.readsAhead.set(text, result)
+      }
+      return { rows: [] }
+    }
+    if (query.sql.startsWith(DEFERRED)) {
+      this.ahead.push(query.sql)
+      this.aheadStatements += 1
+      return { rows: [] }
+    }
     if (query.sql === VERSION_THEN_COMMIT) {
-      const [, version] = await this.several(VERSION_THEN_COMMIT)
+      const results = await this.sendAhead(VERSION_THEN_COMMIT)
       this.committed = true
-      return version as QueryResult<R>
+      return results[results.length - 2] as QueryResult<R>
     }
     if (query.sql.startsWith(LOG_TAIL)) {
-      const results = await this.several(query.sql)
+      const first = this.aheadStatements + 1
+      const results = await this.sendAhead(query.sql)
       this.committed = true
       // The first look (after the lock) and the last (before the commit).
-      return { rows: [results[1]?.rows[0], results[results.length - 2]?.rows[0]] as R[] }
+      return { rows: [results[first]?.rows[0], results[results.length - 2]?.rows[0]] as R[] }
     }
     if (query.sql === LOG_LOCK_THEN_VERSION) {
-      const [, version] = await this.several(LOG_LOCK_THEN_VERSION)
-      return version as QueryResult<R>
+      const results = await this.sendAhead(LOG_LOCK_THEN_VERSION)
+      return results[results.length - 1] as QueryResult<R>
+    }
+    if (this.ahead.length > 0) {
+      const text = withLiterals(query)
+      if (text !== undefined) return (await this.sendAhead(text)).at(-1) as QueryResult<R>
+      // A value no literal can carry: what is ahead goes first, on its own.
+      await this.sendAhead(undefined)
     }
     const { command, rowCount, rows } = await this.client.query(query.sql, [...query.parameters])
-    return {
-      numAffectedRows: command === 'INSERT' || command === 'UPDATE' || command === 'DELETE' || command === 'MERGE' ? BigInt(rowCount ?? 0) : undefined,
-      rows: (rows ?? []) as R[],
-    }
+    return { numAffectedRows: affected(command, rowCount), rows: (rows ?? []) as R[] }
+  }
+
+  /**
+   * What is ahead (a begin, deferred writes) and then `text` (or nothing more), as one text of several statements in
+   * one round trip; the answers of each. What was ahead is sent, whatever comes of it: an error aborts the transaction.
+   */
+  async sendAhead(text: string | undefined): Promise<Array<QueryResult<unknown>>> {
+    const texts = [...this.ahead, ...(text === undefined ? [] : [text])]
+    this.ahead = []
+    this.aheadStatements = 0
+    this.beginAhead = false
+    return texts.length === 0 ? [] : this.several(texts.join('; '))
   }
 
   /** A text of several statements in one round trip (the simple protocol: no parameters); the rows of each. */
   async several(text: string): Promise<Array<QueryResult<unknown>>> {
     const results = (await this.client.query(text)) as unknown as pg.QueryResult | pg.QueryResult[]
-    return (Array.isArray(results) ? results : [results]).map((r) => ({ rows: r.rows ?? [] }))
+    return (Array.isArray(results) ? results : [results]).map((r) => ({ rows: r.rows ?? [], numAffectedRows: affected(r.command, r.rowCount) }))
+  }
+
+  /** Forgets what is ahead (the transaction ends without it) and what was read ahead. */
+  forget(): void {
+    this.readsAhead.clear()
+    this.ahead = []
+    this.aheadStatements = 0
+    this.beginAhead = false
   }
 
   // eslint-disable-next-line require-yield
@@ -192,6 +286,7 @@ class WriteSerializingPostgresDriver extends PostgresDriver {
     const own = connection as PostgresConnection
     own.versionAtBegin = undefined
     own.committed = false
+    own.forget()
     own.client.release()
   }
 
@@ -199,6 +294,7 @@ class WriteSerializingPostgresDriver extends PostgresDriver {
     const own = connection as PostgresConnection
     own.versionAtBegin = undefined
     own.committed = false
+    own.forget()
     if (settings.accessMode === 'read only') {
       await super.beginTransaction(connection, settings)
       return
@@ -210,7 +306,10 @@ class WriteSerializingPostgresDriver extends PostgresDriver {
         const [, , , , version] = await own.several(`${beginText(settings)}; ${API_TRANSACTION}; ${WRITES_LOCK}; ${LOG_LOCK}; ${VERSION_IN_WRITE_POSTGRES}`)
         own.versionAtBegin = version
       } else if (concurrent) {
-        await own.several(`${beginText({ isolationLevel: UNIT_OF_WORK_ISOLATION })}; ${API_TRANSACTION}; ${WRITES_LOCK_SHARED}`)
+        // Sent with the first statement (a lock not taken fails that statement: the unit of work rolls back then).
+        own.ahead.push(...CONCURRENT_BEGIN)
+        own.aheadStatements += CONCURRENT_BEGIN.length
+        own.beginAhead = true
       } else {
         await own.several(`${beginText(settings)}; ${WRITES_LOCK}; ${LOG_LOCK}`)
       }
@@ -236,6 +335,13 @@ class WriteSerializingPostgresDriver extends PostgresDriver {
   override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
     const own = connection as PostgresConnection
     own.versionAtBegin = undefined
+    // A begin never sent: the server has no transaction to roll back. Writes deferred are dropped with it.
+    const begun = !own.beginAhead
+    own.forget()
+    if (!begun) {
+      own.committed = false
+      return
+    }
     // Committed and then failed after (nothing runs after `VERSION_THEN_COMMIT` in a unit of work): nothing to roll back.
     if (own.committed) {
       own.committed = false

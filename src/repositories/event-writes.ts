@@ -6,15 +6,15 @@
  */
 import type { Language } from '../contract.js'
 import type { Insertable, Updateable } from 'kysely'
-import { deleteEventSearch, eventSearchTexts, nextEventId, writeEventSearch } from '../db/dialect.js'
-import { byShape, prepared } from '../db/prepared.js'
+import { deferredWrite, deleteEventSearch, eventSearchTexts, nextEventId, nextEventIdRead, readAhead, writeEventSearch } from '../db/dialect.js'
+import { boundQuery, byShape, prepared } from '../db/prepared.js'
 import type { EventRow, EventsTable, Flag, TermRow } from '../db/schema.js'
 import { recordChange, type Tx } from '../db/unit-of-work.js'
 import { sameImage, storeImage, type ImageChoice } from './images.js'
 import { insertLinked, type LinkedRow, type NewLinked } from './linked.js'
 import { ORGANIZER, type OrganizerColumns } from './organizers.js'
-import { changesRow, deletePost, joinedGroup, settledSlug, settleNewPost, trashPost } from './posts.js'
-import { freeSlug, provisionalSlug } from './slugs.js'
+import { changesRow, deletePost, joinedGroup, settledSlug, trashPost } from './posts.js'
+import { freeSlug, freeSlugRead } from './slugs.js'
 import { singleRowOf, writeOccurrences, type SeriesRows } from './occurrence-writes.js'
 import { moveTermCounts, termIdsOfEvent } from './term-counts.js'
 import { groupSeenOtherwise } from './translations.js'
@@ -73,13 +73,13 @@ function stored(columns: EventColumns): Updateable<EventsTable> {
   return out
 }
 
-/** `insert into events (<columns>) values (…) returning id` for the columns its key lists. */
+/** `insert into events (<columns>) values (…)` for the columns its key lists (the id among them). */
 const eventInsert = byShape(64, (key) => {
   const columns = key.split(',')
-  return prepared(columns.length, (db, ...values: unknown[]) => db.insertInto('events')
-    .values(Object.fromEntries(columns.map((column, i) => [column, values[i]])) as Insertable<EventsTable>)
-    .returning('id'))
+  return boundQuery(columns.length, (db, ...values: unknown[]) => db.insertInto('events')
+    .values(Object.fromEntries(columns.map((column, i) => [column, values[i]])) as Insertable<EventsTable>))
 })
+
 
 /**
  * What a create wrote: the event's row as its insert left it (version 1), and the ids it links, in the order they
@@ -105,9 +105,12 @@ const NONE: ReadonlyMap<number, LinkedRow> = new Map()
 /** Creates an event with its links; inline venues and organizers are created with it. */
 export async function insertEvent(trx: Tx, event: NewEvent): Promise<WrittenEvent> {
   const { language } = event
+  // Its slugs taken and its id read together (PostgreSQL: one round trip, issue 49). The id only now, once every check
+  // passed: a create refused takes none (ids follow each other as on SQLite).
+  await readAhead(trx, [event.slug === '' ? undefined : freeSlugRead(trx, 'events', language, event.slug, undefined), nextEventIdRead(trx)])
   const slug = event.slug === '' ? '' : await freeSlug(trx, 'events', language, event.slug, undefined)
-  // SQLite: the id the insert gives, known first, so that the row is written whole (dialect.ts `nextEventId`).
-  const known = await nextEventId(trx)
+  // The id the insert gives, known first, so that the row is written whole (dialect.ts `nextEventId`).
+  const id = await nextEventId(trx)
   const image = await storeImage(trx, event.image, event.now)
   const columns = event.columns
   const row: Insertable<EventsTable> = {
@@ -125,28 +128,24 @@ export async function insertEvent(trx: Tx, event: NewEvent): Promise<WrittenEven
     end_utc: columns.end_utc,
     modified: columns.modified,
     modified_utc: columns.modified_utc,
-    id: known,
+    id,
     language,
-    translation_group: event.translationGroup ?? known ?? null,
+    translation_group: event.translationGroup ?? id,
     password: null,
-    slug: known === undefined ? provisionalSlug('event', slug) : await settledSlug(trx, 'events', 'event', language, slug, known),
+    slug: await settledSlug(trx, 'events', 'event', language, slug, id),
     image_id: image ?? null,
     post_parent: null,
     recurrence: event.series?.recurrence ?? null,
     recurrence_through_utc: event.series?.rows?.throughUtc ?? null,
   }
   const columnNames = (Object.keys(row) as Array<keyof EventsTable>).filter((column) => row[column] !== undefined)
-  const inserted = (await eventInsert(columnNames.join(','))(trx, ...columnNames.map((column) => row[column]))).rows[0]
-  if (inserted === undefined) throw new Error('the new event has no id')
-  const id = Number(inserted.id)
+  // Its answer is not read (PostgreSQL: sent with the next statement that is, `deferredWrite`).
+  await deferredWrite(trx, eventInsert(columnNames.join(','))(trx, ...columnNames.map((column) => row[column])))
   // A series' rows are its own to write (the insert trigger writes a single event's).
   if (event.series?.rows != null) await writeOccurrences(trx, id, event.series.rows.occurrences)
   await writeEventSearch(trx, id, eventSearchTexts({ title: columns.title, description: columns.description ?? null, password: null }), true)
   const written = { ...row, id, version: 1 } as EventRow
-  if (known === undefined) {
-    written.slug = await settleNewPost(trx, 'events', id, 'event', language, slug, event.translationGroup)
-    written.translation_group = event.translationGroup ?? id
-  } else await joinedGroup(trx, 'events', id, event.translationGroup)
+  await joinedGroup(trx, 'events', id, event.translationGroup)
   // Its state as the write leaves it, for the change log (no look of its own).
   recordChange(trx, { resource: 'event', id, action: 'create' }, { language, status: columns.status, author: written.author })
   const links = await writeLinks(trx, id, event.links, true)
@@ -310,11 +309,12 @@ async function writeLinks(trx: Tx, eventId: number, links: EventLinks, created: 
     const ids = links[field]
     if (ids === undefined) continue
     // The event's links of this taxonomy: each of its few links checked, not every term of the taxonomy listed.
-    if (!created) await termLinksDeleted(trx, eventId, taxonomy)
+    if (!created) await deferredWrite(trx, termLinksDeleted(trx, eventId, taxonomy))
     terms.push(...ids)
   }
   // Categories and tags in one statement (their ids differ: one table holds both).
-  for (const chunk of chunks(terms)) await termLinksInserted(String(chunk.length))(trx, eventId, ...chunk)
+  // Links are written without waiting for their answers (PostgreSQL: sent with the next statement, `deferredWrite`).
+  for (const chunk of chunks(terms)) await deferredWrite(trx, termLinksInserted(String(chunk.length))(trx, eventId, ...chunk))
   const written: { venues?: number[]; organizers?: number[] } = {}
   if (links.venues !== undefined) {
     const ids = await linkedIds(links.venues, (post) => insertLinked(trx, VENUE, post))
@@ -331,31 +331,31 @@ async function writeLinks(trx: Tx, eventId: number, links: EventLinks, created: 
 
 /** An event's venues or organizers become `ids`, in order. */
 async function replaceLinks(trx: Tx, table: 'event_venues' | 'event_organizers', eventId: number, ids: readonly number[], created: boolean): Promise<void> {
-  if (!created) await linksDeleted[table](trx, eventId)
+  if (!created) await deferredWrite(trx, linksDeleted[table](trx, eventId))
   for (const [n, chunk] of chunks(ids).entries()) {
-    await linksInserted[table](String(chunk.length))(trx, eventId, ...chunk.flatMap((id, i) => [id, n * LINK_CHUNK + i]))
+    await deferredWrite(trx, linksInserted[table](String(chunk.length))(trx, eventId, ...chunk.flatMap((id, i) => [id, n * LINK_CHUNK + i])))
   }
 }
 
 /** An event's links to the terms of a taxonomy, deleted: its few links checked, not every term of the taxonomy listed. */
-const termLinksDeleted = prepared(2, (db, eventId: number, taxonomy: 'category' | 'tag') => db.deleteFrom('event_terms').where('event_id', '=', eventId)
+const termLinksDeleted = boundQuery(2, (db, eventId: number, taxonomy: 'category' | 'tag') => db.deleteFrom('event_terms').where('event_id', '=', eventId)
   .where(({ exists, selectFrom }) => exists(selectFrom('terms').select('terms.id').whereRef('terms.id', '=', 'event_terms.term_id').where('terms.taxonomy', '=', taxonomy))))
 
 /** An event's links to as many terms as the key says. */
-const termLinksInserted = byShape(64, (key) => prepared(1 + Number(key), (db, eventId: number, ...termIds: number[]) =>
+const termLinksInserted = byShape(64, (key) => boundQuery(1 + Number(key), (db, eventId: number, ...termIds: number[]) =>
   db.insertInto('event_terms').values(termIds.map((termId) => ({ event_id: eventId, term_id: termId })))))
 
 /** An event's venues or organizers, deleted. */
 const linksDeleted = {
-  event_venues: prepared(1, (db, eventId: number) => db.deleteFrom('event_venues').where('event_id', '=', eventId)),
-  event_organizers: prepared(1, (db, eventId: number) => db.deleteFrom('event_organizers').where('event_id', '=', eventId)),
+  event_venues: boundQuery(1, (db, eventId: number) => db.deleteFrom('event_venues').where('event_id', '=', eventId)),
+  event_organizers: boundQuery(1, (db, eventId: number) => db.deleteFrom('event_organizers').where('event_id', '=', eventId)),
 }
 
 /** An event's links to as many venues or organizers as the key says (each an id and its position). */
 const linksInserted = {
-  event_venues: byShape(64, (key) => prepared(1 + 2 * Number(key), (db, eventId: number, ...pairs: number[]) =>
+  event_venues: byShape(64, (key) => boundQuery(1 + 2 * Number(key), (db, eventId: number, ...pairs: number[]) =>
     db.insertInto('event_venues').values(Array.from({ length: Number(key) }, (_, i) => ({ event_id: eventId, venue_id: pairs[2 * i] as number, position: pairs[2 * i + 1] as number }))))),
-  event_organizers: byShape(64, (key) => prepared(1 + 2 * Number(key), (db, eventId: number, ...pairs: number[]) =>
+  event_organizers: byShape(64, (key) => boundQuery(1 + 2 * Number(key), (db, eventId: number, ...pairs: number[]) =>
     db.insertInto('event_organizers').values(Array.from({ length: Number(key) }, (_, i) => ({ event_id: eventId, organizer_id: pairs[2 * i] as number, position: pairs[2 * i + 1] as number }))))),
 }
 

@@ -4,10 +4,10 @@
  * live here once; `venues.ts` and `organizers.ts` describe their rows, records and own columns as a
  * `LinkedKind`.
  */
-import { sql, type Expression, type SqlBool } from 'kysely'
+import { sql, type CompiledQuery, type Expression, type SqlBool } from 'kysely'
 import type { Image, Language } from '../contract.js'
 import { containsText, inIdList, probedPerRow } from '../db/dialect.js'
-import { prepared } from '../db/prepared.js'
+import { boundQuery, executeCompiled } from '../db/prepared.js'
 import type { OrganizerRow, VenueRow } from '../db/schema.js'
 import { recordChange, type Db, type Tx } from '../db/unit-of-work.js'
 import type { ListScope } from '../lib/rights.js'
@@ -262,14 +262,19 @@ export async function updateLinked<R extends LinkedRow, Own>(trx: Tx, kind: Link
  */
 export async function linkable(db: Db, table: 'venues' | 'organizers', id: number, language: Language): Promise<LinkedRow | undefined> {
   if (!Number.isSafeInteger(id)) return undefined
-  return (await linkableRow[table](db, id, language)).rows[0]
+  return (await executeCompiled(db, linkableRow[table](db, id, language))).rows[0]
+}
+
+/** The statement with which `linkable` reads (none for an id no row can have), for a read sent ahead (dialect.ts `readAhead`). */
+export function linkableRead(db: Db, table: 'venues' | 'organizers', id: number, language: Language): CompiledQuery | undefined {
+  return Number.isSafeInteger(id) ? linkableRow[table](db, id, language) : undefined
 }
 
 /**
  * The row of a venue or organizer in a language, unless in the trash: its author and status say whether it may be
  * linked, and the whole row is what a create's answer shows of it (event-records.ts `writtenEventRecord`).
  */
-const linkableOf = (table: 'venues' | 'organizers') => prepared(2, (db, id: number, language: Language) =>
+const linkableOf = (table: 'venues' | 'organizers') => boundQuery(2, (db, id: number, language: Language) =>
   db.selectFrom(table).selectAll().where('id', '=', id).where('language', '=', language).where('status', '!=', 'trash'))
 const linkableRow = { venues: linkableOf('venues'), organizers: linkableOf('organizers') }
 

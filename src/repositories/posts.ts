@@ -5,7 +5,8 @@
  */
 import { sql, type Expression, type SqlBool } from 'kysely'
 import { asLanguage, asStatus, type Image, type Language } from '../contract.js'
-import { prepared } from '../db/prepared.js'
+import { deferredWrite } from '../db/dialect.js'
+import { boundQuery } from '../db/prepared.js'
 import type { PostRow } from '../db/schema.js'
 import { recordChange, type Db, type Tx } from '../db/unit-of-work.js'
 import { utcToWall } from '../lib/dates.js'
@@ -40,7 +41,7 @@ export async function resolvePostId(db: Db, table: PostTable, ref: PostRef, lang
 }
 
 /** A new record's slug and translation group, set. */
-const slugAndGroupOf = (table: PostTable) => prepared(3, (db, slug: string, group: number, id: number) =>
+const slugAndGroupOf = (table: PostTable) => boundQuery(3, (db, slug: string, group: number, id: number) =>
   db.updateTable(table).set({ slug, translation_group: group }).where('id', '=', id))
 const slugAndGroupSet = { events: slugAndGroupOf('events'), venues: slugAndGroupOf('venues'), organizers: slugAndGroupOf('organizers') }
 
@@ -50,7 +51,8 @@ const slugAndGroupSet = { events: slugAndGroupOf('events'), venues: slugAndGroup
  */
 export async function settleNewPost(trx: Tx, table: PostTable, id: number, singular: string, language: string, slug: string, group: number | null): Promise<string> {
   const settled = await settledSlug(trx, table, singular, language, slug, id)
-  await slugAndGroupSet[table](trx, settled, group ?? id, id)
+  // Its answer is not read: sent with the next statement on PostgreSQL (`deferredWrite`).
+  await deferredWrite(trx, slugAndGroupSet[table](trx, settled, group ?? id, id))
   await joinedGroup(trx, table, id, group)
   return settled
 }

@@ -2,8 +2,8 @@
  * Slugs are unique per table and language (and taxonomy, for terms): the storage side of CONTRACT §5's
  * slug rules, which lib/slug.ts writes.
  */
-import { sql } from 'kysely'
-import { byShape, prepared } from '../db/prepared.js'
+import { sql, type CompiledQuery } from 'kysely'
+import { boundQuery, byShape, executeCompiled } from '../db/prepared.js'
 import type { Taxonomy } from '../db/schema.js'
 import type { Db } from '../db/unit-of-work.js'
 import { MAX_SLUG_LENGTH, uniqueSlug } from '../lib/slug.js'
@@ -12,11 +12,16 @@ export type SluggedTable = 'events' | 'venues' | 'organizers' | 'terms'
 
 /** `wanted`, or the first free `wanted-N`, among the table's slugs in this language (terms: and taxonomy). */
 export async function freeSlug(db: Db, table: SluggedTable, language: string, wanted: string, self: number | undefined, taxonomy?: Taxonomy): Promise<string> {
-  const prefix = wanted.slice(0, MAX_SLUG_LENGTH - 12)
-  const values = [language, prefix, `${prefix}~`, ...(taxonomy === undefined ? [] : [taxonomy]), ...(self === undefined ? [] : [self])]
-  const { rows } = await slugsTaken(`${table} ${taxonomy !== undefined} ${self !== undefined}`)(db, ...values)
+  const { rows } = await executeCompiled(db, freeSlugRead(db, table, language, wanted, self, taxonomy))
   const taken = new Set(rows.map((r) => r.slug))
   return uniqueSlug(wanted, taken)
+}
+
+/** The statement `freeSlug` runs (for a read sent ahead: dialect.ts `readAhead`). */
+export function freeSlugRead(db: Db, table: SluggedTable, language: string, wanted: string, self: number | undefined, taxonomy?: Taxonomy): CompiledQuery<{ slug: string }> {
+  const prefix = wanted.slice(0, MAX_SLUG_LENGTH - 12)
+  const values = [language, prefix, `${prefix}~`, ...(taxonomy === undefined ? [] : [taxonomy]), ...(self === undefined ? [] : [self])]
+  return slugsTaken(`${table} ${taxonomy !== undefined} ${self !== undefined}`)(db, ...values)
 }
 
 /**
@@ -25,7 +30,7 @@ export async function freeSlug(db: Db, table: SluggedTable, language: string, wa
  */
 const slugsTaken = byShape(16, (key) => {
   const [table, byTaxonomy, bySelf] = key.split(' ') as [SluggedTable, string, string]
-  return prepared(3 + (byTaxonomy === 'true' ? 1 : 0) + (bySelf === 'true' ? 1 : 0), (db, ...values: Array<string | number>) => {
+  return boundQuery(3 + (byTaxonomy === 'true' ? 1 : 0) + (bySelf === 'true' ? 1 : 0), (db, ...values: Array<string | number>) => {
     const [language, from, below, ...rest] = values
     let query = db.selectFrom(table).select('slug').where('language', '=', language as string)
       // Slugs hold only [a-z0-9-], all below '~': this range is "starts with prefix", served by the index.

@@ -3,10 +3,10 @@
  * records through their kind's `toRecord` (remembered by the read cache); what a handler needs beyond
  * the record (the stored version and parent) comes with it as a `StoredTerm`.
  */
-import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely'
+import { sql, type CompiledQuery, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely'
 import { asLanguage, type Category, type Language, type Tag } from '../contract.js'
 import { bytewise, containsText, foldCase, idListValue, inIdList, inIdValue, positionInIdList } from '../db/dialect.js'
-import { prepared } from '../db/prepared.js'
+import { boundQuery, executeCompiled, prepared } from '../db/prepared.js'
 import type { Database, Taxonomy, TermRow } from '../db/schema.js'
 import type { Db } from '../db/unit-of-work.js'
 import { recordsById, rememberedResult } from './read-cache.js'
@@ -254,23 +254,36 @@ export async function nameTaken(db: Db, taxonomy: Taxonomy, language: Language, 
   return (await query.executeTakeFirst()) !== undefined
 }
 
+type TermLists = ReadonlyArray<{ taxonomy: Taxonomy; entries: ReadonlyArray<number | string> }>
+
+/** An entry of `categories` or `tags` as an id, if it is one. */
+function asId(entry: number | string): number | undefined {
+  const text = String(entry).trim()
+  return typeof entry === 'number' || /^\d+$/.test(text) ? Number(text) : undefined
+}
+
+/**
+ * The statement with which `termIdsNamed` looks up the entries that are ids (none when there are none), for a read
+ * sent ahead (dialect.ts `readAhead`).
+ */
+export function termIdsNamedRead(db: Db, lists: TermLists): CompiledQuery<{ id: number; taxonomy: Taxonomy; language: string }> | undefined {
+  const wanted = [...new Set(lists.flatMap((l) => l.entries).map(asId).filter((id): id is number => id !== undefined && Number.isSafeInteger(id)))]
+  // By id alone (the primary key; with the taxonomy and language in the statement, SQLite scans the index on those).
+  const list = idListValue(db, wanted)
+  return list === undefined ? undefined : termsNamedById(db, list)
+}
+
 /** The taxonomy and language of the terms a list of ids names (`idListValue`). */
-const termsNamedById = prepared(1, (db, list: number[] | string) => db.selectFrom('terms').select(['id', 'taxonomy', 'language']).where(inIdValue(db, sql.ref('id'), list)))
+const termsNamedById = boundQuery(1, (db, list: number[] | string) => db.selectFrom('terms').select(['id', 'taxonomy', 'language']).where(inIdValue(db, sql.ref('id'), list)))
 
 /**
  * The ids of the terms a write's `categories` and `tags` entries name in `language`, in order, one list for each
  * list of entries (with its taxonomy): each an id, a slug, or a name (case and spacing as `nameKey` compares them);
  * undefined for one that names none. The entries that are ids, of every list, are looked up in one statement.
  */
-export async function termIdsNamed(db: Db, lists: ReadonlyArray<{ taxonomy: Taxonomy; entries: ReadonlyArray<number | string> }>, language: string): Promise<Array<Array<number | undefined>>> {
-  const asId = (entry: number | string): number | undefined => {
-    const text = String(entry).trim()
-    return typeof entry === 'number' || /^\d+$/.test(text) ? Number(text) : undefined
-  }
-  const wanted = [...new Set(lists.flatMap((l) => l.entries).map(asId).filter((id): id is number => id !== undefined && Number.isSafeInteger(id)))]
-  // By id alone (the primary key; with the taxonomy and language in the statement, SQLite scans the index on those).
-  const list = idListValue(db, wanted)
-  const rows = list === undefined ? [] : (await termsNamedById(db, list)).rows
+export async function termIdsNamed(db: Db, lists: TermLists, language: string): Promise<Array<Array<number | undefined>>> {
+  const read = termIdsNamedRead(db, lists)
+  const rows = read === undefined ? [] : (await executeCompiled(db, read)).rows
   const known = new Map(rows.filter((r) => r.language === language).map((r) => [r.id, r.taxonomy]))
   const lookedUp: Array<Array<number | undefined>> = []
   for (const { taxonomy, entries } of lists) {
