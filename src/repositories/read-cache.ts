@@ -694,29 +694,8 @@ export async function recordsById<T>(
   db: Db, kind: string, ids: readonly number[], load: (ids: readonly number[]) => Promise<ReadonlyMap<number, T>>,
   embeds?: (record: T) => readonly string[], remember = true,
 ): Promise<T[]> {
-  return (await recordsRead(db, kind, ids, load, embeds, remember)).records
-}
-
-/**
- * `recordsById`, and the data version they hold at: the look the read belonged to, while its generation is still
- * the current one once they are read (undefined: caching off, or a change taken in meanwhile). A record remembered
- * then holds at that version; one assembled meanwhile read the data at that version or a later one, so a unit of work
- * that finds that very version (unit-of-work.ts `writtenSince`) knows nothing wrote between the read and itself.
- */
-export async function recordsSeen<T>(
-  db: Db, kind: string, ids: readonly number[], load: (ids: readonly number[]) => Promise<ReadonlyMap<number, T>>,
-  embeds?: (record: T) => readonly string[],
-): Promise<{ records: T[]; version: DataVersion | undefined }> {
-  const { records, cache, generation } = await recordsRead(db, kind, ids, load, embeds, true)
-  return { records, version: generation === undefined ? undefined : cache?.looked(generation)?.version }
-}
-
-async function recordsRead<T>(
-  db: Db, kind: string, ids: readonly number[], load: (ids: readonly number[]) => Promise<ReadonlyMap<number, T>>,
-  embeds: ((record: T) => readonly string[]) | undefined, remember: boolean,
-): Promise<{ records: T[]; cache: ReadCache | undefined; generation: number | undefined }> {
+  if (ids.length === 0) return []
   const cache = bound.get(db)
-  if (ids.length === 0) return { records: [], cache, generation: undefined }
   const generation = cache === undefined ? undefined : await cache.sync(db)
   const key = (id: number) => `${kind}:${id}`
   const byId = new Map<number, T>()
@@ -733,11 +712,27 @@ async function recordsRead<T>(
       if (remember) cache?.set(generation, key(id), record, embeds?.(record))
     }
   }
-  const records = ids.flatMap((id) => {
+  return ids.flatMap((id) => {
     const record = byId.get(id)
     return record === undefined ? [] : [record]
   })
-  return { records, cache, generation }
+}
+
+/**
+ * `recordsById`, and the data version they hold at: the look of the generation current before they were read, while
+ * it is still the current one once they are (undefined: caching off, or a change taken in meanwhile). A record
+ * remembered then holds at that version; one assembled meanwhile read the data at that version or a later one, so a
+ * unit of work that finds that very version (unit-of-work.ts `writtenSince`) knows nothing wrote between the read and
+ * itself. (A look of its own, so that `recordsById`, on every read's path, makes no promise more.)
+ */
+export async function recordsSeen<T>(
+  db: Db, kind: string, ids: readonly number[], load: (ids: readonly number[]) => Promise<ReadonlyMap<number, T>>,
+  embeds?: (record: T) => readonly string[],
+): Promise<{ records: T[]; version: DataVersion | undefined }> {
+  const cache = bound.get(db)
+  const generation = cache === undefined ? undefined : await cache.sync(db)
+  const records = await recordsById(db, kind, ids, load, embeds)
+  return { records, version: generation === undefined ? undefined : cache?.looked(generation)?.version }
 }
 
 /**
