@@ -43,6 +43,8 @@ export type Tx = Transaction<Database>
 type Listener = (changes: readonly Change[], committed: boolean) => void
 
 const pending = new WeakMap<Tx, Change[]>()
+/** The data version the unit of work running on a transaction found (its first look), when it looked first. */
+const found = new WeakMap<Tx, DataVersion | undefined>()
 const listeners = new WeakMap<Kysely<Database>, Listener[]>()
 
 /** A committed unit of work of this process: the data version it found and left, and what it changed. */
@@ -162,7 +164,10 @@ async function alone<T>(db: Kysely<Database>, work: (trx: Tx) => Promise<T>, opt
         const result = await (postgres ? db.transaction().setIsolationLevel(isolation) : db.transaction()).execute(async (trx) => {
           runStatementsDirectly(trx, db)
           pending.set(trx, changes)
-          if (!concurrent) before = await versionInWrite(trx)
+          if (!concurrent) {
+            before = await versionInWrite(trx)
+            found.set(trx, before)
+          }
           const result = await work(trx)
           if (concurrent) {
             // The states the log needs read before the log lock; under it, the look, the append, the epoch's move, the
@@ -373,6 +378,7 @@ async function runUnit(db: Kysely<Database>, trx: Tx, unit: Queued, savepoint: b
     if (savepoint) await executeCompiled(trx, SAVEPOINT)
     const searchMark = searchWritesMark(trx)
     const before = 'version' in at ? at.version : await versionInWrite(trx)
+    found.set(trx, before)
     // Until this unit has ended: should it fail before its release (or its rollback), the next unit looks again.
     delete at.version
     try {
@@ -419,6 +425,19 @@ export function recordChange(trx: Tx, change: Change, state?: ChangeState): void
   if (changes === undefined) throw new Error('a write outside a unit of work (withTransaction)')
   if (state !== undefined) knownState(change, state)
   changes.push(change)
+}
+
+/**
+ * The keys (`<resource>:<id>`: `venue:3`, `category:7`) of the records the unit of work of `trx` changed so far,
+ * when the data stood at `version` as it began (its first look found that version: nothing else wrote between a
+ * read made at `version` and this unit); undefined when it found another, or has not looked yet (a concurrent unit
+ * on PostgreSQL looks only once its work is done). A read made at `version` then still holds inside the unit for
+ * every record not named here (a PATCH's event read back: handlers/events.ts).
+ */
+export function writtenSince(trx: Tx, version: DataVersion | undefined): ReadonlySet<string> | undefined {
+  const first = found.get(trx)
+  if (version === undefined || first === undefined || first.head !== version.head || first.epoch !== version.epoch) return undefined
+  return new Set((pending.get(trx) ?? []).map((change) => `${change.resource}:${change.id}`))
 }
 
 /** Calls `listener` with the changes of every unit of work on `db` once it has ended. */

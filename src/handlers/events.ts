@@ -8,7 +8,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Event, Language, Schema } from '../contract.js'
 import { versionProbeOf } from '../db/dialect.js'
-import type { Db } from '../db/unit-of-work.js'
+import type { Db, Tx } from '../db/unit-of-work.js'
 import type { EventDates } from '../lib/event-dates.js'
 import { ApiError, forbidden, inTrash, notFound } from '../http/errors.js'
 import { checkNotModified, eventEtag, expectedVersion } from '../http/etag.js'
@@ -25,7 +25,9 @@ import { modifiedNow } from '../lib/post-dates.js'
 import { canEdit, canRead, editsAll, statusToStore, type Caller, type Owned } from '../lib/rights.js'
 import { countEvents, eventIds } from '../repositories/event-filters.js'
 import type { DocumentRead } from '../repositories/event-documents.js'
-import { eventAccess, findEvent, storedEvents, writtenEventRecord, type StoredEvent } from '../repositories/event-records.js'
+import {
+  eventAccess, eventAfterWrite, findEvent, findEventSeen, storedEvents, writtenEventRecord, type SeenEvent, type StoredEvent,
+} from '../repositories/event-records.js'
 import { LookMoved, holdsHotAnswer, hotAnswer, hotAnswerNow, keepHotAnswer, lookHolds, onTrust, provisionalLook, withLook, type ProvisionalLook } from '../repositories/read-cache.js'
 import { changedOccurrences, type ChangedOccurrence } from '../repositories/override-reads.js'
 import { deleteEvent, insertEvent, trashEvent, updateEvent } from '../repositories/event-writes.js'
@@ -84,6 +86,17 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
    */
   async function written(id: number, caller: Caller, reader: Db): Promise<{ record: Event; etag: string }> {
     const stored = await find({ id }, undefined, reader)
+    return { record: seenBy(caller, stored.record), etag: etag(stored, caller) }
+  }
+
+  /**
+   * An update's answer (as `written`): the event read back inside its unit of work, its linked records taken from
+   * the read before it (`before`) when nothing else wrote between (event-records.ts `eventAfterWrite`): a PATCH's
+   * event assembled once (issue 49).
+   */
+  async function updated(id: number, caller: Caller, trx: Tx, before: SeenEvent | undefined): Promise<{ record: Event; etag: string }> {
+    const stored = await eventAfterWrite(trx, ctx.site, id, before)
+    if (stored === undefined) throw notFound('event', id, 'id')
     return { record: seenBy(caller, stored.record), etag: etag(stored, caller) }
   }
 
@@ -303,7 +316,9 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
     // Fields first (400), then the record (404/410), rights (403) and If-Match (412): CONTRACT §1.
     await precheckEventUpdate(ctx.db, body, writer)
     const answer = await writeRead(ctx.db, req, async (reader, write) => {
-      const current = await find(ref, requestedLanguage(req), reader)
+      // Read outside the unit of work (the first attempt): with the data version it holds at, for the answer.
+      const seen = reader === ctx.db ? await findEventSeen(reader, ctx.site, ref, lookupLanguage(ctx, ref, requestedLanguage(req))) : undefined
+      const current = seen?.stored ?? await find(ref, requestedLanguage(req), reader)
       const { record } = current
       if (record.status === 'trash' && body.status === undefined) throw inTrash('event')
       if (!canEdit(caller, record) && !(record.status === 'trash' && editsAll(caller))) throw forbidden(403)
@@ -316,7 +331,7 @@ export function eventHandlers(ctx: AppContext): EventHandlers {
       return write(async (trx) => {
         const changes = await checkEventUpdate(trx, record, body, columns, status, caller, writer)
         if (!(await updateEvent(trx, { ...changes, series }, expected))) lost()
-        return written(record.id, caller, trx)
+        return updated(record.id, caller, trx, seen)
       })
       // Beside other writes on PostgreSQL (issue 49): the event's row locked for the compare (updateEvent); a slug taken
       // meanwhile or a deadlock runs it again alone, a compare lost reads again inside a unit that runs alone.

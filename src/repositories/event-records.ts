@@ -9,7 +9,8 @@ import type { Category, Event, Image, Language, Tag } from '../contract.js'
 import { bytewise, fromJson, idListValue, inIdValue, jsonArrayAgg, jsonArrayOf, jsonObjectAgg } from '../db/dialect.js'
 import { prepared } from '../db/prepared.js'
 import type { EventRow, Flag } from '../db/schema.js'
-import type { Db } from '../db/unit-of-work.js'
+import type { DataVersion } from '../db/dialect.js'
+import { writtenSince, type Db, type Tx } from '../db/unit-of-work.js'
 import { costDetails } from '../lib/cost.js'
 import { dateDetails } from '../lib/dates.js'
 import { tzAbbreviation } from '../lib/tz-abbreviation.js'
@@ -19,7 +20,7 @@ import { imageOf, imagesOf } from './images.js'
 import { linkedRecords, linkedRecordsOf, linkedRows } from './linked.js'
 import { ORGANIZER } from './organizers.js'
 import { postFields, resolvePostId, type PostRef } from './posts.js'
-import { recordsById, rememberedRecords, rememberedResult } from './read-cache.js'
+import { recordsById, recordsSeen, rememberedRecords, rememberedResult } from './read-cache.js'
 import type { Site } from './site.js'
 import { CATEGORY, TAG, shownTermRows, shownTerms, termRecords } from './terms.js'
 import { linkedTranslations } from './translations.js'
@@ -59,6 +60,45 @@ export async function findEvent(db: Db, site: Site, ref: PostRef, language: Lang
   if (id === undefined) return undefined
   const [stored] = await storedEvents(db, site, [id])
   return stored
+}
+
+/** An event as read before a write (`findEventSeen`), and the data version that read holds at (undefined: not known). */
+export interface SeenEvent {
+  stored: StoredEvent
+  version: DataVersion | undefined
+}
+
+/**
+ * `findEvent` by id, and the data version the record holds at (read-cache.ts `recordsSeen`): what a write's unit of
+ * work may take its linked records from when it finds that version (`eventAfterWrite`).
+ */
+export async function findEventSeen(db: Db, site: Site, ref: PostRef, language: Language | undefined): Promise<SeenEvent | undefined> {
+  const id = await resolveEventId(db, site, ref, language)
+  if (id === undefined) return undefined
+  const { records: [stored], version } = await recordsSeen(db, 'event', [id], (missing) => assembleEvents(db, site, missing), (s) => s.embeds)
+  return stored === undefined ? undefined : { stored, version }
+}
+
+/**
+ * Event `id` read back inside the unit of work that wrote it (`trx`): its row, links, translations and image read
+ * again (one statement), its linked venues, organizers and terms taken from `before` (the record read before the
+ * unit, at its version) when the unit found that version and did not change them itself (unit-of-work.ts
+ * `writtenSince`: a term whose count the write moved, an inline venue it made, are read); else assembled whole. The
+ * same record either way (test/patch-answer.test.ts compares it with a read after the write).
+ */
+export async function eventAfterWrite(trx: Tx, site: Site, id: number, before: SeenEvent | undefined): Promise<StoredEvent | undefined> {
+  const changed = before === undefined || before.stored.record.id !== id ? undefined : writtenSince(trx, before.version)
+  if (changed === undefined || before === undefined) return (await storedEvents(trx, site, [id], false))[0]
+  const { record } = before.stored
+  const kept = <T extends { id: number }>(kind: string, list: readonly T[]): ReadonlyMap<number, T> =>
+    new Map(list.filter((r) => !changed.has(`${kind}:${r.id}`)).map((r) => [r.id, r]))
+  const known: KnownLinked = {
+    categories: kept('category', record.categories),
+    tags: kept('tag', record.tags),
+    venues: kept('venue', record.venue),
+    organizers: kept('organizer', record.organizer),
+  }
+  return (await assembleEvents(trx, site, [id], known)).get(id)
 }
 
 /** The stored events of `ids` the read cache holds now (none assembled). */
@@ -121,12 +161,28 @@ const assembledRows = prepared(1, (db, list: number[] | string) => sql<Assembled
       (select i.url from images i where i.id = e.image_id) as image_url
     from events e where ${inIdValue(db, sql.ref('e.id'), list)}`)
 
+/** Linked records known to hold (`eventAfterWrite`), by id: those the assembly need not read. */
+interface KnownLinked {
+  categories: ReadonlyMap<number, Category>
+  tags: ReadonlyMap<number, Tag>
+  venues: ReadonlyMap<number, Event['venue'][number]>
+  organizers: ReadonlyMap<number, Event['organizer'][number]>
+}
+
+/** The records of `ids` (in no particular order): those `known` holds, and the others from `load`. */
+async function knownOr<T>(ids: readonly number[], known: ReadonlyMap<number, T> | undefined, load: (ids: readonly number[]) => Promise<T[]>): Promise<T[]> {
+  if (known === undefined || known.size === 0) return load(ids)
+  const missing = ids.filter((id) => !known.has(id))
+  const found = ids.flatMap((id) => known.get(id) ?? [])
+  return missing.length === 0 ? found : [...found, ...(await load(missing))]
+}
+
 /**
  * The records of events `ids`: one statement reads each event's row with the ids of its terms, venues
  * and organizers in order, its translations and its image (JSON aggregates in correlated subqueries,
  * `db/dialect.ts`); the linked venues, organizers and terms come from their own records (remembered).
  */
-async function assembleEvents(db: Db, site: Site, ids: readonly number[]): Promise<Map<number, StoredEvent>> {
+async function assembleEvents(db: Db, site: Site, ids: readonly number[], known?: KnownLinked): Promise<Map<number, StoredEvent>> {
   const list = idListValue(db, ids)
   if (list === undefined) return new Map()
   const rows = await assembledRows(db, list)
@@ -142,10 +198,10 @@ async function assembleEvents(db: Db, site: Site, ids: readonly number[]): Promi
   const unique = (values: number[]) => [...new Set(values)]
   const termIds = (taxonomy: string) => unique(all.flatMap((l) => l.terms.filter(([, t]) => t === taxonomy).map(([id]) => id)))
   const [categories, tags, venues, organizers] = await Promise.all([
-    termRecords(db, site, CATEGORY, termIds('category')),
-    termRecords(db, site, TAG, termIds('tag')),
-    linkedRecords(db, site, VENUE, unique(all.flatMap((l) => l.venues))),
-    linkedRecords(db, site, ORGANIZER, unique(all.flatMap((l) => l.organizers))),
+    knownOr(termIds('category'), known?.categories, (missing) => termRecords(db, site, CATEGORY, missing)),
+    knownOr(termIds('tag'), known?.tags, (missing) => termRecords(db, site, TAG, missing)),
+    knownOr(unique(all.flatMap((l) => l.venues)), known?.venues, (missing) => linkedRecords(db, site, VENUE, missing)),
+    knownOr(unique(all.flatMap((l) => l.organizers)), known?.organizers, (missing) => linkedRecords(db, site, ORGANIZER, missing)),
   ])
   const mapOf = <T extends { id: number }>(list: T[]) => new Map(list.map((r) => [r.id, r]))
   const [categoryById, tagById, venueById, organizerById] = [mapOf(categories), mapOf(tags), mapOf(venues), mapOf(organizers)]

@@ -719,6 +719,23 @@ export async function recordsById<T>(
 }
 
 /**
+ * `recordsById`, and the data version they hold at: the look of the generation current before they were read, while
+ * it is still the current one once they are (undefined: caching off, or a change taken in meanwhile). A record
+ * remembered then holds at that version; one assembled meanwhile read the data at that version or a later one, so a
+ * unit of work that finds that very version (unit-of-work.ts `writtenSince`) knows nothing wrote between the read and
+ * itself. (A look of its own, so that `recordsById`, on every read's path, makes no promise more.)
+ */
+export async function recordsSeen<T>(
+  db: Db, kind: string, ids: readonly number[], load: (ids: readonly number[]) => Promise<ReadonlyMap<number, T>>,
+  embeds?: (record: T) => readonly string[],
+): Promise<{ records: T[]; version: DataVersion | undefined }> {
+  const cache = bound.get(db)
+  const generation = cache === undefined ? undefined : await cache.sync(db)
+  const records = await recordsById(db, kind, ids, load, embeds)
+  return { records, version: generation === undefined ? undefined : cache?.looked(generation)?.version }
+}
+
+/**
  * The records of `ids` the read cache holds now (after taking in what changed since it last looked),
  * without loading the others: for reads that have another source for those (stored event documents).
  */
