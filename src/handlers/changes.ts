@@ -10,7 +10,7 @@ import type { QueryOf, Schema } from '../contract.js'
 import type { ChangeAction, ChangeResource } from '../db/schema.js'
 import { ApiError, invalidParam } from '../http/errors.js'
 import type { Handlers } from '../http/operations.js'
-import { listShows, type Caller, type Owned } from '../lib/rights.js'
+import { canRead, type Caller, type Owned } from '../lib/rights.js'
 import { latestChanges, logBounds, priorStates, type LogEntry, type PriorState } from '../repositories/changes.js'
 import { currentRecords as recordsNow, type ChangeRecord } from '../repositories/change-records.js'
 import type { AppContext } from './context.js'
@@ -62,15 +62,11 @@ export function positionOf(cursor: string): number | undefined {
   return readCursor(cursor)?.position
 }
 
-/**
- * Whether `caller` could read a record in this state as a list shows it (terms: anyone; trash: no one, for
- * sync): a mirror follows the lists, so a contributor's own private event, which its lists show, is no
- * `deleted` here, though it may not read it by id (CONTRACT §6, §12).
- */
+/** Whether `caller` could read a record in this state (terms: anyone; trash: no one, for sync). */
 function readable(caller: Caller | null, resource: ChangeResource, state: Owned | undefined): boolean {
   if (state === undefined) return false
   if (resource === 'categories' || resource === 'tags') return true
-  return listShows(caller, state)
+  return state.status !== 'trash' && canRead(caller, state)
 }
 
 function readableBefore(caller: Caller | null, resource: ChangeResource, prior: PriorState | undefined): boolean | undefined {

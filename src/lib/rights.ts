@@ -91,19 +91,6 @@ export function listScope(caller: Caller | null, requested: readonly WritableSta
 }
 
 /**
- * Whether a list shows this record to the caller (CONTRACT §6), as `listScope` without a `status` filter
- * decides it: never in the trash; editors every other status; authors and contributors published ones and
- * their own (a contributor's own private record among them, though it may not read it by id: it may not
- * edit it); everyone else published ones. `GET /changes` follows it (§12: records as a list shows them).
- */
-export function listShows(caller: Caller | null, record: Owned): boolean {
-  if (record.status === 'trash') return false
-  const scope = listScope(caller, undefined)
-  if (scope.kind === 'refused' || !scope.statuses.includes(record.status)) return false
-  return scope.kind === 'all' || record.status === 'publish' || record.author === scope.owner
-}
-
-/**
  * The events `has_events` and `only_with_upcoming` count for the caller (CONTRACT §6): of the published and
  * private ones (never draft, pending or trash), those it may read: editors all, authors the published ones
  * and their own private ones, everyone else the published ones.
