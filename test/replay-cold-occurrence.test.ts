@@ -15,10 +15,7 @@ import { API, loggedApp } from './helpers/build.js'
 import { engineTest, writeFromAnotherHandle } from './helpers/database.js'
 import { setup, type Setup } from './helpers/events.js'
 import type { AddressInfo } from 'node:net'
-import { listenAndGet, pipelined, type Answer, type Get } from './helpers/socket-answers.js'
-
-/** Names no tag: the full path answers 200 (a conditional request is never replayed nor read cold). */
-const FULL = { 'if-none-match': '"none"' }
+import { FULL, listenAndGet, pipelined, sameAsFull, type Answer, type Get } from './helpers/socket-answers.js'
 
 type Wire = Get
 
@@ -26,17 +23,10 @@ async function listening(t: Test, s: Pick<Setup, 'app'>): Promise<Wire> {
   return listenAndGet(t, s.app)
 }
 
-/** A plain read of `path` and the full path's answer to it: equal header by header and byte by byte; whether the read was cold. */
+/** A read of `path` and the full path's answer to it, equal header by header and byte by byte; whether it was cold. */
 async function same(t: Test, s: Setup, wire: Wire, path: string, headers: Record<string, string>, label: string): Promise<{ wasCold: boolean; answer: Answer }> {
-  const before = s.app.replay.colds
-  const answer = await wire(path, headers)
-  const wasCold = s.app.replay.colds === before + 1
-  const full = await wire(path, { ...headers, ...FULL })
-  t.equal(answer.status, full.status, `${label}: the status`)
-  t.strictSame(answer.headers, full.headers, `${label}: every header the same, in the same order`)
-  t.equal(answer.body.toString('base64'), full.body.toString('base64'), `${label}: the same bytes`)
-  if (headers['x-request-id'] === undefined) t.not(answer.id, full.id, `${label}: a request id of its own`)
-  return { wasCold, answer }
+  const { taken, answer } = await sameAsFull(t, wire, () => s.app.replay.colds, path, headers, label)
+  return { wasCold: taken, answer }
 }
 
 /** Series of both kinds, their documents stored, and their occurrence ids. */

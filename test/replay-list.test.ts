@@ -14,10 +14,7 @@ import t, { type Test } from 'tap'
 import { API } from './helpers/build.js'
 import { TEST_ENGINE, writeFromAnotherHandle } from './helpers/database.js'
 import { setup, type Setup } from './helpers/events.js'
-import { listenAndGet, type Answer, type Get } from './helpers/socket-answers.js'
-
-/** Names no tag: the full path answers (a conditional request is never replayed nor answered cold). */
-const FULL = { 'if-none-match': '"none"' }
+import { listenAndGet, sameAsFull, type Answer, type Get } from './helpers/socket-answers.js'
 
 /** A seeded generator (the same queries on every run). */
 function prng(seed: number): () => number {
@@ -101,17 +98,10 @@ function randomQuery(rnd: () => number, d: Data): string {
   return chosen.size === 0 ? '' : `?${[...chosen.values()].join('&')}`
 }
 
-/** A read of `path` and the full path's answer to it: equal header by header and byte by byte; whether the read was a cold list. */
+/** A read of `path` and the full path's answer to it, equal header by header and byte by byte; whether it was a cold list. */
 async function same(t: Test, s: Setup, wire: Get, path: string, headers: Record<string, string>, label: string): Promise<{ cold: boolean; answer: Answer }> {
-  const before = s.app.replay.lists
-  const answer = await wire(path, headers)
-  const cold = s.app.replay.lists === before + 1
-  const full = await wire(path, { ...headers, ...FULL })
-  t.equal(answer.status, full.status, `${label}: the status`)
-  t.strictSame(answer.headers, full.headers, `${label}: every header the same, in the same order`)
-  t.equal(answer.body.toString('base64'), full.body.toString('base64'), `${label}: the same bytes`)
-  if (headers['x-request-id'] === undefined) t.not(answer.id, full.id, `${label}: a request id of its own`)
-  return { cold, answer }
+  const { taken, answer } = await sameAsFull(t, wire, () => s.app.replay.lists, path, headers, label)
+  return { cold: taken, answer }
 }
 
 t.test('a cold list is the full path\'s answer, header by header and byte by byte, over random queries and after writes', async (t) => {

@@ -69,3 +69,25 @@ export async function pipelined(port: number, paths: readonly string[]): Promise
   socket.destroy()
   return answers
 }
+
+/** Headers that leave a read to the full path: neither the replay nor a cold read takes a conditional request. */
+export const FULL = { 'if-none-match': '"none"' }
+
+/**
+ * A read of `path` and the full path's answer to it (FULL): equal header by header and byte by byte, each with a request
+ * id of its own; `taken`: whether the count `counted` reads went up by one with the read (the replay's cold reads, cold
+ * lists).
+ */
+export async function sameAsFull(
+  t: Test, wire: Get, counted: () => number, path: string, headers: Record<string, string>, label: string,
+): Promise<{ taken: boolean; answer: Answer }> {
+  const before = counted()
+  const answer = await wire(path, headers)
+  const taken = counted() === before + 1
+  const full = await wire(path, { ...headers, ...FULL })
+  t.equal(answer.status, full.status, `${label}: the status`)
+  t.strictSame(answer.headers, full.headers, `${label}: every header the same, in the same order`)
+  t.equal(answer.body.toString('base64'), full.body.toString('base64'), `${label}: the same bytes`)
+  if (headers['x-request-id'] === undefined) t.not(answer.id, full.id, `${label}: a request id of its own`)
+  return { taken, answer }
+}
