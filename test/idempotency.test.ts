@@ -252,7 +252,7 @@ t.test('a request that failed with the database (503) and could not give its key
   const fault = TEST_ENGINE === 'postgres' ? { code: '08006', message: 'connection failure' } : { code: 'SQLITE_IOERR', message: 'disk I/O error' }
   const handle = await openDatabase(await freshDatabaseUrl(t), {
     log: ({ sql }) => {
-      if (failing && /^(insert into "?events"?|delete from "?idempotency_keys"?)/.test(sql)) throw Object.assign(new Error(fault.message), { code: fault.code })
+      if (failing && /(^|;\s*)(\/\*[^*]*\*\/\s*)?(insert into "?events"?[\s(]|delete from "?idempotency_keys"?\b)/.test(sql)) throw Object.assign(new Error(fault.message), { code: fault.code })
     },
   })
   const app = await buildApp({ db: handle.db, config: defaultConfig({ publicUrl: 'http://calendar.test' }), spec: SPEC, now: () => NOW })
