@@ -18,7 +18,7 @@ import t, { type Test } from 'tap'
 import { API, loggedApp } from './helpers/build.js'
 import { engineTest, TEST_ENGINE, writeFromAnotherHandle } from './helpers/database.js'
 import { setup, type Setup } from './helpers/events.js'
-import { FULL, listenAndGet, pipelined, sameAsFull, type Answer, type Get } from './helpers/socket-answers.js'
+import { FULL, listenAndGet, pipelined, PLAIN_READ_VARIANTS, sameAsFull, type Answer, type Get } from './helpers/socket-answers.js'
 
 type Wire = Get
 
@@ -71,13 +71,7 @@ t.test('a cold read is the full path\'s answer, header by header and byte by byt
   const { readable, terms } = await events(s)
   // The full path's first answer (recorded) gives the headers' template.
   await wire(`${API}/events/${readable[0]}`)
-  const variants: Array<Record<string, string>> = [
-    {},
-    { accept: 'application/json' },
-    { 'accept-encoding': 'gzip', 'x-no-compression': '1' },
-    { origin: 'https://widget.example', 'accept-language': 'de', 'user-agent': 'probe' },
-    { 'x-request-id': 'probe-17' },
-  ]
+  const variants = PLAIN_READ_VARIANTS
   const rounds: Array<[string, () => Promise<unknown>]> = [
     ['as stored', async () => undefined],
     ['a category renamed', () => s.inject({ method: 'PATCH', url: `${API}/categories/${terms.jazz}`, headers: s.editor, payload: { name: 'Jazz & more' } })],

@@ -14,7 +14,7 @@ import t, { type Test } from 'tap'
 import { API } from './helpers/build.js'
 import { TEST_ENGINE, writeFromAnotherHandle } from './helpers/database.js'
 import { setup, type Setup } from './helpers/events.js'
-import { listenAndGet, sameAsFull, type Answer, type Get } from './helpers/socket-answers.js'
+import { listenAndGet, PLAIN_READ_VARIANTS, sameAsFull, type Answer, type Get } from './helpers/socket-answers.js'
 
 /** A seeded generator (the same queries on every run). */
 function prng(seed: number): () => number {
@@ -108,13 +108,7 @@ t.test('a cold list is the full path\'s answer, header by header and byte by byt
   const s = await setup(t, { file: `${t.testdir()}/calendar.db` })
   const wire = await listenAndGet(t, s.app)
   const d = await data(s)
-  const variants: Array<Record<string, string>> = [
-    {},
-    { accept: 'application/json' },
-    { 'accept-encoding': 'gzip', 'x-no-compression': '1' },
-    { origin: 'https://widget.example', 'accept-language': 'de', 'user-agent': 'probe' },
-    { 'x-request-id': 'probe-17' },
-  ]
+  const variants = PLAIN_READ_VARIANTS
   const rounds: Array<[string, () => Promise<unknown>]> = [
     ['as stored', async () => undefined],
     ['a category renamed', () => s.inject({ method: 'PATCH', url: `${API}/categories/${d.categories[0] ?? 0}`, headers: s.editor, payload: { name: 'Jazz & more' } })],

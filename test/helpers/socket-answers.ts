@@ -91,3 +91,12 @@ export async function sameAsFull(
   if (headers['x-request-id'] === undefined) t.not(answer.id, full.id, `${label}: a request id of its own`)
   return { taken, answer }
 }
+
+/** Header forms of a plain anonymous read that the replay and the cold paths take, each answered as the full path would. */
+export const PLAIN_READ_VARIANTS: ReadonlyArray<Record<string, string>> = [
+  {},
+  { accept: 'application/json' },
+  { 'accept-encoding': 'gzip', 'x-no-compression': '1' },
+  { origin: 'https://widget.example', 'accept-language': 'de', 'user-agent': 'probe' },
+  { 'x-request-id': 'probe-17' },
+]
